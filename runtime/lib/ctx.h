@@ -1,0 +1,29 @@
+/* The runtime context: everything a command needs, passed explicitly (no globals
+ * outside runtime/cmd and main.c). */
+#pragma once
+
+#include <stdbool.h>
+
+#include "err.h"
+
+typedef enum rt_log_format {
+        RT_LOG_TEXT,
+        RT_LOG_JSON,
+} rt_log_format;
+
+typedef enum rt_cgroup_manager {
+        RT_CGROUP_CGROUPFS,
+        RT_CGROUP_SYSTEMD,             /* accepted; mapped onto cgroupfs paths (docs/CGROUPS.md) */
+        RT_CGROUP_DISABLED,
+} rt_cgroup_manager;
+
+typedef struct rt_ctx {
+        const char *state_root;         /* /run/msp or $XDG_RUNTIME_DIR/msp */
+        int log_fd;                     /* -1: stderr */
+        rt_log_format log_format;
+        bool debug;
+        bool rootless;
+        bool systemd_cgroup;
+        rt_cgroup_manager cgroup_manager;
+        const char *argv0;
+} rt_ctx;

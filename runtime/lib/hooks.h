@@ -1,0 +1,11 @@
+/* OCI hooks: each hook is forked and exec'd with its args and env, the state JSON on
+ * stdin, and killed when its timeout expires. */
+#pragma once
+
+#include "err.h"
+#include "spec.h"
+
+/* Run every hook in order; stop at the first failure and return its error
+ * ("<kind> hook '<path>' exited with status N" / "... timed out after N s"). */
+int rt_hooks_run(const oci_hook_list *hooks, const char *kind, const char *state_json,
+                 msp_err *err);

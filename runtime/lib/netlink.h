@@ -1,0 +1,6 @@
+/* rtnetlink through libmnl: bring loopback up in a new network namespace. */
+#pragma once
+
+#include "err.h"
+
+int rt_netlink_loopback_up(msp_err *err);

@@ -1,0 +1,17 @@
+/* Resolving paths inside a container rootfs through fds, never by joining strings:
+ * openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS), plus helpers to create the missing
+ * components of a mount target with mkdirat() walks beneath the root fd. */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "err.h"
+
+/* openat2(rootfd, path, flags|O_CLOEXEC, RESOLVE_IN_ROOT|RESOLVE_NO_MAGICLINKS).
+ * Returns an fd or -errno (ENOSYS when the kernel lacks openat2). */
+int rt_open_in_root(int rootfd, const char *path, int flags, msp_err *err);
+/* Like rt_open_in_root, creating missing parent directories (mode 0755) and the final
+ * component (a directory when `dir`, else an empty regular file, mode 0644) if absent.
+ * Every step is resolved beneath rootfd. Returns an O_PATH fd to the final object. */
+int rt_mkpath_in_root(int rootfd, const char *path, bool dir, msp_err *err);

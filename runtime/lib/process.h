@@ -1,0 +1,33 @@
+/* The container process: user and groups, capabilities, rlimits, umask, oomScoreAdj,
+ * ioPriority, scheduler, personality, no_new_privs, the executable lookup and the final
+ * fd hygiene before execve. */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "err.h"
+#include "spec.h"
+
+/* setrlimit for every process.rlimits entry (the whole set is applied, in order). */
+int rt_rlimits_apply(const oci_rlimit *rl, size_t n, msp_err *err);
+/* ioPriority, scheduler, personality (from linux.personality; may be NULL). */
+int rt_process_sched_apply(const oci_process *p, const oci_personality *pers, msp_err *err);
+/* Switch to process.user: setgroups(additionalGids), setresgid, setresuid, umask; keeps
+ * the permitted capabilities across the uid change (PR_SET_KEEPCAPS) so that
+ * rt_caps_apply can set exactly the configured sets afterwards. Verifies the result. */
+int rt_user_switch(const oci_user *u, bool setgroups_allowed, msp_err *err);
+/* Apply all five capability sets exactly as configured: drop the bounding set, set
+ * effective/permitted/inheritable with capset, then raise ambient. Capabilities the
+ * running kernel does not know (> cap_last_cap) are dropped with a debug message.
+ * With has_caps false, all sets are emptied. */
+int rt_caps_apply(const oci_capabilities *caps, bool has_caps, msp_err *err);
+/* Find args[0] for execve: a name without '/' is searched in PATH from env (default
+ * PATH when unset); the result must be a regular executable file for the current ids.
+ * Errors use podman's phrases: "executable file `x` not found in $PATH: No such file or
+ * directory" (maps to exit 127) and "open executable: Permission denied" (126).
+ * Writes the path into buf (size PATH_MAX). */
+int rt_exec_lookup(const char *file, char *const *env, char *buf, size_t bufsz, msp_err *err);
+/* Mark every fd >= first_fd close-on-exec (close_range(CLOSE_RANGE_CLOEXEC), with a
+ * /proc/self/fd walk as the fallback), so that no runtime fd reaches the container. */
+int rt_fds_cloexec_from(int first_fd, msp_err *err);
