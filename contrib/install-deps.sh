@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# Install the Debian/Ubuntu packages msp needs to build, test and benchmark.
+#
+#   contrib/install-deps.sh [GROUP...]     install what is missing (default: build test)
+#   contrib/install-deps.sh --check [G...] list what is missing; exit 1 if anything is
+#   contrib/install-deps.sh --print-fedora [G...]   print the Fedora dnf command instead
+#   contrib/install-deps.sh --list         list the groups
+#
+# Idempotent: it asks dpkg-query what is installed and only runs apt-get (and
+# `apt-get update`) when something is missing, so a second run takes well under a second.
+# Runs as root, or through sudo otherwise.
+#
+# To add a group (podman, vm, mcp, ...), add one line to each of the three tables below.
+# A Debian package name ending in '?' is optional: when the distribution does not have
+# it, or it fails to install, the script warns and carries on without it.
+set -euo pipefail
+
+declare -A DEB FEDORA ABOUT
+
+ABOUT[build]="compile msp and msp-mcp"
+DEB[build]="meson ninja-build pkg-config gcc libc6-dev libseccomp-dev libcap-dev libyajl-dev libmnl-dev"
+FEDORA[build]="meson ninja-build pkgconf-pkg-config gcc glibc-devel libseccomp-devel libcap-devel yajl-devel libmnl-devel"
+
+ABOUT[bundles]="prepare bundles/busybox and bundles/python"
+DEB[bundles]="busybox-static python3"
+FEDORA[bundles]="busybox python3"
+
+ABOUT[test]="run tests/run.sh (bats, bundles, the libFuzzer smoke run)"
+DEB[test]="bats busybox-static python3 iproute2 util-linux procps clang? libclang-rt-dev?"
+FEDORA[test]="bats busybox python3 iproute util-linux procps-ng clang compiler-rt"
+
+ABOUT[bench]="run tests/bench (runc and hyperfine for comparison)"
+DEB[bench]="runc hyperfine"
+FEDORA[bench]="runc hyperfine"
+
+GROUP_ORDER="build bundles test bench"
+DEFAULT_GROUPS="build test"
+
+die() {
+        echo "install-deps: $*" >&2
+        exit 1
+}
+
+usage() {
+        sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+}
+
+list_groups() {
+        local g
+        for g in $GROUP_ORDER; do
+                printf '%-8s %s\n         debian: %s\n' "$g" "${ABOUT[$g]}" "${DEB[$g]}"
+        done
+        echo "default: $DEFAULT_GROUPS"
+}
+
+mode=install
+groups=()
+while [ $# -gt 0 ]; do
+        case "$1" in
+        --print-fedora) mode=fedora ;;
+        --check) mode=check ;;
+        --list) list_groups; exit 0 ;;
+        -h|--help) usage; exit 0 ;;
+        -*) die "unknown option '$1' (see --help)" ;;
+        *)
+                [ -n "${DEB[$1]+set}" ] || die "unknown group '$1' (groups: $GROUP_ORDER)"
+                groups+=("$1")
+                ;;
+        esac
+        shift
+done
+[ ${#groups[@]} -gt 0 ] || read -r -a groups <<< "$DEFAULT_GROUPS"
+
+if [ "$mode" = fedora ]; then
+        pkgs=""
+        for g in "${groups[@]}"; do
+                pkgs="$pkgs ${FEDORA[$g]}"
+        done
+        # shellcheck disable=SC2086 # word splitting wanted
+        echo "dnf install -y $(printf '%s\n' $pkgs | awk '!seen[$0]++' | xargs)"
+        exit 0
+fi
+
+# Collect the wanted packages once each, in order; remember which are optional.
+wanted=()
+declare -A optional seen
+for g in "${groups[@]}"; do
+        for p in ${DEB[$g]}; do
+                name=${p%\?}
+                [ -n "${seen[$name]+set}" ] && continue
+                seen[$name]=1
+                wanted+=("$name")
+                [ "$name" != "$p" ] && optional[$name]=1
+        done
+done
+
+command -v dpkg-query >/dev/null 2>&1 ||
+        die "this script knows Debian and Ubuntu only; on Fedora run: $("$0" --print-fedora "${groups[@]}")"
+
+# One dpkg-query call for all of them; unknown names are simply absent from its output.
+declare -A installed
+while read -r name status; do
+        [ "$status" = ii ] && installed[$name]=1
+done < <(dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' "${wanted[@]}" 2>/dev/null || true)
+
+missing=()
+for p in "${wanted[@]}"; do
+        [ -n "${installed[$p]+set}" ] || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+        echo "install-deps: all packages present for: ${groups[*]}"
+        exit 0
+fi
+if [ "$mode" = check ]; then
+        echo "install-deps: missing for ${groups[*]}: ${missing[*]}"
+        exit 1
+fi
+
+as_root=()
+if [ "$(id -u)" -ne 0 ]; then
+        command -v sudo >/dev/null 2>&1 || die "not root and no sudo; as root run: apt-get install ${missing[*]}"
+        as_root=(sudo)
+fi
+apt_get() {
+        "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+                apt-get -q -y -o DPkg::Lock::Timeout=300 "$@"
+}
+
+available() {
+        apt-cache policy "$1" 2>/dev/null | grep -q 'Candidate: [^(]'
+}
+
+# Optional packages the package lists do not know are skipped; when only such packages
+# are missing, even `apt-get update` is skipped, so the script stays quick.
+need_update=0
+for p in "${missing[@]}"; do
+        if [ -z "${optional[$p]+set}" ] || available "$p"; then
+                need_update=1
+        fi
+done
+if [ "$need_update" = 1 ]; then
+        echo "install-deps: installing ${missing[*]}"
+        apt_get update || die "apt-get update failed"
+fi
+
+to_install=()
+for p in "${missing[@]}"; do
+        if [ -n "${optional[$p]+set}" ] && ! available "$p"; then
+                echo "install-deps: warning: optional package '$p' is not available here, skipping it" >&2
+                continue
+        fi
+        to_install+=("$p")
+done
+[ ${#to_install[@]} -gt 0 ] || exit 0
+
+if ! apt_get install --no-install-recommends "${to_install[@]}"; then
+        # Retry without the optional ones so that they can never block the required ones.
+        required=()
+        for p in "${to_install[@]}"; do
+                [ -n "${optional[$p]+set}" ] || required+=("$p")
+        done
+        [ ${#required[@]} -lt ${#to_install[@]} ] || die "apt-get install failed"
+        echo "install-deps: warning: retrying without the optional packages" >&2
+        if [ ${#required[@]} -gt 0 ]; then
+                apt_get install --no-install-recommends "${required[@]}" || die "apt-get install failed"
+        fi
+fi
+echo "install-deps: done"
