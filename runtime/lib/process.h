@@ -4,6 +4,8 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "err.h"
@@ -19,9 +21,20 @@ int rt_process_sched_apply(const oci_process *p, const oci_personality *pers, ms
 int rt_user_switch(const oci_user *u, bool setgroups_allowed, msp_err *err);
 /* Apply all five capability sets exactly as configured: drop the bounding set, set
  * effective/permitted/inheritable with capset, then raise ambient. Capabilities the
- * running kernel does not know (> cap_last_cap) are dropped with a debug message.
+ * running kernel does not know (> cap_last_cap) are skipped (the caller may log them,
+ * see rt_caps_unsupported_mask). Expects to run after rt_user_switch (it raises effective
+ * to permitted first, so the keepcaps'd permitted set must still hold CAP_SETPCAP).
  * With has_caps false, all sets are emptied. */
 int rt_caps_apply(const oci_capabilities *caps, bool has_caps, msp_err *err);
+/* The highest capability number the running kernel knows (probed with PR_CAPBSET_READ,
+ * no procfs needed); -1 on failure. */
+int rt_caps_last_cap(void);
+/* The capabilities in any set of caps that the kernel does not know (rt_caps_apply
+ * skips them), so that the caller can log them at debug level. */
+uint64_t rt_caps_unsupported_mask(const oci_capabilities *caps);
+/* For `features`: fill ret with the names (oci_cap_name) of every capability the kernel
+ * supports, in number order; returns the count (at most max). */
+size_t rt_caps_supported_names(const char **ret, size_t max);
 /* Find args[0] for execve: a name without '/' is searched in PATH from env (default
  * PATH when unset); the result must be a regular executable file for the current ids.
  * Errors use podman's phrases: "executable file `x` not found in $PATH: No such file or
