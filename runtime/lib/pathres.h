@@ -15,3 +15,6 @@ int rt_open_in_root(int rootfd, const char *path, int flags, msp_err *err);
  * component (a directory when `dir`, else an empty regular file, mode 0644) if absent.
  * Every step is resolved beneath rootfd. Returns an O_PATH fd to the final object. */
 int rt_mkpath_in_root(int rootfd, const char *path, bool dir, msp_err *err);
+/* The raw openat2(dirfd, path, flags|O_CLOEXEC, resolve), retried on EAGAIN (a racing
+ * rename); RESOLVE_* from <linux/openat2.h>. Returns an fd or -errno, sets no message. */
+int rt_openat2(int dirfd, const char *path, int flags, unsigned long long resolve);
