@@ -20,10 +20,10 @@ bash contrib/install-deps.sh build bundles
 step "build (build/)"
 if [ -f build/build.ninja ]; then
         : # ninja re-runs meson by itself when a meson.build changed
-elif [ -d build ]; then
+elif [ -f build/meson-private/coredata.dat ]; then
         meson setup --wipe build
 else
-        meson setup build
+        meson setup build      # also over the leftovers of a failed first setup
 fi
 ninja -C build
 
