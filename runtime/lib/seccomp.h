@@ -3,6 +3,8 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
 
 #include "err.h"
 #include "spec.h"
@@ -19,3 +21,24 @@ int rt_seccomp_load(rt_seccomp *f, int *ret_listener, msp_err *err);
 int rt_seccomp_send_listener(const oci_seccomp *s, int listener, const char *state_json,
                              msp_err *err);
 rt_seccomp *rt_seccomp_free(rt_seccomp *f);
+static inline void
+rt_seccomp_freep(rt_seccomp **f)
+{
+        if (*f)
+                rt_seccomp_free(*f);
+}
+
+/* rt_seccomp_send_listener() takes the pid from the state's "pid"; for `exec` the
+ * ContainerProcessState pid is the new process, so pass it explicitly. */
+int rt_seccomp_send_listener_pid(const oci_seccomp *s, int listener, pid_t pid,
+                                 const char *state_json, msp_err *err);
+
+/* For `features`: static NULL-terminated lists of OCI names. */
+const char *const *rt_seccomp_supported_actions(void);
+const char *const *rt_seccomp_supported_operators(void);
+const char *const *rt_seccomp_supported_archs(void);
+const char *const *rt_seccomp_known_flags(void);
+/* Flags this kernel accepts, written to ret[0..n-1] and NULL-terminated (probed; 5
+ * entries suffice). Returns the count. */
+#define RT_SECCOMP_FLAGS_MAX 5
+size_t rt_seccomp_supported_flags(const char **ret, size_t n);
