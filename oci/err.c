@@ -54,9 +54,19 @@ msp_err_prefix(msp_err *err, const char *fmt, ...)
         va_end(ap);
         if (n < 0)
                 return -err->errnum;
+        /* "prefix: msg", truncated to the buffer. */
         char joined[MSP_ERR_MSG_MAX];
-        snprintf(joined, sizeof joined, "%s: %s", prefix, err->msg);
-        memcpy(err->msg, joined, sizeof err->msg);
+        size_t o = 0;
+        const char *parts[] = { prefix, ": ", err->msg };
+        for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+                size_t len = strlen(parts[i]);
+                if (len > sizeof joined - 1 - o)
+                        len = sizeof joined - 1 - o;
+                memcpy(joined + o, parts[i], len);
+                o += len;
+        }
+        joined[o] = '\0';
+        memcpy(err->msg, joined, o + 1);
         return -err->errnum;
 }
 

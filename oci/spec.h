@@ -20,6 +20,12 @@
 #define OCI_MAX_STRING (256u * 1024)  /* bytes in any one string */
 #define OCI_MAX_DEPTH 64u             /* nesting of objects and arrays */
 
+/* Versions (added by the oci/ implementation): configs from OCI_VERSION_MIN to any 1.3.x
+ * are accepted; `msp spec` and the state JSON write OCI_SPEC_VERSION. */
+#define OCI_VERSION_MIN "1.0.0"
+#define OCI_VERSION_MAX "1.3.0"
+#define OCI_SPEC_VERSION "1.2.0"
+
 typedef struct oci_strv {
         char **v;       /* NULL-terminated */
         size_t n;
@@ -415,6 +421,7 @@ typedef struct oci_intel_rdt {
         oci_strv schemata;
         bool enable_cmt;
         bool enable_mbm;
+        bool enable_monitoring;         /* runtime-spec 1.3 */
 } oci_intel_rdt;
 
 typedef struct oci_personality {
@@ -521,3 +528,8 @@ const char *oci_seccomp_op_name(oci_seccomp_op op);
 const char *oci_landlock_fs_right_name(unsigned bit);
 const char *oci_landlock_net_right_name(unsigned bit);
 const char *oci_landlock_scope_name(unsigned bit);
+/* Added by the oci/ implementation. */
+const char *oci_seccomp_flag_name(unsigned bit);        /* bit of OCI_SECCOMP_FLAG_*; NULL past */
+/* Index == the kernel's MPOL_* mode number ("MPOL_DEFAULT" = 0 ...); NULL past the end. */
+const char *oci_memory_policy_mode_name(unsigned i);
+const char *oci_memory_policy_flag_name(unsigned i);    /* "MPOL_F_NUMA_BALANCING", ... */

@@ -1,0 +1,6 @@
+#include "tap.h"
+int
+main(void)
+{
+        return tap_done();
+}
