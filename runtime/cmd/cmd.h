@@ -1,0 +1,46 @@
+/* The command layer: one file per verb. Each parses its own flags, calls the library,
+ * prints the error once and returns the process exit status. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "container.h"
+#include "ctx.h"
+
+typedef struct rt_command {
+        const char *name;
+        int (*run)(rt_ctx *ctx, int argc, char **argv);
+        const char *summary;
+        const char *usage;              /* after "msp [global options] <name> " */
+} rt_command;
+
+int cmd_create(rt_ctx *ctx, int argc, char **argv);
+int cmd_start(rt_ctx *ctx, int argc, char **argv);
+int cmd_state(rt_ctx *ctx, int argc, char **argv);
+int cmd_kill(rt_ctx *ctx, int argc, char **argv);
+int cmd_delete(rt_ctx *ctx, int argc, char **argv);
+int cmd_run(rt_ctx *ctx, int argc, char **argv);
+int cmd_list(rt_ctx *ctx, int argc, char **argv);
+int cmd_spec(rt_ctx *ctx, int argc, char **argv);
+int cmd_features(rt_ctx *ctx, int argc, char **argv);
+
+const rt_command *cmd_find(const char *name);
+/* "Usage: ..." for one command to stdout (help) or stderr (misuse). */
+void cmd_usage(const rt_command *c, bool to_stderr);
+/* A usage error: prints "msp: <cmd>: <msg>" plus the usage line; returns 1 as runc does. */
+int cmd_usage_error(const rt_ctx *ctx, const char *cmd, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+/* Print err once and return 1. */
+int cmd_fail(const rt_ctx *ctx, const msp_err *err);
+/* Parse "--help"/"-h" anywhere before "--": print usage and return true. */
+bool cmd_wants_help(const char *name, int argc, char **argv);
+/* Print a JSON document followed by a newline to stdout; returns 0 or 1. */
+int cmd_print(const rt_ctx *ctx, const char *json, size_t len);
+
+/* Flags shared by create and run; run also takes --detach and --keep. Returns the
+ * index of the container ID in argv, or -1 after printing a usage error. */
+int cmd_parse_create_opts(const rt_ctx *ctx, const char *cmd, int argc, char **argv,
+                          rt_create_opts *o, bool *detach, bool *keep);
+/* A single ID operand after the flags. */
+int cmd_one_id(const rt_ctx *ctx, const char *cmd, int argc, char **argv, int first,
+               const char **ret_id);

@@ -1,0 +1,547 @@
+/* Parent side of create and the other lifecycle operations. */
+#include "container.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <pwd.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "hooks.h"
+#include "init.h"
+#include "log.h"
+#include "ns.h"
+#include "procfs.h"
+#include "statedir.h"
+#include "sync.h"
+#include "terminal.h"
+
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+
+rt_container *
+rt_container_free(rt_container *c)
+{
+        if (!c)
+                return NULL;
+        if (c->dirfd >= 0)
+                close(c->dirfd);
+        if (c->rootfd >= 0)
+                close(c->rootfd);
+        if (c->pidfd >= 0)
+                close(c->pidfd);
+        oci_state_free(c->state);
+        oci_spec_free(c->spec);
+        free(c->id);
+        free(c);
+        return NULL;
+}
+
+static rt_container *
+container_new(const char *id)
+{
+        rt_container *c = calloc(1, sizeof *c);
+
+        if (!c)
+                return NULL;
+        c->id = strdup(id);
+        if (!c->id) {
+                free(c);
+                return NULL;
+        }
+        c->rootfd = c->dirfd = c->pidfd = -1;
+        return c;
+}
+
+static int
+read_file_limited(const char *path, size_t max, char **ret, size_t *ret_len, msp_err *err)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        _cleanup_free_ char *buf = NULL;
+        struct stat st;
+        size_t len = 0;
+
+        if (fd < 0)
+                return msp_err_sys(err, errno, "open '%s'", path);
+        if (fstat(fd, &st) < 0)
+                return msp_err_sys(err, errno, "stat '%s'", path);
+        if (!S_ISREG(st.st_mode))
+                return msp_err_set(err, EINVAL, "'%s' is not a regular file", path);
+        if ((size_t) st.st_size > max)
+                return msp_err_set(err, E2BIG, "'%s' is larger than %zu bytes", path, max);
+        buf = malloc((size_t) st.st_size + 1);
+        if (!buf)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        while (len < (size_t) st.st_size) {
+                ssize_t n = read(fd, buf + len, (size_t) st.st_size - len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return msp_err_sys(err, errno, "read '%s'", path);
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+        }
+        buf[len] = '\0';
+        *ret_len = len;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+/* Fields msp parses but cannot honour fail create by name (never silently ignored). */
+static int
+check_supported(const oci_spec *spec, msp_err *err)
+{
+        const oci_linux *lx = spec->linux_;
+
+        if (!spec->process)
+                return msp_err_set(err, EINVAL, "config.json: process: required by create");
+        if (spec->process->args.n == 0)
+                return msp_err_set(err, EINVAL, "config.json: process.args: must not be empty");
+        if (!spec->root_path)
+                return msp_err_set(err, EINVAL, "config.json: root.path: required property missing");
+        if (spec->process->apparmor_profile && *spec->process->apparmor_profile)
+                return msp_err_set(err, ENOTSUP,
+                                   "config.json: process.apparmorProfile: AppArmor is not supported by msp");
+        if (spec->process->selinux_label && *spec->process->selinux_label)
+                return msp_err_set(err, ENOTSUP,
+                                   "config.json: process.selinuxLabel: SELinux is not supported by msp");
+        if (spec->process->exec_cpu_affinity_initial || spec->process->exec_cpu_affinity_final)
+                return msp_err_set(err, ENOTSUP,
+                                   "config.json: process.execCPUAffinity is not supported by msp");
+        if (!lx)
+                return 0;
+        if (lx->intel_rdt)
+                return msp_err_set(err, ENOTSUP, "config.json: linux.intelRdt is not supported by msp");
+        if (lx->n_net_devices)
+                return msp_err_set(err, ENOTSUP,
+                                   "config.json: linux.netDevices is not supported by msp");
+        if (lx->memory_policy)
+                return msp_err_set(err, ENOTSUP,
+                                   "config.json: linux.memoryPolicy is not supported by msp");
+        if (lx->mount_label && *lx->mount_label)
+                return msp_err_set(err, ENOTSUP,
+                                   "config.json: linux.mountLabel: SELinux is not supported by msp");
+        return 0;
+}
+
+static void
+now_rfc3339(char *buf, size_t n)
+{
+        struct timespec ts;
+        struct tm tm;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        gmtime_r(&ts.tv_sec, &tm);
+        size_t w = strftime(buf, n, "%Y-%m-%dT%H:%M:%S", &tm);
+        snprintf(buf + w, n - w, ".%09ldZ", ts.tv_nsec);
+}
+
+/* Move an fd above the range that --preserve-fds hands to the container. */
+static int
+fd_above(int fd, int min)
+{
+        if (fd < 0 || fd >= min)
+                return fd;
+        int n = fcntl(fd, F_DUPFD_CLOEXEC, min);
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return n;
+}
+
+typedef struct create_run {
+        const rt_ctx *ctx;
+        const rt_create_opts *o;
+        rt_container *c;
+        char bundle[PATH_MAX];
+        char rootfs[PATH_MAX];
+        char cgroup[PATH_MAX];
+        char created[64];
+        char owner[64];
+        rt_ns_plan plan;
+        pid_t pid;
+        bool cgroup_made;
+        bool statedir_made;
+} create_run;
+
+static int
+state_json(const oci_state *st, char **ret, msp_err *err)
+{
+        size_t len;
+        return oci_state_to_json(st, 0, ret, &len, err);
+}
+
+static int
+run_parent_hooks(create_run *cr, msp_err *err)
+{
+        const oci_hooks *h = &cr->c->spec->hooks;
+        _cleanup_free_ char *json = NULL;
+        int r;
+
+        if (!cr->c->spec->has_hooks || (!h->prestart.n && !h->create_runtime.n))
+                return 0;
+        cr->c->state->status = (char *) "created";
+        r = state_json(cr->c->state, &json, err);
+        if (r < 0)
+                return r;
+        r = rt_hooks_run(&h->prestart, "prestart", json, err);
+        if (r < 0)
+                return r;
+        return rt_hooks_run(&h->create_runtime, "createRuntime", json, err);
+}
+
+/* Everything the parent does between clone and the init's READY. */
+static int
+drive_init(create_run *cr, int sync_fd, msp_err *err)
+{
+        const oci_spec *spec = cr->c->spec;
+        rt_sync_msg msg;
+        int r;
+
+        if (cr->plan.new_flags & CLONE_NEWUSER) {
+                _cleanup_close_ int procfd = rt_procfs_open(err);
+                if (procfd < 0)
+                        return procfd;
+                r = rt_userns_write_maps(procfd, cr->pid, spec->linux_, cr->ctx->rootless, err);
+                if (r < 0)
+                        return r;
+        }
+        if (cr->cgroup[0]) {
+                r = rt_cgroup_enter(cr->cgroup, cr->pid, err);
+                if (r < 0)
+                        return r;
+        }
+        if (spec->process->has_oom_score_adj) {
+                _cleanup_close_ int procfd = rt_procfs_open(err);
+                char path[64], val[32];
+                if (procfd < 0)
+                        return procfd;
+                snprintf(path, sizeof path, "%d/oom_score_adj", (int) cr->pid);
+                snprintf(val, sizeof val, "%d", spec->process->oom_score_adj);
+                r = rt_procfs_write(procfd, path, val, err);
+                if (r < 0)
+                        return msp_err_prefix(err, "process.oomScoreAdj");
+        }
+        if (rt_sync_send(sync_fd, RT_SYNC_GO, 0, NULL) < 0)
+                return msp_err_set(err, EPIPE, "the container init exited during setup");
+        for (;;) {
+                r = rt_sync_recv(sync_fd, &msg, err);
+                if (r < 0)
+                        return r;
+                switch (msg.type) {
+                case RT_SYNC_RUN_HOOKS:
+                        r = run_parent_hooks(cr, err);
+                        if (r < 0) {
+                                (void) rt_sync_send(sync_fd, RT_SYNC_ERROR, 0, err);
+                                return r;
+                        }
+                        if (rt_sync_send(sync_fd, RT_SYNC_HOOKS_DONE, 0, NULL) < 0)
+                                return msp_err_set(err, EPIPE, "the container init exited during setup");
+                        break;
+                case RT_SYNC_READY:
+                        return 0;
+                case RT_SYNC_ERROR:
+                        return msp_err_set(err, msg.err.errnum > 0 ? msg.err.errnum : EIO, "%s",
+                                           msg.err.msg);
+                default:
+                        return msp_err_set(err, EPROTO, "unexpected message %u from the container init",
+                                           msg.type);
+                }
+        }
+}
+
+static int
+spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
+{
+        const oci_spec *spec = cr->c->spec;
+        int keep_min = 3 + cr->o->preserve_fds;
+        _cleanup_close_ int fifo_fd = -1, console_fd = -1, procfd = -1;
+        int sync[2] = { -1, -1 };
+        int pidfd = -1, r;
+
+        fifo_fd = fd_above(openat(cr->c->dirfd, RT_FIFO_NAME, O_RDWR | O_CLOEXEC), keep_min);
+        if (fifo_fd < 0)
+                return msp_err_sys(err, errno, "open '%s'", RT_FIFO_NAME);
+        if (cr->o->console_socket) {
+                if (!spec->process->terminal)
+                        return msp_err_set(err, EINVAL,
+                                           "--console-socket given but process.terminal is false");
+                console_fd = fd_above(rt_console_socket_connect(cr->o->console_socket, err), keep_min);
+                if (console_fd < 0)
+                        return console_fd;
+        } else if (spec->process->terminal)
+                return msp_err_set(err, EINVAL,
+                                   "process.terminal is true but no --console-socket was given");
+        r = rt_sync_pair(sync, err);
+        if (r < 0)
+                return r;
+        sync[0] = fd_above(sync[0], keep_min);
+        sync[1] = fd_above(sync[1], keep_min);
+
+        /* pid and time namespaces apply to children: enter/create them here. */
+        if (cr->plan.join[OCI_NS_PID]) {
+                r = rt_ns_join(OCI_NS_PID, cr->plan.join[OCI_NS_PID], err);
+                if (r < 0)
+                        goto fail;
+        }
+        if (cr->plan.join[OCI_NS_TIME]) {
+                r = rt_ns_join(OCI_NS_TIME, cr->plan.join[OCI_NS_TIME], err);
+                if (r < 0)
+                        goto fail;
+        }
+        if (cr->plan.new_flags & CLONE_NEWTIME) {
+                procfd = rt_procfs_open(err);
+                if (procfd < 0) {
+                        r = procfd;
+                        goto fail;
+                }
+                r = rt_timens_prepare_parent(procfd, spec->linux_, err);
+                if (r < 0)
+                        goto fail;
+        }
+        /* Namespaces joined by path (other than user and mount) are entered here too,
+         * while the runtime still has its privileges in the initial user namespace. */
+        for (int t = 0; t < OCI_NS_TYPE_MAX; t++) {
+                if (!cr->plan.join[t] || t == OCI_NS_USER || t == OCI_NS_MOUNT || t == OCI_NS_PID ||
+                    t == OCI_NS_TIME)
+                        continue;
+                r = rt_ns_join((oci_ns_type) t, cr->plan.join[t], err);
+                if (r < 0)
+                        goto fail;
+        }
+
+        struct clone_args ca = {
+                .flags = (uint64_t) (cr->plan.new_flags & ~(CLONE_NEWCGROUP | CLONE_NEWTIME)) |
+                         CLONE_PIDFD,
+                .pidfd = (uint64_t) (uintptr_t) &pidfd,
+                .exit_signal = SIGCHLD,
+        };
+        if (cr->plan.join[OCI_NS_USER])
+                ca.flags &= ~(uint64_t) (CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET);
+        long pid = syscall(SYS_clone3, &ca, sizeof ca);
+        if (pid < 0) {
+                r = msp_err_sys(err, errno, "clone3 the container init");
+                goto fail;
+        }
+        if (pid == 0) {
+                close(sync[0]);
+                rt_init_args ia = {
+                        .ctx = cr->ctx,
+                        .spec = spec,
+                        .state = cr->c->state,
+                        .rootfs = cr->rootfs,
+                        .bundle = cr->bundle,
+                        .plan = &cr->plan,
+                        .sync_fd = sync[1],
+                        .fifo_fd = fifo_fd,
+                        .console_fd = console_fd,
+                        .lock_fd = cr->c->dirfd,
+                        .state_root_fd = cr->c->rootfd,
+                        .preserve_fds = cr->o->preserve_fds,
+                        .no_pivot = cr->o->no_pivot,
+                        .no_new_keyring = cr->o->no_new_keyring,
+                        .unshare_after_join = cr->plan.join[OCI_NS_USER]
+                                                      ? (cr->plan.new_flags & ~(CLONE_NEWPID | CLONE_NEWTIME |
+                                                                                 CLONE_NEWUSER))
+                                                      : 0,
+                };
+                rt_init_child(&ia);
+        }
+        close(sync[1]);
+        sync[1] = -1;
+        cr->pid = (pid_t) pid;
+        *ret_pidfd = pidfd;
+
+        /* Record the pid at once: a `delete --force` after this process is killed must
+         * find the init (it exits by itself when the sync socket closes). */
+        (void) rt_pid_start_time(cr->pid, &cr->c->state->pid_start_time, NULL);
+        cr->c->state->pid = cr->pid;
+        r = rt_state_save(cr->c->dirfd, cr->c->state, err);
+        if (r >= 0)
+                r = drive_init(cr, sync[0], err);
+fail:
+        if (sync[0] >= 0)
+                close(sync[0]);
+        if (sync[1] >= 0)
+                close(sync[1]);
+        return r;
+}
+
+static int
+write_pid_file(const char *path, pid_t pid, msp_err *err)
+{
+        char buf[32];
+        int n = snprintf(buf, sizeof buf, "%d", (int) pid);
+        return rt_write_file_atomic(AT_FDCWD, path, buf, (size_t) n, 0644, err);
+}
+
+static void
+kill_and_reap(pid_t pid, int pidfd)
+{
+        if (pid <= 0)
+                return;
+        if (pidfd >= 0)
+                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+        else
+                (void) kill(pid, SIGKILL);
+        (void) waitpid(pid, NULL, 0);
+}
+
+/* Undo a failed create: process, cgroup, state directory. */
+static void
+create_rollback(create_run *cr, int pidfd)
+{
+        kill_and_reap(cr->pid, pidfd);
+        if (cr->cgroup_made)
+                (void) rt_cgroup_destroy(cr->cgroup, NULL);
+        if (cr->statedir_made)
+                (void) rt_statedir_remove(cr->c->rootfd, cr->c->id, cr->c->dirfd, NULL);
+}
+
+static int
+prepare_create(create_run *cr, msp_err *err)
+{
+        const rt_create_opts *o = cr->o;
+        char config[PATH_MAX * 2];
+        _cleanup_free_ char *data = NULL;
+        size_t len = 0;
+        int r;
+
+        r = rt_id_validate(o->id, err);
+        if (r < 0)
+                return r;
+        if (!realpath(o->bundle ? o->bundle : ".", cr->bundle))
+                return msp_err_sys(err, errno, "bundle '%s'", o->bundle ? o->bundle : ".");
+        if (o->config_path)
+                snprintf(config, sizeof config, "%s", o->config_path);
+        else
+                snprintf(config, sizeof config, "%s/config.json", cr->bundle);
+        r = read_file_limited(config, OCI_CONFIG_MAX_BYTES, &data, &len, err);
+        if (r < 0)
+                return r;
+        r = oci_spec_parse_data("config.json", data, len, &cr->c->spec, err);
+        if (r < 0)
+                return r;
+        r = check_supported(cr->c->spec, err);
+        if (r < 0)
+                return r;
+        r = rt_ns_plan_make(cr->c->spec, &cr->plan, err);
+        if (r < 0)
+                return r;
+        if (!(cr->plan.new_flags & CLONE_NEWNS) && !cr->plan.join[OCI_NS_MOUNT])
+                return msp_err_set(err, EINVAL, "config.json: linux.namespaces: msp needs a mount namespace");
+        if (cr->c->spec->root_path[0] == '/')
+                snprintf(config, sizeof config, "%s", cr->c->spec->root_path);
+        else
+                snprintf(config, sizeof config, "%s/%s", cr->bundle, cr->c->spec->root_path);
+        if (!realpath(config, cr->rootfs))
+                return msp_err_sys(err, errno, "config.json: root.path '%s'", cr->c->spec->root_path);
+
+        r = rt_state_root_open(cr->ctx, true, &cr->c->rootfd, err);
+        if (r < 0)
+                return r;
+        r = rt_statedir_create(cr->c->rootfd, o->id, &cr->c->dirfd, err);
+        if (r < 0)
+                return r;
+        cr->statedir_made = true;
+        r = rt_write_file_atomic(cr->c->dirfd, RT_CONFIG_NAME, data, len, 0600, err);
+        if (r < 0)
+                return r;
+        if (mkfifoat(cr->c->dirfd, RT_FIFO_NAME, 0600) < 0)
+                return msp_err_sys(err, errno, "mkfifo '%s'", RT_FIFO_NAME);
+        return 0;
+}
+
+static int
+init_state(create_run *cr, msp_err *err)
+{
+        oci_state *st = calloc(1, sizeof *st);
+        struct passwd *pw;
+
+        if (!st)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        cr->c->state = st;
+        now_rfc3339(cr->created, sizeof cr->created);
+        pw = getpwuid(geteuid());
+        snprintf(cr->owner, sizeof cr->owner, "%s", pw ? pw->pw_name : "");
+        st->oci_version = cr->c->spec->oci_version;
+        st->id = cr->c->id;
+        st->status = (char *) "creating";
+        st->bundle = cr->bundle;
+        st->rootfs = cr->rootfs;
+        st->created = cr->created;
+        st->owner = cr->owner;
+        st->annotations = cr->c->spec->annotations;
+        if (cr->ctx->cgroup_manager != RT_CGROUP_DISABLED) {
+                int r = rt_cgroup_path_for(cr->c->spec->linux_ ? cr->c->spec->linux_->cgroups_path
+                                                              : NULL,
+                                           cr->c->id, cr->cgroup, sizeof cr->cgroup, err);
+                if (r < 0)
+                        return r;
+                st->cgroup_path = cr->cgroup;
+        }
+        st->systemd_cgroup = cr->ctx->systemd_cgroup;
+        /* Persist before creating anything else so that delete --force can find it. */
+        return rt_state_save(cr->c->dirfd, st, err);
+}
+
+int
+rt_container_create(const rt_ctx *ctx, const rt_create_opts *o, rt_container **ret, msp_err *err)
+{
+        _cleanup_container_ rt_container *c = container_new(o->id);
+        create_run *cr = NULL;
+        _cleanup_close_ int pidfd = -1;
+        int r;
+
+        if (!c)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        cr = calloc(1, sizeof *cr);
+        if (!cr)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        cr->ctx = ctx;
+        cr->o = o;
+        cr->c = c;
+        r = prepare_create(cr, err);
+        if (r >= 0)
+                r = init_state(cr, err);
+        if (r >= 0 && cr->cgroup[0]) {
+                r = rt_cgroup_create(cr->cgroup, &cr->cgroup_made, err);
+                c->state->cgroup_owned = cr->cgroup_made;
+        }
+        if (r >= 0)
+                r = spawn_init(cr, &pidfd, err);
+        if (r >= 0) {
+                c->state->status = (char *) "created";
+                r = rt_state_save(c->dirfd, c->state, err);
+        }
+        if (r >= 0 && o->pid_file)
+                r = write_pid_file(o->pid_file, cr->pid, err);
+        if (r < 0) {
+                create_rollback(cr, pidfd);
+                free(cr);
+                return r;
+        }
+        /* The state borrows strings from cr: re-read it so it owns them. */
+        oci_state_free(TAKE_PTR(c->state));
+        free(cr);
+        r = rt_state_load(c->dirfd, c->id, &c->state, err);
+        if (r < 0)
+                return r;
+        c->state->status = (char *) "created";
+        c->pidfd = TAKE_FD(pidfd);
+        *ret = TAKE_PTR(c);
+        return 0;
+}

@@ -1,0 +1,55 @@
+/* The container lifecycle on the runtime side: create (clone the init with its
+ * namespaces and drive it until it is parked), start, kill, delete. */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "ctx.h"
+#include "err.h"
+#include "spec.h"
+#include "state.h"
+
+typedef struct rt_create_opts {
+        const char *id;
+        const char *bundle;             /* default "." */
+        const char *config_path;        /* NULL: <bundle>/config.json */
+        const char *pid_file;           /* NULL: none */
+        const char *console_socket;     /* NULL: none */
+        int preserve_fds;
+        bool no_pivot;
+        bool no_new_keyring;
+} rt_create_opts;
+
+/* A container this process holds: the locked state dir, its state and config. */
+typedef struct rt_container {
+        char *id;
+        int rootfd;                     /* the state root */
+        int dirfd;                      /* <root>/<id>, flock()ed */
+        oci_state *state;
+        oci_spec *spec;                 /* the config copy from the state dir */
+        int pidfd;                      /* only after create in this process, else -1 */
+} rt_container;
+
+rt_container *rt_container_free(rt_container *c);
+static inline void
+rt_container_freep(rt_container **c)
+{
+        if (*c)
+                rt_container_free(*c);
+}
+#define _cleanup_container_ _cleanup_(rt_container_freep)
+
+/* Create: on success the init is parked in `created` state and *ret holds the lock.
+ * On failure nothing is left: no state dir, cgroup, mount or process. */
+int rt_container_create(const rt_ctx *ctx, const rt_create_opts *o, rt_container **ret,
+                        msp_err *err);
+/* Load and lock an existing container; its status is refreshed from the live system. */
+int rt_container_load(const rt_ctx *ctx, const char *id, bool exclusive, rt_container **ret,
+                      msp_err *err);
+/* created -> running: release the init, run poststart hooks. */
+int rt_container_start(const rt_ctx *ctx, rt_container *c, msp_err *err);
+int rt_container_kill(const rt_ctx *ctx, rt_container *c, int sig, bool all, msp_err *err);
+/* Remove everything create made (the state dir last) and run poststop hooks.
+ * Without force, only a stopped (or never started) container may be deleted. */
+int rt_container_delete(const rt_ctx *ctx, rt_container *c, bool force, msp_err *err);

@@ -1,0 +1,435 @@
+/* The container init (the child of clone3). Order matters and is explained inline;
+ * docs/ARCHITECTURE.md has the whole sequence. Errors go to the parent over the sync
+ * socket; the child never prints and always leaves with _exit(). */
+#include "init.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "hooks.h"
+#include "landlock.h"
+#include "log.h"
+#include "netlink.h"
+#include "pathres.h"
+#include "process.h"
+#include "procfs.h"
+#include "rootfs.h"
+#include "seccomp.h"
+#include "sync.h"
+#include "terminal.h"
+
+#define KEYCTL_JOIN_SESSION_KEYRING 1
+
+typedef struct init_run {
+        const rt_init_args *a;
+        const oci_process *proc;
+        int rootfd;
+        bool in_userns;
+        rt_seccomp *seccomp;
+        rt_landlock *landlock;
+        char exec_path[PATH_MAX];
+        char **envp;
+        int listen_fds;
+} init_run;
+
+_Noreturn static void
+init_fail(const init_run *ir, const msp_err *err)
+{
+        (void) rt_sync_send(ir->a->sync_fd, RT_SYNC_ERROR, 0, err);
+        _exit(1);
+}
+
+static int
+sysctl_key_to_path(const char *key, char *buf, size_t bufsz)
+{
+        int n = snprintf(buf, bufsz, "sys/%s", key);
+
+        if (n < 0 || (size_t) n >= bufsz || !*key)
+                return -EINVAL;
+        for (char *p = buf + 4; *p; p++) {
+                if (*p == '.')
+                        *p = '/';
+                else if (*p == '/')
+                        return -EINVAL;
+        }
+        if (strstr(buf, "//") || strstr(buf, "/../") || buf[n - 1] == '/')
+                return -EINVAL;
+        return 0;
+}
+
+/* sysctls go through a procfs instance of the container's own pid namespace, opened
+ * here after all namespaces exist, so /proc/sys/net reflects the new netns. */
+static int
+apply_sysctl(const oci_linux *lx, msp_err *err)
+{
+        _cleanup_close_ int procfd = -1;
+
+        if (!lx || lx->sysctl.n == 0)
+                return 0;
+        procfd = rt_procfs_open(err);
+        if (procfd < 0)
+                return procfd;
+        for (size_t i = 0; i < lx->sysctl.n; i++) {
+                char path[512];
+                const oci_kv *kv = &lx->sysctl.v[i];
+                if (sysctl_key_to_path(kv->key, path, sizeof path) < 0)
+                        return msp_err_set(err, EINVAL, "linux.sysctl: invalid key '%.64s'", kv->key);
+                int r = rt_procfs_write(procfd, path, kv->value, err);
+                if (r < 0)
+                        return msp_err_prefix(err, "linux.sysctl '%s'", kv->key);
+        }
+        return 0;
+}
+
+static int
+set_names(const init_run *ir, msp_err *err)
+{
+        const oci_spec *spec = ir->a->spec;
+        bool uts = ir->a->plan->has[OCI_NS_UTS];
+
+        if (spec->hostname && *spec->hostname) {
+                if (!uts)
+                        return msp_err_set(err, EINVAL, "hostname: needs a private UTS namespace");
+                if (sethostname(spec->hostname, strlen(spec->hostname)) < 0)
+                        return msp_err_sys(err, errno, "sethostname '%s'", spec->hostname);
+        }
+        if (spec->domainname && *spec->domainname) {
+                if (!uts)
+                        return msp_err_set(err, EINVAL, "domainname: needs a private UTS namespace");
+                if (setdomainname(spec->domainname, strlen(spec->domainname)) < 0)
+                        return msp_err_sys(err, errno, "setdomainname '%s'", spec->domainname);
+        }
+        return 0;
+}
+
+static int
+run_container_hooks(const init_run *ir, const oci_hook_list *hooks, const char *kind,
+                    msp_err *err)
+{
+        oci_state st;
+        _cleanup_free_ char *json = NULL;
+        size_t len;
+
+        if (!ir->a->spec->has_hooks || hooks->n == 0)
+                return 0;
+        st = *ir->a->state;
+        st.pid = getpid();      /* as seen from the container */
+        st.status = (char *) "created";
+        int r = oci_state_to_json(&st, 0, &json, &len, err);
+        if (r < 0)
+                return r;
+        return rt_hooks_run(hooks, kind, json, err);
+}
+
+/* Namespaces, then the parent's go-ahead (maps written, cgroup joined). */
+static int
+enter_namespaces(init_run *ir, msp_err *err)
+{
+        const rt_ns_plan *plan = ir->a->plan;
+        rt_sync_msg msg;
+        int r;
+
+        r = rt_sync_expect(ir->a->sync_fd, RT_SYNC_GO, &msg, err);
+        if (r < 0)
+                return r;
+        if (plan->join[OCI_NS_USER]) {
+                r = rt_ns_join(OCI_NS_USER, plan->join[OCI_NS_USER], err);
+                if (r < 0)
+                        return r;
+                ir->in_userns = true;
+                if (ir->a->unshare_after_join && unshare(ir->a->unshare_after_join) < 0)
+                        return msp_err_sys(err, errno, "unshare namespaces");
+        }
+        if (plan->new_flags & CLONE_NEWUSER)
+                ir->in_userns = true;
+        if (ir->in_userns) {
+                /* Become the namespace's root where it is mapped; the user switch later
+                 * sets the final ids. */
+                if (setresgid(0, 0, 0) < 0 && errno != EINVAL)
+                        return msp_err_sys(err, errno, "setresgid(0) in the user namespace");
+                if (setresuid(0, 0, 0) < 0 && errno != EINVAL)
+                        return msp_err_sys(err, errno, "setresuid(0) in the user namespace");
+        }
+        if (plan->join[OCI_NS_MOUNT]) {
+                r = rt_ns_join(OCI_NS_MOUNT, plan->join[OCI_NS_MOUNT], err);
+                if (r < 0)
+                        return r;
+        }
+        /* The cgroup namespace is rooted where the process is when it is created: after
+         * the parent moved us into the container's cgroup. */
+        if ((plan->new_flags & CLONE_NEWCGROUP) && unshare(CLONE_NEWCGROUP) < 0)
+                return msp_err_sys(err, errno, "unshare cgroup namespace");
+        return 0;
+}
+
+static int
+setup_terminal(init_run *ir, msp_err *err)
+{
+        const oci_process *p = ir->proc;
+        _cleanup_close_ int master = -1, slave = -1;
+        int r;
+
+        if (ir->a->console_fd < 0)
+                return 0;
+        r = rt_pty_open_child(ir->rootfd, p->has_console_size ? p->console_height : 0,
+                              p->has_console_size ? p->console_width : 0, &master, &slave, err);
+        if (r < 0)
+                return r;
+        r = rt_rootfs_mount_console_child(ir->rootfd, slave, err);
+        if (r < 0)
+                return r;
+        r = rt_console_send_master(ir->a->console_fd, master, err);
+        if (r < 0)
+                return r;
+        close(ir->a->console_fd);
+        r = rt_pty_make_stdio_child(slave, err);
+        if (r < 0)
+                return r;
+        return 0;
+}
+
+/* Everything up to pivot_root: mounts, hooks, console, names, loopback, sysctl. */
+static int
+build_rootfs(init_run *ir, msp_err *err)
+{
+        const rt_init_args *a = ir->a;
+        rt_sync_msg msg;
+        int r;
+
+        rt_rootfs_params rp = {
+                .spec = a->spec,
+                .rootfs = a->rootfs,
+                .bundle = a->bundle,
+                .in_userns = ir->in_userns,
+                .has_cgroupns = a->plan->has[OCI_NS_CGROUP],
+                .no_pivot = a->no_pivot,
+        };
+        r = rt_rootfs_setup_child(&rp, &ir->rootfd, err);
+        if (r < 0)
+                return r;
+        if (a->spec->has_hooks && (a->spec->hooks.prestart.n || a->spec->hooks.create_runtime.n)) {
+                if (rt_sync_send(a->sync_fd, RT_SYNC_RUN_HOOKS, 0, NULL) < 0)
+                        return msp_err_set(err, EPIPE, "the runtime exited during setup");
+                r = rt_sync_expect(a->sync_fd, RT_SYNC_HOOKS_DONE, &msg, err);
+                if (r < 0)
+                        return r;
+        }
+        if (a->spec->has_hooks) {
+                r = run_container_hooks(ir, &a->spec->hooks.create_container, "createContainer", err);
+                if (r < 0)
+                        return r;
+        }
+        r = setup_terminal(ir, err);
+        if (r < 0)
+                return r;
+        r = set_names(ir, err);
+        if (r < 0)
+                return r;
+        if (ir->a->plan->new_flags & CLONE_NEWNET) {
+                r = rt_netlink_loopback_up(err);
+                if (r < 0)
+                        return r;
+        }
+        r = apply_sysctl(a->spec->linux_, err);
+        if (r < 0)
+                return r;
+        r = rt_rootfs_pivot_child(ir->rootfd, a->no_pivot, err);
+        if (r < 0)
+                return r;
+        return rt_rootfs_finalize_child(&rp, err);
+}
+
+/* cwd must resolve inside the container: RESOLVE_IN_ROOT clamps "..", and
+ * RESOLVE_NO_MAGICLINKS refuses /proc/self/fd/N (CVE-2024-21626). */
+static int
+enter_cwd(const oci_process *p, msp_err *err)
+{
+        _cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int fd = -1;
+        char buf[PATH_MAX];
+
+        if (root < 0)
+                return msp_err_sys(err, errno, "open /");
+        if (!p->cwd || p->cwd[0] != '/')
+                return msp_err_set(err, EINVAL, "process.cwd: must be an absolute path, got '%s'",
+                                   p->cwd ? p->cwd : "");
+        fd = rt_open_in_root(root, p->cwd, O_PATH | O_DIRECTORY, err);
+        if (fd < 0)
+                return msp_err_prefix(err, "process.cwd '%s'", p->cwd);
+        if (fchdir(fd) < 0)
+                return msp_err_sys(err, errno, "process.cwd: chdir '%s'", p->cwd);
+        if (!getcwd(buf, sizeof buf) || buf[0] != '/')
+                return msp_err_set(err, EPERM, "process.cwd '%s' is outside the container", p->cwd);
+        return 0;
+}
+
+static int
+build_env(init_run *ir, msp_err *err)
+{
+        const oci_strv *env = &ir->proc->env;
+        const char *lf = getenv("LISTEN_FDS");
+        size_t n = env->n;
+
+        ir->listen_fds = lf ? atoi(lf) : 0;
+        if (ir->listen_fds < 0)
+                ir->listen_fds = 0;
+        ir->envp = calloc(n + 3, sizeof *ir->envp);
+        if (!ir->envp)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        for (size_t i = 0; i < n; i++)
+                ir->envp[i] = env->v[i];
+        /* Socket activation: hand the fds through and name the container process. */
+        if (ir->listen_fds > 0) {
+                if (asprintf(&ir->envp[n], "LISTEN_FDS=%d", ir->listen_fds) < 0 ||
+                    !(ir->envp[n + 1] = strdup("LISTEN_PID=1")))
+                        return msp_err_set(err, ENOMEM, "out of memory");
+        }
+        return 0;
+}
+
+/* After pivot_root, still privileged: everything that can fail on the config is done
+ * before READY so that `create` reports it. */
+static int
+prepare_process(init_run *ir, msp_err *err)
+{
+        const rt_init_args *a = ir->a;
+        const oci_process *p = ir->proc;
+        const oci_linux *lx = a->spec->linux_;
+        int r;
+
+        if (p->landlock && !p->no_new_privileges)
+                return msp_err_set(err, EINVAL,
+                                   "process.landlock requires process.noNewPrivileges to be true");
+        r = rt_rlimits_apply(p->rlimits, p->n_rlimits, err);
+        if (r < 0)
+                return r;
+        r = rt_process_sched_apply(p, lx ? lx->personality : NULL, err);
+        if (r < 0)
+                return r;
+        if (!a->no_new_keyring && syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 &&
+            errno != ENOSYS)
+                return msp_err_sys(err, errno, "create a session keyring");
+        if (lx && lx->seccomp) {
+                r = rt_seccomp_prepare(lx->seccomp, a->ctx->debug, &ir->seccomp, err);
+                if (r < 0)
+                        return r;
+        }
+        if (p->landlock) {
+                char dropped[512] = "";
+                r = rt_landlock_prepare(p->landlock, &ir->landlock, dropped, sizeof dropped, err);
+                if (r < 0)
+                        return r;
+        }
+        r = build_env(ir, err);
+        if (r < 0)
+                return r;
+        /* Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: load it before the
+         * capabilities are dropped (as runc does). */
+        if (ir->seccomp && !p->no_new_privileges) {
+                r = rt_seccomp_load(ir->seccomp, NULL, err);
+                if (r < 0)
+                        return r;
+                ir->seccomp = rt_seccomp_free(ir->seccomp);
+        }
+        r = rt_user_switch(&p->user, !ir->in_userns || a->ctx->rootless == false, err);
+        if (r < 0)
+                return r;
+        r = rt_caps_apply(&p->capabilities, p->has_capabilities, err);
+        if (r < 0)
+                return r;
+        r = enter_cwd(p, err);
+        if (r < 0)
+                return r;
+        r = rt_exec_lookup(p->args.v[0], ir->envp, ir->exec_path, sizeof ir->exec_path, err);
+        if (r < 0)
+                return r;
+        if (p->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                return msp_err_sys(err, errno, "prctl(PR_SET_NO_NEW_PRIVS)");
+        return 0;
+}
+
+static void
+park_until_start(init_run *ir)
+{
+        char c;
+        ssize_t n;
+
+        do
+                n = read(ir->a->fifo_fd, &c, 1);
+        while (n < 0 && errno == EINTR);
+        if (n != 1)
+                _exit(1);
+        close(ir->a->fifo_fd);
+}
+
+/* After start: the last steps run in the final security context. */
+_Noreturn static void
+exec_process(init_run *ir)
+{
+        msp_err err = { 0 };
+        int listener = -1;
+
+        if (run_container_hooks(ir, &ir->a->spec->hooks.start_container, "startContainer", &err) < 0)
+                _exit(1);
+        if (rt_fds_cloexec_from(3 + ir->a->preserve_fds + ir->listen_fds, &err) < 0)
+                _exit(1);
+        if (ir->landlock && rt_landlock_apply(ir->landlock, &err) < 0)
+                _exit(1);
+        if (ir->seccomp) {
+                if (rt_seccomp_load(ir->seccomp, &listener, &err) < 0)
+                        _exit(1);
+                if (listener >= 0) {
+                        oci_state st = *ir->a->state;
+                        _cleanup_free_ char *json = NULL;
+                        size_t len;
+                        st.pid = getpid();
+                        st.status = (char *) "running";
+                        if (oci_state_to_json(&st, 0, &json, &len, &err) < 0 ||
+                            rt_seccomp_send_listener(ir->a->spec->linux_->seccomp, listener, json,
+                                                     &err) < 0)
+                                _exit(1);
+                        close(listener);
+                }
+        }
+        execve(ir->exec_path, ir->proc->args.v, ir->envp);
+        _exit(errno == ENOENT ? 127 : 126);
+}
+
+_Noreturn void
+rt_init_child(const rt_init_args *a)
+{
+        init_run ir = { .a = a, .proc = a->spec->process, .rootfd = -1 };
+        msp_err err = { 0 };
+        sigset_t all;
+
+        /* The parent's lock must not outlive it in us (we park without exec), and if the
+         * parent dies during setup we must not survive it. */
+        close(a->lock_fd);
+        close(a->state_root_fd);
+        (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+        (void) prctl(PR_SET_DUMPABLE, 0);
+        sigfillset(&all);
+        (void) sigprocmask(SIG_UNBLOCK, &all, NULL);
+
+        if (enter_namespaces(&ir, &err) < 0 || build_rootfs(&ir, &err) < 0 ||
+            prepare_process(&ir, &err) < 0)
+                init_fail(&ir, &err);
+        close(ir.rootfd);
+
+        /* From here the runtime exits and a supervisor (conmon, or `msp run`) owns us. */
+        (void) prctl(PR_SET_PDEATHSIG, 0);
+        if (rt_sync_send(a->sync_fd, RT_SYNC_READY, 0, NULL) < 0)
+                _exit(1);
+        close(a->sync_fd);
+        park_until_start(&ir);
+        exec_process(&ir);
+}

@@ -1,0 +1,30 @@
+/* The container init: runs in the child after clone3, sets up the container from the
+ * config and parks on exec.fifo until `start`; then execs process.args. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "ctx.h"
+#include "ns.h"
+#include "spec.h"
+#include "state.h"
+
+typedef struct rt_init_args {
+        const rt_ctx *ctx;
+        const oci_spec *spec;
+        const oci_state *state;         /* for container-namespace hooks */
+        const char *rootfs;
+        const char *bundle;
+        const rt_ns_plan *plan;
+        int sync_fd;
+        int fifo_fd;
+        int console_fd;                 /* -1: no terminal */
+        int lock_fd;                    /* the parent's flock()ed state dir: closed at once */
+        int state_root_fd;              /* closed at once */
+        int preserve_fds;
+        bool no_pivot;
+        bool no_new_keyring;
+        int unshare_after_join;         /* CLONE_NEW* to unshare after joining a user ns */
+} rt_init_args;
+
+_Noreturn void rt_init_child(const rt_init_args *a);

@@ -1,0 +1,230 @@
+/* start, kill, delete and loading an existing container. */
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "container.h"
+#include "hooks.h"
+#include "log.h"
+#include "statedir.h"
+
+static int
+load_config_copy(rt_container *c, msp_err *err)
+{
+        _cleanup_close_ int fd = openat(c->dirfd, RT_CONFIG_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0, cap = 65536;
+
+        if (fd < 0)
+                return msp_err_sys(err, errno, "container '%s': open %s", c->id, RT_CONFIG_NAME);
+        buf = malloc(cap);
+        if (!buf)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        for (;;) {
+                if (len == cap) {
+                        if (cap >= OCI_CONFIG_MAX_BYTES)
+                                return msp_err_set(err, E2BIG, "%s is too large", RT_CONFIG_NAME);
+                        cap *= 2;
+                        char *n = realloc(buf, cap);
+                        if (!n)
+                                return msp_err_set(err, ENOMEM, "out of memory");
+                        buf = n;
+                }
+                ssize_t n = read(fd, buf + len, cap - len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return msp_err_sys(err, errno, "read %s", RT_CONFIG_NAME);
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+        }
+        return oci_spec_parse_data(RT_CONFIG_NAME, buf, len, &c->spec, err);
+}
+
+int
+rt_container_load(const rt_ctx *ctx, const char *id, bool exclusive, rt_container **ret,
+                  msp_err *err)
+{
+        _cleanup_container_ rt_container *c = calloc(1, sizeof *c);
+        int r;
+
+        if (!c)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        c->rootfd = c->dirfd = c->pidfd = -1;
+        c->id = strdup(id);
+        if (!c->id)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        r = rt_id_validate(id, err);
+        if (r < 0)
+                return r;
+        r = rt_state_root_open(ctx, false, &c->rootfd, err);
+        if (r == -ENOENT)
+                return msp_err_set(err, ENOENT, "container '%s' does not exist", id);
+        if (r < 0)
+                return r;
+        r = rt_statedir_open(c->rootfd, id, exclusive, &c->dirfd, err);
+        if (r < 0)
+                return r;
+        r = rt_state_load(c->dirfd, id, &c->state, err);
+        if (r < 0)
+                return r;
+        rt_state_refresh(c->state, c->dirfd);
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+static int
+state_json(const oci_state *st, char **ret, msp_err *err)
+{
+        size_t len;
+        return oci_state_to_json(st, 0, ret, &len, err);
+}
+
+int
+rt_container_start(const rt_ctx *ctx, rt_container *c, msp_err *err)
+{
+        _cleanup_close_ int fd = -1;
+        int r;
+
+        (void) ctx;
+        if (strcmp(c->state->status, "created") != 0)
+                return msp_err_set(err, EINVAL, "cannot start container '%s': it is %s, not created",
+                                   c->id, c->state->status);
+        if (!c->spec) {
+                r = load_config_copy(c, err);
+                if (r < 0)
+                        return r;
+        }
+        /* O_NONBLOCK: if the init died, there is no reader and open fails with ENXIO
+         * instead of blocking forever. */
+        fd = openat(c->dirfd, RT_FIFO_NAME, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0)
+                return msp_err_sys(err, errno, "cannot start container '%s'", c->id);
+        if (write(fd, "0", 1) != 1)
+                return msp_err_sys(err, errno, "cannot start container '%s'", c->id);
+        (void) unlinkat(c->dirfd, RT_FIFO_NAME, 0);
+        c->state->status = (char *) "running";
+        if (c->spec->has_hooks && c->spec->hooks.poststart.n) {
+                _cleanup_free_ char *json = NULL;
+                r = state_json(c->state, &json, err);
+                if (r >= 0)
+                        r = rt_hooks_run(&c->spec->hooks.poststart, "poststart", json, err);
+                if (r < 0) {
+                        /* Spec: a failing poststart hook stops the container. */
+                        (void) kill(c->state->pid, SIGKILL);
+                        return r;
+                }
+        }
+        return 0;
+}
+
+static int
+open_pidfd(const oci_state *st)
+{
+        int fd = (int) syscall(SYS_pidfd_open, st->pid, 0);
+        if (fd < 0)
+                return -errno;
+        /* Opened after the liveness check: re-check so a reused pid is never signalled. */
+        if (!rt_pid_alive(st->pid, st->pid_start_time)) {
+                close(fd);
+                return -ESRCH;
+        }
+        return fd;
+}
+
+int
+rt_container_kill(const rt_ctx *ctx, rt_container *c, int sig, bool all, msp_err *err)
+{
+        const char *status = c->state->status;
+        _cleanup_close_ int pidfd = -1;
+
+        (void) ctx;
+        if (all && c->state->cgroup_path) {
+                int r = rt_cgroup_signal_all(c->state->cgroup_path, sig, err);
+                if (r < 0)
+                        return r;
+                if (strcmp(status, "stopped") == 0)
+                        return 0;
+        }
+        if (strcmp(status, "stopped") == 0)
+                return msp_err_set(err, ESRCH, "cannot kill container '%s': it is not running",
+                                   c->id);
+        pidfd = open_pidfd(c->state);
+        if (pidfd < 0) {
+                if (all)
+                        return 0;
+                return msp_err_set(err, ESRCH, "cannot kill container '%s': it is not running", c->id);
+        }
+        if (syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0)
+                return msp_err_sys(err, errno, "kill container '%s'", c->id);
+        return 0;
+}
+
+/* Wait for a process that is not our child to exit (bounded). */
+static int
+wait_pidfd_exit(int pidfd, int timeout_ms)
+{
+        struct pollfd p = { .fd = pidfd, .events = POLLIN };
+        int r;
+
+        do
+                r = poll(&p, 1, timeout_ms);
+        while (r < 0 && errno == EINTR);
+        if (r < 0)
+                return -errno;
+        return r == 0 ? -ETIMEDOUT : 0;
+}
+
+int
+rt_container_delete(const rt_ctx *ctx, rt_container *c, bool force, msp_err *err)
+{
+        oci_state *st = c->state;
+        int r;
+
+        if (!c->spec)
+                (void) load_config_copy(c, NULL);
+        if (strcmp(st->status, "running") == 0 || strcmp(st->status, "paused") == 0) {
+                if (!force)
+                        return msp_err_set(err, EBUSY,
+                                           "cannot delete container '%s' that is %s (stop it first, "
+                                           "or use --force)",
+                                           c->id, st->status);
+        }
+        if (st->pid > 0) {
+                _cleanup_close_ int pidfd = open_pidfd(st);
+                if (pidfd >= 0) {
+                        if (strcmp(st->status, "paused") == 0 && st->cgroup_path)
+                                (void) rt_cgroup_signal_all(st->cgroup_path, SIGKILL, NULL);
+                        (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                        if (wait_pidfd_exit(pidfd, 10000) < 0)
+                                rt_log_warning(ctx, "container '%s': init %d did not exit after SIGKILL",
+                                               c->id, (int) st->pid);
+                        /* Reap it if it is our child (run --keep); harmless otherwise. */
+                        (void) waitpid(st->pid, NULL, WNOHANG);
+                }
+        }
+        if (st->cgroup_path && st->cgroup_owned) {
+                r = rt_cgroup_destroy(st->cgroup_path, err);
+                if (r < 0)
+                        return r;
+        }
+        r = rt_statedir_remove(c->rootfd, c->id, c->dirfd, err);
+        if (r < 0)
+                return r;
+        if (c->spec && c->spec->has_hooks && c->spec->hooks.poststop.n) {
+                _cleanup_free_ char *json = NULL;
+                msp_err herr = { 0 };
+                st->status = (char *) "stopped";
+                if (state_json(st, &json, &herr) >= 0 &&
+                    rt_hooks_run(&c->spec->hooks.poststop, "poststop", json, &herr) < 0)
+                        rt_log_warning(ctx, "%s, ignoring", herr.msg);
+        }
+        return 0;
+}

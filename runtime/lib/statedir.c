@@ -1,0 +1,304 @@
+#include "statedir.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+
+int
+rt_id_validate(const char *id, msp_err *err)
+{
+        size_t len = id ? strlen(id) : 0;
+
+        if (len == 0)
+                return msp_err_set(err, EINVAL, "container id must not be empty");
+        if (len > RT_ID_MAX)
+                return msp_err_set(err, EINVAL, "container id is longer than %d bytes", RT_ID_MAX);
+        for (size_t i = 0; i < len; i++) {
+                char c = id[i];
+                bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                          (c >= '0' && c <= '9') || c == '_' || c == '+' || c == '-' ||
+                          (c == '.' && i > 0);
+                if (!ok)
+                        return msp_err_set(err, EINVAL,
+                                           "invalid container id '%.64s': only [A-Za-z0-9_+-] "
+                                           "and '.' after the first character are allowed",
+                                           id);
+        }
+        return 0;
+}
+
+static int
+mkdir_p(const char *path, mode_t mode)
+{
+        char buf[4096];
+
+        if (strlen(path) >= sizeof buf)
+                return -ENAMETOOLONG;
+        strcpy(buf, path);
+        for (char *p = buf + 1; *p; p++) {
+                if (*p != '/')
+                        continue;
+                *p = '\0';
+                if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+                *p = '/';
+        }
+        if (mkdir(buf, mode) < 0 && errno != EEXIST)
+                return -errno;
+        return 0;
+}
+
+int
+rt_state_root_open(const rt_ctx *ctx, bool create, int *ret_fd, msp_err *err)
+{
+        int fd, r;
+
+        if (create) {
+                r = mkdir_p(ctx->state_root, 0700);
+                if (r < 0)
+                        return msp_err_sys(err, -r, "create state root '%s'", ctx->state_root);
+        }
+        fd = open(ctx->state_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return msp_err_sys(err, errno, "open state root '%s'", ctx->state_root);
+        *ret_fd = fd;
+        return 0;
+}
+
+static int
+lock_dir(int dirfd, bool exclusive, const char *id, msp_err *err)
+{
+        while (flock(dirfd, exclusive ? LOCK_EX : LOCK_SH) < 0) {
+                if (errno != EINTR)
+                        return msp_err_sys(err, errno, "lock container '%s'", id);
+        }
+        return 0;
+}
+
+int
+rt_statedir_create(int rootfd, const char *id, int *ret_dirfd, msp_err *err)
+{
+        _cleanup_close_ int fd = -1;
+        int r;
+
+        if (mkdirat(rootfd, id, 0700) < 0) {
+                if (errno == EEXIST)
+                        return msp_err_set(err, EEXIST, "container '%s' already exists", id);
+                return msp_err_sys(err, errno, "create state directory for '%s'", id);
+        }
+        fd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+                r = msp_err_sys(err, errno, "open state directory for '%s'", id);
+                (void) unlinkat(rootfd, id, AT_REMOVEDIR);
+                return r;
+        }
+        r = lock_dir(fd, true, id, err);
+        if (r < 0) {
+                (void) unlinkat(rootfd, id, AT_REMOVEDIR);
+                return r;
+        }
+        *ret_dirfd = TAKE_FD(fd);
+        return 0;
+}
+
+int
+rt_statedir_open(int rootfd, const char *id, bool exclusive, int *ret_dirfd, msp_err *err)
+{
+        _cleanup_close_ int fd = -1;
+        int r;
+
+        fd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+                if (errno == ENOENT)
+                        return msp_err_set(err, ENOENT, "container '%s' does not exist", id);
+                return msp_err_sys(err, errno, "open state directory of '%s'", id);
+        }
+        r = lock_dir(fd, exclusive, id, err);
+        if (r < 0)
+                return r;
+        /* A concurrent delete may have removed the directory while we waited. */
+        struct stat st;
+        if (fstat(fd, &st) < 0 || st.st_nlink == 0)
+                return msp_err_set(err, ENOENT, "container '%s' does not exist", id);
+        *ret_dirfd = TAKE_FD(fd);
+        return 0;
+}
+
+int
+rt_statedir_remove(int rootfd, const char *id, int dirfd, msp_err *err)
+{
+        static const char *const names[] = { RT_STATE_NAME, RT_CONFIG_NAME, RT_FIFO_NAME,
+                                             RT_STATE_NAME ".tmp" };
+
+        for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+                if (unlinkat(dirfd, names[i], 0) < 0 && errno != ENOENT)
+                        return msp_err_sys(err, errno, "remove '%s' of container '%s'", names[i], id);
+        if (unlinkat(rootfd, id, AT_REMOVEDIR) < 0 && errno != ENOENT)
+                return msp_err_sys(err, errno, "remove state directory of '%s'", id);
+        return 0;
+}
+
+static int
+read_all_at(int dirfd, const char *name, size_t max, char **ret, size_t *ret_len)
+{
+        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0, cap = 4096;
+
+        if (fd < 0)
+                return -errno;
+        buf = malloc(cap + 1);
+        if (!buf)
+                return -ENOMEM;
+        for (;;) {
+                if (len == cap) {
+                        if (cap >= max)
+                                return -E2BIG;
+                        cap *= 2;
+                        char *n = realloc(buf, cap + 1);
+                        if (!n)
+                                return -ENOMEM;
+                        buf = n;
+                }
+                ssize_t r = read(fd, buf + len, cap - len);
+                if (r < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (r == 0)
+                        break;
+                len += (size_t) r;
+        }
+        buf[len] = '\0';
+        *ret_len = len;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+int
+rt_state_load(int dirfd, const char *id, oci_state **ret, msp_err *err)
+{
+        _cleanup_free_ char *data = NULL;
+        size_t len = 0;
+        int r = read_all_at(dirfd, RT_STATE_NAME, 1 << 20, &data, &len);
+
+        if (r < 0)
+                return msp_err_sys(err, -r, "read state of container '%s'", id);
+        r = oci_state_parse_data(RT_STATE_NAME, data, len, ret, err);
+        if (r < 0)
+                return msp_err_prefix(err, "container '%s'", id);
+        return 0;
+}
+
+int
+rt_write_file_atomic(int dirfd, const char *path, const char *data, size_t len, mode_t mode,
+                     msp_err *err)
+{
+        char tmp[4096];
+        _cleanup_close_ int fd = -1;
+
+        if ((size_t) snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
+                return msp_err_set(err, ENAMETOOLONG, "path too long: '%.64s'", path);
+        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
+        if (fd < 0)
+                return msp_err_sys(err, errno, "create '%s'", tmp);
+        while (len > 0) {
+                ssize_t w = write(fd, data, len);
+                if (w < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        int r = msp_err_sys(err, errno, "write '%s'", tmp);
+                        (void) unlinkat(dirfd, tmp, 0);
+                        return r;
+                }
+                data += w;
+                len -= (size_t) w;
+        }
+        if (renameat(dirfd, tmp, dirfd, path) < 0) {
+                int r = msp_err_sys(err, errno, "rename '%s'", tmp);
+                (void) unlinkat(dirfd, tmp, 0);
+                return r;
+        }
+        return 0;
+}
+
+int
+rt_state_save(int dirfd, const oci_state *st, msp_err *err)
+{
+        _cleanup_free_ char *json = NULL;
+        size_t len;
+        int r = oci_state_to_json(st, OCI_STATE_JSON_PRIVATE, &json, &len, err);
+
+        if (r < 0)
+                return r;
+        return rt_write_file_atomic(dirfd, RT_STATE_NAME, json, len, 0600, err);
+}
+
+int
+rt_pid_start_time(pid_t pid, uint64_t *ret, msp_err *err)
+{
+        char path[64], buf[1024];
+        _cleanup_close_ int fd = -1;
+        ssize_t n;
+
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return msp_err_sys(err, errno, "open '%s'", path);
+        n = read(fd, buf, sizeof buf - 1);
+        if (n < 0)
+                return msp_err_sys(err, errno, "read '%s'", path);
+        buf[n] = '\0';
+        /* comm may contain spaces and parentheses: fields start after the last ')'. */
+        char *p = strrchr(buf, ')');
+        if (!p)
+                return msp_err_set(err, EINVAL, "malformed '%s'", path);
+        p += 2;
+        char state = *p;
+        for (int field = 3; field < 22 && p; field++) {
+                p = strchr(p, ' ');
+                if (p)
+                        p++;
+        }
+        if (!p)
+                return msp_err_set(err, EINVAL, "malformed '%s'", path);
+        if (state == 'Z' || state == 'X')
+                return msp_err_set(err, ESRCH, "process %d has exited", (int) pid);
+        *ret = strtoull(p, NULL, 10);
+        return 0;
+}
+
+bool
+rt_pid_alive(pid_t pid, uint64_t start_time)
+{
+        uint64_t now;
+
+        if (pid <= 0)
+                return false;
+        if (rt_pid_start_time(pid, &now, NULL) < 0)
+                return false;
+        return now == start_time;
+}
+
+void
+rt_state_refresh(oci_state *st, int dirfd)
+{
+        if (!rt_pid_alive(st->pid, st->pid_start_time)) {
+                st->pid = 0;
+                st->status = (char *) "stopped";
+                return;
+        }
+        if (faccessat(dirfd, RT_FIFO_NAME, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+                st->status = (char *) "created";
+        else if (st->cgroup_path && rt_cgroup_is_frozen(st->cgroup_path))
+                st->status = (char *) "paused";
+        else
+                st->status = (char *) "running";
+}

@@ -1,0 +1,44 @@
+/* Per-container state directories under the state root (/run/msp/<id>/):
+ *   state.json  the OCI state plus msp-private fields (pid start time, cgroup)
+ *   config.json the config as it was at create (later edits have no effect)
+ *   exec.fifo   present while the container is `created`; `start` writes to it
+ * Each command holds flock() on the directory fd for its whole run, so commands on one
+ * container are serialised while commands on different containers run in parallel. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ctx.h"
+#include "err.h"
+#include "state.h"
+
+#define RT_ID_MAX 1024
+#define RT_FIFO_NAME "exec.fifo"
+#define RT_STATE_NAME "state.json"
+#define RT_CONFIG_NAME "config.json"
+
+/* runc's rule: [A-Za-z0-9_+-][A-Za-z0-9_+.-]*, at most RT_ID_MAX bytes. */
+int rt_id_validate(const char *id, msp_err *err);
+/* Open (creating with 0700 when `create`) the state root. */
+int rt_state_root_open(const rt_ctx *ctx, bool create, int *ret_fd, msp_err *err);
+/* mkdir <id> exclusively (EEXIST: "container 'id' already exists") and lock it. */
+int rt_statedir_create(int rootfd, const char *id, int *ret_dirfd, msp_err *err);
+/* Open and lock an existing container dir (ENOENT: "container 'id' does not exist"). */
+int rt_statedir_open(int rootfd, const char *id, bool exclusive, int *ret_dirfd, msp_err *err);
+/* Remove the files msp writes into the dir and the dir itself. */
+int rt_statedir_remove(int rootfd, const char *id, int dirfd, msp_err *err);
+
+int rt_state_load(int dirfd, const char *id, oci_state **ret, msp_err *err);
+/* Atomically replace state.json (write a temp file, fsync-free rename). */
+int rt_state_save(int dirfd, const oci_state *st, msp_err *err);
+/* Derive the live status (created/running/paused/stopped) into st->status, and set
+ * st->pid to 0 when the process is gone or the pid was reused. */
+void rt_state_refresh(oci_state *st, int dirfd);
+/* Is `pid` still the process that started at `start_time` (and not a zombie)? */
+bool rt_pid_alive(pid_t pid, uint64_t start_time);
+int rt_pid_start_time(pid_t pid, uint64_t *ret, msp_err *err);
+/* Write a file atomically relative to dirfd (AT_FDCWD allowed): temp + rename. */
+int rt_write_file_atomic(int dirfd, const char *path, const char *data, size_t len, mode_t mode,
+                         msp_err *err);
