@@ -44,6 +44,7 @@
 #define LL_JSON_FS LL_JSON ".handledAccess.handledAccessFS"
 #define LL_JSON_NET LL_JSON ".handledAccess.handledAccessNetwork"
 #define LL_JSON_SCOPED LL_JSON ".scoped"
+#define LL_JSON_LOGGING LL_JSON ".logging"
 #define LL_JSON_PATHS LL_JSON ".rules.pathBeneath"
 #define LL_JSON_PORTS LL_JSON ".rules.networkPort"
 
@@ -53,9 +54,9 @@ struct rt_landlock {
 };
 
 static const char *const ll_log_names[] = {
-        "log_same_exec_off",
-        "log_new_exec_on",
-        "log_subdomains_off",
+        "logging.sameExecOff",
+        "logging.newExecOn",
+        "logging.subdomainsOff",
 };
 
 static inline long
@@ -232,7 +233,7 @@ rt_landlock_effective_for_abi(const oci_landlock *l, int abi, rt_landlock_effect
                 { l->handled_access_net, ll_net_for_abi(abi), oci_landlock_net_right_name,
                   LL_JSON_NET },
                 { l->scoped, ll_scope_for_abi(abi), oci_landlock_scope_name, LL_JSON_SCOPED },
-                { log_req, ll_log_for_abi(abi), ll_log_name, LL_JSON },
+                { log_req, ll_log_for_abi(abi), ll_log_name, LL_JSON_LOGGING },
         };
         ll_text t = { .buf = dropped, .size = dropped_sz };
         bool first = true;
