@@ -1,0 +1,217 @@
+#!/usr/bin/env bats
+# The OCI lifecycle: create, start, state, kill, delete, run, list, and the state machine.
+
+load helpers
+
+setup() {
+        setup_bundle
+}
+
+teardown() {
+        teardown_containers
+}
+
+@test "run: prints the process output and returns its exit status" {
+        set_args /bin/sh -c 'echo hello from inside; exit 3'
+        run msp run -b "$BUNDLE" "$CID"
+        [ "$status" -eq 3 ]
+        [ "$output" = "hello from inside" ]
+        assert_nothing_left "$CID"
+}
+
+@test "run: the prepared busybox bundle says hello" {
+        run msp run -b "$BUNDLE" "$CID"
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"hello from msp: this is msp-demo"* ]]
+        assert_nothing_left "$CID"
+}
+
+@test "run: a process killed by a signal gives 128+signal" {
+        set_args /bin/sh -c 'kill -KILL $$'
+        run msp run -b "$BUNDLE" "$CID"
+        [ "$status" -eq 137 ]
+        assert_nothing_left "$CID"
+}
+
+@test "create, start, state, kill, delete: the state machine" {
+        set_args /bin/sleep 1000
+        run msp create -b "$BUNDLE" --pid-file "$BATS_TEST_TMPDIR/pid" "$CID"
+        [ "$status" -eq 0 ]
+        [ "$(state_field "$CID" status)" = created ]
+        pid=$(state_field "$CID" pid)
+        [ "$pid" -gt 0 ]
+        [ "$(cat "$BATS_TEST_TMPDIR/pid")" = "$pid" ]
+        [ "$(state_field "$CID" id)" = "$CID" ]
+        [ "$(state_field "$CID" bundle)" = "$BUNDLE" ]
+        # The user program has not run yet: the init is parked, not sleep.
+        [ "$(cat /proc/"$pid"/comm)" != sleep ]
+
+        run msp start "$CID"
+        [ "$status" -eq 0 ]
+        [ "$(state_field "$CID" status)" = running ]
+        [ "$(cat /proc/"$pid"/comm)" = sleep ]
+
+        # start on a running container fails and changes nothing
+        run msp start "$CID"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"not created"* ]]
+        [ "$(state_field "$CID" status)" = running ]
+
+        # delete without --force refuses a running container
+        run msp delete "$CID"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"running"* ]]
+        [ "$(state_field "$CID" status)" = running ]
+
+        run msp kill "$CID" KILL
+        [ "$status" -eq 0 ]
+        # The init was reparented when create exited; an unreaped zombie counts as stopped.
+        wait_pid_exit "$pid"
+        [ "$(state_field "$CID" status)" = stopped ]
+        [ "$(state_field "$CID" pid)" = 0 ]
+
+        run msp kill "$CID" TERM
+        [ "$status" -ne 0 ]
+
+        run msp delete "$CID"
+        [ "$status" -eq 0 ]
+        assert_nothing_left "$CID"
+        run msp state "$CID"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"does not exist"* ]]
+}
+
+@test "kill: signal names and numbers" {
+        set_args /bin/sh -c 'trap "exit 42" USR1; while :; do sleep 0.1; done'
+        msp create -b "$BUNDLE" "$CID"
+        msp start "$CID"
+        pid=$(state_field "$CID" pid)
+        run msp kill "$CID" SIGBOGUS
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"unknown signal"* ]]
+        run msp kill "$CID" 10   # SIGUSR1
+        [ "$status" -eq 0 ]
+        wait_pid_exit "$pid"
+        [ "$(state_field "$CID" status)" = stopped ]
+        msp delete "$CID"
+        assert_nothing_left "$CID"
+}
+
+@test "delete: a created container can be deleted (as runc allows)" {
+        msp create -b "$BUNDLE" "$CID"
+        pid=$(state_field "$CID" pid)
+        run msp delete "$CID"
+        [ "$status" -eq 0 ]
+        [ ! -e /proc/"$pid" ] || [ "$(awk '{print $3}' /proc/"$pid"/stat)" = Z ]
+        assert_nothing_left "$CID"
+}
+
+@test "delete --force: a running container is killed and removed" {
+        set_args /bin/sleep 1000
+        msp run -d -b "$BUNDLE" "$CID"
+        [ "$(state_field "$CID" status)" = running ]
+        run msp delete --force "$CID"
+        [ "$status" -eq 0 ]
+        assert_nothing_left "$CID"
+}
+
+@test "delete --force of a container that does not exist succeeds" {
+        run msp delete --force nosuchcontainer
+        [ "$status" -eq 0 ]
+        run msp delete nosuchcontainer
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"does not exist"* ]]
+}
+
+@test "list: table, quiet and json" {
+        set_args /bin/sleep 1000
+        msp create -b "$BUNDLE" "$CID"
+        run msp list
+        [ "$status" -eq 0 ]
+        [[ "${lines[0]}" == ID*PID*STATUS*BUNDLE* ]]
+        [[ "${lines[1]}" == "$CID"*created* ]]
+        run msp list -q
+        [ "$output" = "$CID" ]
+        run msp list --format json
+        [ "$(echo "$output" | jq -r '.[0].id')" = "$CID" ]
+        [ "$(echo "$output" | jq -r '.[0].status')" = created ]
+        msp delete "$CID"
+}
+
+@test "run --detach then --keep: the container stays until deleted" {
+        set_args /bin/true
+        run msp run --keep -b "$BUNDLE" "$CID"
+        [ "$status" -eq 0 ]
+        [ "$(state_field "$CID" status)" = stopped ]
+        msp delete "$CID"
+        assert_nothing_left "$CID"
+}
+
+@test "run: signals sent to msp are forwarded to the container" {
+        set_args /bin/sh -c 'trap "echo got-term; exit 7" TERM; echo ready; while :; do sleep 0.05; done'
+        fifo="$BATS_TEST_TMPDIR/out"
+        mkfifo "$fifo"
+        msp run -b "$BUNDLE" "$CID" >"$fifo" &
+        runpid=$!
+        exec 3<"$fifo"
+        read -r -t 10 line <&3
+        [ "$line" = ready ]
+        kill -TERM "$runpid"
+        read -r -t 10 line <&3
+        [ "$line" = got-term ]
+        wait "$runpid" || st=$?
+        [ "${st:-0}" -eq 7 ]
+        exec 3<&-
+        assert_nothing_left "$CID"
+}
+
+@test "state and kill of concurrent containers do not block each other" {
+        set_args /bin/sleep 1000
+        msp create -b "$BUNDLE" "$CID-a"
+        update_config ".linux.cgroupsPath = \"/$CGROUP_PREFIX/$CID-b\""
+        msp create -b "$BUNDLE" "$CID-b"
+        [ "$(state_field "$CID-a" status)" = created ]
+        [ "$(state_field "$CID-b" status)" = created ]
+        msp delete "$CID-a"
+        msp delete "$CID-b"
+        assert_nothing_left "$CID-a"
+        assert_nothing_left "$CID-b"
+}
+
+@test "spec writes a config that msp accepts, and refuses to overwrite it" {
+        dir="$BATS_TEST_TMPDIR/specdir"
+        mkdir "$dir"
+        run msp spec --bundle "$dir"
+        [ "$status" -eq 0 ]
+        [ "$(jq -r .ociVersion "$dir/config.json")" != null ]
+        [ "$(jq -r '.process.args[0]' "$dir/config.json")" = sh ]
+        run msp spec --bundle "$dir"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *exists* ]]
+        run msp spec --rootless --bundle "$BATS_TEST_TMPDIR"
+        [ "$status" -eq 0 ]
+        [ "$(jq -r '.linux.namespaces | map(.type) | index("user") != null' "$BATS_TEST_TMPDIR/config.json")" = true ]
+}
+
+@test "features: valid JSON with the OCI version range and msp's Landlock section" {
+        run msp features
+        [ "$status" -eq 0 ]
+        [ "$(echo "$output" | jq -r .ociVersionMin)" = 1.0.0 ]
+        [ "$(echo "$output" | jq -r '.linux.namespaces | index("user") != null')" = true ]
+        [ "$(echo "$output" | jq -r '.linux.capabilities | index("CAP_SYS_ADMIN") != null')" = true ]
+        [ "$(echo "$output" | jq -r '.linux.seccomp.enabled')" = true ]
+        [ "$(echo "$output" | jq -r '.linux.landlock.abi')" -ge 1 ]
+}
+
+@test "--version and help" {
+        run "$MSP" --version
+        [ "$status" -eq 0 ]
+        [[ "${lines[0]}" == "msp version "* ]]
+        run "$MSP" help create
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"--console-socket"* ]]
+        run "$MSP" create --help
+        [ "$status" -eq 0 ]
+        run "$MSP" nosuchcommand
+        [ "$status" -ne 0 ]
+}
