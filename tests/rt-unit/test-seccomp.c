@@ -1,0 +1,688 @@
+/* seccomp against the real kernel. Every filter is loaded in a forked child so the
+ * runner stays unfiltered. Each check exercises the allowed path before the denied one,
+ * so a filter that breaks everything cannot pass. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/personality.h>
+#include <sys/ptrace.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <rt-libseccomp.h>
+#include "seccomp.h"
+#include "tap.h"
+
+#define CHECK(cond, ...)                                                                \
+        do {                                                                            \
+                if (!(cond)) {                                                          \
+                        tap_diag("%s:%d: CHECK(%s) failed", __FILE__, __LINE__, #cond); \
+                        tap_diag(__VA_ARGS__);                                          \
+                        return 1;                                                       \
+                }                                                                       \
+        } while (0)
+
+/* ---- building profiles by hand ---- */
+
+#define NAMES(...) ((oci_strv) { (char *[]) { __VA_ARGS__, NULL },                      \
+                                 sizeof((char *[]) { __VA_ARGS__ }) / sizeof(char *) })
+#define ARGS(...) (oci_seccomp_arg[]) { __VA_ARGS__ },                                  \
+                  sizeof((oci_seccomp_arg[]) { __VA_ARGS__ }) / sizeof(oci_seccomp_arg)
+#define RULES(...) (oci_seccomp_syscall[]) { __VA_ARGS__ },                             \
+                   sizeof((oci_seccomp_syscall[]) { __VA_ARGS__ }) / sizeof(oci_seccomp_syscall)
+
+typedef int (*child_fn)(void *);
+
+static int
+in_child(child_fn fn, void *arg)
+{
+        int status;
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid < 0)
+                return -1;
+        if (pid == 0)
+                _exit(fn(arg));
+        if (waitpid(pid, &status, 0) < 0)
+                return -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Build and load s with no_new_privs (as the container does). */
+static int
+load(const oci_seccomp *s, int *ret_listener)
+{
+        rt_seccomp *f = NULL;
+        msp_err err = { 0 };
+
+        CHECK(rt_seccomp_prepare(s, false, &f, &err) == 0, "prepare: %s", err.msg);
+        CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "prctl: %s", strerror(errno));
+        int r = rt_seccomp_load(f, ret_listener, &err);
+        rt_seccomp_free(f);
+        CHECK(r == 0, "load: %s", err.msg);
+        return 0;
+}
+
+/* A raw syscall's -errno, or its (non-negative) result. */
+static long
+sys(long nr, long a0, long a1)
+{
+        long r = syscall(nr, a0, a1, 0, 0, 0, 0);
+        return r < 0 ? -errno : r;
+}
+
+/* ---- errno actions ---- */
+
+static int
+child_errno(void *arg)
+{
+        (void) arg;
+        oci_seccomp s = {
+                .default_action = OCI_SECCOMP_ALLOW,
+                .syscalls = RULES(
+                        { .names = NAMES("uname"), .action = OCI_SECCOMP_ERRNO,
+                          .has_errno_ret = true, .errno_ret = ENOSYS },
+                        { .names = NAMES("getpriority"), .action = OCI_SECCOMP_ERRNO }),
+        };
+        struct utsname u;
+
+        if (load(&s, NULL))
+                return 1;
+        CHECK(sys(SYS_getppid, 0, 0) > 0, "getppid is allowed");
+        CHECK(sys(SYS_uname, (long) &u, 0) == -ENOSYS, "uname: errnoRet ENOSYS");
+        CHECK(sys(SYS_getpriority, PRIO_PROCESS, 0) == -EPERM, "getpriority: default EPERM");
+        return 0;
+}
+
+TEST(errno_ret_and_default_eperm)
+{
+        ASSERT_EQ_INT(in_child(child_errno, NULL), 0);
+}
+
+/* An allow-list: defaultAction ERRNO without defaultErrnoRet gives EPERM. */
+static int
+child_default_errno(void *arg)
+{
+        (void) arg;
+        oci_seccomp s = {
+                .default_action = OCI_SECCOMP_ERRNO,
+                .syscalls = RULES({ .names = NAMES("getpid", "write", "exit_group", "exit",
+                                                   "rt_sigreturn", "brk", "mmap", "munmap"),
+                                    .action = OCI_SECCOMP_ALLOW }),
+        };
+
+        if (load(&s, NULL))
+                return 1;
+        CHECK(sys(SYS_getpid, 0, 0) == getpid(), "getpid is allowed");
+        CHECK(sys(SYS_getppid, 0, 0) == -EPERM, "getppid is not listed");
+        return 0;
+}
+
+TEST(default_errno_is_eperm)
+{
+        ASSERT_EQ_INT(in_child(child_default_errno, NULL), 0);
+}
+
+/* ---- argument conditions ---- */
+
+static int
+child_personality(void *arg)
+{
+        (void) arg;
+        /* podman's shape: only the query value (0xffffffff) is allowed */
+        oci_seccomp s = {
+                .default_action = OCI_SECCOMP_ALLOW,
+                .syscalls = RULES({ .names = NAMES("personality"), .action = OCI_SECCOMP_ERRNO,
+                                    .args = ARGS({ .index = 0, .value = 0xffffffff,
+                                                   .op = OCI_SECCOMP_OP_NE }) }),
+        };
+
+        if (load(&s, NULL))
+                return 1;
+        CHECK(sys(SYS_personality, 0xffffffff, 0) >= 0, "personality query allowed");
+        CHECK(sys(SYS_personality, PER_LINUX32, 0) == -EPERM, "personality(LINUX32) denied");
+        return 0;
+}
+
+TEST(arg_personality_ne)
+{
+        ASSERT_EQ_INT(in_child(child_personality, NULL), 0);
+}
+
+/* One operator on getpriority's second argument: matched calls fail with E2BIG. */
+typedef struct op_case {
+        oci_seccomp_op op;
+        uint64_t value, value_two;
+        const char *match;              /* expected for who = 0, 99, 100, 101, 117 */
+} op_case;
+
+static const long op_inputs[] = { 0, 99, 100, 101, 117 };
+
+static int
+child_op(void *arg)
+{
+        const op_case *c = arg;
+        oci_seccomp s = {
+                .default_action = OCI_SECCOMP_ALLOW,
+                .syscalls = RULES({ .names = NAMES("getpriority"), .action = OCI_SECCOMP_ERRNO,
+                                    .has_errno_ret = true, .errno_ret = E2BIG,
+                                    .args = ARGS({ .index = 1, .value = c->value,
+                                                   .value_two = c->value_two, .op = c->op }) }),
+        };
+
+        if (load(&s, NULL))
+                return 1;
+        for (size_t i = 0; i < ARRAY_SIZE(op_inputs); i++) {
+                bool matched = sys(SYS_getpriority, PRIO_PROCESS, op_inputs[i]) == -E2BIG;
+                CHECK(matched == (c->match[i] == 'y'), "%s who=%ld: matched %d",
+                      oci_seccomp_op_name(c->op), op_inputs[i], matched);
+        }
+        return 0;
+}
+
+TEST(arg_every_operator)
+{
+        static const op_case cases[] = {
+                { OCI_SECCOMP_OP_NE, 100, 0, "yynyy" },
+                { OCI_SECCOMP_OP_LT, 100, 0, "yynnn" },
+                { OCI_SECCOMP_OP_LE, 100, 0, "yyynn" },
+                { OCI_SECCOMP_OP_EQ, 100, 0, "nnynn" },
+                { OCI_SECCOMP_OP_GE, 100, 0, "nnyyy" },
+                { OCI_SECCOMP_OP_GT, 100, 0, "nnnyy" },
+                { OCI_SECCOMP_OP_MASKED_EQ, 0xf0, 0x60, "nyyyn" },
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+                ASSERT_EQ_INT(in_child(child_op, (void *) &cases[i]), 0);
+}
+
+static int
+child_and_or(void *arg)
+{
+        (void) arg;
+        oci_seccomp s = {
+                .default_action = OCI_SECCOMP_ALLOW,
+                .syscalls = RULES(
+                        /* distinct indexes: AND (podman's NETLINK_AUDIT rule) */
+                        { .names = NAMES("socket"), .action = OCI_SECCOMP_ERRNO,
+                          .has_errno_ret = true, .errno_ret = E2BIG,
+                          .args = ARGS({ .index = 0, .value = AF_NETLINK, .op = OCI_SECCOMP_OP_EQ },
+                                       { .index = 2, .value = 9, .op = OCI_SECCOMP_OP_EQ }) },
+                        /* a repeated index: OR, as runc does */
+                        { .names = NAMES("getpriority"), .action = OCI_SECCOMP_ERRNO,
+                          .has_errno_ret = true, .errno_ret = E2BIG,
+                          .args = ARGS({ .index = 1, .value = 5, .op = OCI_SECCOMP_OP_EQ },
+                                       { .index = 1, .value = 7, .op = OCI_SECCOMP_OP_EQ }) }),
+        };
+
+        if (load(&s, NULL))
+                return 1;
+        int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0 /* NETLINK_ROUTE */);
+        CHECK(fd >= 0, "netlink route socket: %s", strerror(errno));
+        close(fd);
+        fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 9 /* NETLINK_AUDIT */);
+        CHECK(fd < 0 && errno == E2BIG, "netlink audit socket: %d %s", fd, strerror(errno));
+        CHECK(sys(SYS_getpriority, PRIO_PROCESS, 6) != -E2BIG, "who=6 not matched");
+        CHECK(sys(SYS_getpriority, PRIO_PROCESS, 5) == -E2BIG, "who=5 matched");
+        CHECK(sys(SYS_getpriority, PRIO_PROCESS, 7) == -E2BIG, "who=7 matched");
+        return 0;
+}
+
+TEST(args_and_within_rule_or_on_repeated_index)
+{
+        ASSERT_EQ_INT(in_child(child_and_or, NULL), 0);
+}
+
+static int
+child_clone_masked(void *arg)
+{
+        (void) arg;
+        /* the default profile's rule: clone allowed only without namespace flags */
+        oci_seccomp s = {
+                .default_action = OCI_SECCOMP_ALLOW,
+                .syscalls = RULES({ .names = NAMES("clone"), .action = OCI_SECCOMP_ERRNO,
+                                    .args = ARGS({ .index = 0, .value = CLONE_NEWUSER,
+                                                   .value_two = CLONE_NEWUSER,
+                                                   .op = OCI_SECCOMP_OP_MASKED_EQ }) }),
+        };
+
+        if (load(&s, NULL))
+                return 1;
+        pid_t pid = fork();             /* glibc: clone(CLONE_CHILD_SETTID|...|SIGCHLD) */
+        if (pid == 0)
+                _exit(0);
+        CHECK(pid > 0, "fork: %s", strerror(errno));
+        (void) waitpid(pid, NULL, 0);
+        long r = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
+        if (r == 0)
+                _exit(0);               /* the filter failed; the test fails below */
+        CHECK(r < 0 && errno == EPERM, "clone(CLONE_NEWUSER): %ld %s", r, strerror(errno));
+        return 0;
+}
+
+TEST(arg_masked_eq_clone_flags)
+{
+        ASSERT_EQ_INT(in_child(child_clone_masked, NULL), 0);
+}
+
+/* ---- other actions ---- */
+
+static int
+child_kill(void *arg)
+{
+        oci_seccomp s = {
+                .default_action = OCI_SECCOMP_ALLOW,
+                .syscalls = RULES({ .names = NAMES("getppid"),
+                                    .action = *(oci_seccomp_action *) arg }),
+        };
+
+        if (load(&s, NULL))
+                return 1;
+        CHECK(sys(SYS_getpid, 0, 0) > 0, "getpid allowed");
+        (void) sys(SYS_getppid, 0, 0);
+        return 3;                       /* not reached when killed */
+}
+
+TEST(kill_process_and_kill_thread_sigsys)
+{
+        oci_seccomp_action a = OCI_SECCOMP_KILL_PROCESS;
+        ASSERT_EQ_INT(in_child(child_kill, &a), 128 + SIGSYS);
+        a = OCI_SECCOMP_KILL;           /* KILL_THREAD on the only thread */
+        ASSERT_EQ_INT(in_child(child_kill, &a), 128 + SIGSYS);
+}
+
+static volatile sig_atomic_t trapped_nr = -1;
+
+static void
+on_sigsys(int sig, siginfo_t *si, void *uc)
+{
+        (void) sig;
+        (void) uc;
+        trapped_nr = si->si_syscall;
+}
+
+static int
+child_trap_trace_log(void *arg)
+{
+        (void) arg;
+        oci_seccomp s = {
+                .default_action = OCI_SECCOMP_ALLOW,
+                .syscalls = RULES(
+                        { .names = NAMES("getppid"), .action = OCI_SECCOMP_TRAP },
+                        { .names = NAMES("getpriority"), .action = OCI_SECCOMP_TRACE },
+                        { .names = NAMES("getpgid"), .action = OCI_SECCOMP_LOG }),
+        };
+        struct sigaction sa = { .sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO };
+
+        CHECK(sigaction(SIGSYS, &sa, NULL) == 0, "sigaction");
+        if (load(&s, NULL))
+                return 1;
+        CHECK(sys(SYS_getpgid, 0, 0) == getpgrp(), "LOG allows the call");
+        (void) sys(SYS_getppid, 0, 0);
+        CHECK(trapped_nr == SYS_getppid, "TRAP raised SIGSYS for getppid (%d)", trapped_nr);
+        /* TRACE with no tracer attached: the kernel fails the call with ENOSYS */
+        CHECK(sys(SYS_getpriority, PRIO_PROCESS, 0) == -ENOSYS, "TRACE without a tracer");
+        return 0;
+}
+
+TEST(trap_trace_log)
+{
+        ASSERT_EQ_INT(in_child(child_trap_trace_log, NULL), 0);
+}
+
+static int
+child_unknown(void *arg)
+{
+        (void) arg;
+        oci_seccomp s = {
+                .default_action = OCI_SECCOMP_ALLOW,
+                .syscalls = RULES({ .names = NAMES("msp_no_such_syscall", "uname"),
+                                    .action = OCI_SECCOMP_ERRNO, .has_errno_ret = true,
+                                    .errno_ret = ENOSYS }),
+        };
+        struct utsname u;
+
+        if (load(&s, NULL))
+                return 1;
+        CHECK(sys(SYS_uname, (long) &u, 0) == -ENOSYS, "uname still filtered");
+        return 0;
+}
+
+TEST(unknown_syscall_names_skipped)
+{
+        ASSERT_EQ_INT(in_child(child_unknown, NULL), 0);
+}
+
+TEST(profile_errors)
+{
+        oci_seccomp s = { .default_action = OCI_SECCOMP_NOTIFY, .listener_path = "/x" };
+        rt_seccomp *f = NULL;
+        msp_err err = { 0 };
+
+        ASSERT_EQ_INT(rt_seccomp_prepare(&s, false, &f, &err), -EINVAL);
+        ASSERT_STREQ(err.msg, "seccomp: SCMP_ACT_NOTIFY cannot be the defaultAction");
+
+        oci_seccomp n = { .default_action = OCI_SECCOMP_ALLOW,
+                          .syscalls = RULES({ .names = NAMES("uname"),
+                                              .action = OCI_SECCOMP_NOTIFY }) };
+        ASSERT_EQ_INT(rt_seccomp_prepare(&n, false, &f, &err), -EINVAL);
+        ASSERT_TRUE(strstr(err.msg, "listenerPath") != NULL);
+
+        oci_seccomp w = { .default_action = OCI_SECCOMP_ALLOW, .listener_path = "/x",
+                          .syscalls = RULES({ .names = NAMES("uname", "write"),
+                                              .action = OCI_SECCOMP_NOTIFY }) };
+        ASSERT_EQ_INT(rt_seccomp_prepare(&w, false, &f, &err), -EINVAL);
+        ASSERT_TRUE(strstr(err.msg, "'write'") != NULL);
+
+        oci_seccomp a = { .default_action = OCI_SECCOMP_ALLOW,
+                          .syscalls = RULES({ .names = NAMES("uname"), .action = OCI_SECCOMP_ERRNO,
+                                              .args = ARGS({ .index = 6 }) }) };
+        ASSERT_EQ_INT(rt_seccomp_prepare(&a, false, &f, &err), -EINVAL);
+        ASSERT_TRUE(strstr(err.msg, "syscalls[0]") && strstr(err.msg, "argument index 6"));
+
+        oci_seccomp e = { .default_action = OCI_SECCOMP_ERRNO, .has_default_errno_ret = true,
+                          .default_errno_ret = 70000 };
+        ASSERT_EQ_INT(rt_seccomp_prepare(&e, false, &f, &err), -EINVAL);
+        ASSERT_TRUE(strstr(err.msg, "defaultAction") && strstr(err.msg, "70000"));
+
+        oci_seccomp ar = { .default_action = OCI_SECCOMP_ALLOW,
+                           .architectures = NAMES("X86_64") };
+        ASSERT_EQ_INT(rt_seccomp_prepare(&ar, false, &f, &err), -EINVAL);
+        ASSERT_STREQ(err.msg, "seccomp: unknown architecture 'X86_64'");
+        ASSERT_NULL(f);
+}
+
+TEST(features_lists)
+{
+        const char *flags[RT_SECCOMP_FLAGS_MAX];
+
+        ASSERT_EQ_INT(rt_seccomp_supported_flags(flags, ARRAY_SIZE(flags)), 4);
+        ASSERT_STREQ(flags[3], "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV");
+        ASSERT_NULL(flags[4]);
+        ASSERT_STREQ(rt_seccomp_known_flags()[0], "SECCOMP_FILTER_FLAG_TSYNC");
+        ASSERT_STREQ(rt_seccomp_supported_actions()[0], "SCMP_ACT_ALLOW");
+        ASSERT_STREQ(rt_seccomp_supported_operators()[5], "SCMP_CMP_MASKED_EQ");
+        /* every arch we advertise resolves in libseccomp */
+        for (const char *const *a = rt_seccomp_supported_archs(); *a; a++) {
+                char lower[32];
+                size_t i = 0;
+                for (const char *p = *a + strlen("SCMP_ARCH_"); *p && i < 31; p++)
+                        lower[i++] = (char) (*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+                lower[i] = '\0';
+                if (seccomp_arch_resolve_name(lower) == 0)
+                        TAP_FAIL_("%s does not resolve", *a);
+        }
+}
+
+/* ---- NOTIFY: the listener hand-over and answering a notified syscall ---- */
+
+static char sock_path[108];
+
+static int
+child_notify(void *arg)
+{
+        (void) arg;
+        oci_seccomp s = {
+                .default_action = OCI_SECCOMP_ALLOW,
+                .flags = OCI_SECCOMP_FLAG_TSYNC | OCI_SECCOMP_FLAG_WAIT_KILLABLE_RECV,
+                .listener_path = sock_path,
+                .listener_metadata = "meta \"quoted\"\n",
+                .syscalls = RULES({ .names = NAMES("getppid"), .action = OCI_SECCOMP_NOTIFY }),
+        };
+        msp_err err = { 0 };
+        char state[256];
+        int listener = -1;
+
+        if (load(&s, &listener))
+                return 1;
+        CHECK(listener >= 0, "no listener fd");
+        CHECK(fcntl(listener, F_GETFD) == FD_CLOEXEC, "listener is not O_CLOEXEC");
+        /* an annotation named "pid" must not be taken for the state's pid */
+        snprintf(state, sizeof state, "{\"ociVersion\":\"1.2.1\",\"id\":\"t\",\"status\":"
+                 "\"creating\",\"annotations\":{\"pid\":\"1\"},\"pid\":%d,\"bundle\":\"/b\"}",
+                 (int) getpid());
+        CHECK(rt_seccomp_send_listener(&s, listener, state, &err) == 0, "send: %s", err.msg);
+        close(listener);
+        /* blocks until the test's agent answers */
+        CHECK(sys(SYS_getppid, 0, 0) == 4242, "notified getppid answered by the agent");
+        return 0;
+}
+
+/* The agent side: receive the fd and the ContainerProcessState. */
+static int
+agent_receive(int lsock, char *text, size_t size, int *ret_fd)
+{
+        union {
+                char buf[CMSG_SPACE(sizeof(int))];
+                struct cmsghdr align;
+        } u;
+        struct iovec iov = { .iov_base = text, .iov_len = size - 1 };
+        struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                              .msg_controllen = sizeof u.buf };
+        int conn = accept4(lsock, NULL, NULL, SOCK_CLOEXEC);
+        if (conn < 0)
+                return -1;
+        ssize_t n = recvmsg(conn, &msg, MSG_CMSG_CLOEXEC);
+        close(conn);
+        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        if (n <= 0 || !c || c->cmsg_type != SCM_RIGHTS)
+                return -1;
+        text[n] = '\0';
+        memcpy(ret_fd, CMSG_DATA(c), sizeof(int));
+        return 0;
+}
+
+static int
+agent_answer(int notify_fd, pid_t expect_pid)
+{
+        struct seccomp_notif req = { 0 };
+        struct seccomp_notif_resp resp = { 0 };
+
+        CHECK(ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_RECV, &req) == 0, "NOTIF_RECV: %s",
+              strerror(errno));
+        CHECK(req.data.nr == SYS_getppid && (pid_t) req.pid == expect_pid,
+              "notification nr %d pid %u", req.data.nr, req.pid);
+        resp.id = req.id;
+        resp.val = 4242;
+        CHECK(ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp) == 0, "NOTIF_SEND: %s",
+              strerror(errno));
+        return 0;
+}
+
+TEST(notify_listener_handover)
+{
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        char text[4096], expect[512];
+        int notify_fd = -1, status;
+
+        snprintf(sock_path, sizeof sock_path, "/tmp/msp-test-seccomp-%d.sock", (int) getpid());
+        strcpy(sa.sun_path, sock_path);
+        int lsock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        ASSERT_TRUE(lsock >= 0);
+        (void) unlink(sock_path);
+        ASSERT_TRUE(bind(lsock, (struct sockaddr *) &sa, sizeof sa) == 0);
+        ASSERT_TRUE(listen(lsock, 1) == 0);
+        fflush(stdout);
+        pid_t child = fork();
+        if (child == 0)
+                _exit(child_notify(NULL));
+        int r = agent_receive(lsock, text, sizeof text, &notify_fd);
+        close(lsock);
+        (void) unlink(sock_path);
+        if (r < 0)
+                kill(child, SIGKILL);
+        ASSERT_TRUE(r == 0);
+        snprintf(expect, sizeof expect, "{\"ociVersion\":\"1.2.1\",\"fds\":[\"seccompFd\"],"
+                 "\"pid\":%d,\"metadata\":\"meta \\\"quoted\\\"\\u000a\",\"state\":{", child);
+        bool ok = strncmp(text, expect, strlen(expect)) == 0 &&
+                  text[strlen(text) - 2] == '}' && text[strlen(text) - 1] == '}';
+        r = agent_answer(notify_fd, child);
+        close(notify_fd);
+        waitpid(child, &status, 0);
+        if (!ok)
+                TAP_FAIL_("state JSON:\n  got:      %s\n  expected: %s...}}", text, expect);
+        ASSERT_EQ_INT(r, 0);
+        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* ---- whole profiles: podman's and contrib/profiles/seccomp-default.json ---- */
+
+static char src_root[512];
+
+static bool
+find_src_root(void)
+{
+        static const char suffix[] = "/tests/rt-unit/test-seccomp.c";
+        const char *env = getenv("MSP_SOURCE_ROOT");
+        size_t len = strlen(__FILE__);
+        char probe[600];
+
+        /* __FILE__ is relative to the build directory, where meson runs tests */
+        if (env)
+                snprintf(src_root, sizeof src_root, "%s", env);
+        else if (len >= sizeof suffix && strcmp(__FILE__ + len - (sizeof suffix - 1), suffix) == 0)
+                snprintf(src_root, sizeof src_root, "%.*s", (int) (len - (sizeof suffix - 1)),
+                         __FILE__);
+        else
+                snprintf(src_root, sizeof src_root, ".");
+        snprintf(probe, sizeof probe, "%s%s", src_root, suffix);
+        return access(probe, R_OK) == 0;
+}
+
+static char *
+read_text(const char *path)
+{
+        FILE *f = fopen(path, "re");
+        char *buf = NULL;
+        size_t n = 0;
+        if (!f)
+                return NULL;
+        FILE *m = open_memstream(&buf, &n);
+        for (int c; m && (c = fgetc(f)) != EOF;)
+                fputc(c, m);
+        fclose(f);
+        if (m)
+                fclose(m);
+        return buf;
+}
+
+/* A config whose linux.seccomp is the file's object (contrib profiles are bare). */
+static oci_spec *
+spec_with_seccomp(const char *path, bool bare)
+{
+        oci_spec *spec = NULL;
+        msp_err err = { 0 };
+        char *text = read_text(path);
+        if (!text)
+                return NULL;
+        char *doc = text;
+        if (bare && asprintf(&doc, "{\"ociVersion\":\"1.2.1\",\"linux\":{\"seccomp\":%s}}",
+                             text) < 0)
+                doc = NULL;
+        if (doc && oci_spec_parse_data(path, doc, strlen(doc), &spec, &err) < 0)
+                tap_diag("%s", err.msg);
+        if (doc != text)
+                free(doc);
+        free(text);
+        return spec;
+}
+
+static int
+child_podman(void *arg)
+{
+        if (load(arg, NULL))
+                return 1;
+        CHECK(sys(SYS_getppid, 0, 0) > 0, "getppid allowed");
+        CHECK(sys(SYS_bpf, 0, 0) == -EPERM, "bpf: errnoRet 1");
+        CHECK(sys(SYS_kexec_load, 0, 0) == -EPERM, "kexec_load: errnoRet 1");
+        CHECK(sys(SYS_sethostname, (long) "x", 1) == -ENOSYS, "unlisted: defaultErrnoRet 38");
+        return 0;
+}
+
+TEST(podman_profile_loads)
+{
+        char path[600];
+        snprintf(path, sizeof path, "%s/tests/fixtures/podman-limits.json", src_root);
+        _cleanup_spec_ oci_spec *spec = spec_with_seccomp(path, false);
+        ASSERT_NOT_NULL(spec);
+        ASSERT_NOT_NULL(spec->linux_ && spec->linux_->seccomp ? spec : NULL);
+        ASSERT_EQ_INT(in_child(child_podman, spec->linux_->seccomp), 0);
+}
+
+static int
+child_default_profile(void *arg)
+{
+        if (load(arg, NULL))
+                return 1;
+        /* allowed paths first */
+        pid_t pid = fork();
+        if (pid == 0)
+                _exit(0);
+        CHECK(pid > 0, "fork: %s", strerror(errno));
+        (void) waitpid(pid, NULL, 0);
+        CHECK(sys(SYS_personality, 0xffffffff, 0) >= 0, "personality query");
+        CHECK(sys(SYS_unshare, CLONE_FILES, 0) == 0, "unshare(CLONE_FILES)");
+        /* denied: new namespaces, clone3 (ENOSYS: glibc falls back to clone), io_uring,
+         * keyrings, bpf, ptrace, mount, module loading, personality changes */
+        long r = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
+        if (r == 0)
+                _exit(0);
+        CHECK(r < 0, "clone(CLONE_NEWUSER) must fail");
+        CHECK(sys(SYS_unshare, CLONE_NEWUSER, 0) < 0, "unshare(CLONE_NEWUSER)");
+        CHECK(sys(SYS_unshare, CLONE_NEWNET, 0) < 0, "unshare(CLONE_NEWNET)");
+        CHECK(sys(SYS_clone3, 0, 0) == -ENOSYS, "clone3 is ENOSYS");
+        CHECK(sys(SYS_io_uring_setup, 1, 0) < 0, "io_uring_setup");
+        CHECK(sys(SYS_keyctl, 0, 0) < 0 && sys(SYS_add_key, 0, 0) < 0, "keyrings");
+        CHECK(sys(SYS_bpf, 0, 0) == -EPERM, "bpf");
+        CHECK(sys(SYS_ptrace, PTRACE_TRACEME, 0) < 0, "ptrace");
+        CHECK(sys(SYS_setns, 0, 0) < 0 && sys(SYS_umount2, (long) "/", 0) < 0, "setns/umount");
+        CHECK(sys(SYS_personality, PER_LINUX32, 0) < 0, "personality(LINUX32)");
+        CHECK(sys(SYS_userfaultfd, 0, 0) < 0 && sys(SYS_perf_event_open, 0, 0) < 0, "uffd/perf");
+        return 0;
+}
+
+TEST(default_profile_denies)
+{
+        char path[600];
+        snprintf(path, sizeof path, "%s/contrib/profiles/seccomp-default.json", src_root);
+        _cleanup_spec_ oci_spec *spec = spec_with_seccomp(path, true);
+        ASSERT_NOT_NULL(spec);
+        ASSERT_NOT_NULL(spec->linux_ && spec->linux_->seccomp ? spec : NULL);
+        ASSERT_EQ_INT(in_child(child_default_profile, spec->linux_->seccomp), 0);
+}
+
+int
+main(void)
+{
+        RUN(errno_ret_and_default_eperm);
+        RUN(default_errno_is_eperm);
+        RUN(arg_personality_ne);
+        RUN(arg_every_operator);
+        RUN(args_and_within_rule_or_on_repeated_index);
+        RUN(arg_masked_eq_clone_flags);
+        RUN(kill_process_and_kill_thread_sigsys);
+        RUN(trap_trace_log);
+        RUN(unknown_syscall_names_skipped);
+        RUN(profile_errors);
+        RUN(features_lists);
+        RUN(notify_listener_handover);
+        if (find_src_root()) {
+                RUN(podman_profile_loads);
+                RUN(default_profile_denies);
+        } else {
+                tap_skip("podman_profile_loads", "source tree not found (MSP_SOURCE_ROOT)");
+                tap_skip("default_profile_denies", "source tree not found (MSP_SOURCE_ROOT)");
+        }
+        return tap_done();
+}
