@@ -141,7 +141,8 @@ sets_apply(const oci_capabilities *want, int last, msp_err *err)
                 return r;
         if (cap_set_proc(caps) < 0)
                 return msp_err_sys(err, errno, "capset effective=0x%" PRIx64 " permitted=0x%" PRIx64
-                                   " inheritable=0x%" PRIx64 " (effective must be a subset of permitted)",
+                                   " inheritable=0x%" PRIx64 " (effective must be within permitted, inheritable "
+                                   "within bounding)",
                                    want->effective, want->permitted, want->inheritable);
         return 0;
 }

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "macros.h"
 #include "process.h"
 
 #define RT_DEFAULT_UMASK 0022
@@ -35,6 +36,31 @@ user_verify(const oci_user *u, msp_err *err)
         if (rgid != u->gid || egid != u->gid || sgid != u->gid)
                 return msp_err_set(err, EPERM, "user switch: gids are %u/%u/%u, expected %" PRIu32,
                                    (unsigned) rgid, (unsigned) egid, (unsigned) sgid, u->gid);
+        return 0;
+}
+
+static int
+groups_verify(const oci_user *u, msp_err *err)
+{
+        gid_t got[64];
+        int n = getgroups(ARRAY_SIZE(got), got);
+
+        /* more groups than we can check: trust setgroups(), which did not fail */
+        if (n < 0 && errno == EINVAL)
+                return 0;
+        if (n < 0)
+                return msp_err_sys(err, errno, "getgroups");
+        /* the kernel sorts the list, so compare as sets */
+        bool same = (size_t) n == u->n_additional_gids;
+        for (int i = 0; same && i < n; i++) {
+                same = false;
+                for (size_t j = 0; !same && j < u->n_additional_gids; j++)
+                        same = got[i] == u->additional_gids[j];
+        }
+        if (!same)
+                return msp_err_set(err, EPERM, "user switch: supplementary groups differ from "
+                                   "process.user.additionalGids (%d set, %zu requested)", n,
+                                   u->n_additional_gids);
         return 0;
 }
 
@@ -88,6 +114,8 @@ rt_user_switch(const oci_user *u, bool setgroups_allowed, msp_err *err)
         if (r < 0)
                 return r;
         r = user_verify(u, err);
+        if (r >= 0 && setgroups_allowed)
+                r = groups_verify(u, err);
         if (r < 0)
                 return r;
         umask(u->has_umask ? (mode_t) (u->umask & 0777) : RT_DEFAULT_UMASK);

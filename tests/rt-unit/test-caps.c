@@ -178,7 +178,10 @@ test_effective_not_in_permitted(void)
         oci_capabilities c = { .bounding = B(CAP_CHOWN), .effective = B(CAP_CHOWN) };
         msp_err e;
 
-        CHECK_ERR(rt_caps_apply(&c, true, &e), e, EPERM, "effective must be a subset");
+        CHECK_ERR(rt_caps_apply(&c, true, &e), e, EPERM, "effective must be within permitted");
+        /* inheritable outside bounding */
+        c = (oci_capabilities) { .bounding = B(CAP_CHOWN), .inheritable = B(CAP_KILL) };
+        CHECK_ERR(rt_caps_apply(&c, true, &e), e, EPERM, "inheritable within bounding");
 }
 
 static void
@@ -209,7 +212,7 @@ main(void)
                 { "inheritable is not copied from bounding", test_inheritable_not_from_bounding },
                 { "capabilities unknown to the kernel are skipped", test_unknown_caps_skipped },
                 { "ambient without inheritable is an error", test_ambient_needs_inheritable },
-                { "effective outside permitted is an error", test_effective_not_in_permitted },
+                { "effective outside permitted, inheritable outside bounding: errors", test_effective_not_in_permitted },
                 { "cap_last_cap probe and supported names", test_last_cap_and_names },
         };
         if (geteuid() != 0) {

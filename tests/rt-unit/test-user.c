@@ -83,7 +83,7 @@ expect_status(const char *key, const char *want)
 static void
 test_switch_with_groups(void)
 {
-        uint32_t gids[] = { 1000, 2000, 3000 };
+        uint32_t gids[] = { 3000, 1000, 2000 };        /* unsorted on purpose */
         oci_user u = { .uid = 1000, .gid = 1000, .has_umask = true, .umask = 027,
                        .additional_gids = gids, .n_additional_gids = 3 };
         msp_err e;
