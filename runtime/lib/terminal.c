@@ -165,22 +165,20 @@ rt_console_send_master(int sockfd, int master, msp_err *err)
 int
 rt_pty_make_stdio_child(int slave, msp_err *err)
 {
-        /* Consumes slave (closed unless it is one of 0-2). A new session first: only a
-         * session leader without a controlling terminal can acquire one. */
-        _cleanup_close_ int owned = slave > 2 ? slave : -1;
-
+        /* slave stays the caller's (it is close-on-exec; fds 0-2 are the terminal from
+         * now on). It must not be one of 0-2 itself, or closing it would close stdio. */
+        if (slave <= STDERR_FILENO)
+                return msp_err_set(err, EINVAL, "pty slave is fd %d, expected above 2", slave);
+        /* A new session first: only a session leader without a controlling terminal can
+         * acquire one. */
         if (setsid() < 0)
                 return msp_err_sys(err, errno, "setsid");
         if (ioctl(slave, TIOCSCTTY, 0) < 0)
                 return msp_err_sys(err, errno, "make the pty the controlling terminal (TIOCSCTTY)");
         for (int fd = 0; fd <= 2; fd++) {
-                if (fd == slave)
-                        continue;
                 /* dup3 without O_CLOEXEC: these are the process' stdio across execve. */
                 if (dup3(slave, fd, 0) < 0)
                         return msp_err_sys(err, errno, "dup3 pty onto fd %d", fd);
         }
-        if (slave <= 2 && fcntl(slave, F_SETFD, 0) < 0)
-                return msp_err_sys(err, errno, "clear FD_CLOEXEC on fd %d", slave);
         return 0;
 }

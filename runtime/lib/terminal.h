@@ -16,5 +16,6 @@ int rt_pty_open_child(int rootfd, unsigned rows, unsigned cols, int *ret_master,
                       msp_err *err);
 /* Send the master over the connected console socket (one data byte + SCM_RIGHTS). */
 int rt_console_send_master(int sockfd, int master, msp_err *err);
-/* Make the slave the controlling terminal and fds 0,1,2 (setsid, TIOCSCTTY, dup3). */
+/* Make the slave the controlling terminal and fds 0,1,2 (setsid, TIOCSCTTY, dup3).
+ * slave (> 2) stays owned by the caller, who closes it afterwards. */
 int rt_pty_make_stdio_child(int slave, msp_err *err);

@@ -246,9 +246,9 @@ test_make_stdio(void)
                 close(master);
                 if (rt_pty_make_stdio_child(slave, &e) < 0)
                         _exit(2);
+                close(slave);
                 bool ok = isatty(0) && isatty(1) && isatty(2) && getsid(0) == getpid() &&
-                          tcgetpgrp(0) == getpgrp() && fcntl(slave, F_GETFD) < 0 &&
-                          !(fcntl(1, F_GETFD) & FD_CLOEXEC);
+                          tcgetpgrp(0) == getpgrp() && !(fcntl(1, F_GETFD) & FD_CLOEXEC);
                 dprintf(1, "%s\n", ok ? "tty-ok" : "tty-bad");
                 _exit(ok ? 0 : 3);
         }
@@ -258,6 +258,7 @@ test_make_stdio(void)
         CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
         CHECK(read(master, buf, sizeof buf - 1) > 0);
         CHECK(strstr(buf, "tty-ok"));
+        CHECK_ERR(rt_pty_make_stdio_child(2, &e), e, EINVAL, "expected above 2");
         close(master);
         drop_rootfs(rootfd);
 }
