@@ -460,6 +460,108 @@ TEST(scope_signal)
         ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 }
 
+/* ---- contrib/profiles/landlock-default.json on the host ---- */
+
+static char src_root[512];
+
+static bool
+find_src_root(void)
+{
+        static const char suffix[] = "/tests/rt-unit/test-landlock.c";
+        const char *env = getenv("MSP_SOURCE_ROOT");
+        size_t len = strlen(__FILE__);
+        char probe[600];
+
+        /* __FILE__ is relative to the build directory, where meson runs tests */
+        if (env)
+                snprintf(src_root, sizeof src_root, "%s", env);
+        else if (len >= sizeof suffix && strcmp(__FILE__ + len - (sizeof suffix - 1), suffix) == 0)
+                snprintf(src_root, sizeof src_root, "%.*s", (int) (len - (sizeof suffix - 1)),
+                         __FILE__);
+        else
+                snprintf(src_root, sizeof src_root, ".");
+        snprintf(probe, sizeof probe, "%s%s", src_root, suffix);
+        return access(probe, R_OK) == 0;
+}
+
+static oci_spec *
+default_profile_spec(void)
+{
+        char path[600], *text = NULL, *doc = NULL;
+        size_t n = 0;
+        oci_spec *spec = NULL;
+        msp_err err = { 0 };
+
+        snprintf(path, sizeof path, "%s/contrib/profiles/landlock-default.json", src_root);
+        FILE *f = fopen(path, "re");
+        if (!f)
+                return NULL;
+        FILE *m = open_memstream(&text, &n);
+        for (int c; m && (c = fgetc(f)) != EOF;)
+                fputc(c, m);
+        fclose(f);
+        if (m)
+                fclose(m);
+        if (text && asprintf(&doc, "{\"ociVersion\":\"1.2.1\",\"root\":{\"path\":\"rootfs\"},"
+                             "\"process\":{\"args\":[\"/bin/true\"],\"cwd\":\"/\",\"user\":"
+                             "{\"uid\":0,\"gid\":0},\"noNewPrivileges\":true,\"landlock\":%s}}",
+                             text) < 0)
+                doc = NULL;
+        if (doc && oci_spec_parse_data(path, doc, strlen(doc), &spec, &err) < 0)
+                tap_diag("%s", err.msg);
+        free(doc);
+        free(text);
+        return spec;
+}
+
+static int
+child_default_profile(void *arg)
+{
+        const oci_landlock *l = arg;
+        uint16_t port;
+
+        if (restrict_with(l))
+                return 1;
+        /* allowed first: read /etc, write /tmp, /dev/null, exec from /usr */
+        int fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
+        CHECK(fd >= 0, "read /etc/passwd: %s", strerror(errno));
+        close(fd);
+        fd = open(path_in("rw/profile"), O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0600);
+        CHECK(fd >= 0, "write under /tmp: %s", strerror(errno));
+        close(fd);
+        fd = open("/dev/null", O_WRONLY | O_TRUNC | O_CLOEXEC);
+        CHECK(fd >= 0, "write /dev/null: %s", strerror(errno));
+        close(fd);
+        CHECK(system("exec /bin/true") == 0, "exec /bin/true");
+        /* denied: writes to the system, TCP, abstract sockets to the outside, signals */
+        fd = open("/etc/msp-test-landlock", O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+        CHECK(fd < 0 && errno == EACCES, "create in /etc: %s", strerror(errno));
+        fd = open("/etc/passwd", O_WRONLY | O_CLOEXEC);
+        CHECK(fd < 0 && errno == EACCES, "write /etc/passwd: %s", strerror(errno));
+        CHECK(tcp_connect(ports[0]) < 0 && errno == EACCES, "TCP connect: %s", strerror(errno));
+        fd = tcp_listener(&port);
+        CHECK(fd < 0 && errno == EACCES, "TCP bind: %s", strerror(errno));
+        CHECK(abstract_connect("outer", getppid()) < 0 && errno == EPERM,
+              "abstract connect: %s", strerror(errno));
+        CHECK(kill(getppid(), 0) < 0 && errno == EPERM, "signal the runner: %s",
+              strerror(errno));
+        return 0;
+}
+
+TEST(default_profile_on_host)
+{
+        _cleanup_spec_ oci_spec *spec = default_profile_spec();
+        ASSERT_NOT_NULL(spec);
+        ASSERT_NOT_NULL(spec->process && spec->process->landlock ? spec : NULL);
+        int a = tcp_listener(&ports[0]);
+        int u = abstract_listener("outer");
+        ASSERT_TRUE(a >= 0 && u >= 0);
+        int r = in_child(child_default_profile, spec->process->landlock);
+        close(a);
+        close(u);
+        ASSERT_EQ_INT(r, 0);
+}
+
 static int
 setup_tmp(void)
 {
@@ -508,6 +610,10 @@ main(void)
         RUN_ABI(4, net_connect_and_bind);
         RUN_ABI(6, scope_abstract_unix_socket);
         RUN_ABI(6, scope_signal);
+        if (find_src_root())
+                RUN_ABI(6, default_profile_on_host);
+        else
+                tap_skip("default_profile_on_host", "source tree not found (MSP_SOURCE_ROOT)");
         cleanup_tmp();
         return tap_done();
 }
