@@ -286,20 +286,16 @@ sc_add_arches(scmp_filter_ctx ctx, const oci_strv *arches, bool debug, msp_err *
 
 /* ---- rules ---- */
 
-static int
-sc_cmp_op(oci_seccomp_op op, enum scmp_compare *ret)
-{
-        switch (op) {
-        case OCI_SECCOMP_OP_NE: *ret = SCMP_CMP_NE; return 0;
-        case OCI_SECCOMP_OP_LT: *ret = SCMP_CMP_LT; return 0;
-        case OCI_SECCOMP_OP_LE: *ret = SCMP_CMP_LE; return 0;
-        case OCI_SECCOMP_OP_EQ: *ret = SCMP_CMP_EQ; return 0;
-        case OCI_SECCOMP_OP_GE: *ret = SCMP_CMP_GE; return 0;
-        case OCI_SECCOMP_OP_GT: *ret = SCMP_CMP_GT; return 0;
-        case OCI_SECCOMP_OP_MASKED_EQ: *ret = SCMP_CMP_MASKED_EQ; return 0;
-        }
-        return -EINVAL;
-}
+/* Indexed by oci_seccomp_op. */
+static const enum scmp_compare sc_ops[] = {
+        [OCI_SECCOMP_OP_NE] = SCMP_CMP_NE,
+        [OCI_SECCOMP_OP_LT] = SCMP_CMP_LT,
+        [OCI_SECCOMP_OP_LE] = SCMP_CMP_LE,
+        [OCI_SECCOMP_OP_EQ] = SCMP_CMP_EQ,
+        [OCI_SECCOMP_OP_GE] = SCMP_CMP_GE,
+        [OCI_SECCOMP_OP_GT] = SCMP_CMP_GT,
+        [OCI_SECCOMP_OP_MASKED_EQ] = SCMP_CMP_MASKED_EQ,
+};
 
 /* The conditions of one rule; `repeated` says whether an argument index occurs twice. */
 static int
@@ -311,20 +307,18 @@ sc_conditions(const oci_seccomp_syscall *sc, struct scmp_arg_cmp *cmp, bool *rep
         *repeated = false;
         for (size_t i = 0; i < sc->n_args; i++) {
                 const oci_seccomp_arg *a = &sc->args[i];
-                enum scmp_compare op;
-
                 if (a->index >= 6)
                         return msp_err_set(err, EINVAL, "seccomp: '%s': argument index %u "
                                            "(syscalls have 6 arguments: 0-5)", sc->names.v[0],
                                            a->index);
-                if (sc_cmp_op(a->op, &op) < 0)
+                if ((unsigned) a->op >= ARRAY_SIZE(sc_ops))
                         return msp_err_set(err, EINVAL, "seccomp: unknown operator %d",
                                            (int) a->op);
                 if (seen & (1u << a->index))
                         *repeated = true;
                 seen |= 1u << a->index;
                 /* MASKED_EQ: (arg & value) == valueTwo, as in runc and libseccomp. */
-                cmp[i] = (struct scmp_arg_cmp) { .arg = a->index, .op = op,
+                cmp[i] = (struct scmp_arg_cmp) { .arg = a->index, .op = sc_ops[a->op],
                                                  .datum_a = a->value, .datum_b = a->value_two };
         }
         return 0;
@@ -465,8 +459,11 @@ sc_build(const oci_seccomp *s, bool debug, scmp_filter_ctx *ret, msp_err *err)
         if (r < 0)
                 return msp_err_sys(err, -r, "seccomp: clearing SCMP_FLTATR_CTL_NNP");
         /* A syscall made through an ABI the profile does not list is an escape attempt
-         * more often than not; kill the whole process, not one thread. */
-        r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+         * more often than not; kill the whole process, not one thread (4.14+). */
+        uint32_t kp = SECCOMP_RET_KILL_PROCESS;
+        bool have_kp = sc_syscall(SECCOMP_GET_ACTION_AVAIL, 0, &kp) == 0;
+        r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
+                             have_kp ? SCMP_ACT_KILL_PROCESS : SCMP_ACT_KILL_THREAD);
         if (r < 0)
                 return msp_err_sys(err, -r, "seccomp: setting the bad-arch action");
         r = sc_add_arches(ctx, &s->architectures, debug, err);
@@ -494,10 +491,6 @@ rt_seccomp_prepare(const oci_seccomp *s, bool debug, rt_seccomp **ret, msp_err *
         if (r < 0)
                 return r;
         r = sc_check_actions(s, err);
-        if (r < 0)
-                return r;
-        /* The bad-arch action set in sc_build. */
-        r = sc_check_action_avail(SCMP_ACT_KILL_PROCESS, "SCMP_ACT_KILL_PROCESS", err);
         if (r < 0)
                 return r;
         r = sc_kernel_flags(s, f->notify, debug, &f->flags, err);
