@@ -1,12 +1,12 @@
 /* OCI hooks: fork + execve each hook with the state JSON on its stdin, wait for it with a
- * pidfd and poll() (so the timeout needs no sleep loop and cannot hit a recycled pid), and
- * report how it ended. The hook's stdout and stderr are the runtime's. */
+ * pidfd and poll() (so the timeout needs no sleep loop), and report how it ended. The hook's stdout and stderr are the runtime's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -101,15 +101,85 @@ now_ms(void)
         return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Returns 1 when the hook exited, 0 on timeout, -errno on a poll error. */
+/* How we learn that the hook exited: a pidfd, or (FIXME: drop once kernel 5.3 is the
+ * baseline; valgrind lacks pidfd_open too) a signalfd for SIGCHLD, blocked around the
+ * run. Either way poll() does the waiting, never a sleep loop. */
+typedef struct hook_waiter {
+        int fd;                         /* owned: pidfd or signalfd */
+        bool sigfd;
+        bool restore_mask;
+        sigset_t old_mask;
+} hook_waiter;
+
+static void
+waiter_done(hook_waiter *w)
+{
+        msp_closep(&w->fd);
+        w->fd = -1;
+        if (w->restore_mask)
+                (void) sigprocmask(SIG_SETMASK, &w->old_mask, NULL);
+        w->restore_mask = false;
+}
+
+/* Before fork: SIGCHLD must already be blocked when the fallback is used, or the
+ * child's exit could be signalled before the signalfd exists. */
 static int
-hook_wait(int pidfd, hook_io *io, int timeout_s)
+waiter_prepare(hook_waiter *w)
+{
+        int probe = (int) syscall(SYS_pidfd_open, getpid(), 0);
+        sigset_t chld;
+
+        if (probe >= 0) {
+                (void) close(probe);
+                return 0;
+        }
+        if (errno != ENOSYS)
+                return -errno;
+        sigemptyset(&chld);
+        sigaddset(&chld, SIGCHLD);
+        if (sigprocmask(SIG_BLOCK, &chld, &w->old_mask) < 0)
+                return -errno;
+        w->restore_mask = true;
+        w->sigfd = true;
+        w->fd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+        return w->fd < 0 ? -errno : 0;
+}
+
+static int
+waiter_attach(hook_waiter *w, pid_t pid)
+{
+        if (w->sigfd)
+                return 0;
+        w->fd = (int) syscall(SYS_pidfd_open, pid, 0);
+        return w->fd < 0 ? -errno : 0;
+}
+
+/* The waiter fired: reap the hook if it is the one that exited. 1 = reaped. */
+static int
+waiter_reap(hook_waiter *w, pid_t pid, int *status)
+{
+        struct signalfd_siginfo si;
+        pid_t r;
+
+        while (w->sigfd && read(w->fd, &si, sizeof si) == (ssize_t) sizeof si)
+                ;
+        do
+                r = waitpid(pid, status, WNOHANG);
+        while (r < 0 && errno == EINTR);
+        if (r < 0)
+                return -errno;
+        return r == pid;
+}
+
+/* Returns 1 when the hook exited (reaped, *status set), 0 on timeout, -errno on error. */
+static int
+hook_wait(hook_waiter *w, pid_t pid, hook_io *io, int timeout_s, int *status)
 {
         long long deadline = timeout_s > 0 ? now_ms() + (long long) timeout_s * 1000 : -1;
 
         for (;;) {
                 struct pollfd pfd[2] = {
-                        { .fd = pidfd, .events = POLLIN },
+                        { .fd = w->fd, .events = POLLIN },
                         { .fd = *io->fd, .events = POLLOUT },
                 };
                 int left = -1;
@@ -125,8 +195,11 @@ hook_wait(int pidfd, hook_io *io, int timeout_s)
                         continue;
                 if (n < 0)
                         return -errno;
-                if (pfd[0].revents)
-                        return 1;
+                if (pfd[0].revents) {
+                        int r = waiter_reap(w, pid, status);
+                        if (r != 0)
+                                return r;
+                }
                 if (pfd[1].revents)
                         hook_io_step(io);
         }
@@ -158,12 +231,12 @@ hook_status(const oci_hook *h, const char *kind, int status, msp_err *err)
                            (unsigned) status);
 }
 
-/* After fork: learn whether execve worked, then feed stdin and wait. */
+/* After fork: learn whether execve worked, then feed stdin and wait. The child is not
+ * reaped before the end, so kill(pid) cannot hit a recycled pid. */
 static int
-hook_supervise(const oci_hook *h, const char *kind, pid_t pid, int err_rd, hook_io *io,
-               msp_err *err)
+hook_supervise(const oci_hook *h, const char *kind, pid_t pid, int err_rd, hook_waiter *w,
+               hook_io *io, msp_err *err)
 {
-        _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
         int status = 0, child_errno = 0, r;
         ssize_t n;
 
@@ -174,23 +247,18 @@ hook_supervise(const oci_hook *h, const char *kind, pid_t pid, int err_rd, hook_
                 (void) waitpid_eintr(pid, &status);
                 return msp_err_sys(err, child_errno, "%s hook '%s' exec failed", kind, h->path);
         }
-        if (pidfd < 0) {
-                r = msp_err_sys(err, errno, "%s hook '%s': pidfd_open", kind, h->path);
-                (void) kill(pid, SIGKILL);
-                (void) waitpid_eintr(pid, &status);
-                return r;
-        }
-        r = hook_wait(pidfd, io, h->has_timeout ? h->timeout : 0);
+        r = waiter_attach(w, pid);
+        if (r >= 0)
+                r = hook_wait(w, pid, io, h->has_timeout ? h->timeout : 0, &status);
         if (r <= 0) {
-                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                int e = -r;
+                (void) kill(pid, SIGKILL);
                 (void) waitpid_eintr(pid, &status);
                 if (r == 0)
                         return msp_err_set(err, ETIMEDOUT, "%s hook '%s' timed out after %d s", kind,
                                            h->path, h->timeout);
-                return msp_err_sys(err, -r, "%s hook '%s': poll", kind, h->path);
+                return msp_err_sys(err, e, "%s hook '%s': waiting for it", kind, h->path);
         }
-        if (waitpid_eintr(pid, &status) < 0)
-                return msp_err_sys(err, errno, "%s hook '%s': waitpid", kind, h->path);
         return hook_status(h, kind, status, err);
 }
 
@@ -198,7 +266,8 @@ static int
 hook_run(const oci_hook *h, const char *kind, const char *json, msp_err *err)
 {
         _cleanup_close_ int in_rd = -1, in_wr = -1, err_rd = -1, err_wr = -1;
-        int p[2];
+        _cleanup_(waiter_done) hook_waiter w = { .fd = -1 };
+        int p[2], r;
         pid_t pid;
 
         if (pipe2(p, O_CLOEXEC) < 0)
@@ -213,6 +282,9 @@ hook_run(const oci_hook *h, const char *kind, const char *json, msp_err *err)
          * its timeout. */
         if (fcntl(in_wr, F_SETFL, O_NONBLOCK) < 0)
                 return msp_err_sys(err, errno, "%s hook '%s': fcntl", kind, h->path);
+        r = waiter_prepare(&w);
+        if (r < 0)
+                return msp_err_sys(err, -r, "%s hook '%s': pidfd/signalfd", kind, h->path);
 
         pid = fork();
         if (pid < 0)
@@ -230,7 +302,7 @@ hook_run(const oci_hook *h, const char *kind, const char *json, msp_err *err)
                 msp_closep(&in_wr);
                 in_wr = -1;
         }
-        return hook_supervise(h, kind, pid, err_rd, &io, err);
+        return hook_supervise(h, kind, pid, err_rd, &w, &io, err);
 }
 
 int
