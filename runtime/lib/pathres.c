@@ -11,6 +11,8 @@
 #include <limits.h>
 #include <linux/openat2.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -26,6 +28,8 @@
 #define OPENAT2_RETRIES 64
 /* How often a create step may lose a race against a concurrent creator. */
 #define MKPATH_RETRIES 16
+/* tmpcopyup refuses deeper trees rather than recursing without bound. */
+#define COPY_MAX_DEPTH 128
 
 int
 rt_openat2(int dirfd, const char *path, int flags, unsigned long long resolve)
@@ -163,4 +167,121 @@ rt_mkpath_in_root(int rootfd, const char *path, bool dir, msp_err *err)
                 cur = fd;
         }
         return TAKE_FD(cur);
+}
+
+static int copy_dir(int src, int dst, int depth, msp_err *err);
+
+static int
+copy_regular(int src, int dst, const char *name, msp_err *err)
+{
+        struct stat st;
+        /* O_NONBLOCK: an entry swapped for a fifo must not hang us; checked below. */
+        _cleanup_close_ int in = openat(src, name,
+                                        O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+        if (in < 0 || fstat(in, &st) < 0)
+                return msp_err_sys(err, errno, "copy '%s': open", name);
+        if (!S_ISREG(st.st_mode))
+                return msp_err_set(err, EINVAL, "copy '%s': changed type while copying", name);
+        _cleanup_close_ int out = openat(dst, name,
+                                         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                                         0600);
+        if (out < 0)
+                return msp_err_sys(err, errno, "copy '%s': create", name);
+        for (;;) {
+                ssize_t n = sendfile(out, in, NULL, 1 << 30);
+                if (n == 0)
+                        return 0;
+                if (n < 0)
+                        return msp_err_sys(err, errno, "copy '%s'", name);
+        }
+}
+
+static int
+copy_node(int src, int dst, const char *name, const struct stat *st, int depth, msp_err *err)
+{
+        char target[PATH_MAX];
+
+        switch (st->st_mode & S_IFMT) {
+        case S_IFDIR: {
+                if (mkdirat(dst, name, 0700) < 0)
+                        return msp_err_sys(err, errno, "copy '%s': mkdir", name);
+                _cleanup_close_ int s = openat(src, name,
+                                               O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                _cleanup_close_ int d = openat(dst, name,
+                                               O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (s < 0 || d < 0)
+                        return msp_err_sys(err, errno, "copy '%s': open directory", name);
+                int r = copy_dir(s, d, depth + 1, err);
+                return r < 0 ? msp_err_prefix(err, "%s", name) : 0;
+        }
+        case S_IFREG:
+                return copy_regular(src, dst, name, err);
+        case S_IFLNK: {
+                ssize_t n = readlinkat(src, name, target, sizeof target - 1);
+                if (n < 0)
+                        return msp_err_sys(err, errno, "copy '%s': readlink", name);
+                target[n] = '\0';
+                if (symlinkat(target, dst, name) < 0)
+                        return msp_err_sys(err, errno, "copy '%s': symlink", name);
+                return 0;
+        }
+        default:
+                if (mknodat(dst, name, st->st_mode, st->st_rdev) < 0)
+                        return msp_err_sys(err, errno, "copy '%s': mknod", name);
+                return 0;
+        }
+}
+
+/* Owner first: chown clears the set-id bits that the chmod then restores. The
+ * destination is private to us, so following a name here cannot be raced. */
+static int
+copy_attrs(int dst, const char *name, const struct stat *st, msp_err *err)
+{
+        const struct timespec times[2] = { st->st_atim, st->st_mtim };
+
+        if (fchownat(dst, name, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+                return msp_err_sys(err, errno, "copy '%s': chown", name);
+        if (!S_ISLNK(st->st_mode) && fchmodat(dst, name, st->st_mode & 07777, 0) < 0)
+                return msp_err_sys(err, errno, "copy '%s': chmod", name);
+        if (utimensat(dst, name, times, AT_SYMLINK_NOFOLLOW) < 0)
+                return msp_err_sys(err, errno, "copy '%s': utimensat", name);
+        return 0;
+}
+
+static int
+copy_dir(int src, int dst, int depth, msp_err *err)
+{
+        if (depth > COPY_MAX_DEPTH)
+                return msp_err_set(err, ELOOP, "copy: more than %d levels of directories",
+                                   COPY_MAX_DEPTH);
+        int dupfd = fcntl(src, F_DUPFD_CLOEXEC, 3);
+        if (dupfd < 0)
+                return msp_err_sys(err, errno, "copy: dup");
+        _cleanup_closedir_ DIR *d = fdopendir(dupfd);
+        if (!d) {
+                (void) close(dupfd);
+                return msp_err_sys(err, errno, "copy: opendir");
+        }
+        rewinddir(d);
+        for (struct dirent *de; (errno = 0, de = readdir(d));) {
+                struct stat st;
+                if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+                        continue;
+                if (fstatat(src, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        return msp_err_sys(err, errno, "copy '%s': stat", de->d_name);
+                int r = copy_node(src, dst, de->d_name, &st, depth, err);
+                if (r >= 0)
+                        r = copy_attrs(dst, de->d_name, &st, err);
+                if (r < 0)
+                        return r;
+        }
+        if (errno != 0)
+                return msp_err_sys(err, errno, "copy: readdir");
+        return 0;
+}
+
+int
+rt_copy_tree(int srcdirfd, int dstdirfd, msp_err *err)
+{
+        return copy_dir(srcdirfd, dstdirfd, 0, err);
 }

@@ -18,3 +18,9 @@ int rt_mkpath_in_root(int rootfd, const char *path, bool dir, msp_err *err);
 /* The raw openat2(dirfd, path, flags|O_CLOEXEC, resolve), retried on EAGAIN (a racing
  * rename); RESOLVE_* from <linux/openat2.h>. Returns an fd or -errno, sets no message. */
 int rt_openat2(int dirfd, const char *path, int flags, unsigned long long resolve);
+/* Copy the contents of directory srcdirfd into directory dstdirfd (tmpcopyup): regular
+ * files, directories, symlinks and device/fifo/socket nodes, preserving owner, mode and
+ * timestamps; nothing is followed (O_NOFOLLOW, AT_SYMLINK_NOFOLLOW). Hard links are
+ * copied as separate files; xattrs and ACLs are not copied. Both must be O_RDONLY dir fds
+ * and the destination must be private to the caller (e.g. a detached tmpfs). */
+int rt_copy_tree(int srcdirfd, int dstdirfd, msp_err *err);
