@@ -1,14 +1,11 @@
 /* The JSON layer: the only file in msp that includes yajl.
  *
  * yajl_tree is used as is, with guards around it:
- *  - before parsing, a byte scan refuses raw NUL bytes (yajl_tree_parse() takes a C
- *    string and would silently stop at one), comments (yajl_tree always allows them)
- *    and nesting deeper than OCI_MAX_DEPTH (yajl_tree_free() recurses, so depth must be
- *    bounded before a tree exists). It also notes the first string token that contains
- *    an escaped NUL (\u0000), which yajl would truncate at.
- *  - after parsing, a walk enforces OCI_MAX_ARRAY and OCI_MAX_STRING, refuses duplicate
- *    keys and reports the \u0000 string by its path (string tokens are counted in
- *    document order, which is the order of the tree). */
+ *  - before parsing, oci_json_prescan() (json-scan.c) bounds depth and container sizes
+ *    and refuses NUL bytes and comments;
+ *  - after parsing, a walk enforces OCI_MAX_STRING, refuses duplicate keys, reports a
+ *    string with an escaped NUL by its path (string tokens are counted in document
+ *    order, which is the order of the tree) and re-checks OCI_MAX_ARRAY. */
 #include "json.h"
 
 #include <errno.h>
@@ -26,85 +23,6 @@
 struct oci_json_doc {
         yajl_val root;
 };
-
-/* ---- pre-scan ---- */
-
-typedef struct scan_result {
-        size_t nul_string;              /* 1-based ordinal of the first string with \u0000 */
-} scan_result;
-
-static bool
-is_escaped_nul(const char *p, const char *end)
-{
-        /* p points at the 'u' after a backslash */
-        return end - p >= 5 && memcmp(p + 1, "0000", 4) == 0;
-}
-
-/* Returns the end of the string token starting after the opening quote, or NULL when
- * the input ends inside it (yajl reports that as a syntax error). */
-static const char *
-scan_string(const char *p, const char *end, bool *ret_has_nul)
-{
-        while (p < end) {
-                if (*p == '"')
-                        return p;
-                if (*p == '\\') {
-                        if (p + 1 < end && p[1] == 'u' && is_escaped_nul(p + 1, end))
-                                *ret_has_nul = true;
-                        p += 2;
-                        continue;
-                }
-                p++;
-        }
-        return NULL;
-}
-
-static int
-prescan(const char *name, const char *data, size_t len, scan_result *res, msp_err *err)
-{
-        const char *nul = memchr(data, '\0', len);
-        if (nul)
-                return msp_err_set(err, EINVAL, "%s: invalid JSON: NUL byte at offset %zu", name,
-                                   (size_t) (nul - data));
-
-        const char *p = data, *end = data + len;
-        size_t depth = 0, strings = 0;
-        res->nul_string = 0;
-        for (; p < end; p++) {
-                switch (*p) {
-                case '{':
-                case '[':
-                        if (++depth > OCI_MAX_DEPTH)
-                                return msp_err_set(err, E2BIG,
-                                                   "%s: JSON nested deeper than %u levels (at offset %zu)",
-                                                   name, OCI_MAX_DEPTH, (size_t) (p - data));
-                        break;
-                case '}':
-                case ']':
-                        if (depth > 0)
-                                depth--;
-                        break;
-                case '/':
-                        return msp_err_set(err, EINVAL,
-                                           "%s: invalid JSON: comments are not allowed (at offset %zu)",
-                                           name, (size_t) (p - data));
-                case '"': {
-                        bool has_nul = false;
-                        const char *q = scan_string(p + 1, end, &has_nul);
-                        strings++;
-                        if (has_nul && res->nul_string == 0)
-                                res->nul_string = strings;
-                        if (!q)
-                                return 0;
-                        p = q;
-                        break;
-                }
-                default:
-                        break;
-                }
-        }
-        return 0;
-}
 
 /* ---- post-parse checks ---- */
 
@@ -266,8 +184,8 @@ oci_json_parse(const char *name, const char *data, size_t len, oci_json_doc **re
         if (len > OCI_CONFIG_MAX_BYTES)
                 return msp_err_set(err, E2BIG, "%s: too large (%zu bytes, limit %u)", name, len,
                                    OCI_CONFIG_MAX_BYTES);
-        scan_result scan = { 0 };
-        int r = prescan(name, data, len, &scan, err);
+        size_t nul_string = 0;
+        int r = oci_json_prescan(name, data, len, &nul_string, err);
         if (r < 0)
                 return r;
 
@@ -294,7 +212,7 @@ oci_json_parse(const char *name, const char *data, size_t len, oci_json_doc **re
         }
         doc->root = root;
 
-        walk_ctx w = { .name = name, .err = err, .nul_string = scan.nul_string };
+        walk_ctx w = { .name = name, .err = err, .nul_string = nul_string };
         r = walk_value(&w, root);
         if (r < 0) {
                 oci_json_doc_free(doc);

@@ -34,6 +34,13 @@ typedef enum oci_json_type {
 typedef struct oci_json oci_json;               /* a node, owned by its document */
 typedef struct oci_json_doc oci_json_doc;
 
+/* Byte-level checks made before the JSON library sees the text (json-scan.c): refuses
+ * raw NUL bytes, comments, nesting deeper than OCI_MAX_DEPTH and containers with more
+ * than OCI_MAX_ARRAY members (naming their path), so that no tree is ever built for
+ * such input. *ret_nul_string is the 1-based ordinal of the first string token that
+ * contains \u0000 (0: none). */
+int oci_json_prescan(const char *name, const char *data, size_t len, size_t *ret_nul_string,
+                     msp_err *err);
 /* `name` prefixes every message. E2BIG for limits, EINVAL for bad JSON. */
 int oci_json_parse(const char *name, const char *data, size_t len, oci_json_doc **ret_doc,
                    msp_err *err);

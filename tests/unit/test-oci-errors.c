@@ -296,6 +296,24 @@ check_limits(void)
         expect_error("array too long", r, &err, E2BIG, expected);
         free(arr);
 
+        /* Found by the pre-scan, so the path is built from raw keys and indices. */
+        arr = repeat("{\"x\":1,\"a\":[{},{\"b\":[[0", ",0", OCI_MAX_ARRAY, "]]}]}");
+        r = run_parser(SPEC, arr, strlen(arr), &err);
+        snprintf(expected, sizeof expected,
+                 "config.json: a[1].b[0]: array has too many elements (%u, limit %u)",
+                 OCI_MAX_ARRAY + 1, OCI_MAX_ARRAY);
+        expect_error("nested array too long", r, &err, E2BIG, expected);
+        free(arr);
+
+        /* ...also when the document ends before the container does. */
+        arr = repeat("[", "0,", OCI_MAX_ARRAY + 1, "");
+        r = run_parser(SPEC, arr, strlen(arr), &err);
+        snprintf(expected, sizeof expected,
+                 "config.json: (top level): array has too many elements (%u, limit %u)",
+                 OCI_MAX_ARRAY + 2, OCI_MAX_ARRAY);
+        expect_error("unterminated array too long", r, &err, E2BIG, expected);
+        free(arr);
+
         /* An object with too many members. */
         size_t n = OCI_MAX_ARRAY + 1;
         char *obj = malloc(n * 16 + 128);
