@@ -14,11 +14,14 @@ typedef struct rt_landlock rt_landlock;
 /* The Landlock ABI of this kernel (0 = unavailable). */
 int rt_landlock_abi(void);
 /* After pivot_root: create the ruleset and add the rules, opening each path inside the
- * container. Strict mode (enableBestEffort false) fails with a message naming the right
+ * container. Rules attach to inodes, so call it after every mount is final (a tmpfs
+ * mounted on /tmp afterwards would hide the rule's directory). Strict mode (enableBestEffort false) fails with a message naming the right
  * the kernel lacks; best effort drops it and says so in *dropped (may be NULL). */
 int rt_landlock_prepare(const oci_landlock *l, rt_landlock **ret, char *dropped,
                         size_t dropped_sz, msp_err *err);
-/* landlock_restrict_self; requires no_new_privs (set by the caller). */
+/* landlock_restrict_self; requires no_new_privs (set by the caller). Call it before
+ * rt_seccomp_load(): the filter may not allow prctl or landlock_restrict_self. After it,
+ * mount(2) and pivot_root fail (EPERM) in the domain. */
 int rt_landlock_apply(rt_landlock *l, msp_err *err);
 rt_landlock *rt_landlock_free(rt_landlock *l);
 static inline void

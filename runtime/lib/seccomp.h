@@ -14,8 +14,11 @@ typedef struct rt_seccomp rt_seccomp;
 /* Build the filter. Unknown syscall names are skipped (debug message), like runc.
  * `debug` enables those messages on stderr before the container runs. */
 int rt_seccomp_prepare(const oci_seccomp *s, bool debug, rt_seccomp **ret, msp_err *err);
-/* Load the filter into the calling process. With SCMP_ACT_NOTIFY rules, the listener fd
- * is returned in *ret_listener (else -1). */
+/* Load the filter into the calling process: one seccomp(2) call on the prepared BPF, no
+ * allocation. Needs no_new_privs or CAP_SYS_ADMIN, so with noNewPrivileges false load it
+ * before capabilities are dropped. With SCMP_ACT_NOTIFY rules, the listener fd
+ * (O_CLOEXEC) is returned in *ret_listener (else -1); hand it to the parent with sendmsg
+ * (prepare refuses NOTIFY on write, sendmsg and recvmsg, so that cannot deadlock). */
 int rt_seccomp_load(rt_seccomp *f, int *ret_listener, msp_err *err);
 /* Send the listener fd and the container state to listenerPath (seccomp.md protocol). */
 int rt_seccomp_send_listener(const oci_seccomp *s, int listener, const char *state_json,
