@@ -1,31 +1,683 @@
+/* The container's filesystem, built in the child inside its new mount namespace.
+ *
+ * Rules that keep a hostile rootfs from making us touch the host (CVE-2021-30465,
+ * CVE-2024-45310, CVE-2019-19921 and friends):
+ *  - every destination is resolved beneath the rootfs fd with openat2(RESOLVE_IN_ROOT),
+ *    missing components are created with *at() calls relative to verified parent fds;
+ *  - every mount is made onto the resolved fd (move_mount with MOVE_MOUNT_T_EMPTY_PATH),
+ *    never onto a path string that could be re-resolved after a symlink swap;
+ *  - mounts are prepared detached (fsmount / open_tree clone), get their flags there
+ *    and only then become visible, so there is no window with the wrong flags;
+ *  - procfs and sysfs destinations may not contain any symlink at all.
+ * Requires Linux >= 5.12 (openat2, the new mount API and mount_setattr). */
 #include "rootfs.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "devices.h"
+#include "macros.h"
+#include "mount-opts.h"
+#include "pathres.h"
+#include "rootfs-int.h"
+
+int
+rt_mount_attach(int mfd, int targetfd)
+{
+        return NERRNO(move_mount(mfd, "", targetfd, "",
+                                 MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH));
+}
+
+int
+rt_mount_setattr(int mfd, bool recursive, uint64_t set, uint64_t clr, uint64_t propagation)
+{
+        struct mount_attr a = { .attr_set = set, .attr_clr = clr, .propagation = propagation };
+        return NERRNO(mount_setattr(mfd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a,
+                                    sizeof a));
+}
+
+int
+rt_mount_bind_fd(int srcfd, int targetfd, bool recursive, msp_err *err)
+{
+        _cleanup_close_ int mfd = open_tree(srcfd, "",
+                                            OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+                                                    (recursive ? AT_RECURSIVE : 0));
+        if (mfd < 0)
+                return msp_err_sys(err, errno, "open_tree");
+        if (rt_mount_attach(mfd, targetfd) < 0)
+                return msp_err_sys(err, errno, "move_mount");
+        return 0;
+}
+
+/* The fs_context log holds the kernel's own reason for a failed fsconfig ("e msg"). */
+static void
+fs_log(int fsfd, char *buf, size_t size)
+{
+        ssize_t n = read(fsfd, buf, size - 1);
+        if (n < 3) {
+                buf[0] = '\0';
+                return;
+        }
+        buf[n] = '\0';
+        buf[strcspn(buf, "\n")] = '\0';
+        memmove(buf, buf + 2, strlen(buf + 2) + 1);
+}
+
+/* Feed "k=v,flag,k2=v2" to fsconfig; commas inside double quotes do not split. */
+static int
+fsconfig_data(int fsfd, const char *data, const char **ret_item)
+{
+        char item[4096];
+
+        for (const char *p = data; p && *p;) {
+                size_t len = 0;
+                bool quoted = false;
+                while (p[len] && (quoted || p[len] != ',')) {
+                        quoted ^= p[len] == '"';
+                        len++;
+                }
+                if (len >= sizeof item)
+                        return -E2BIG;
+                memcpy(item, p, len);
+                item[len] = '\0';
+                *ret_item = p;
+                char *eq = strchr(item, '=');
+                int r = eq ? (*eq = '\0', fsconfig(fsfd, FSCONFIG_SET_STRING, item, eq + 1, 0))
+                           : fsconfig(fsfd, FSCONFIG_SET_FLAG, item, NULL, 0);
+                if (r < 0)
+                        return -errno;
+                p += len + (p[len] == ',');
+        }
+        return 0;
+}
+
+int
+rt_mount_new_fs(const char *label, const char *type, const char *source, const char *data,
+                const rt_mount_opts *o, uint64_t attrs, msp_err *err)
+{
+        const char *sb[8], *step = "fsopen", *item = NULL;
+        char log[256] = "";
+        int r = 0;
+
+        _cleanup_close_ int fsfd = fsopen(type, FSOPEN_CLOEXEC);
+        if (fsfd < 0)
+                return msp_err_sys(err, errno, "%s: fsopen", label);
+        if (source && *source) {
+                step = "source";
+                r = NERRNO(fsconfig(fsfd, FSCONFIG_SET_STRING, "source", source, 0));
+        }
+        for (int i = 0, n = o ? rt_mount_opts_sb_flags(o, sb, 8) : 0; r >= 0 && i < n; i++) {
+                step = sb[i];
+                r = NERRNO(fsconfig(fsfd, FSCONFIG_SET_FLAG, sb[i], NULL, 0));
+        }
+        if (r >= 0) {
+                step = "option";
+                r = fsconfig_data(fsfd, data, &item);
+        }
+        if (r >= 0) {
+                step = "create";
+                r = NERRNO(fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0));
+        }
+        if (r < 0) {
+                fs_log(fsfd, log, sizeof log);
+                return msp_err_sys(err, -r, "%s: fsconfig %s%s%.*s%s%s%s", label, step,
+                                   item ? " '" : "", item ? (int) strcspn(item, ",") : 0,
+                                   item ? item : "", item ? "'" : "", *log ? ": " : "", log);
+        }
+        int mfd = fsmount(fsfd, FSMOUNT_CLOEXEC, (unsigned) attrs);
+        if (mfd < 0)
+                return msp_err_sys(err, errno, "%s: fsmount", label);
+        return mfd;
+}
+
+/* ---- one config mount ---- */
+
+typedef struct mnt {
+        const rt_rootfs_params *p;
+        int rootfd;
+        const oci_mount *m;
+        rt_mount_opts o;
+        char label[PATH_MAX + 64];      /* "mount[3] 'tmpfs' on '/data'" */
+} mnt;
+
+static void
+mnt_donep(mnt *c)
+{
+        rt_mount_opts_done(&c->o);
+}
+
+/* Flags for a new superblock's mount: the per-mount ones and the recursive ones (a fresh
+ * mount has no children, so "rro" and "ro" mean the same). */
+static uint64_t
+new_mount_attrs(const rt_mount_opts *o)
+{
+        uint64_t set, clr;
+        rt_mount_opts_attr(o, &set, &clr);
+        if (o->rec_attr_clr & MOUNT_ATTR__ATIME)
+                set &= ~(uint64_t) MOUNT_ATTR__ATIME;
+        set |= o->rec_attr_set;
+        set &= ~(o->rec_attr_clr & ~(uint64_t) MOUNT_ATTR__ATIME);
+        return set;
+}
+
+static int
+apply_propagation(const mnt *c, int mfd, msp_err *err)
+{
+        if (!c->o.propagation)
+                return 0;
+        if (rt_mount_setattr(mfd, c->o.propagation & MS_REC, 0, 0, c->o.propagation & ~MS_REC) < 0)
+                return msp_err_sys(err, errno, "%s: set propagation", c->label);
+        return 0;
+}
+
+/* A directory destination that may not contain a symlink anywhere (proc, sysfs). */
+static int
+strict_dir(const mnt *c, msp_err *err)
+{
+        int fd = rt_devices_open_dir(c->rootfd, c->m->destination, err);
+        if (fd == -ELOOP)
+                return msp_err_set(err, ELOOP, "%s: destination is a symlink, refusing", c->label);
+        if (fd == -ENOTDIR)
+                return msp_err_set(err, ENOTDIR, "%s: destination is not a directory, refusing",
+                                   c->label);
+        return fd < 0 ? msp_err_prefix(err, "%s", c->label) : fd;
+}
+
+static int
+mkpath_dest(const mnt *c, bool dir, msp_err *err)
+{
+        int fd = rt_mkpath_in_root(c->rootfd, c->m->destination, dir, err);
+        return fd < 0 ? msp_err_prefix(err, "%s", c->label) : fd;
+}
+
+/* The tmpfs root takes the owner and mode of the directory it covers unless the
+ * options say otherwise, so that tmpcopyup yields the same tree. */
+static int
+copy_up(const mnt *c, int fromfd, int mfd, msp_err *err)
+{
+        struct stat st;
+        const char *data = c->o.data ? c->o.data : "";
+
+        _cleanup_close_ int dst = openat(mfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dst < 0 || fstat(fromfd, &st) < 0)
+                return msp_err_sys(err, errno, "%s: tmpcopyup", c->label);
+        if (rt_copy_tree(fromfd, dst, err) < 0)
+                return msp_err_prefix(err, "%s: tmpcopyup", c->label);
+        if (!strstr(data, "uid=") && !strstr(data, "gid=") && fchown(dst, st.st_uid, st.st_gid) < 0)
+                return msp_err_sys(err, errno, "%s: tmpcopyup: chown", c->label);
+        if (!strstr(data, "mode=") && fchmod(dst, st.st_mode & 07777) < 0)
+                return msp_err_sys(err, errno, "%s: tmpcopyup: chmod", c->label);
+        return 0;
+}
+
+/* A new filesystem of `type` onto targetfd. Returns the attached mount's fd. */
+static int
+mount_fs(const mnt *c, int targetfd, const char *type, uint64_t extra_attrs, msp_err *err)
+{
+        uint64_t attrs = new_mount_attrs(&c->o) | extra_attrs;
+        _cleanup_close_ int fromfd = -1;
+
+        if (c->o.tmpcopyup) {
+                fromfd = openat(targetfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fromfd < 0)
+                        return msp_err_sys(err, errno, "%s: tmpcopyup: open destination",
+                                           c->label);
+        }
+        /* With tmpcopyup the copy goes in before the mount is made read-only. */
+        _cleanup_close_ int mfd = rt_mount_new_fs(
+                c->label, type, c->m->source, c->o.data, &c->o,
+                fromfd >= 0 ? attrs & ~(uint64_t) MOUNT_ATTR_RDONLY : attrs, err);
+        if (mfd < 0)
+                return mfd;
+        if (fromfd >= 0) {
+                int r = copy_up(c, fromfd, mfd, err);
+                if (r < 0)
+                        return r;
+                if ((attrs & MOUNT_ATTR_RDONLY) &&
+                    rt_mount_setattr(mfd, false, MOUNT_ATTR_RDONLY, 0, 0) < 0)
+                        return msp_err_sys(err, errno, "%s: make read-only", c->label);
+        }
+        if (rt_mount_attach(mfd, targetfd) < 0)
+                return msp_err_sys(err, errno, "%s: move_mount", c->label);
+        int r = apply_propagation(c, mfd, err);
+        return r < 0 ? r : TAKE_FD(mfd);
+}
+
+/* The per-mount flags on the top mount and the r* ones on the whole tree. An explicit
+ * "rw"/"suid"/... that the kernel refuses because the source flag is locked (a mount
+ * from a more privileged user namespace) is dropped: it could never be honoured. */
+static int
+apply_bind_attrs(const mnt *c, int mfd, msp_err *err)
+{
+        uint64_t set, clr;
+
+        rt_mount_opts_attr(&c->o, &set, &clr);
+        if (set | clr) {
+                int r = rt_mount_setattr(mfd, false, set, clr, 0);
+                if (r == -EPERM && clr)
+                        r = rt_mount_setattr(mfd, false, set, clr & MOUNT_ATTR__ATIME, 0);
+                if (r < 0)
+                        return msp_err_sys(err, -r, "%s: mount_setattr", c->label);
+        }
+        if ((c->o.rec_attr_set | c->o.rec_attr_clr) &&
+            rt_mount_setattr(mfd, true, c->o.rec_attr_set, c->o.rec_attr_clr, 0) < 0)
+                return msp_err_sys(err, errno, "%s: mount_setattr (recursive)", c->label);
+        return 0;
+}
+
+static int
+mount_bind(const mnt *c, msp_err *err)
+{
+        char src[PATH_MAX];
+        struct stat sst, tst;
+        const char *s = c->m->source;
+
+        if (!s || !*s)
+                return msp_err_set(err, EINVAL, "%s: bind mount without a source", c->label);
+        int n = s[0] == '/' ? snprintf(src, sizeof src, "%s", s)
+                            : snprintf(src, sizeof src, "%s/%s", c->p->bundle, s);
+        if (n < 0 || (size_t) n >= sizeof src)
+                return msp_err_set(err, ENAMETOOLONG, "%s: source '%s': too long", c->label, s);
+
+        /* The source is host configuration (trusted); only the destination is resolved
+         * inside the rootfs. */
+        _cleanup_close_ int mfd = open_tree(AT_FDCWD, src,
+                                            OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+                                                    (c->o.rbind ? AT_RECURSIVE : 0));
+        if (mfd < 0 || fstat(mfd, &sst) < 0)
+                return msp_err_sys(err, errno, "%s: source '%s'", c->label, src);
+        _cleanup_close_ int target = mkpath_dest(c, S_ISDIR(sst.st_mode), err);
+        if (target < 0)
+                return target;
+        if (fstat(target, &tst) < 0)
+                return msp_err_sys(err, errno, "%s: stat destination", c->label);
+        if (S_ISDIR(sst.st_mode) != S_ISDIR(tst.st_mode))
+                return msp_err_set(err, S_ISDIR(tst.st_mode) ? EISDIR : ENOTDIR,
+                                   "%s: cannot bind a %s onto a %s", c->label,
+                                   S_ISDIR(sst.st_mode) ? "directory" : "file",
+                                   S_ISDIR(tst.st_mode) ? "directory" : "file");
+        int r = apply_bind_attrs(c, mfd, err);
+        if (r < 0)
+                return r;
+        if (rt_mount_attach(mfd, target) < 0)
+                return msp_err_sys(err, errno, "%s: move_mount", c->label);
+        return apply_propagation(c, mfd, err);
+}
+
+static int
+mount_proc(const mnt *c, msp_err *err)
+{
+        struct statfs sfs;
+
+        _cleanup_close_ int target = strict_dir(c, err);
+        if (target < 0)
+                return target;
+        _cleanup_close_ int mfd = mount_fs(c, target, "proc", 0, err);
+        if (mfd < 0)
+                return mfd;
+        if (fstatfs(mfd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC)
+                return msp_err_set(err, EXDEV, "%s: mounted filesystem is not procfs", c->label);
+        return 0;
+}
+
+/* A read-only recursive bind of a host path: what a user namespace gets when the kernel
+ * refuses it a new sysfs or cgroupfs (no own network / cgroup namespace). */
+static int
+bind_host_ro(const mnt *c, int targetfd, const char *host, msp_err *err)
+{
+        _cleanup_close_ int mfd = open_tree(AT_FDCWD, host,
+                                            OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+        if (mfd < 0)
+                return msp_err_sys(err, errno, "%s: bind host '%s'", c->label, host);
+        if (rt_mount_setattr(mfd, true,
+                             MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                     MOUNT_ATTR_NOEXEC,
+                             0, 0) < 0)
+                return msp_err_sys(err, errno, "%s: make host '%s' read-only", c->label, host);
+        if (rt_mount_attach(mfd, targetfd) < 0)
+                return msp_err_sys(err, errno, "%s: move_mount", c->label);
+        return apply_propagation(c, mfd, err);
+}
+
+static int
+mount_sysfs(const mnt *c, msp_err *err)
+{
+        _cleanup_close_ int target = strict_dir(c, err);
+        if (target < 0)
+                return target;
+        _cleanup_close_ int mfd = mount_fs(c, target, "sysfs", 0, err);
+        if (mfd == -EPERM && c->p->in_userns) {
+                msp_err_clear(err);
+                return bind_host_ro(c, target, "/sys", err);
+        }
+        return mfd < 0 ? mfd : 0;
+}
+
+static int
+mount_other(const mnt *c, const char *type, msp_err *err)
+{
+        _cleanup_close_ int target = mkpath_dest(c, true, err);
+        if (target < 0)
+                return target;
+        _cleanup_close_ int mfd = mount_fs(c, target, type, 0, err);
+        return mfd < 0 ? mfd : 0;
+}
+
+/* ---- cgroup ---- */
+
+static bool
+is_cgroup2(const char *path)
+{
+        struct statfs sfs;
+        return statfs(path, &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+/* One hierarchy below the cgroup tmpfs of a v1/hybrid host: "cpu,cpuacct" and
+ * "name=systemd" are exactly the fsconfig items of the v1 mount; "" is the hybrid
+ * host's unified (cgroup2) hierarchy. */
+static int
+cgroup_hierarchy(const mnt *c, int tmpfd, const char *ctrls, uint64_t attrs, msp_err *err)
+{
+        const char *dir = !*ctrls ? "unified" : strncmp(ctrls, "name=", 5) ? ctrls : ctrls + 5;
+        char host[PATH_MAX], label[PATH_MAX + 128];
+
+        snprintf(label, sizeof label, "%s: hierarchy '%s'", c->label, dir);
+        if (!*dir || strchr(dir, '/') || strcmp(dir, "..") == 0 || strcmp(dir, ".") == 0)
+                return msp_err_set(err, EINVAL, "%s: bad name", label);
+        if (mkdirat(tmpfd, dir, 0755) < 0 && errno != EEXIST)
+                return msp_err_sys(err, errno, "%s: mkdir", label);
+        _cleanup_close_ int sub = openat(tmpfd, dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub < 0)
+                return msp_err_sys(err, errno, "%s: open", label);
+
+        _cleanup_close_ int mfd = rt_mount_new_fs(label, *ctrls ? "cgroup" : "cgroup2", "cgroup",
+                                                  ctrls, NULL, attrs, err);
+        if (mfd == -EPERM && c->p->in_userns) {
+                /* No cgroup namespace of our own: the host's view, read-only. */
+                msp_err_clear(err);
+                snprintf(host, sizeof host, "/sys/fs/cgroup/%s", dir);
+                mfd = open_tree(AT_FDCWD, host, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+                if (mfd < 0 || rt_mount_setattr(mfd, true, attrs & ~(uint64_t) MOUNT_ATTR__ATIME,
+                                                0, 0) < 0)
+                        return msp_err_sys(err, errno, "%s: bind host '%s'", label, host);
+        }
+        if (mfd < 0)
+                return mfd;
+        if (rt_mount_attach(mfd, sub) < 0)
+                return msp_err_sys(err, errno, "%s: move_mount", label);
+
+        /* "cpu" and "cpuacct" -> "cpu,cpuacct", as on the host. */
+        for (const char *p = dir; strchr(dir, ',') && !strchr(dir, '=') && *p;) {
+                char one[64];
+                size_t len = strcspn(p, ",");
+                snprintf(one, sizeof one, "%.*s", (int) len, p);
+                if (symlinkat(dir, tmpfd, one) < 0 && errno != EEXIST)
+                        return msp_err_sys(err, errno, "%s: symlink '%s'", label, one);
+                p += len + (p[len] == ',');
+        }
+        return 0;
+}
+
+/* cgroup v1/hybrid host: a tmpfs with one mount per hierarchy we are in, as listed in
+ * /proc/self/cgroup (the runtime's own, host-side view, read before pivot_root). */
+static int
+mount_cgroup_v1(const mnt *c, int targetfd, uint64_t attrs, msp_err *err)
+{
+        char line[4096];
+
+        _cleanup_close_ int mfd = rt_mount_new_fs(c->label, "tmpfs", "cgroup", "mode=755", NULL,
+                                                  attrs & ~(uint64_t) MOUNT_ATTR_RDONLY, err);
+        if (mfd < 0)
+                return mfd;
+        if (rt_mount_attach(mfd, targetfd) < 0)
+                return msp_err_sys(err, errno, "%s: move_mount", c->label);
+
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/cgroup", "re");
+        if (!f)
+                return msp_err_sys(err, errno, "%s: read /proc/self/cgroup", c->label);
+        while (fgets(line, sizeof line, f)) {
+                char *ctrls = strchr(line, ':'), *end = ctrls ? strchr(ctrls + 1, ':') : NULL;
+                if (!end)
+                        continue;
+                *end = '\0';
+                ctrls++;
+                if (!*ctrls && !is_cgroup2("/sys/fs/cgroup/unified"))
+                        continue;
+                int r = cgroup_hierarchy(c, mfd, ctrls, attrs, err);
+                if (r < 0)
+                        return r;
+        }
+        if ((attrs & MOUNT_ATTR_RDONLY) && rt_mount_setattr(mfd, false, MOUNT_ATTR_RDONLY, 0, 0) < 0)
+                return msp_err_sys(err, errno, "%s: make read-only", c->label);
+        return apply_propagation(c, mfd, err);
+}
+
+static int
+mount_cgroup(const mnt *c, const char *type, msp_err *err)
+{
+        /* Without a cgroup namespace the mount shows the host's whole tree: never
+         * writable then (CVE-2023-25809). */
+        bool ro = !c->p->has_cgroupns || (c->o.flags_set & MS_RDONLY);
+        uint64_t attrs = new_mount_attrs(&c->o) | (ro ? MOUNT_ATTR_RDONLY : 0);
+
+        _cleanup_close_ int target = mkpath_dest(c, true, err);
+        if (target < 0)
+                return target;
+        if (!is_cgroup2("/sys/fs/cgroup") && strcmp(type, "cgroup2") != 0)
+                return mount_cgroup_v1(c, target, attrs, err);
+
+        _cleanup_close_ int mfd = rt_mount_new_fs(c->label, "cgroup2", "cgroup2", c->o.data, &c->o,
+                                                  attrs, err);
+        if (mfd == -EPERM && c->p->in_userns) {
+                msp_err_clear(err);
+                return bind_host_ro(c, target, "/sys/fs/cgroup", err);
+        }
+        if (mfd < 0)
+                return mfd;
+        if (rt_mount_attach(mfd, target) < 0)
+                return msp_err_sys(err, errno, "%s: move_mount", c->label);
+        return apply_propagation(c, mfd, err);
+}
+
+static bool
+is_root_path(const char *path)
+{
+        return strspn(path, "/.") == strlen(path);
+}
+
+static int
+mount_dispatch(const mnt *c, msp_err *err)
+{
+        const char *type = c->m->type && *c->m->type ? c->m->type : NULL;
+        bool bind = c->o.bind || (type && strcmp(type, "bind") == 0);
+
+        if (is_root_path(c->m->destination))
+                return msp_err_set(err, EINVAL, "%s: cannot mount over the root", c->label);
+        if (c->o.idmap)
+                return msp_err_set(err, EOPNOTSUPP, "%s: idmapped mounts are not supported",
+                                   c->label);
+        if (c->o.tmpcopyup && (bind || !type || strcmp(type, "tmpfs") != 0))
+                return msp_err_set(err, EINVAL, "%s: 'tmpcopyup' needs a tmpfs mount", c->label);
+        if (c->o.flags_set & MS_REMOUNT)
+                return msp_err_set(err, EINVAL, "%s: 'remount' is not valid for a new mount",
+                                   c->label);
+        if (bind)
+                return mount_bind(c, err);
+        if (!type || strcmp(type, "none") == 0)
+                return msp_err_set(err, EINVAL, "%s: no type and no 'bind' option", c->label);
+        if (strcmp(type, "proc") == 0)
+                return mount_proc(c, err);
+        if (strcmp(type, "sysfs") == 0)
+                return mount_sysfs(c, err);
+        if (strcmp(type, "cgroup") == 0 || strcmp(type, "cgroup2") == 0)
+                return mount_cgroup(c, type, err);
+        return mount_other(c, type, err);
+}
+
+static int
+mount_one(const rt_rootfs_params *p, int rootfd, size_t idx, msp_err *err)
+{
+        _cleanup_(mnt_donep) mnt c = { .p = p, .rootfd = rootfd, .m = &p->spec->mounts[idx] };
+        const oci_mount *m = c.m;
+
+        if (!m->destination || !*m->destination)
+                return msp_err_set(err, EINVAL, "mount[%zu]: no destination", idx);
+        if (m->type && *m->type && strcmp(m->type, "bind") != 0 && strcmp(m->type, "none") != 0)
+                snprintf(c.label, sizeof c.label, "mount[%zu] '%s' on '%s'", idx, m->type,
+                         m->destination);
+        else
+                snprintf(c.label, sizeof c.label, "mount[%zu] '%s'", idx, m->destination);
+        int r = rt_mount_opts_parse(&m->options, m->destination, &c.o, err);
+        if (r < 0)
+                return r;
+        return mount_dispatch(&c, err);
+}
+
+/* ---- the setup sequence ---- */
+
+/* pivot_root refuses a new root inside a shared mount. With a shared rootfsPropagation,
+ * make the mount that holds the rootfs directory private, so that the self-bind below
+ * is private too (it is a clone of that mount). Walks up to the mount root by fd. */
+static int
+make_rootfs_mount_private(const char *rootfs, msp_err *err)
+{
+        _cleanup_close_ int fd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+        for (int depth = 0; fd >= 0 && depth < PATH_MAX / 2; depth++) {
+                struct statx stx;
+                if (statx(fd, "", AT_EMPTY_PATH, 0, &stx) < 0)
+                        break;
+                if (stx.stx_attributes & stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) {
+                        if (rt_mount_setattr(fd, false, 0, 0, MS_PRIVATE) < 0)
+                                break;
+                        return 0;
+                }
+                int up = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                msp_closep(&fd);
+                fd = up;
+        }
+        return msp_err_sys(err, errno, "rootfs '%s': make its mount private", rootfs);
+}
+
+static int
+prepare_root(const rt_rootfs_params *p, int *ret_rootfd, msp_err *err)
+{
+        const oci_linux *lnx = p->spec->linux_;
+        unsigned long prop = MS_SLAVE | MS_REC;
+
+        /* An unbindable "/" could not be bound below; finalize applies it instead. */
+        if (lnx && lnx->has_rootfs_propagation && !(lnx->rootfs_propagation & MS_UNBINDABLE))
+                prop = lnx->rootfs_propagation;
+        if (mount(NULL, "/", NULL, prop, NULL) < 0)
+                return msp_err_sys(err, errno, "rootfs: set the propagation of '/'");
+        if (prop & MS_SHARED) {
+                int r = make_rootfs_mount_private(p->rootfs, err);
+                if (r < 0)
+                        return r;
+        }
+        /* The rootfs must be a mount point of its own for pivot_root; the bind's fd is
+         * the handle every later lookup starts from. */
+        _cleanup_close_ int mfd = open_tree(AT_FDCWD, p->rootfs,
+                                            OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+        if (mfd < 0)
+                return msp_err_sys(err, errno, "rootfs '%s'", p->rootfs);
+        if (move_mount(mfd, "", AT_FDCWD, p->rootfs, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                return msp_err_sys(err, errno, "rootfs '%s': bind onto itself", p->rootfs);
+        *ret_rootfd = TAKE_FD(mfd);
+        return 0;
+}
+
+/* "//dev/./" and "/dev" name the same place. */
+static bool
+is_dev_path(const char *path)
+{
+        int n = 0;
+        bool dev = false;
+
+        for (const char *c = path; *c;) {
+                size_t len = strcspn(c, "/");
+                if (len > 0 && !(len == 1 && c[0] == '.')) {
+                        dev = len == 3 && strncmp(c, "dev", 3) == 0;
+                        n++;
+                }
+                c += len + (c[len] == '/');
+        }
+        return n == 1 && dev;
+}
+
+/* What the config does with /dev: -1 binds it from the host (leave it alone), 1 mounts
+ * a new filesystem there (populate it), 0 nothing. The last mount wins. */
+static int
+dev_mount_kind(const oci_spec *s)
+{
+        int kind = 0;
+
+        for (size_t i = 0; i < s->n_mounts; i++) {
+                const oci_mount *m = &s->mounts[i];
+                if (!m->destination || !is_dev_path(m->destination))
+                        continue;
+                bool bind = m->type && strcmp(m->type, "bind") == 0;
+                for (size_t j = 0; j < m->options.n; j++)
+                        bind = bind || !strcmp(m->options.v[j], "bind") ||
+                               !strcmp(m->options.v[j], "rbind");
+                kind = bind ? -1 : 1;
+        }
+        return kind;
+}
+
+static bool
+dev_is_empty(int rootfd)
+{
+        int fd = rt_openat2(rootfd, "dev", O_RDONLY | O_DIRECTORY,
+                            RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+        if (fd < 0)
+                return fd == -ENOENT;
+        _cleanup_closedir_ DIR *d = fdopendir(fd);
+        if (!d) {
+                (void) close(fd);
+                return false;
+        }
+        for (struct dirent *de; (de = readdir(d));)
+                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+                        return false;
+        return true;
+}
 
 int
 rt_rootfs_setup_child(const rt_rootfs_params *p, int *ret_rootfd, msp_err *err)
 {
-        (void) p; (void) ret_rootfd;
-        return msp_err_set(err, ENOSYS, "rootfs: not implemented");
-}
+        _cleanup_close_ int rootfd = -1;
 
-int
-rt_rootfs_mount_console_child(int rootfd, int pty_slave_fd, msp_err *err)
-{
-        (void) rootfd; (void) pty_slave_fd;
-        return msp_err_set(err, ENOSYS, "console: not implemented");
-}
-
-int
-rt_rootfs_pivot_child(int rootfd, bool no_pivot, msp_err *err)
-{
-        (void) rootfd; (void) no_pivot;
-        return msp_err_set(err, ENOSYS, "pivot_root: not implemented");
-}
-
-int
-rt_rootfs_finalize_child(const rt_rootfs_params *p, msp_err *err)
-{
-        (void) p;
-        return msp_err_set(err, ENOSYS, "rootfs finalize: not implemented");
+        int r = prepare_root(p, &rootfd, err);
+        if (r < 0)
+                return r;
+        /* Decided before the mounts, which create /dev/pts, /dev/shm, ... */
+        bool dev_empty = dev_is_empty(rootfd);
+        for (size_t i = 0; i < p->spec->n_mounts; i++) {
+                r = mount_one(p, rootfd, i, err);
+                if (r < 0)
+                        return r;
+        }
+        int dev = dev_mount_kind(p->spec);
+        if (dev >= 0) {
+                r = rt_devices_create(rootfd, p->spec->linux_, dev > 0 || dev_empty, p->in_userns,
+                                      err);
+                if (r >= 0)
+                        r = rt_devices_links(rootfd, err);
+                if (r < 0)
+                        return r;
+        }
+        *ret_rootfd = TAKE_FD(rootfd);
+        return 0;
 }

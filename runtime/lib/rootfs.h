@@ -34,3 +34,8 @@ int rt_rootfs_pivot_child(int rootfd, bool no_pivot, msp_err *err);
  * directories), readonlyPaths (recursive read-only bind), root.readonly, and the final
  * propagation of "/". */
 int rt_rootfs_finalize_child(const rt_rootfs_params *p, msp_err *err);
+
+/* Mount primitive shared with devices.c: bind the object `srcfd` refers to (an O_PATH fd,
+ * a directory, a tty from TIOCGPTPEER, ...) onto the object `targetfd` refers to, with
+ * open_tree(OPEN_TREE_CLONE | AT_EMPTY_PATH) + move_mount. No path is looked up. */
+int rt_mount_bind_fd(int srcfd, int targetfd, bool recursive, msp_err *err);

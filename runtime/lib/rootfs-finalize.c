@@ -1,0 +1,191 @@
+/* The container's filesystem after the mounts: pivot_root, then maskedPaths,
+ * readonlyPaths, root.readonly and the final propagation of "/".
+ *
+ * After pivot_root everything is resolved from the new "/" with RESOLVE_IN_ROOT, so a
+ * symlink in a masked or read-only path can only point somewhere inside the container.
+ * Masking never trusts a name: the file mask is a bind of the /dev/null node we opened
+ * without following symlinks and checked to be the char device 1:3 (CVE-2025-31133),
+ * and directory masks are fresh read-only tmpfs instances. */
+#include "rootfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "macros.h"
+#include "pathres.h"
+#include "rootfs-int.h"
+
+int
+rt_rootfs_pivot_child(int rootfd, bool no_pivot, msp_err *err)
+{
+        if (fchdir(rootfd) < 0)
+                return msp_err_sys(err, errno, "pivot_root: fchdir to the rootfs");
+        if (no_pivot) {
+                /* --no-pivot (e.g. a rootfs on the initramfs): move the rootfs over "/" and
+                 * chroot. The old root stays reachable from an escaped chroot; that is
+                 * what the option asks for. */
+                if (mount(".", "/", NULL, MS_MOVE, NULL) < 0)
+                        return msp_err_sys(err, errno, "no-pivot: move the rootfs onto '/'");
+                if (chroot(".") < 0)
+                        return msp_err_sys(err, errno, "no-pivot: chroot");
+        } else {
+                /* pivot_root(".", ".") stacks the old root on top of the new one, so no
+                 * directory for it is needed inside the rootfs. */
+                if (syscall(SYS_pivot_root, ".", ".") < 0)
+                        return msp_err_sys(err, errno, "pivot_root");
+                /* Make the old root a slave so that detaching it cannot propagate an
+                 * unmount to the host, then detach it: the host tree is gone for us. */
+                if (mount(NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0)
+                        return msp_err_sys(err, errno, "pivot_root: make the old root a slave");
+                if (umount2(".", MNT_DETACH) < 0)
+                        return msp_err_sys(err, errno, "pivot_root: detach the old root");
+        }
+        if (chdir("/") < 0)
+                return msp_err_sys(err, errno, "pivot_root: chdir '/'");
+        return 0;
+}
+
+/* The container's /dev/null, opened without following any symlink and accepted only if
+ * it is the char device 1:3: a node swapped for a symlink or another file is refused,
+ * and the fd that was checked is the one that gets bound. */
+static int
+open_verified_null(int rootfd, msp_err *err)
+{
+        struct stat st;
+        _cleanup_close_ int fd = rt_openat2(rootfd, "dev/null", O_PATH | O_NOFOLLOW,
+                                            RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS |
+                                                    RESOLVE_NO_MAGICLINKS);
+        if (fd < 0)
+                return msp_err_sys(err, -fd, "maskedPaths: open '/dev/null'");
+        if (fstat(fd, &st) < 0)
+                return msp_err_sys(err, errno, "maskedPaths: stat '/dev/null'");
+        if (!S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3))
+                return msp_err_set(err, EPERM,
+                                   "maskedPaths: '/dev/null' is not the null device, refusing");
+        return TAKE_FD(fd);
+}
+
+/* A directory mask: an empty tmpfs, read-only before it becomes visible. */
+static int
+mask_dir(const char *path, int targetfd, msp_err *err)
+{
+        char label[PATH_MAX + 32];
+        snprintf(label, sizeof label, "maskedPaths '%s'", path);
+        _cleanup_close_ int mfd = rt_mount_new_fs(label, "tmpfs", "tmpfs", "mode=755", NULL,
+                                                  MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+                                                          MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                                                  err);
+        if (mfd < 0)
+                return mfd;
+        if (rt_mount_attach(mfd, targetfd) < 0)
+                return msp_err_sys(err, errno, "maskedPaths '%s': move_mount", path);
+        return 0;
+}
+
+/* A file mask: a read-only bind of the verified null device. Not nodev, so reading the
+ * masked file still works (it reads as empty) instead of failing. */
+static int
+mask_file(const char *path, int nullfd, int targetfd, msp_err *err)
+{
+        _cleanup_close_ int mfd = open_tree(nullfd, "",
+                                            OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+        if (mfd < 0)
+                return msp_err_sys(err, errno, "maskedPaths '%s': open_tree '/dev/null'", path);
+        if (rt_mount_setattr(mfd, false, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC,
+                             0, 0) < 0)
+                return msp_err_sys(err, errno, "maskedPaths '%s': mount_setattr", path);
+        if (rt_mount_attach(mfd, targetfd) < 0)
+                return msp_err_sys(err, errno, "maskedPaths '%s': move_mount", path);
+        return 0;
+}
+
+static int
+mask_paths(int rootfd, const oci_strv *paths, msp_err *err)
+{
+        _cleanup_close_ int nullfd = -1;
+
+        for (size_t i = 0; i < paths->n; i++) {
+                const char *path = paths->v[i];
+                struct stat st;
+                _cleanup_close_ int fd = rt_openat2(rootfd, path, O_PATH,
+                                                    RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+                if (fd == -ENOENT)
+                        continue;
+                if (fd < 0 || fstat(fd, &st) < 0)
+                        return msp_err_sys(err, fd < 0 ? -fd : errno, "maskedPaths '%s'", path);
+                if (S_ISDIR(st.st_mode)) {
+                        int r = mask_dir(path, fd, err);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (nullfd < 0) {
+                        nullfd = open_verified_null(rootfd, err);
+                        if (nullfd < 0)
+                                return msp_err_prefix(err, "maskedPaths '%s'", path);
+                }
+                int r = mask_file(path, nullfd, fd, err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* A recursive bind of the path onto itself, made read-only before it is attached. */
+static int
+readonly_paths(int rootfd, const oci_strv *paths, msp_err *err)
+{
+        for (size_t i = 0; i < paths->n; i++) {
+                const char *path = paths->v[i];
+                _cleanup_close_ int fd = rt_openat2(rootfd, path, O_PATH,
+                                                    RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+                if (fd == -ENOENT)
+                        continue;
+                if (fd < 0)
+                        return msp_err_sys(err, -fd, "readonlyPaths '%s'", path);
+                _cleanup_close_ int mfd = open_tree(fd, "",
+                                                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+                                                            AT_EMPTY_PATH | AT_RECURSIVE);
+                if (mfd < 0)
+                        return msp_err_sys(err, errno, "readonlyPaths '%s': open_tree", path);
+                if (rt_mount_setattr(mfd, true, MOUNT_ATTR_RDONLY, 0, 0) < 0)
+                        return msp_err_sys(err, errno, "readonlyPaths '%s': mount_setattr", path);
+                if (rt_mount_attach(mfd, fd) < 0)
+                        return msp_err_sys(err, errno, "readonlyPaths '%s': move_mount", path);
+        }
+        return 0;
+}
+
+int
+rt_rootfs_finalize_child(const rt_rootfs_params *p, msp_err *err)
+{
+        const oci_linux *lnx = p->spec->linux_;
+        int r;
+
+        _cleanup_close_ int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (rootfd < 0)
+                return msp_err_sys(err, errno, "open '/'");
+        if (lnx) {
+                r = readonly_paths(rootfd, &lnx->readonly_paths, err);
+                if (r >= 0)
+                        r = mask_paths(rootfd, &lnx->masked_paths, err);
+                if (r < 0)
+                        return r;
+        }
+        /* Only the root mount itself, keeping its other flags, as runc's bind remount. */
+        if (p->spec->root_readonly && rt_mount_setattr(rootfd, false, MOUNT_ATTR_RDONLY, 0, 0) < 0)
+                return msp_err_sys(err, errno, "root.readonly: make '/' read-only");
+        if (lnx && lnx->has_rootfs_propagation) {
+                unsigned long prop = lnx->rootfs_propagation;
+                if (rt_mount_setattr(rootfd, prop & MS_REC, 0, 0, prop & ~MS_REC) < 0)
+                        return msp_err_sys(err, errno, "rootfsPropagation: set on '/'");
+        }
+        return 0;
+}

@@ -1,0 +1,21 @@
+/* Internal to the rootfs module (rootfs.c, rootfs-finalize.c, devices.c): the
+ * new-mount-API primitives every mount goes through. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "mount-opts.h"
+#include "rootfs.h"
+
+/* move_mount() a detached mount (from fsmount/open_tree) onto the object targetfd
+ * refers to. Returns 0 or -errno; no message. */
+int rt_mount_attach(int mfd, int targetfd);
+/* mount_setattr(mfd, "", AT_EMPTY_PATH [| AT_RECURSIVE]). 0 or -errno; no message. */
+int rt_mount_setattr(int mfd, bool recursive, uint64_t set, uint64_t clr, uint64_t propagation);
+/* A detached mount of a new `type` filesystem: fsopen, "source", the superblock flags of
+ * `o` (may be NULL), each item of `data`, create, fsmount with MOUNT_ATTR_* `attrs`.
+ * Messages start with `label` and carry the kernel's fs_context log. */
+int rt_mount_new_fs(const char *label, const char *type, const char *source, const char *data,
+                    const rt_mount_opts *o, uint64_t attrs, msp_err *err);
