@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
+static int err_vset(msp_err *err, int errnum, bool with_strerror, const char *fmt, va_list ap)
+        _printf_(4, 0);
+
 static int
 err_vset(msp_err *err, int errnum, bool with_strerror, const char *fmt, va_list ap)
 {

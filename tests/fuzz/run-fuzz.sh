@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Fuzz the oci/ parsers (config.json, exec --process, update --resources, state) with
+# libFuzzer for a bounded time.
+#
+#   tests/fuzz/run-fuzz.sh [SECONDS]          default 30
+#
+# Builds build-fuzz/ if needed (CC=clang meson setup build-fuzz -Dfuzzing=enabled; only
+# the fuzz target is built, with -fsanitize=fuzzer,address,undefined), seeds a scratch
+# corpus in a temporary directory with tests/fixtures/*.json (nothing is written into
+# the repository) and runs build-fuzz/tests/fuzz-oci-parse with tests/fuzz/oci.dict.
+#
+# Exit status: 0 when the run was clean; 1 on a crash, leak, sanitizer report, timeout
+# or out-of-memory (the reproducer is kept in build-fuzz/fuzz-artifacts/ and its name
+# printed); 77 when clang is not installed (tests/run.sh counts that as a skip).
+# Environment: MSP_FUZZ_BUILD (build directory, default build-fuzz), MSP_FUZZ_JOBS
+# (parallel fuzzing processes, default 1).
+#
+# Longer runs, e.g. before a release or after changing anything in oci/:
+#   MSP_FUZZ_JOBS=$(nproc) tests/fuzz/run-fuzz.sh 3600
+# or by hand with a corpus that persists between runs (keep it outside the repo):
+#   mkdir -p ~/msp-fuzz-corpus && cp tests/fixtures/*.json ~/msp-fuzz-corpus/
+#   build-fuzz/tests/fuzz-oci-parse -dict=tests/fuzz/oci.dict -max_len=65536 \
+#       -max_total_time=28800 -jobs=$(nproc) -workers=$(nproc) ~/msp-fuzz-corpus
+# Reproduce a finding:   build-fuzz/tests/fuzz-oci-parse build-fuzz/fuzz-artifacts/crash-...
+# Shrink it:             build-fuzz/tests/fuzz-oci-parse -minimize_crash=1 -runs=10000 <file>
+set -euo pipefail
+
+cd "$(dirname "$0")/../.."
+seconds=${1:-30}
+case $seconds in
+''|*[!0-9]*) echo "run-fuzz.sh: SECONDS must be a number, got '$seconds'" >&2; exit 2 ;;
+esac
+build=${MSP_FUZZ_BUILD:-build-fuzz}
+jobs=${MSP_FUZZ_JOBS:-1}
+
+if ! command -v clang >/dev/null 2>&1; then
+        echo "run-fuzz.sh: clang not found; skipping (install clang to fuzz)" >&2
+        exit 77
+fi
+
+if [ ! -f "$build/build.ninja" ]; then
+        CC=clang meson setup "$build" -Dfuzzing=enabled >/dev/null ||
+                { echo "run-fuzz.sh: meson setup $build failed" >&2; exit 1; }
+fi
+ninja -C "$build" tests/fuzz-oci-parse >/dev/null ||
+        { echo "run-fuzz.sh: building tests/fuzz-oci-parse in $build failed" >&2; exit 1; }
+
+top=$(pwd)
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/msp-fuzz.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+mkdir "$scratch/corpus"
+cp tests/fixtures/*.json "$scratch/corpus/"
+artifacts="$top/$build/fuzz-artifacts"
+mkdir -p "$artifacts"
+extra=()
+if [ "$jobs" -gt 1 ]; then
+        extra=(-jobs="$jobs" -workers="$jobs")
+fi
+
+echo "run-fuzz.sh: fuzzing oci/ parsers for ${seconds}s ($jobs job(s)), scratch in $scratch"
+rc=0
+# From inside the scratch directory: with -jobs, libFuzzer writes fuzz-N.log to the cwd.
+(cd "$scratch" && "$top/$build/tests/fuzz-oci-parse" \
+        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+        -dict="$top/tests/fuzz/oci.dict" -artifact_prefix="$artifacts/" \
+        -error_exitcode=1 -timeout_exitcode=1 -print_final_stats=1 \
+        "${extra[@]}" corpus >run.log 2>&1) || rc=$?
+tail -n 25 "$scratch/run.log"
+[ "$jobs" -gt 1 ] && tail -n 5 "$scratch"/fuzz-*.log 2>/dev/null
+if [ "$rc" -ne 0 ]; then
+        echo "run-fuzz.sh: FAILED (exit $rc); newest files in $artifacts/:" >&2
+        ls -t "$artifacts" | head -5 >&2
+        exit 1
+fi
+echo "run-fuzz.sh: clean"
