@@ -320,10 +320,16 @@ oci_spec_parse_file(const char *path, oci_spec **ret_spec, msp_err *err)
         return oci_spec_parse_data(path, data, len, ret_spec, err);
 }
 
+/* A parsed spec lives inside its own arena. One with arena == NULL was malloc'd by the
+ * caller with borrowed members: only the struct is freed. */
 oci_spec *
 oci_spec_free(oci_spec *spec)
 {
-        if (spec)
-                oci_arena_free(spec->arena);    /* the spec itself lives in its arena */
+        if (!spec)
+                return NULL;
+        if (spec->arena)
+                oci_arena_free(spec->arena);
+        else
+                free(spec);
         return NULL;
 }

@@ -4,6 +4,7 @@
 #include "state.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- writing ---- */
@@ -161,12 +162,17 @@ oci_state_parse_data(const char *name, const char *data, size_t len, oci_state *
         return 0;
 }
 
-/* A parsed state lives inside its own arena. A state with arena == NULL was built by the
- * caller (borrowed strings) and is left alone. */
+/* A parsed state lives inside its own arena, which owns the strings. A state with
+ * arena == NULL was malloc'd by the caller with borrowed strings: only the struct is
+ * freed. (Never pass a state that lives on the stack.) */
 oci_state *
 oci_state_free(oci_state *st)
 {
-        if (st && st->arena)
+        if (!st)
+                return NULL;
+        if (st->arena)
                 oci_arena_free(st->arena);
+        else
+                free(st);
         return NULL;
 }

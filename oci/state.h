@@ -26,6 +26,8 @@ typedef struct oci_state {
         bool systemd_cgroup;
         bool detached;                  /* started by `run --detach` or create/start */
         oci_arena *arena;               /* owns the strings when parsed; NULL when borrowed */
+        /* oci_state_free(): a parsed state is freed with its arena; a state with
+         * arena == NULL must come from malloc/calloc and only the struct is freed. */
 } oci_state;
 
 enum {
