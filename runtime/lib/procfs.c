@@ -5,11 +5,12 @@
  * symlinking over it. Every file is then opened beneath that handle without following
  * any symlink or crossing a mount, and checked to be on procfs.
  *
- * PID namespace rule: a procfs instance shows the pids of the PID namespace its mounter
- * was in when it was created. "self" and "thread-self" are resolved here with getpid()
- * and gettid(), so a handle must be opened by a process in the same PID namespace as the
- * one that later uses "self/..." paths through it. After unshare(CLONE_NEWPID) only the
- * children are in the new namespace: open the handle again in the child. */
+ * PID namespace rule: a procfs instance shows the pids of the PID namespace its creator
+ * was in (after unshare(CLONE_NEWPID) that is still the old one; only children enter the
+ * new one). "<pid>/..." paths must use pids of that namespace; "self/..." and
+ * "thread-self/..." are resolved through the instance's own "self" link, so they always
+ * mean the caller, and fail with ENOENT when the caller is not visible in the instance.
+ * Open the handle in the PID namespace whose pids you use. */
 #include "procfs.h"
 
 #include <errno.h>
@@ -88,22 +89,32 @@ rt_procfs_open(msp_err *err)
 }
 
 /* "self/x" -> "<pid>/x", "thread-self/x" -> "<pid>/task/<tid>/x": the only symlinks the
- * runtime needs inside /proc, replaced so that the lookup can refuse all symlinks. */
+ * runtime needs inside /proc, replaced so that the lookup can refuse all symlinks. The
+ * numbers come from reading the instance's own "self" link, which the kernel answers
+ * with our pid in the PID namespace of that instance: never another process's pid, and
+ * ENOENT when we are not visible in it (a handle from a child PID namespace). */
 static int
-rewrite_self(const char *path, char *buf, size_t size)
+rewrite_self(int procfd, const char *path, char *buf, size_t size)
 {
-        const char *rest = NULL;
+        char link[64];
         int n;
 
         while (*path == '/')
                 path++;
-        if (strncmp(path, "self", 4) == 0 && (path[4] == '/' || path[4] == '\0')) {
-                rest = path + 4;
-                n = snprintf(buf, size, "%d%s", (int) getpid(), rest);
-        } else if (strncmp(path, "thread-self", 11) == 0 &&
-                   (path[11] == '/' || path[11] == '\0')) {
-                rest = path + 11;
-                n = snprintf(buf, size, "%d/task/%d%s", (int) getpid(), (int) gettid(), rest);
+        size_t len = strcspn(path, "/");
+        if ((len == 4 && !strncmp(path, "self", 4)) ||
+            (len == 11 && !strncmp(path, "thread-self", 11))) {
+                char name[12];
+                memcpy(name, path, len);
+                name[len] = '\0';
+                ssize_t l = readlinkat(procfd, name, link, sizeof link - 1);
+                if (l < 0)
+                        return -errno;
+                link[l] = '\0';
+                /* Only digits and "/task/": anything else is not a procfs we trust. */
+                if (strspn(link, "0123456789/task") != (size_t) l || link[0] == '/')
+                        return -EXDEV;
+                n = snprintf(buf, size, "%s%s", link, path + len);
         } else {
                 n = snprintf(buf, size, "%s", path);
         }
@@ -118,7 +129,7 @@ rt_procfs_openat(int procfd, const char *path, int flags, msp_err *err)
         char real[PATH_MAX];
         struct statfs sfs;
 
-        int r = rewrite_self(path, real, sizeof real);
+        int r = rewrite_self(procfd, path, real, sizeof real);
         if (r < 0)
                 return msp_err_sys(err, -r, "open '/proc/%s'", path);
 
