@@ -1,6 +1,7 @@
 /* Parses every fixture in tests/fixtures and checks concrete fields.
  * The fixtures directory comes from argv[1] or $OCI_FIXTURES. */
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,18 +10,63 @@
 #include <sys/resource.h>
 
 #include "spec.h"
+#include "state.h"
 #include "tap.h"
 
 static const char *fixtures;
 
-static oci_spec *
-load(const char *name)
+static bool
+has_prefix(const char *s, const char *prefix)
+{
+        return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static char *
+read_fixture(const char *name, size_t *ret_len)
 {
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", fixtures, name);
+        FILE *f = fopen(path, "re");
+        if (!f)
+                return NULL;
+        char *buf = malloc(OCI_CONFIG_MAX_BYTES);
+        size_t n = buf ? fread(buf, 1, OCI_CONFIG_MAX_BYTES, f) : 0;
+        fclose(f);
+        *ret_len = n;
+        return buf;
+}
+
+/* Parses a fixture with the parser its name calls for (see tests/fixtures/README.md). */
+static oci_spec *
+load(const char *name)
+{
         msp_err err = { 0 };
         oci_spec *spec = NULL;
-        if (oci_spec_parse_file(path, &spec, &err) < 0) {
+        int r;
+        if (has_prefix(name, "process-") || has_prefix(name, "resources-") ||
+            has_prefix(name, "state-")) {
+                size_t len = 0;
+                _cleanup_free_ char *data = read_fixture(name, &len);
+                oci_state *st = NULL;
+                if (!data)
+                        r = msp_err_sys(&err, errno, "%s: read", name);
+                else if (has_prefix(name, "process-"))
+                        r = oci_process_parse_data(name, data, len, &spec, &err);
+                else if (has_prefix(name, "resources-"))
+                        r = oci_resources_parse_data(name, data, len, &spec, &err);
+                else
+                        r = oci_state_parse_data(name, data, len, &st, &err);
+                if (st) {
+                        /* a stand-in so that callers see success */
+                        oci_state_free(st);
+                        spec = calloc(1, sizeof *spec);
+                }
+        } else {
+                char path[PATH_MAX];
+                snprintf(path, sizeof path, "%s/%s", fixtures, name);
+                r = oci_spec_parse_file(path, &spec, &err);
+        }
+        if (r < 0) {
                 tap_diag("%s: %s", name, err.msg);
                 return NULL;
         }
@@ -75,7 +121,7 @@ TEST(every_fixture_parses)
         }
         closedir(d);
         ASSERT_EQ_INT(bad, 0);
-        ASSERT_TRUE(n >= 7);
+        ASSERT_TRUE(n >= 11);
 }
 
 /* ---- runc / crun ---- */
@@ -560,6 +606,55 @@ TEST(full_seccomp)
         ASSERT_EQ_INT(log->args[3].op, OCI_SECCOMP_OP_GT);
 }
 
+TEST(landlock_min)
+{
+        _cleanup_spec_ oci_spec *s = load("landlock-min.json");
+        ASSERT_NOT_NULL(s);
+        const oci_landlock *ll = s->process->landlock;
+        ASSERT_NOT_NULL(ll);
+        ASSERT_TRUE(s->process->no_new_privileges);
+        ASSERT_EQ_U64(ll->handled_access_fs, 0x7fff);   /* ABI 3: all but ioctl_dev */
+        ASSERT_EQ_U64(ll->handled_access_net, 3);
+        ASSERT_EQ_U64(ll->scoped, 0);
+        ASSERT_EQ_INT(ll->n_path_beneath, 2);
+        ASSERT_EQ_INT(ll->path_beneath[0].paths.n, 4);
+        ASSERT_EQ_INT(ll->n_network_port, 1);
+        ASSERT_EQ_U64(ll->network_port[0].ports[1], 443);
+        ASSERT_TRUE(ll->enable_best_effort);
+}
+
+TEST(bare_document_fixtures)
+{
+        size_t len = 0;
+        _cleanup_free_ char *data = read_fixture("process-exec.json", &len);
+        ASSERT_NOT_NULL(data);
+        msp_err err = { 0 };
+        _cleanup_spec_ oci_spec *p = NULL;
+        ASSERT_OK_ERR(oci_process_parse_data("process-exec.json", data, len, &p, &err), err);
+        ASSERT_EQ_INT(p->process->user.uid, 1000);
+        ASSERT_EQ_INT(p->process->user.n_additional_gids, 2);
+        ASSERT_STREQ(p->process->args.v[0], "/bin/ps");
+        ASSERT_EQ_INT(p->process->oom_score_adj, 100);
+
+        _cleanup_free_ char *rdata = read_fixture("resources-update.json", &len);
+        ASSERT_NOT_NULL(rdata);
+        _cleanup_spec_ oci_spec *r = NULL;
+        ASSERT_OK_ERR(oci_resources_parse_data("resources-update.json", rdata, len, &r, &err),
+                      err);
+        ASSERT_EQ_INT(r->linux_->resources->memory.limit, 268435456);
+        ASSERT_EQ_INT(r->linux_->resources->cpu.quota, 20000);
+        ASSERT_EQ_INT(r->linux_->resources->blockio.throttle_read_bps.n, 1);
+
+        _cleanup_free_ char *sdata = read_fixture("state-private.json", &len);
+        ASSERT_NOT_NULL(sdata);
+        oci_state *st = NULL;
+        ASSERT_OK_ERR(oci_state_parse_data("state-private.json", sdata, len, &st, &err), err);
+        ASSERT_EQ_INT(st->pid, 4242);
+        ASSERT_EQ_U64(st->pid_start_time, UINT64_MAX);
+        ASSERT_STREQ(st->annotations.v[0].key, "org.example/key");
+        oci_state_free(st);
+}
+
 /* ---- numbers, nulls, versions, bare documents ---- */
 
 TEST(uint64_max_exact)
@@ -736,6 +831,8 @@ main(int argc, char **argv)
         RUN(full_linux);
         RUN(full_resources);
         RUN(full_seccomp);
+        RUN(landlock_min);
+        RUN(bare_document_fixtures);
         RUN(uint64_max_exact);
         RUN(nulls_are_absent);
         RUN(versions_accepted);
