@@ -1,8 +1,9 @@
 /* libFuzzer target for the oci/ parsers: the same bytes go to the config, process,
  * resources and state parsers. Beyond the sanitizers, it checks that a failure always
- * comes with an errno and a one-line message, and that a parsed state survives a
+ * comes with an errno and a one-line, valid UTF-8 message, and that a parsed state survives a
  * write/parse round trip. Built only with clang (see tests/meson.build); run it with
  * tests/fuzz/run-fuzz.sh. */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,12 +14,30 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* Messages end up in JSON (logs, MCP replies): they must be valid UTF-8. */
+static bool
+valid_utf8(const unsigned char *s)
+{
+        while (*s) {
+                size_t n = *s < 0x80 ? 1 : *s >= 0xc2 && *s <= 0xdf ? 2
+                         : *s >= 0xe0 && *s <= 0xef ? 3 : *s >= 0xf0 && *s <= 0xf4 ? 4 : 0;
+                if (n == 0)
+                        return false;
+                for (size_t i = 1; i < n; i++)
+                        if ((s[i] & 0xc0) != 0x80)
+                                return false;
+                s += n;
+        }
+        return true;
+}
+
 static void
 check_failure(int r, const msp_err *err)
 {
         if (r >= 0)
                 return;
-        if (err->errnum != -r || err->msg[0] == '\0' || strchr(err->msg, '\n'))
+        if (err->errnum != -r || err->msg[0] == '\0' || strchr(err->msg, '\n') ||
+            !valid_utf8((const unsigned char *) err->msg))
                 abort();
 }
 

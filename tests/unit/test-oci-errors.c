@@ -131,7 +131,8 @@ static const row rows[] = {
         { SPEC, LINUX_WITH("\"memoryPolicy\":{\"mode\":\"MPOL_FAST\"}"), EINVAL, "config.json: linux.memoryPolicy.mode: unknown memory policy mode \"MPOL_FAST\"" },
         { SPEC, LINUX_WITH("\"memoryPolicy\":{\"mode\":\"MPOL_BIND\",\"flags\":[\"MPOL_F_X\"]}"), EINVAL, "config.json: linux.memoryPolicy.flags[0]: unknown memory policy flag \"MPOL_F_X\"" },
         { SPEC, LINUX_WITH("\"personality\":{\"domain\":\"LINUX64\"}"), EINVAL, "config.json: linux.personality.domain: unknown personality domain \"LINUX64\"" },
-        /* quoting of long and odd values */
+        /* quoting of long and odd values: at most 64 input bytes, never half a character */
+        { SPEC, PROC_WITH("\"env\":[\"\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9x\u00e9\"]"), EINVAL, "config.json: process.env[0]: expected \"NAME=value\", got \"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9...\"" },
         { SPEC, PROC_WITH("\"capabilities\":{\"bounding\":[\"CAP_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\"]}"), EINVAL, "config.json: process.capabilities.bounding[0]: unknown capability \"CAP_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA...\"" },
         { SPEC, PROC_WITH("\"env\":[\"tab\\there\\\"q\"]"), EINVAL, "config.json: process.env[0]: expected \"NAME=value\", got \"tab\\there\\\"q\"" },
         /* the other documents */
@@ -303,6 +304,15 @@ check_limits(void)
                  "config.json: a[1].b[0]: array has too many elements (%u, limit %u)",
                  OCI_MAX_ARRAY + 1, OCI_MAX_ARRAY);
         expect_error("nested array too long", r, &err, E2BIG, expected);
+        free(arr);
+
+        /* The pre-scan sees raw bytes: an invalid UTF-8 key is shown escaped. */
+        arr = repeat("{\"\xff\":[0", ",0", OCI_MAX_ARRAY, "]}");
+        r = run_parser(SPEC, arr, strlen(arr), &err);
+        snprintf(expected, sizeof expected,
+                 "config.json: [\"\\xff\"]: array has too many elements (%u, limit %u)",
+                 OCI_MAX_ARRAY + 1, OCI_MAX_ARRAY);
+        expect_error("array under a non-UTF-8 key", r, &err, E2BIG, expected);
         free(arr);
 
         /* ...also when the document ends before the container does. */
