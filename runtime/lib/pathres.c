@@ -28,6 +28,8 @@
 #define OPENAT2_RETRIES 64
 /* How often a create step may lose a race against a concurrent creator. */
 #define MKPATH_RETRIES 16
+/* Dangling symlinks expanded while creating a path, as the kernel's MAXSYMLINKS. */
+#define MKPATH_MAX_LINKS 40
 /* tmpcopyup refuses deeper trees rather than recursing without bound. */
 #define COPY_MAX_DEPTH 128
 
@@ -36,7 +38,8 @@ rt_openat2(int dirfd, const char *path, int flags, unsigned long long resolve)
 {
         struct open_how how = {
                 .flags = (unsigned long long) (flags | O_CLOEXEC),
-                .mode = (flags & (O_CREAT | O_TMPFILE)) ? 0644 : 0,
+                /* O_TMPFILE contains O_DIRECTORY: test all of its bits. */
+                .mode = (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? 0644 : 0,
                 .resolve = resolve,
         };
 
@@ -116,57 +119,100 @@ open_prefix(int rootfd, char *buf, size_t end, bool want_dir)
         return fd;
 }
 
-int
-rt_mkpath_in_root(int rootfd, const char *path, bool dir, msp_err *err)
+/* The component buf[start..end) is a dangling symlink in parentfd: rewrite buf to go
+ * through its target, "<target><rest>" when absolute (the root is the rootfs) or
+ * "<prefix><target><rest>" when relative. The next walk resolves it again beneath the
+ * root, so the target is clamped like any other path. */
+static int
+expand_symlink(int parentfd, const char *name, char *buf, size_t size, size_t start,
+               size_t end)
 {
-        char buf[PATH_MAX];
+        char target[PATH_MAX], out[PATH_MAX];
+        ssize_t n = readlinkat(parentfd, name, target, sizeof target - 1);
+        if (n < 0)
+                return -errno;
+        target[n] = '\0';
+        int len = snprintf(out, sizeof out, "%.*s%s%s", target[0] == '/' ? 0 : (int) start, buf,
+                           target, buf + end);
+        if (len < 0 || (size_t) len >= size)
+                return -ENAMETOOLONG;
+        memcpy(buf, out, (size_t) len + 1);
+        return 0;
+}
+
+/* One walk over `want`; *ret_restart when a dangling symlink was expanded into it. */
+static int
+mkpath_walk(int rootfd, char *want, size_t size, bool dir, bool *ret_restart, msp_err *err)
+{
+        char buf[PATH_MAX], name[NAME_MAX + 1];
         size_t ends[PATH_MAX / 2];
         _cleanup_close_ int cur = -1;
+        struct stat st;
 
-        int n = split_path(path, buf, sizeof buf, ends, ARRAY_SIZE(ends));
+        int n = split_path(want, buf, sizeof buf, ends, ARRAY_SIZE(ends));
         if (n < 0)
-                return msp_err_sys(err, -n, "create '%s' in rootfs", path);
-
+                return msp_err_sys(err, -n, "split");
         cur = rt_openat2(rootfd, ".", O_PATH | O_DIRECTORY, RESOLVE_IN_ROOT);
         if (cur < 0)
-                return msp_err_sys(err, -cur, "create '%s' in rootfs: open root", path);
+                return msp_err_sys(err, -cur, "open root");
 
         for (int i = 0; i < n; i++) {
-                bool last = i == n - 1;
-                bool want_dir = !last || dir;
+                bool want_dir = i < n - 1 || dir;
                 size_t start = i == 0 ? 0 : ends[i - 1] + 1;
                 int fd = -ENOENT;
 
-                for (int tries = 0; tries < MKPATH_RETRIES; tries++) {
+                if (ends[i] - start > NAME_MAX)
+                        return msp_err_sys(err, ENAMETOOLONG, "component %d", i);
+                memcpy(name, buf + start, ends[i] - start);
+                name[ends[i] - start] = '\0';
+                for (int tries = 0; fd == -ENOENT && tries < MKPATH_RETRIES; tries++) {
                         fd = open_prefix(rootfd, buf, ends[i], want_dir);
                         if (fd != -ENOENT)
                                 break;
-                        /* The prefix up to here resolved to `cur`, a directory inside the
-                         * root, so the new entry is made there; ".." always exists. */
-                        char name[NAME_MAX + 1];
-                        size_t len = ends[i] - start;
-                        if (len > NAME_MAX)
-                                return msp_err_sys(err, ENAMETOOLONG, "create '%s' in rootfs",
-                                                   path);
-                        memcpy(name, buf + start, len);
-                        name[len] = '\0';
+                        /* The prefix before this component resolved to `cur`, a directory
+                         * inside the root: the new entry is made there. */
+                        if (fstatat(cur, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                            S_ISLNK(st.st_mode)) {
+                                int r = expand_symlink(cur, name, buf, sizeof buf, start, ends[i]);
+                                if (r < 0)
+                                        return msp_err_sys(err, -r, "symlink '%.*s'",
+                                                           (int) ends[i], buf);
+                                if (strlen(buf) >= size)
+                                        return msp_err_sys(err, ENAMETOOLONG, "expand symlink");
+                                strcpy(want, buf);
+                                *ret_restart = true;
+                                return 0;
+                        }
                         int r = create_component(cur, name, want_dir);
                         if (r < 0)
-                                return msp_err_sys(err, -r, "create '%s' in rootfs: %s '%s'",
-                                                   path, want_dir ? "mkdir" : "create", name);
+                                return msp_err_sys(err, -r, "%s '%.*s'",
+                                                   want_dir ? "mkdir" : "create", (int) ends[i],
+                                                   buf);
                 }
-                if (fd == -ENOENT)
-                        /* Still missing after creating it: a dangling symlink. */
-                        return msp_err_sys(err, ENOENT,
-                                           "create '%s' in rootfs: '%.*s' is a dangling symlink",
-                                           path, (int) ends[i], buf);
                 if (fd < 0)
-                        return msp_err_sys(err, -fd, "create '%s' in rootfs: open '%.*s'", path,
-                                           (int) ends[i], buf);
+                        return msp_err_sys(err, -fd, "open '%.*s'", (int) ends[i], buf);
                 msp_closep(&cur);
                 cur = fd;
         }
         return TAKE_FD(cur);
+}
+
+int
+rt_mkpath_in_root(int rootfd, const char *path, bool dir, msp_err *err)
+{
+        char want[PATH_MAX];
+
+        if (snprintf(want, sizeof want, "%s", path) >= (int) sizeof want)
+                return msp_err_sys(err, ENAMETOOLONG, "create '%s' in rootfs", path);
+        for (int links = 0; links < MKPATH_MAX_LINKS; links++) {
+                bool restart = false;
+                int fd = mkpath_walk(rootfd, want, sizeof want, dir, &restart, err);
+                if (fd < 0)
+                        return msp_err_prefix(err, "create '%s' in rootfs", path);
+                if (!restart)
+                        return fd;
+        }
+        return msp_err_sys(err, ELOOP, "create '%s' in rootfs", path);
 }
 
 static int copy_dir(int src, int dst, int depth, msp_err *err);

@@ -458,7 +458,8 @@ mount_cgroup_v1(const mnt *c, int targetfd, uint64_t attrs, msp_err *err)
                 if (r < 0)
                         return r;
         }
-        if ((attrs & MOUNT_ATTR_RDONLY) && rt_mount_setattr(mfd, false, MOUNT_ATTR_RDONLY, 0, 0) < 0)
+        if ((attrs & MOUNT_ATTR_RDONLY) &&
+            rt_mount_setattr(mfd, false, MOUNT_ATTR_RDONLY, 0, 0) < 0)
                 return msp_err_sys(err, errno, "%s: make read-only", c->label);
         return apply_propagation(c, mfd, err);
 }
