@@ -133,7 +133,10 @@ rt_procfs_openat(int procfd, const char *path, int flags, msp_err *err)
         if (r < 0)
                 return msp_err_sys(err, -r, "open '/proc/%s'", path);
 
-        _cleanup_close_ int fd = rt_openat2(procfd, real, flags | O_NOCTTY,
+        /* openat2 refuses O_PATH with any other open flag. */
+        if (!(flags & O_PATH))
+                flags |= O_NOCTTY;
+        _cleanup_close_ int fd = rt_openat2(procfd, real, flags,
                                             RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS |
                                                     RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV);
         if (fd < 0)
