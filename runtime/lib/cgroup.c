@@ -1,10 +1,16 @@
+/* Cgroups: host mode, path mapping, create / enter / signal / destroy in every
+ * hierarchy, the shared file helpers and the resources entry point. The v1 and v2
+ * backends are cgroup-v1.c and cgroup-v2.c, devices cgroup-devices.c. */
 #include "cgroup.h"
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <linux/magic.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,20 +19,20 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CGROUP_ROOT "/sys/fs/cgroup"
+#include "cgroup-internal.h"
 
 int
 rt_cgroup_mode_detect(rt_cgroup_mode *ret, msp_err *err)
 {
         struct statfs sfs;
 
-        if (statfs(CGROUP_ROOT, &sfs) < 0)
-                return msp_err_sys(err, errno, "statfs '%s'", CGROUP_ROOT);
+        if (statfs(CG_ROOT, &sfs) < 0)
+                return msp_err_sys(err, errno, "statfs '%s'", CG_ROOT);
         if (sfs.f_type == CGROUP2_SUPER_MAGIC) {
                 *ret = RT_CGROUP_UNIFIED;
                 return 0;
         }
-        if (statfs(CGROUP_ROOT "/unified", &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC)
+        if (statfs(CG_ROOT "/unified", &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC)
                 *ret = RT_CGROUP_HYBRID;
         else
                 *ret = RT_CGROUP_LEGACY;
@@ -87,9 +93,153 @@ rt_cgroup_path_for(const char *cgroups_path, const char *id, char *buf, size_t b
         return 0;
 }
 
+/* ---- files of one cgroup directory ---- */
+
+bool
+cg_path_is_safe(const char *path)
+{
+        bool component = false;
+
+        if (!path || path[0] != '/')
+                return false;
+        for (const char *p = path; *p; ) {
+                while (*p == '/')
+                        p++;
+                size_t len = strcspn(p, "/");
+                if (len == 0)
+                        break;
+                if ((len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
+                        return false;
+                component = true;
+                p += len;
+        }
+        return component;
+}
+
+int
+cg_open_dir(const char *hier, const char *path, msp_err *err)
+{
+        char dir[PATH_MAX];
+
+        if ((size_t) snprintf(dir, sizeof dir, "%s%s", hier, path) >= sizeof dir)
+                return msp_err_set(err, ENAMETOOLONG, "cgroup path too long");
+        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return msp_err_sys(err, errno, "cgroup: open '%s'", dir);
+        return fd;
+}
+
+int
+cg_write(int dfd, const char *file, const char *value, msp_err *err)
+{
+        _cleanup_close_ int fd = openat(dfd, file, O_WRONLY | O_CLOEXEC);
+        size_t len = strlen(value);
+
+        if (fd < 0)
+                return msp_err_sys(err, errno, "cgroup: write '%s' = '%.200s'", file, value);
+        ssize_t n = write(fd, value, len);
+        if (n < 0)
+                return msp_err_sys(err, errno, "cgroup: write '%s' = '%.200s'", file, value);
+        if ((size_t) n != len)
+                return msp_err_set(err, EIO, "cgroup: write '%s' = '%.200s': short write", file,
+                                   value);
+        return 0;
+}
+
+int
+cg_writef(int dfd, const char *file, msp_err *err, const char *fmt, ...)
+{
+        char value[4096];
+        va_list ap;
+
+        va_start(ap, fmt);
+        int n = vsnprintf(value, sizeof value, fmt, ap);
+        va_end(ap);
+        if (n < 0 || (size_t) n >= sizeof value)
+                return msp_err_set(err, ENAMETOOLONG, "cgroup: value for '%s' is too long", file);
+        return cg_write(dfd, file, value, err);
+}
+
+int
+cg_read(int dfd, const char *file, char *buf, size_t bufsz)
+{
+        _cleanup_close_ int fd = openat(dfd, file, O_RDONLY | O_CLOEXEC);
+        size_t o = 0;
+
+        if (fd < 0)
+                return -errno;
+        while (o + 1 < bufsz) {
+                ssize_t n = read(fd, buf + o, bufsz - 1 - o);
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        break;
+                o += (size_t) n;
+        }
+        buf[o] = '\0';
+        return (int) o;
+}
+
+bool
+cg_exists(int dfd, const char *file)
+{
+        return faccessat(dfd, file, F_OK, 0) == 0;
+}
+
+/* word in a space/newline separated list */
+static bool
+word_in(const char *list, const char *word)
+{
+        size_t wl = strlen(word);
+
+        for (const char *p = list; *p; ) {
+                p += strspn(p, " \n");
+                size_t len = strcspn(p, " \n");
+                if (len == wl && strncmp(p, word, wl) == 0)
+                        return true;
+                p += len;
+        }
+        return false;
+}
+
+bool
+cg_has_controller(int dfd, const char *ctrl)
+{
+        char buf[1024];
+
+        return cg_read(dfd, "cgroup.controllers", buf, sizeof buf) >= 0 && word_in(buf, ctrl);
+}
+
+/* Controllers msp writes limits for; "misc" too, for unified keys. */
+static const char *const v2_managed[] = {
+        "cpuset", "cpu", "io", "memory", "hugetlb", "pids", "rdma", "misc",
+};
+
+void
+cg_v2_enable_controllers(const char *dir, bool is_root)
+{
+        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        char avail[1024], enabled[1024], procs[16];
+
+        if (dfd < 0 || cg_read(dfd, "cgroup.controllers", avail, sizeof avail) < 0 ||
+            cg_read(dfd, "cgroup.subtree_control", enabled, sizeof enabled) < 0)
+                return;
+        /* No internal processes: a non-root cgroup with members cannot delegate. */
+        if (!is_root && (cg_read(dfd, "cgroup.procs", procs, sizeof procs) != 0))
+                return;
+        for (size_t i = 0; i < ARRAY_SIZE(v2_managed); i++) {
+                if (!word_in(avail, v2_managed[i]) || word_in(enabled, v2_managed[i]))
+                        continue;
+                /* One at a time: one refused controller must not block the others. */
+                (void) cg_writef(dfd, "cgroup.subtree_control", NULL, "+%s", v2_managed[i]);
+        }
+}
+
+/* ---- hierarchies ---- */
+
 /* Each mounted hierarchy under /sys/fs/cgroup (v1 controllers, name=systemd, unified),
  * or the root itself on a unified host. Calls fn(hierarchy_dir) for each. */
-typedef int (*hierarchy_fn)(const char *hier, void *userdata, msp_err *err);
+typedef int (*hierarchy_fn)(const char *hier, bool v2, void *userdata, msp_err *err);
 
 static int
 for_each_hierarchy(hierarchy_fn fn, void *userdata, msp_err *err)
@@ -99,56 +249,29 @@ for_each_hierarchy(hierarchy_fn fn, void *userdata, msp_err *err)
         struct dirent *de;
         int r;
 
-        if (statfs(CGROUP_ROOT, &sfs) < 0)
-                return msp_err_sys(err, errno, "statfs '%s'", CGROUP_ROOT);
+        if (statfs(CG_ROOT, &sfs) < 0)
+                return msp_err_sys(err, errno, "statfs '%s'", CG_ROOT);
         if (sfs.f_type == CGROUP2_SUPER_MAGIC)
-                return fn(CGROUP_ROOT, userdata, err);
-        d = opendir(CGROUP_ROOT);
+                return fn(CG_ROOT, true, userdata, err);
+        d = opendir(CG_ROOT);
         if (!d)
-                return msp_err_sys(err, errno, "open '%s'", CGROUP_ROOT);
+                return msp_err_sys(err, errno, "open '%s'", CG_ROOT);
         while ((de = readdir(d))) {
                 char hier[512];
                 struct stat st;
                 if (de->d_name[0] == '.')
                         continue;
-                snprintf(hier, sizeof hier, CGROUP_ROOT "/%s", de->d_name);
+                snprintf(hier, sizeof hier, CG_ROOT "/%s", de->d_name);
                 /* cpu -> cpu,cpuacct style aliases are symlinks: visit each mount once. */
                 if (lstat(hier, &st) < 0 || !S_ISDIR(st.st_mode))
                         continue;
                 if (statfs(hier, &sfs) < 0 ||
                     (sfs.f_type != CGROUP_SUPER_MAGIC && sfs.f_type != CGROUP2_SUPER_MAGIC))
                         continue;
-                r = fn(hier, userdata, err);
+                r = fn(hier, sfs.f_type == CGROUP2_SUPER_MAGIC, userdata, err);
                 if (r < 0)
                         return r;
         }
-        return 0;
-}
-
-static int
-read_small(const char *path, char *buf, size_t bufsz)
-{
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        ssize_t n;
-
-        if (fd < 0)
-                return -errno;
-        n = read(fd, buf, bufsz - 1);
-        if (n < 0)
-                return -errno;
-        buf[n] = '\0';
-        return (int) n;
-}
-
-static int
-write_small(const char *path, const char *data)
-{
-        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
-
-        if (fd < 0)
-                return -errno;
-        if (write(fd, data, strlen(data)) < 0)
-                return -errno;
         return 0;
 }
 
@@ -157,53 +280,65 @@ static void
 cpuset_inherit(const char *dir)
 {
         static const char *const files[] = { "cpuset.cpus", "cpuset.mems" };
-        char parent[4096], path[4200], val[4096];
+        char parent[PATH_MAX], val[4096];
+        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
         snprintf(parent, sizeof parent, "%s", dir);
         char *slash = strrchr(parent, '/');
-        if (!slash)
+        if (dfd < 0 || !slash)
                 return;
         *slash = '\0';
+        _cleanup_close_ int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (pfd < 0)
+                return;
         for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
-                snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-                if (read_small(path, val, sizeof val) < 0 || (val[0] != '\n' && val[0] != '\0'))
+                if (cg_read(dfd, files[i], val, sizeof val) < 0 || (val[0] != '\n' && val[0] != '\0'))
                         continue;
-                snprintf(path, sizeof path, "%s/%s", parent, files[i]);
-                if (read_small(path, val, sizeof val) <= 0)
+                if (cg_read(pfd, files[i], val, sizeof val) <= 0)
                         continue;
-                snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-                (void) write_small(path, val);
+                (void) cg_write(dfd, files[i], val, NULL);
         }
 }
+
+#define CG_MAX_HIERARCHIES 32
 
 struct create_data {
         const char *path;
         bool created;
+        char *made[CG_MAX_HIERARCHIES];         /* owned: leaves msp made, for a rollback */
+        size_t n_made;
 };
 
 static int
-create_in(const char *hier, void *userdata, msp_err *err)
+create_in(const char *hier, bool v2, void *userdata, msp_err *err)
 {
         struct create_data *cd = userdata;
-        char dir[4096];
+        char dir[PATH_MAX];
         size_t hl = strlen(hier);
 
         if ((size_t) snprintf(dir, sizeof dir, "%s%s", hier, cd->path) >= sizeof dir)
                 return msp_err_set(err, ENAMETOOLONG, "cgroup path too long");
+        /* v2 controllers reach a leaf only if every ancestor delegates them. */
+        if (v2)
+                cg_v2_enable_controllers(hier, true);
         for (char *p = dir + hl + 1; ; p++) {
                 bool last = *p == '\0';
                 if (*p != '/' && !last)
                         continue;
                 *p = '\0';
                 if (mkdir(dir, 0755) == 0) {
-                        if (last)
+                        if (last && cd->n_made < CG_MAX_HIERARCHIES) {
                                 cd->created = true;
+                                cd->made[cd->n_made++] = strdup(dir);
+                        }
                         if (strstr(hier, "cpuset"))
                                 cpuset_inherit(dir);
                 } else if (errno != EEXIST)
                         return msp_err_sys(err, errno, "create cgroup '%s'", dir);
                 if (last)
                         break;
+                if (v2)
+                        cg_v2_enable_controllers(dir, false);
                 *p = '/';
         }
         return 0;
@@ -213,27 +348,38 @@ int
 rt_cgroup_create(const char *path, bool *ret_created, msp_err *err)
 {
         struct create_data cd = { .path = path };
-        int r = for_each_hierarchy(create_in, &cd, err);
 
-        if (r < 0) {
-                (void) rt_cgroup_destroy(path, NULL);
-                return r;
+        if (!cg_path_is_safe(path))
+                return msp_err_set(err, EINVAL, "cgroup path '%s': refusing a hierarchy root or '..'",
+                                   path);
+        int r = for_each_hierarchy(create_in, &cd, err);
+        /* Roll back only the leaves made here: they are still empty. A cgroup that
+         * existed before is never removed. */
+        for (size_t i = cd.n_made; i > 0; i--) {
+                if (r < 0 && cd.made[i - 1])
+                        (void) rmdir(cd.made[i - 1]);
+                free(cd.made[i - 1]);
         }
+        if (r < 0)
+                return r;
         *ret_created = cd.created;
         return 0;
 }
 
 static int
-enter_in(const char *hier, void *userdata, msp_err *err)
+enter_in(const char *hier, bool v2, void *userdata, msp_err *err)
 {
         const char *path = ((const char **) userdata)[0];
         const char *pid = ((const char **) userdata)[1];
-        char file[4200];
+        _cleanup_close_ int dfd = -1;
 
-        snprintf(file, sizeof file, "%s%s/cgroup.procs", hier, path);
-        int r = write_small(file, pid);
+        (void) v2;
+        dfd = cg_open_dir(hier, path, err);
+        if (dfd < 0)
+                return dfd;
+        int r = cg_write(dfd, "cgroup.procs", pid, err);
         if (r < 0)
-                return msp_err_sys(err, -r, "join cgroup '%s'", file);
+                return msp_err_prefix(err, "join cgroup '%s%s'", hier, path);
         return 0;
 }
 
@@ -247,61 +393,200 @@ rt_cgroup_enter(const char *path, pid_t pid, msp_err *err)
         return for_each_hierarchy(enter_in, args, err);
 }
 
-struct signal_data {
-        const char *path;
-        int sig;
-        unsigned found;
-};
+/* ---- signal and remove: a cgroup and the sub-cgroups a container made ---- */
+
+#define CG_MAX_DEPTH 16
+
+static void
+signal_procs(int dfd, int sig)
+{
+        _cleanup_fclose_ FILE *f = NULL;
+        int fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+        int pid;
+
+        if (fd < 0)
+                return;
+        f = fdopen(fd, "r");
+        if (!f) {
+                close(fd);
+                return;
+        }
+        while (fscanf(f, "%d", &pid) == 1)
+                if (pid > 0)
+                        (void) kill(pid, sig);
+}
+
+static void
+signal_tree(int dfd, int sig, unsigned depth)
+{
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        int fd;
+
+        signal_procs(dfd, sig);
+        fd = depth < CG_MAX_DEPTH ? openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+        if (fd < 0 || !(d = fdopendir(fd))) {
+                if (fd >= 0)
+                        close(fd);
+                return;
+        }
+        while ((de = readdir(d))) {
+                if (de->d_type != DT_DIR || de->d_name[0] == '.')
+                        continue;
+                _cleanup_close_ int sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (sub >= 0)
+                        signal_tree(sub, sig, depth + 1);
+        }
+}
 
 static int
-signal_in(const char *hier, void *userdata, msp_err *err)
+signal_in(const char *hier, bool v2, void *userdata, msp_err *err)
 {
-        struct signal_data *sd = userdata;
-        char file[4200], buf[65536];
+        const char *path = ((const void **) userdata)[0];
+        int sig = *(const int *) ((const void **) userdata)[1];
+        _cleanup_close_ int dfd = cg_open_dir(hier, path, NULL);
 
         (void) err;
-        snprintf(file, sizeof file, "%s%s/cgroup.procs", hier, sd->path);
-        if (read_small(file, buf, sizeof buf) <= 0)
+        if (dfd < 0)
                 return 0;
-        for (char *tok = strtok(buf, "\n"); tok; tok = strtok(NULL, "\n")) {
-                pid_t pid = (pid_t) atoi(tok);
-                if (pid > 0 && kill(pid, sd->sig) == 0)
-                        sd->found++;
-        }
+        /* cgroup.kill kills the whole subtree and races no fork. */
+        if (v2 && sig == SIGKILL && cg_exists(dfd, "cgroup.kill") &&
+            cg_write(dfd, "cgroup.kill", "1", NULL) == 0)
+                return 0;
+        signal_tree(dfd, sig, 0);
         return 0;
 }
 
 int
 rt_cgroup_signal_all(const char *path, int sig, msp_err *err)
 {
-        struct signal_data sd = { .path = path, .sig = sig };
-        return for_each_hierarchy(signal_in, &sd, err);
+        const void *args[2] = { path, &sig };
+
+        if (!cg_path_is_safe(path))
+                return msp_err_set(err, EINVAL, "cgroup path '%s': refusing a hierarchy root", path);
+        return for_each_hierarchy(signal_in, args, err);
+}
+
+static int64_t
+now_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* v2: sleep on cgroup.events until "populated 0" (the kernel notifies with POLLPRI). */
+static int
+wait_unpopulated(int dfd, int timeout_ms)
+{
+        _cleanup_close_ int fd = openat(dfd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+        int64_t deadline = now_ms() + timeout_ms;
+
+        if (fd < 0)
+                return -errno;
+        for (;;) {
+                char buf[256];
+                ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+                if (n < 0)
+                        return -errno;
+                buf[n] = '\0';
+                const char *p = strstr(buf, "populated ");
+                if (!p || p[10] == '0')
+                        return 0;
+                int64_t left = deadline - now_ms();
+                if (left <= 0)
+                        return -ETIMEDOUT;
+                struct pollfd pfd = { .fd = fd, .events = POLLPRI };
+                if (poll(&pfd, 1, (int) left) < 0 && errno != EINTR)
+                        return -errno;
+        }
 }
 
 static int
-rmdir_in(const char *hier, void *userdata, msp_err *err)
+wait_in(const char *hier, bool v2, void *userdata, msp_err *err)
 {
-        char dir[4200];
+        _cleanup_close_ int dfd = -1;
 
-        snprintf(dir, sizeof dir, "%s%s", hier, (const char *) userdata);
-        if (rmdir(dir) < 0 && errno != ENOENT)
-                return msp_err_sys(err, errno, "remove cgroup '%s'", dir);
+        (void) err;
+        if (!v2)
+                return 0;
+        dfd = cg_open_dir(hier, userdata, NULL);
+        if (dfd >= 0)
+                (void) wait_unpopulated(dfd, 5000);
+        return 0;
+}
+
+/* Remove dfd's sub-cgroups depth first, then name itself (relative to parent). */
+static int
+remove_tree(int parent, const char *name, unsigned depth)
+{
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                int e = errno;
+                close(fd);
+                return -e;
+        }
+        while (depth < CG_MAX_DEPTH && (de = readdir(d))) {
+                if (de->d_type != DT_DIR || de->d_name[0] == '.')
+                        continue;
+                int r = remove_tree(dirfd(d), de->d_name, depth + 1);
+                if (r < 0)
+                        return r;
+        }
+        if (unlinkat(parent, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+                return -errno;
+        return 0;
+}
+
+static int
+remove_in(const char *hier, bool v2, void *userdata, msp_err *err)
+{
+        const char *path = userdata;
+        char parent[PATH_MAX];
+
+        (void) v2;
+        if ((size_t) snprintf(parent, sizeof parent, "%s%s", hier, path) >= sizeof parent)
+                return msp_err_set(err, ENAMETOOLONG, "cgroup path too long");
+        char *slash = strrchr(parent, '/');
+        *slash = '\0';
+        _cleanup_close_ int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (pfd < 0)
+                return errno == ENOENT ? 0 : msp_err_sys(err, errno, "open cgroup '%s'", parent);
+        int r = remove_tree(pfd, slash + 1, 0);
+        if (r < 0)
+                return msp_err_sys(err, -r, "remove cgroup '%s/%s'", parent, slash + 1);
         return 0;
 }
 
 int
 rt_cgroup_destroy(const char *path, msp_err *err)
 {
+        char clean[PATH_MAX];
         int r = 0;
 
-        /* Processes die asynchronously after SIGKILL; retry rmdir (EBUSY) for up to ~2 s,
-         * re-killing stragglers (a fork that raced the first kill). */
+        if (!cg_path_is_safe(path))
+                return msp_err_set(err, EINVAL, "cgroup path '%s': refusing to remove a hierarchy root",
+                                   path);
+        /* "/a//b/" -> "/a//b": the last component names the leaf to remove. */
+        snprintf(clean, sizeof clean, "%s", path);
+        for (size_t l = strlen(clean); l > 1 && clean[l - 1] == '/'; l--)
+                clean[l - 1] = '\0';
+        (void) rt_cgroup_signal_all(clean, SIGKILL, NULL);
+        (void) for_each_hierarchy(wait_in, clean, NULL);
+        /* v1 has no populated event: bounded retries (~2 s), re-killing stragglers (a
+         * fork that raced the first kill). */
         for (int attempt = 0; attempt < 200; attempt++) {
-                struct signal_data sd = { .path = path, .sig = SIGKILL };
-                (void) for_each_hierarchy(signal_in, &sd, NULL);
-                r = for_each_hierarchy(rmdir_in, (void *) path, err);
+                r = for_each_hierarchy(remove_in, clean, err);
                 if (r != -EBUSY)
                         return r;
+                (void) rt_cgroup_signal_all(clean, SIGKILL, NULL);
                 struct timespec ts = { 0, 10 * 1000 * 1000 };
                 nanosleep(&ts, NULL);
         }
@@ -311,15 +596,179 @@ rt_cgroup_destroy(const char *path, msp_err *err)
 bool
 rt_cgroup_is_frozen(const char *path)
 {
-        char file[4200], buf[64];
+        char file[PATH_MAX], buf[64];
         rt_cgroup_mode mode;
 
         if (rt_cgroup_mode_detect(&mode, NULL) < 0)
                 return false;
-        if (mode == RT_CGROUP_UNIFIED) {
-                snprintf(file, sizeof file, CGROUP_ROOT "%s/cgroup.freeze", path);
-                return read_small(file, buf, sizeof buf) > 0 && buf[0] == '1';
+        if (mode == RT_CGROUP_UNIFIED)
+                snprintf(file, sizeof file, CG_ROOT "%s/cgroup.freeze", path);
+        else
+                snprintf(file, sizeof file, CG_ROOT "/freezer%s/freezer.state", path);
+        _cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+        if (n <= 0)
+                return false;
+        buf[n] = '\0';
+        return mode == RT_CGROUP_UNIFIED ? buf[0] == '1' : strncmp(buf, "FROZEN", 6) == 0;
+}
+
+/* ---- resources: checks shared by both backends, then dispatch ---- */
+
+/* Config errors are found before anything is written, so a bad value leaves a live
+ * cgroup (update) untouched. */
+static int
+validate_memory(const oci_memory *m, msp_err *err)
+{
+        if (m->has_kernel && m->kernel != 0)
+                return msp_err_set(err, EOPNOTSUPP,
+                                   "linux.resources.memory.kernel: kernel memory limits are deprecated "
+                                   "and not supported (kernel memory counts toward memory.limit)");
+        if (m->has_kernel_tcp && m->kernel_tcp != 0)
+                return msp_err_set(err, EOPNOTSUPP,
+                                   "linux.resources.memory.kernelTCP: kernel TCP memory limits are "
+                                   "deprecated and not supported");
+        if (m->has_swappiness && m->swappiness > 100)
+                return msp_err_set(err, EINVAL,
+                                   "linux.resources.memory.swappiness: %" PRIu64 " is out of range 0-100",
+                                   m->swappiness);
+        if ((m->has_limit && m->limit < -1) || (m->has_reservation && m->reservation < -1) ||
+            (m->has_swap && m->swap < -1))
+                return msp_err_set(err, EINVAL, "linux.resources.memory: negative value other than -1");
+        if (m->has_swap && m->swap > 0 && m->has_limit && m->limit > 0 && m->swap < m->limit)
+                return msp_err_set(err, EINVAL,
+                                   "linux.resources.memory.swap: %" PRId64 " is less than memory.limit %"
+                                   PRId64 " (swap is the memory+swap total)", m->swap, m->limit);
+        return 0;
+}
+
+bool
+cg_hugepage_size_valid(const char *size)
+{
+        size_t digits = strspn(size, "0123456789");
+
+        return digits > 0 && digits < 16 && size[digits] && strchr("KMGT", size[digits]) &&
+               size[digits + 1] == 'B' && size[digits + 2] == '\0';
+}
+
+static int
+validate_resources(const oci_resources *res, msp_err *err)
+{
+        int r;
+
+        if (res->has_memory && (r = validate_memory(&res->memory, err)) < 0)
+                return r;
+        if (res->has_cpu && res->cpu.has_idle && res->cpu.idle != 0 && res->cpu.idle != 1)
+                return msp_err_set(err, EINVAL, "linux.resources.cpu.idle: %" PRId64 " is not 0 or 1",
+                                   res->cpu.idle);
+        if (res->has_blockio && res->blockio.has_weight && res->blockio.weight != 0 &&
+            (res->blockio.weight < 10 || res->blockio.weight > 1000))
+                return msp_err_set(err, EINVAL,
+                                   "linux.resources.blockIO.weight: %u is out of range 10-1000",
+                                   (unsigned) res->blockio.weight);
+        for (size_t i = 0; i < res->n_hugepage_limits; i++)
+                if (!cg_hugepage_size_valid(res->hugepage_limits[i].page_size))
+                        return msp_err_set(err, EINVAL,
+                                           "linux.resources.hugepageLimits[%zu].pageSize: '%.32s' is not "
+                                           "a size like '2MB'", i, res->hugepage_limits[i].page_size);
+        return 0;
+}
+
+int
+rt_cgroup_apply_resources(const char *path, const oci_resources *res, msp_err *err)
+{
+        rt_cgroup_mode mode;
+        int r;
+
+        if (!res)
+                return 0;
+        if (!cg_path_is_safe(path))
+                return msp_err_set(err, EINVAL, "cgroup path '%s': refusing a hierarchy root", path);
+        r = validate_resources(res, err);
+        if (r < 0)
+                return r;
+        r = rt_cgroup_mode_detect(&mode, err);
+        if (r < 0)
+                return r;
+        switch (mode) {
+        case RT_CGROUP_UNIFIED:
+                return cg_v2_apply(CG_ROOT, path, res, err);
+        case RT_CGROUP_HYBRID:
+                return cg_v1_apply(path, res, true, err);
+        case RT_CGROUP_LEGACY:
+                return cg_v1_apply(path, res, false, err);
         }
-        snprintf(file, sizeof file, CGROUP_ROOT "/freezer%s/freezer.state", path);
-        return read_small(file, buf, sizeof buf) > 0 && strncmp(buf, "FROZEN", 6) == 0;
+        return msp_err_set(err, EINVAL, "unknown cgroup mode");
+}
+
+/* The sizes dfd offers, "2MB 1GB", for an error message. */
+static void
+hugepage_sizes(int dfd, bool v2, char *buf, size_t bufsz)
+{
+        const char *suffix = v2 ? ".max" : ".limit_in_bytes";
+        int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_closedir_ DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+        struct dirent *de;
+        size_t o = 0;
+
+        buf[0] = '\0';
+        if (!d) {
+                if (fd >= 0)
+                        close(fd);
+                return;
+        }
+        while ((de = readdir(d))) {
+                size_t len = strlen(de->d_name), sl = strlen(suffix);
+                if (strncmp(de->d_name, "hugetlb.", 8) != 0 || len <= 8 + sl ||
+                    strcmp(de->d_name + len - sl, suffix) != 0 || memchr(de->d_name + 8, '.', len - 8 - sl))
+                        continue;
+                int n = snprintf(buf + o, bufsz - o, "%s%.*s", o ? " " : "", (int) (len - 8 - sl),
+                                 de->d_name + 8);
+                if (n < 0 || (size_t) n >= bufsz - o)
+                        break;
+                o += (size_t) n;
+        }
+}
+
+int
+cg_apply_hugetlb(int dfd, const oci_hugepage_limit *l, size_t n, bool v2, msp_err *err)
+{
+        for (size_t i = 0; i < n; i++) {
+                char file[128], sizes[256];
+                if (!cg_hugepage_size_valid(l[i].page_size))
+                        return msp_err_set(err, EINVAL,
+                                           "linux.resources.hugepageLimits[%zu].pageSize: '%.32s' is not "
+                                           "a size like '2MB'", i, l[i].page_size);
+                snprintf(file, sizeof file, "hugetlb.%s.%s", l[i].page_size,
+                         v2 ? "max" : "limit_in_bytes");
+                if (!cg_exists(dfd, file)) {
+                        hugepage_sizes(dfd, v2, sizes, sizeof sizes);
+                        return msp_err_set(err, EINVAL,
+                                           "linux.resources.hugepageLimits[%zu].pageSize: '%s' is not a "
+                                           "huge page size of this host (available: %s)", i,
+                                           l[i].page_size, sizes[0] ? sizes : "none");
+                }
+                int r = cg_writef(dfd, file, err, "%" PRIu64, l[i].limit);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int
+cg_apply_rdma(int dfd, const oci_rdma_limit *l, size_t n, msp_err *err)
+{
+        for (size_t i = 0; i < n; i++) {
+                char handles[32] = "", objects[32] = "";
+                if (!l[i].has_hca_handles && !l[i].has_hca_objects)
+                        continue;
+                if (l[i].has_hca_handles)
+                        snprintf(handles, sizeof handles, " hca_handle=%" PRIu32, l[i].hca_handles);
+                if (l[i].has_hca_objects)
+                        snprintf(objects, sizeof objects, " hca_object=%" PRIu32, l[i].hca_objects);
+                int r = cg_writef(dfd, "rdma.max", err, "%s%s%s", l[i].device, handles, objects);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
 }

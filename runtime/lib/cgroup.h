@@ -8,6 +8,7 @@
 
 #include "ctx.h"
 #include "err.h"
+#include "spec.h"
 
 typedef enum rt_cgroup_mode {
         RT_CGROUP_UNIFIED,      /* cgroup2 at /sys/fs/cgroup */
@@ -26,6 +27,16 @@ int rt_cgroup_create(const char *path, bool *ret_created, msp_err *err);
 int rt_cgroup_enter(const char *path, pid_t pid, msp_err *err);
 /* Send sig to every process in the cgroup (cgroup.procs of each hierarchy). */
 int rt_cgroup_signal_all(const char *path, int sig, msp_err *err);
-/* Kill what is left, wait until empty (bounded), rmdir in every hierarchy. */
+/* Kill what is left (cgroup.kill on v2), wait until empty (cgroup.events on v2, bounded
+ * retries on v1), rmdir the cgroup and any sub-cgroups in every hierarchy. Only for a
+ * cgroup msp created (state cgroup_owned); "/" and paths with ".." are refused. */
 int rt_cgroup_destroy(const char *path, msp_err *err);
 bool rt_cgroup_is_frozen(const char *path);
+/* Write linux.resources into the existing cgroup at path: the v2 backend on a unified
+ * host, the v1 one on hybrid and legacy hosts (hugetlb and unified keys go to the v2
+ * hierarchy of a hybrid host when v1 has no such controller). Adds nothing implicit;
+ * also used on a live cgroup (update). Errors name the config field or the file. */
+int rt_cgroup_apply_resources(const char *path, const oci_resources *res, msp_err *err);
+/* The device rules runc adds to every container (null zero full random urandom tty
+ * console ptmx pts, mknod of any c/b): append them after linux.resources.devices. */
+const oci_device_cgroup *rt_cgroup_default_devices(size_t *n);

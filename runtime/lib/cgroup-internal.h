@@ -1,0 +1,82 @@
+/* Internal to the cgroup module (cgroup.c, cgroup-v1.c, cgroup-v2.c, cgroup-devices.c).
+ * Other modules use cgroup.h; the unit tests include this header for the pure parts
+ * (conversions, key checks, the eBPF device program) and to drive the v2 backend
+ * against a directory of plain files. docs/CGROUPS.md describes the behaviour. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "spec.h"
+
+#define CG_ROOT "/sys/fs/cgroup"
+#define CG_HYBRID_UNIFIED CG_ROOT "/unified"
+
+struct bpf_insn;
+
+/* ---- files of one cgroup directory (cgroup.c) ---- */
+
+/* Open hier + path as an O_DIRECTORY fd; a missing directory says which. */
+int cg_open_dir(const char *hier, const char *path, msp_err *err);
+/* One write(2) of value into dfd/file. The error names the file and the value:
+ * "cgroup: write 'memory.limit_in_bytes' = '1024': Device or resource busy". */
+int cg_write(int dfd, const char *file, const char *value, msp_err *err);
+int cg_writef(int dfd, const char *file, msp_err *err, const char *fmt, ...) _printf_(4, 5);
+/* Read up to bufsz - 1 bytes (NUL-terminated); returns the length or -errno. */
+int cg_read(int dfd, const char *file, char *buf, size_t bufsz);
+bool cg_exists(int dfd, const char *file);
+/* Whether ctrl is listed in dfd's cgroup.controllers (v2). */
+bool cg_has_controller(int dfd, const char *ctrl);
+/* A cgroup path msp may create, fill and remove: absolute, at least one component, no
+ * "." or ".." component. "/" and "" are refused so that nothing can walk a hierarchy
+ * root. */
+bool cg_path_is_safe(const char *path);
+
+/* ---- pure helpers (cgroup-v2.c) ---- */
+
+/* cpu.shares (2..262144) to cpu.weight (1..10000): 1 + ((shares - 2) * 9999) / 262142. */
+uint64_t cg_shares_to_weight(uint64_t shares);
+/* blkio weight (10..1000) to io.weight (1..10000): 1 + ((w - 10) * 9999) / 990. */
+uint64_t cg_blkio_to_io_weight(uint64_t weight);
+/* A linux.resources.unified key msp may write: a plain "<controller>.<name>" file name,
+ * not one that moves processes or restructures the tree (cgroup.procs, .threads,
+ * .subtree_control, .type, .kill, .freeze...). */
+int cg_unified_key_check(const char *key, msp_err *err);
+/* "2MB", "1GB", "64KB": digits and a unit, nothing that could name another file. */
+bool cg_hugepage_size_valid(const char *size);
+
+/* ---- backends ---- */
+
+/* v1 controllers at CG_ROOT/<controller>; `hybrid`: hugetlb and unified keys may use
+ * the v2 hierarchy at CG_HYBRID_UNIFIED. */
+int cg_v1_apply(const char *path, const oci_resources *res, bool hybrid, msp_err *err);
+/* v2: every controller in one directory, hier + path (hier is CG_ROOT on a unified
+ * host; the tests pass a directory of plain files). */
+int cg_v2_apply(const char *hier, const char *path, const oci_resources *res, msp_err *err);
+/* hugetlb.<size>.max (v2) or hugetlb.<size>.limit_in_bytes (v1) in dfd. */
+int cg_apply_hugetlb(int dfd, const oci_hugepage_limit *l, size_t n, bool v2, msp_err *err);
+/* rdma.max lines, "<device> hca_handle=N hca_object=M" (same format on v1 and v2). */
+int cg_apply_rdma(int dfd, const oci_rdma_limit *l, size_t n, msp_err *err);
+/* linux.resources.unified into a v2 directory; `hybrid`: only keys whose controller is
+ * available in that directory (the v2 side of a hybrid host), no cgroup.* keys. */
+int cg_v2_apply_unified(int dfd, const oci_map *unified, bool hybrid, msp_err *err);
+/* Enable the controllers msp manages that dir's cgroup.controllers offers in its
+ * cgroup.subtree_control. Skipped for a non-root cgroup with processes (the
+ * no-internal-processes rule); failures are left for the resource writes to report. */
+void cg_v2_enable_controllers(const char *dir, bool is_root);
+
+/* ---- devices (cgroup-devices.c) ---- */
+
+/* v1: "a" into devices.deny, then each rule in order into devices.allow / devices.deny. */
+int cg_devices_apply_v1(int dfd, const oci_device_cgroup *rules, size_t n, msp_err *err);
+/* v2: build, load and attach (BPF_F_ALLOW_MULTI) the device program to dfd, then detach
+ * the programs that were attached there before (an update never leaves a gap). */
+int cg_devices_apply_v2(int dfd, const oci_device_cgroup *rules, size_t n, msp_err *err);
+/* The BPF_PROG_TYPE_CGROUP_DEVICE program for rules (malloc'ed, *ret_n instructions):
+ * the last matching rule decides; no match denies. */
+int cg_devices_build_prog(const oci_device_cgroup *rules, size_t n, struct bpf_insn **ret,
+                          size_t *ret_n, msp_err *err);
+/* BPF_PROG_LOAD; returns the program fd (O_CLOEXEC). The verifier log goes into the error. */
+int cg_devices_load_prog(const struct bpf_insn *insns, size_t n, msp_err *err);
