@@ -25,6 +25,11 @@
 int
 rt_rootfs_pivot_child(int rootfd, bool no_pivot, msp_err *err)
 {
+        /* The old root by fd: "." after pivot_root names the new root for mount(2),
+         * which would turn every container mount into a slave. */
+        _cleanup_close_ int oldroot = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (oldroot < 0)
+                return msp_err_sys(err, errno, "pivot_root: open the old root");
         if (fchdir(rootfd) < 0)
                 return msp_err_sys(err, errno, "pivot_root: fchdir to the rootfs");
         if (no_pivot) {
@@ -41,8 +46,9 @@ rt_rootfs_pivot_child(int rootfd, bool no_pivot, msp_err *err)
                 if (syscall(SYS_pivot_root, ".", ".") < 0)
                         return msp_err_sys(err, errno, "pivot_root");
                 /* Make the old root a slave so that detaching it cannot propagate an
-                 * unmount to the host, then detach it: the host tree is gone for us. */
-                if (mount(NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0)
+                 * unmount to the host, then detach it (umount2 looks through "." to the
+                 * mount stacked on it): the host tree is gone for us. */
+                if (rt_mount_setattr(oldroot, true, 0, 0, MS_SLAVE) < 0)
                         return msp_err_sys(err, errno, "pivot_root: make the old root a slave");
                 if (umount2(".", MNT_DETACH) < 0)
                         return msp_err_sys(err, errno, "pivot_root: detach the old root");
@@ -182,10 +188,10 @@ rt_rootfs_finalize_child(const rt_rootfs_params *p, msp_err *err)
         /* Only the root mount itself, keeping its other flags, as runc's bind remount. */
         if (p->spec->root_readonly && rt_mount_setattr(rootfd, false, MOUNT_ATTR_RDONLY, 0, 0) < 0)
                 return msp_err_sys(err, errno, "root.readonly: make '/' read-only");
-        if (lnx && lnx->has_rootfs_propagation) {
-                unsigned long prop = lnx->rootfs_propagation;
-                if (rt_mount_setattr(rootfd, prop & MS_REC, 0, 0, prop & ~MS_REC) < 0)
-                        return msp_err_sys(err, errno, "rootfsPropagation: set on '/'");
-        }
+        /* "/" itself only: setup applied it recursively before the config mounts, and a
+         * recursive change now would override their own propagation options. */
+        if (lnx && lnx->has_rootfs_propagation &&
+            rt_mount_setattr(rootfd, false, 0, 0, lnx->rootfs_propagation & ~MS_REC) < 0)
+                return msp_err_sys(err, errno, "rootfsPropagation: set on '/'");
         return 0;
 }
