@@ -127,6 +127,7 @@ rt_mount_new_fs(const char *label, const char *type, const char *source, const c
         }
         if (r >= 0) {
                 step = "create";
+                item = NULL;
                 r = NERRNO(fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0));
         }
         if (r < 0) {
@@ -221,11 +222,11 @@ copy_up(const mnt *c, int fromfd, int mfd, msp_err *err)
         return 0;
 }
 
-/* A new filesystem of `type` onto targetfd. Returns the attached mount's fd. */
+/* A new filesystem of `type` with `data` onto targetfd. Returns the attached mount's fd. */
 static int
-mount_fs(const mnt *c, int targetfd, const char *type, uint64_t extra_attrs, msp_err *err)
+mount_fs(const mnt *c, int targetfd, const char *type, const char *data, msp_err *err)
 {
-        uint64_t attrs = new_mount_attrs(&c->o) | extra_attrs;
+        uint64_t attrs = new_mount_attrs(&c->o);
         _cleanup_close_ int fromfd = -1;
 
         if (c->o.tmpcopyup) {
@@ -236,7 +237,7 @@ mount_fs(const mnt *c, int targetfd, const char *type, uint64_t extra_attrs, msp
         }
         /* With tmpcopyup the copy goes in before the mount is made read-only. */
         _cleanup_close_ int mfd = rt_mount_new_fs(
-                c->label, type, c->m->source, c->o.data, &c->o,
+                c->label, type, c->m->source, data, &c->o,
                 fromfd >= 0 ? attrs & ~(uint64_t) MOUNT_ATTR_RDONLY : attrs, err);
         if (mfd < 0)
                 return mfd;
@@ -323,7 +324,7 @@ mount_proc(const mnt *c, msp_err *err)
         _cleanup_close_ int target = strict_dir(c, err);
         if (target < 0)
                 return target;
-        _cleanup_close_ int mfd = mount_fs(c, target, "proc", 0, err);
+        _cleanup_close_ int mfd = mount_fs(c, target, "proc", c->o.data, err);
         if (mfd < 0)
                 return mfd;
         if (fstatfs(mfd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC)
@@ -356,12 +357,28 @@ mount_sysfs(const mnt *c, msp_err *err)
         _cleanup_close_ int target = strict_dir(c, err);
         if (target < 0)
                 return target;
-        _cleanup_close_ int mfd = mount_fs(c, target, "sysfs", 0, err);
+        _cleanup_close_ int mfd = mount_fs(c, target, "sysfs", c->o.data, err);
         if (mfd == -EPERM && c->p->in_userns) {
                 msp_err_clear(err);
                 return bind_host_ro(c, target, "/sys", err);
         }
         return mfd < 0 ? mfd : 0;
+}
+
+/* `data` without its "gid=..." item. */
+static void
+strip_gid(const char *data, char *out, size_t size)
+{
+        size_t n = 0;
+        out[0] = '\0';
+        for (const char *p = data; *p;) {
+                size_t len = strcspn(p, ",");
+                if (strncmp(p, "gid=", 4) != 0 && n + len + 2 <= size) {
+                        n += (size_t) snprintf(out + n, size - n, "%s%.*s", n ? "," : "",
+                                               (int) len, p);
+                }
+                p += len + (p[len] == ',');
+        }
 }
 
 static int
@@ -370,7 +387,16 @@ mount_other(const mnt *c, const char *type, msp_err *err)
         _cleanup_close_ int target = mkpath_dest(c, true, err);
         if (target < 0)
                 return target;
-        _cleanup_close_ int mfd = mount_fs(c, target, type, 0, err);
+        _cleanup_close_ int mfd = mount_fs(c, target, type, c->o.data, err);
+        /* devpts "gid=5" names a group that a user namespace may not map (rootless
+         * podman passes it anyway): retry without it, as the pty group is cosmetic. */
+        if (mfd == -EINVAL && c->p->in_userns && strcmp(type, "devpts") == 0 && c->o.data &&
+            strstr(c->o.data, "gid=")) {
+                char data[1024];
+                strip_gid(c->o.data, data, sizeof data);
+                msp_err_clear(err);
+                mfd = mount_fs(c, target, type, data, err);
+        }
         return mfd < 0 ? mfd : 0;
 }
 

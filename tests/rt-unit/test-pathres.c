@@ -17,63 +17,10 @@
 
 #include "macros.h"
 #include "pathres.h"
-#include "tap.h"
+#include "fs-test.h"
 
-#define CHECK(c)                                                                           \
-        do {                                                                               \
-                if (!(c)) {                                                                \
-                        printf("# %s:%d: CHECK(%s) failed (errno: %s)\n", __FILE__, __LINE__, \
-                               #c, strerror(errno));                                       \
-                        fflush(stdout);                                                    \
-                        _exit(1);                                                          \
-                }                                                                          \
-        } while (0)
-/* call returns >= 0 or -errno with e set */
-#define CHECK_OK(call)                                                                     \
-        ({                                                                                 \
-                msp_err_clear(&e);                                                         \
-                int r_ = (call);                                                           \
-                if (r_ < 0) {                                                              \
-                        printf("# %s:%d: %s = %d: %s\n", __FILE__, __LINE__, #call, r_, e.msg); \
-                        fflush(stdout);                                                    \
-                        _exit(1);                                                          \
-                }                                                                          \
-                r_;                                                                        \
-        })
-#define CHECK_FAIL(call, eno, text)                                                        \
-        do {                                                                               \
-                msp_err_clear(&e);                                                         \
-                int r_ = (call);                                                           \
-                printf("# %s -> %d '%s'\n", #call, r_, e.msg);                             \
-                CHECK(r_ == -(eno));                                                       \
-                CHECK(strstr(e.msg, (text)) != NULL);                                      \
-        } while (0)
-
-static char base[64];
 static char root[128];
 static char outside[128];
-static msp_err e;
-
-static void
-run(const char *name, void (*fn)(void))
-{
-        int st = 0;
-        snprintf(base, sizeof base, "/tmp/rt-pathres-XXXXXX");
-        if (!mkdtemp(base)) {
-                tap_check(false, "%s (mkdtemp: %s)", name, strerror(errno));
-                return;
-        }
-        fflush(stdout);
-        pid_t pid = fork();
-        if (pid == 0) {
-                fn();
-                fflush(stdout);
-                _exit(0);
-        }
-        (void) waitpid(pid, &st, 0);
-        (void) rmdir(base);
-        tap_check(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", name);
-}
 
 /* <base> becomes a tmpfs in a mount namespace of our own: <base>/root is the rootfs,
  * <base>/outside plays the host directory an attacker aims at. */
@@ -110,18 +57,6 @@ link_in_root(const char *target, const char *rel)
         char p[PATH_MAX];
         snprintf(p, sizeof p, "%s/%s", root, rel);
         CHECK(symlink(target, p) == 0);
-}
-
-static bool
-dir_is_empty(const char *path)
-{
-        DIR *d = opendir(path);
-        CHECK(d);
-        int n = 0;
-        for (struct dirent *de; (de = readdir(d));)
-                n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
-        closedir(d);
-        return n == 0;
 }
 
 /* The file an fd refers to, read back through /proc/self/fd. */
@@ -349,19 +284,17 @@ test_copy_tree(void)
 int
 main(void)
 {
-        if (geteuid() != 0) {
-                printf("1..0 # SKIP needs root\n");
+        if (require_root())
                 return 0;
-        }
-        run("open_in_root: plain file, O_CLOEXEC, ENOENT message", test_open_plain);
-        run("open_in_root: '..' is clamped to the root", test_dotdot_clamped);
-        run("open_in_root: symlinks are clamped to the root", test_symlinks_clamped);
-        run("open_in_root: magic links are refused", test_magic_links_refused);
-        run("mkpath: nested directories, idempotent", test_mkpath_dirs);
-        run("mkpath: final file, O_PATH, type clash", test_mkpath_file);
-        run("mkpath: symlink to a host path stays inside", test_mkpath_symlink_outside);
-        run("mkpath: through dangling symlinks; loops and magic links refused",
+        fs_run("open_in_root: plain file, O_CLOEXEC, ENOENT message", test_open_plain);
+        fs_run("open_in_root: '..' is clamped to the root", test_dotdot_clamped);
+        fs_run("open_in_root: symlinks are clamped to the root", test_symlinks_clamped);
+        fs_run("open_in_root: magic links are refused", test_magic_links_refused);
+        fs_run("mkpath: nested directories, idempotent", test_mkpath_dirs);
+        fs_run("mkpath: final file, O_PATH, type clash", test_mkpath_file);
+        fs_run("mkpath: symlink to a host path stays inside", test_mkpath_symlink_outside);
+        fs_run("mkpath: through dangling symlinks; loops and magic links refused",
             test_mkpath_dangling);
-        run("copy_tree: content, owner, mode, times, symlinks, fifo", test_copy_tree);
+        fs_run("copy_tree: content, owner, mode, times, symlinks, fifo", test_copy_tree);
         return tap_done();
 }

@@ -17,53 +17,7 @@
 
 #include "macros.h"
 #include "procfs.h"
-#include "tap.h"
-
-#define CHECK(c)                                                                           \
-        do {                                                                               \
-                if (!(c)) {                                                                \
-                        printf("# %s:%d: CHECK(%s) failed (errno: %s)\n", __FILE__, __LINE__, \
-                               #c, strerror(errno));                                       \
-                        fflush(stdout);                                                    \
-                        _exit(1);                                                          \
-                }                                                                          \
-        } while (0)
-#define CHECK_OK(call)                                                                     \
-        ({                                                                                 \
-                msp_err_clear(&e);                                                         \
-                int r_ = (call);                                                           \
-                if (r_ < 0) {                                                              \
-                        printf("# %s:%d: %s = %d: %s\n", __FILE__, __LINE__, #call, r_, e.msg); \
-                        fflush(stdout);                                                    \
-                        _exit(1);                                                          \
-                }                                                                          \
-                r_;                                                                        \
-        })
-#define CHECK_FAIL(call, eno, text)                                                        \
-        do {                                                                               \
-                msp_err_clear(&e);                                                         \
-                int r_ = (call);                                                           \
-                printf("# %s -> %d '%s'\n", #call, r_, e.msg);                             \
-                CHECK(r_ == -(eno));                                                       \
-                CHECK(strstr(e.msg, (text)) != NULL);                                      \
-        } while (0)
-
-static msp_err e;
-
-static void
-run(const char *name, void (*fn)(void))
-{
-        int st = 0;
-        fflush(stdout);
-        pid_t pid = fork();
-        if (pid == 0) {
-                fn();
-                fflush(stdout);
-                _exit(0);
-        }
-        (void) waitpid(pid, &st, 0);
-        tap_check(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", name);
-}
+#include "fs-test.h"
 
 /* "Key:\tvalue" from a status-like file opened through the handle. */
 static long
@@ -244,16 +198,14 @@ test_invisible_self_fails_closed(void)
 int
 main(void)
 {
-        if (geteuid() != 0) {
-                printf("1..0 # SKIP needs root\n");
+        if (require_root())
                 return 0;
-        }
-        run("open: private instance, verified root", test_open_verified);
-        run("openat: self, thread-self, numeric pid", test_self);
-        run("openat: magic links, symlinks and '..' refused", test_refuses_links_and_escapes);
-        run("openat: an overmounted host /proc does not redirect", test_overmount_ignored);
-        run("write: single write, errors named, sysctl", test_write);
-        run("pid namespace: self is the namespaced pid", test_pid_namespace);
-        run("pid namespace: invisible self fails closed", test_invisible_self_fails_closed);
+        fs_run("open: private instance, verified root", test_open_verified);
+        fs_run("openat: self, thread-self, numeric pid", test_self);
+        fs_run("openat: magic links, symlinks and '..' refused", test_refuses_links_and_escapes);
+        fs_run("openat: an overmounted host /proc does not redirect", test_overmount_ignored);
+        fs_run("write: single write, errors named, sysctl", test_write);
+        fs_run("pid namespace: self is the namespaced pid", test_pid_namespace);
+        fs_run("pid namespace: invisible self fails closed", test_invisible_self_fails_closed);
         return tap_done();
 }

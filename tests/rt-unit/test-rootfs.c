@@ -29,39 +29,9 @@
 #define MQUEUE_MAGIC 0x19800202
 #endif
 #include "rootfs.h"
-#include "tap.h"
+#include "fs-test.h"
 
-#define CHECK(c)                                                                           \
-        do {                                                                               \
-                if (!(c)) {                                                                \
-                        printf("# %s:%d: CHECK(%s) failed (errno: %s)\n", __FILE__, __LINE__, \
-                               #c, strerror(errno));                                       \
-                        fflush(stdout);                                                    \
-                        _exit(1);                                                          \
-                }                                                                          \
-        } while (0)
-#define CHECK_OK(call)                                                                     \
-        ({                                                                                 \
-                msp_err_clear(&e);                                                         \
-                int r_ = (call);                                                           \
-                if (r_ < 0) {                                                              \
-                        printf("# %s:%d: %s = %d: %s\n", __FILE__, __LINE__, #call, r_, e.msg); \
-                        fflush(stdout);                                                    \
-                        _exit(1);                                                          \
-                }                                                                          \
-                r_;                                                                        \
-        })
-#define CHECK_FAIL(call, eno, text)                                                        \
-        do {                                                                               \
-                msp_err_clear(&e);                                                         \
-                int r_ = (call);                                                           \
-                printf("# %s -> %d '%s'\n", #call, r_, e.msg);                             \
-                CHECK(r_ == -(eno));                                                       \
-                CHECK(strstr(e.msg, (text)) != NULL);                                      \
-        } while (0)
-
-static char base[64], rootfs[128], outside[128], src[128];
-static msp_err e;
+static char rootfs[128], outside[128], src[128];
 static oci_spec spec;
 static oci_linux lnx;
 static oci_mount mounts[32];
@@ -69,42 +39,10 @@ static char *optv[32][16];
 static oci_device devs[16];
 static char *masked[16], *ropaths[16];
 
-/* ---- harness ---- */
-
-static void
-run(const char *name, void (*fn)(void))
-{
-        int st = 0;
-        snprintf(base, sizeof base, "/tmp/rt-rootfs-XXXXXX");
-        if (!mkdtemp(base)) {
-                tap_check(false, "%s (mkdtemp: %s)", name, strerror(errno));
-                return;
-        }
-        fflush(stdout);
-        pid_t pid = fork();
-        if (pid == 0) {
-                fn();
-                fflush(stdout);
-                _exit(0);
-        }
-        (void) waitpid(pid, &st, 0);
-        (void) rmdir(base);
-        tap_check(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", name);
-}
-
 static void
 mkdir_p(const char *p)
 {
         CHECK(mkdir(p, 0755) == 0 || errno == EEXIST);
-}
-
-static void
-write_file(const char *path, const char *content)
-{
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        CHECK(fd >= 0);
-        CHECK(write(fd, content, strlen(content)) == (ssize_t) strlen(content));
-        close(fd);
 }
 
 static size_t
@@ -152,18 +90,6 @@ is_mount_root(const char *path)
         struct statx stx;
         CHECK(statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, 0, &stx) == 0);
         return stx.stx_attributes & STATX_ATTR_MOUNT_ROOT;
-}
-
-static bool
-dir_is_empty(const char *path)
-{
-        DIR *d = opendir(path);
-        CHECK(d);
-        int n = 0;
-        for (struct dirent *de; (de = readdir(d));)
-                n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
-        closedir(d);
-        return n == 0;
 }
 
 static void
@@ -743,6 +669,7 @@ test_userns(void)
         write_file("/proc/self/gid_map", "0 0 1");
         sandbox();
         add_mount("/dev", "tmpfs", "tmpfs", "nosuid,mode=755");
+        add_mount("/dev/pts", "devpts", "devpts", "newinstance,ptmxmode=0666,mode=0620,gid=5");
         add_mount("/sys", "sysfs", "sysfs", "nosuid,noexec,nodev");
         add_device('c', "/dev/fuse", 10, 229, 0666);
         rt_rootfs_params p = params();
@@ -760,6 +687,7 @@ test_userns(void)
         CHECK(fd >= 0 && write(fd, "x", 1) == 1);
         close(fd);
         CHECK(fs_magic("/sys") == SYSFS_MAGIC && (vfs_flags("/sys") & ST_RDONLY));
+        CHECK(fs_magic("/dev/pts") == DEVPTS_SUPER_MAGIC);     /* unmapped gid=5 dropped */
 }
 
 static void
@@ -823,28 +751,26 @@ test_propagation(void)
 int
 main(void)
 {
-        if (geteuid() != 0) {
-                printf("1..0 # SKIP needs root\n");
+        if (require_root())
                 return 0;
-        }
-        run("mount types and flags: proc sysfs cgroup devpts mqueue tmpfs bind", test_mount_types);
-        run("noexec really stops execve", test_noexec_really);
-        run("attack: symlinked and '..' destinations stay inside",
+        fs_run("mount types and flags: proc sysfs cgroup devpts mqueue tmpfs bind", test_mount_types);
+        fs_run("noexec really stops execve", test_noexec_really);
+        fs_run("attack: symlinked and '..' destinations stay inside",
             test_symlink_destination_stays_inside);
-        run("attack: proc/sysfs through a symlink or onto a file refused",
+        fs_run("attack: proc/sysfs through a symlink or onto a file refused",
             test_proc_sys_symlink_refused);
-        run("attack: /dev symlink never redirects devices", test_dev_symlink_refused);
-        run("devices: defaults, linux.devices, modes, owners, links", test_devices);
-        run("devices: paths outside /dev and bad types refused", test_device_paths_refused);
-        run("tmpcopyup: content, owners, modes, then read-only", test_tmpcopyup);
-        run("read-only: root.readonly, readonlyPaths, rro vs ro", test_readonly);
-        run("maskedPaths: files, directories, missing paths", test_masked);
-        run("attack: /dev/null swapped before masking", test_masked_devnull_swapped);
-        run("pivot_root: the old root is gone", test_pivot_no_old_root);
-        run("no-pivot: MS_MOVE + chroot", test_no_pivot);
-        run("console: TIOCGPTPEER fd over a symlinked /dev/console", test_console);
-        run("user namespace: bound device nodes, read-only host /sys", test_userns);
-        run("errors name the mount, option and syscall", test_errors);
-        run("propagation: rootfsPropagation and per-mount options", test_propagation);
+        fs_run("attack: /dev symlink never redirects devices", test_dev_symlink_refused);
+        fs_run("devices: defaults, linux.devices, modes, owners, links", test_devices);
+        fs_run("devices: paths outside /dev and bad types refused", test_device_paths_refused);
+        fs_run("tmpcopyup: content, owners, modes, then read-only", test_tmpcopyup);
+        fs_run("read-only: root.readonly, readonlyPaths, rro vs ro", test_readonly);
+        fs_run("maskedPaths: files, directories, missing paths", test_masked);
+        fs_run("attack: /dev/null swapped before masking", test_masked_devnull_swapped);
+        fs_run("pivot_root: the old root is gone", test_pivot_no_old_root);
+        fs_run("no-pivot: MS_MOVE + chroot", test_no_pivot);
+        fs_run("console: TIOCGPTPEER fd over a symlinked /dev/console", test_console);
+        fs_run("user namespace: bound device nodes, read-only host /sys, devpts gid", test_userns);
+        fs_run("errors name the mount, option and syscall", test_errors);
+        fs_run("propagation: rootfsPropagation and per-mount options", test_propagation);
         return tap_done();
 }
