@@ -65,7 +65,7 @@ cg_v2_apply_unified(int dfd, const oci_map *unified, bool hybrid, msp_err *err)
                 int r = cg_unified_key_check(key, err);
                 if (r < 0)
                         return r;
-                char ctrl[64];
+                char ctrl[256];         /* the key is at most 255 bytes */
                 snprintf(ctrl, sizeof ctrl, "%.*s", (int) strcspn(key, "."), key);
                 if (hybrid && strcmp(ctrl, "cgroup") == 0)
                         return msp_err_set(err, EOPNOTSUPP, "linux.resources.unified[\"%s\"]: cgroup.* "
@@ -182,7 +182,7 @@ apply_memory(int dfd, const oci_memory *m, msp_err *err)
 static int
 cpu_max(int dfd, const oci_cpu *c, msp_err *err)
 {
-        char cur[64] = "max 100000", quota[32];
+        char cur[64] = "max 100000", quota[64];
         uint64_t period = 100000;
 
         if (cg_read(dfd, "cpu.max", cur, sizeof cur) > 0) {
@@ -255,13 +255,15 @@ io_max(int dfd, const oci_blockio *b, msp_err *err)
                                                lists[pl]->v[pi].minor == d->minor;
                         if (seen)
                                 continue;
-                        int o = snprintf(line, sizeof line, "%" PRId64 ":%" PRId64, d->major, d->minor);
+                        char part[4][32] = { "", "", "", "" };
                         for (size_t k = l; k < 4; k++)
                                 for (size_t j = 0; j < lists[k]->n; j++)
                                         if (lists[k]->v[j].major == d->major &&
-                                            lists[k]->v[j].minor == d->minor && o < (int) sizeof line)
-                                                o += snprintf(line + o, sizeof line - (size_t) o,
-                                                              " %s=%" PRIu64, keys[k], lists[k]->v[j].rate);
+                                            lists[k]->v[j].minor == d->minor)
+                                                snprintf(part[k], sizeof part[k], " %s=%" PRIu64, keys[k],
+                                                         lists[k]->v[j].rate);
+                        snprintf(line, sizeof line, "%" PRId64 ":%" PRId64 "%s%s%s%s", d->major, d->minor,
+                                 part[0], part[1], part[2], part[3]);
                         int r = cg_write(dfd, "io.max", line, err);
                         if (r < 0)
                                 return r;

@@ -77,7 +77,7 @@ static const char *
 rd(const char *hier, const char *path, const char *file)
 {
         static char buf[8192];
-        char p[PATH_MAX];
+        char p[3 * PATH_MAX];
 
         snprintf(p, sizeof p, "%s%s/%s", hier, path, file);
         int fd = open(p, O_RDONLY | O_CLOEXEC);
