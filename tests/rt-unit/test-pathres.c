@@ -294,7 +294,7 @@ main(void)
         fs_run("mkpath: final file, O_PATH, type clash", test_mkpath_file);
         fs_run("mkpath: symlink to a host path stays inside", test_mkpath_symlink_outside);
         fs_run("mkpath: through dangling symlinks; loops and magic links refused",
-            test_mkpath_dangling);
+               test_mkpath_dangling);
         fs_run("copy_tree: content, owner, mode, times, symlinks, fifo", test_copy_tree);
         return tap_done();
 }

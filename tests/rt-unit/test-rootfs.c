@@ -753,12 +753,13 @@ main(void)
 {
         if (require_root())
                 return 0;
-        fs_run("mount types and flags: proc sysfs cgroup devpts mqueue tmpfs bind", test_mount_types);
+        fs_run("mount types and flags: proc sysfs cgroup devpts mqueue tmpfs bind",
+               test_mount_types);
         fs_run("noexec really stops execve", test_noexec_really);
         fs_run("attack: symlinked and '..' destinations stay inside",
-            test_symlink_destination_stays_inside);
+               test_symlink_destination_stays_inside);
         fs_run("attack: proc/sysfs through a symlink or onto a file refused",
-            test_proc_sys_symlink_refused);
+               test_proc_sys_symlink_refused);
         fs_run("attack: /dev symlink never redirects devices", test_dev_symlink_refused);
         fs_run("devices: defaults, linux.devices, modes, owners, links", test_devices);
         fs_run("devices: paths outside /dev and bad types refused", test_device_paths_refused);
