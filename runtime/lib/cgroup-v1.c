@@ -229,8 +229,11 @@ blkio_weights(int dfd, const oci_blockio *b, msp_err *err)
                                            "by this kernel (no blkio.weight or blkio.bfq.weight)");
                 r = cg_writef(dfd, wf, err, "%u", (unsigned) b->weight);
         }
-        if (r >= 0 && b->has_leaf_weight)
-                r = cg_writef(dfd, "blkio.leaf_weight", err, "%u", (unsigned) b->leaf_weight);
+        if (r >= 0 && b->has_leaf_weight) {
+                char v[16];
+                snprintf(v, sizeof v, "%u", (unsigned) b->leaf_weight);
+                r = write_optional(dfd, "blkio.leaf_weight", "linux.resources.blockIO.leafWeight", v, err);
+        }
         for (size_t i = 0; r >= 0 && i < b->n_weight_device; i++) {
                 const oci_weight_device *w = &b->weight_device[i];
                 if (w->has_weight && !wdf)
