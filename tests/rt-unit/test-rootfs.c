@@ -748,6 +748,26 @@ test_propagation(void)
         CHECK(shared && private);
 }
 
+/* A shared rootfsPropagation must still pivot (the rootfs mount is made private) and
+ * ends up on the new "/". */
+static void
+test_propagation_shared_root(void)
+{
+        char line[1024];
+        sandbox();
+        lnx.has_rootfs_propagation = true;
+        lnx.rootfs_propagation = MS_SHARED | MS_REC;
+        add_mount("/proc", "proc", "proc", NULL);
+        enter();
+        FILE *f = fopen("/proc/self/mountinfo", "re");
+        CHECK(f && fgets(line, sizeof line, f));
+        printf("# mountinfo: %s", line);
+        char mp[256];
+        CHECK(sscanf(line, "%*d %*d %*s %*s %255s", mp) == 1 && strcmp(mp, "/") == 0);
+        CHECK(strstr(line, " shared:"));
+        fclose(f);
+}
+
 int
 main(void)
 {
@@ -773,5 +793,7 @@ main(void)
         fs_run("user namespace: bound device nodes, read-only host /sys, devpts gid", test_userns);
         fs_run("errors name the mount, option and syscall", test_errors);
         fs_run("propagation: rootfsPropagation and per-mount options", test_propagation);
+        fs_run("propagation: a shared rootfsPropagation still pivots",
+               test_propagation_shared_root);
         return tap_done();
 }
