@@ -49,13 +49,13 @@ static int
 report(int r, const char *path, msp_err *err)
 {
         if (r == -EISDIR)
-                return msp_err_set(err, EACCES, "open executable `%s`: Permission denied "
+                return msp_err_set(err, EACCES, "open executable `%s`: permission denied "
                                    "(is a directory)", path);
         if (r == -EACCES || r == -EPERM)
-                return msp_err_sys(err, -r, "open executable `%s`", path);
+                return msp_err_set(err, -r, "open executable `%s`: permission denied", path);
         if (r == -ENOENT || r == -ENOTDIR)
                 return msp_err_set(err, ENOENT, "executable file `%s` not found: "
-                                   "No such file or directory", path);
+                                   "no such file or directory", path);
         return msp_err_sys(err, -r, "open executable `%s`", path);
 }
 
@@ -102,7 +102,7 @@ search_path(const char *file, const char *path, char *buf, size_t bufsz, msp_err
         if (denied[0])
                 return report(-EACCES, denied, err);
         return msp_err_set(err, ENOENT, "executable file `%s` not found in $PATH: "
-                           "No such file or directory", file);
+                           "no such file or directory", file);
 }
 
 int
@@ -110,7 +110,7 @@ rt_exec_lookup(const char *file, char *const *env, char *buf, size_t bufsz, msp_
 {
         if (!file || !*file)
                 return msp_err_set(err, ENOENT, "executable file `` not found in $PATH: "
-                                   "No such file or directory");
+                                   "no such file or directory");
         if (strchr(file, '/')) {
                 int r = check_executable(file);
                 if (r < 0)

@@ -34,7 +34,7 @@ create_fails() {
 
 @test "a duplicate id fails and leaves the first container alone" {
         set_args /bin/sleep 1000
-        msp create -b "$BUNDLE" "$CID"
+        create_bg "$CID"
         pid=$(state_field "$CID" pid)
         run msp create -b "$BUNDLE" "$CID"
         [ "$status" -ne 0 ]
@@ -107,7 +107,7 @@ create_fails() {
         mkfifo "$fifo"
         # The hook tells us create is mid-way, then blocks until we kill it.
         update_config ".hooks.createRuntime = [{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", \"echo \$\$ > $fifo; exec sleep 1000\"]}]"
-        msp create -b "$BUNDLE" "$CID" &
+        msp create -b "$BUNDLE" "$CID" >/dev/null 2>&1 </dev/null &
         mspid=$!
         read -r -t 10 hookpid <"$fifo"
         [ -n "$hookpid" ]

@@ -9,8 +9,18 @@
 REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 CGROUP_PREFIX="msp-test-$$"
 
+# fd 3 is bats' own channel: a container (which inherits our fds) must not hold it.
 msp() {
-        "$MSP" --root "$STATE_ROOT" "$@"
+        "$MSP" --root "$STATE_ROOT" "$@" 3>&-
+}
+
+# create_bg ID [ARGS...]: create a container whose stdio goes to $BATS_TEST_TMPDIR/ID.out
+# (the init keeps the caller's stdio: under `run` it would hold bats' pipe open).
+create_bg() {
+        local id=$1
+        shift
+        msp create -b "$BUNDLE" "$@" "$id" >"$BATS_TEST_TMPDIR/$id.out" 2>&1 </dev/null ||
+                { cat "$BATS_TEST_TMPDIR/$id.out"; return 1; }
 }
 
 # A fresh busybox bundle with the static helper at /bin/msp-helper. The config is the

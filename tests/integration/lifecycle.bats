@@ -27,16 +27,24 @@ teardown() {
 }
 
 @test "run: a process killed by a signal gives 128+signal" {
-        set_args /bin/sh -c 'kill -KILL $$'
-        run msp run -b "$BUNDLE" "$CID"
-        [ "$status" -eq 137 ]
+        # pid 1 of a pid namespace ignores signals it has no handler for, even from
+        # itself: kill it from outside.
+        fifo="$BATS_TEST_TMPDIR/ready"
+        mkfifo "$fifo"
+        set_args /bin/sh -c 'echo ready; exec sleep 1000'
+        msp run -b "$BUNDLE" "$CID" >"$fifo" &
+        runpid=$!
+        read -r -t 10 line <"$fifo"
+        [ "$line" = ready ]
+        msp kill "$CID" KILL
+        wait "$runpid" || st=$?
+        [ "${st:-0}" -eq 137 ]
         assert_nothing_left "$CID"
 }
 
 @test "create, start, state, kill, delete: the state machine" {
         set_args /bin/sleep 1000
-        run msp create -b "$BUNDLE" --pid-file "$BATS_TEST_TMPDIR/pid" "$CID"
-        [ "$status" -eq 0 ]
+        create_bg "$CID" --pid-file "$BATS_TEST_TMPDIR/pid"
         [ "$(state_field "$CID" status)" = created ]
         pid=$(state_field "$CID" pid)
         [ "$pid" -gt 0 ]
@@ -83,7 +91,7 @@ teardown() {
 
 @test "kill: signal names and numbers" {
         set_args /bin/sh -c 'trap "exit 42" USR1; while :; do sleep 0.1; done'
-        msp create -b "$BUNDLE" "$CID"
+        create_bg "$CID"
         msp start "$CID"
         pid=$(state_field "$CID" pid)
         run msp kill "$CID" SIGBOGUS
@@ -98,7 +106,7 @@ teardown() {
 }
 
 @test "delete: a created container can be deleted (as runc allows)" {
-        msp create -b "$BUNDLE" "$CID"
+        create_bg "$CID"
         pid=$(state_field "$CID" pid)
         run msp delete "$CID"
         [ "$status" -eq 0 ]
@@ -108,7 +116,7 @@ teardown() {
 
 @test "delete --force: a running container is killed and removed" {
         set_args /bin/sleep 1000
-        msp run -d -b "$BUNDLE" "$CID"
+        msp run -d -b "$BUNDLE" "$CID" >/dev/null 2>&1 </dev/null
         [ "$(state_field "$CID" status)" = running ]
         run msp delete --force "$CID"
         [ "$status" -eq 0 ]
@@ -125,7 +133,7 @@ teardown() {
 
 @test "list: table, quiet and json" {
         set_args /bin/sleep 1000
-        msp create -b "$BUNDLE" "$CID"
+        create_bg "$CID"
         run msp list
         [ "$status" -eq 0 ]
         [[ "${lines[0]}" == ID*PID*STATUS*BUNDLE* ]]
@@ -151,25 +159,26 @@ teardown() {
         set_args /bin/sh -c 'trap "echo got-term; exit 7" TERM; echo ready; while :; do sleep 0.05; done'
         fifo="$BATS_TEST_TMPDIR/out"
         mkfifo "$fifo"
-        msp run -b "$BUNDLE" "$CID" >"$fifo" &
+        # "$MSP" itself, not the msp() wrapper: $! must be msp's pid, not a subshell's.
+        "$MSP" --root "$STATE_ROOT" run -b "$BUNDLE" "$CID" >"$fifo" 3>&- &
         runpid=$!
-        exec 3<"$fifo"
-        read -r -t 10 line <&3
+        exec 5<"$fifo"
+        read -r -t 10 line <&5
         [ "$line" = ready ]
         kill -TERM "$runpid"
-        read -r -t 10 line <&3
+        read -r -t 10 line <&5
         [ "$line" = got-term ]
         wait "$runpid" || st=$?
         [ "${st:-0}" -eq 7 ]
-        exec 3<&-
+        exec 5<&-
         assert_nothing_left "$CID"
 }
 
 @test "state and kill of concurrent containers do not block each other" {
         set_args /bin/sleep 1000
-        msp create -b "$BUNDLE" "$CID-a"
+        create_bg "$CID-a"
         update_config ".linux.cgroupsPath = \"/$CGROUP_PREFIX/$CID-b\""
-        msp create -b "$BUNDLE" "$CID-b"
+        create_bg "$CID-b"
         [ "$(state_field "$CID-a" status)" = created ]
         [ "$(state_field "$CID-b" status)" = created ]
         msp delete "$CID-a"

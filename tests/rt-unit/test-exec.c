@@ -103,9 +103,9 @@ test_not_found_message(void)
         msp_err e;
 
         CHECK_ERR(rt_exec_lookup("no-such-tool-xyz", env, buf, sizeof buf, &e), e, ENOENT,
-                  "executable file `no-such-tool-xyz` not found in $PATH: No such file or directory");
+                  "executable file `no-such-tool-xyz` not found in $PATH: no such file or directory");
         CHECK_ERR(rt_exec_lookup("/no/such/file", env, buf, sizeof buf, &e), e, ENOENT,
-                  "No such file or directory");
+                  "no such file or directory");
 }
 
 static void
@@ -116,7 +116,7 @@ test_permission_denied_message(void)
 
         make_tree();
         snprintf(p, sizeof p, "%s/noexec", tmpdir);
-        snprintf(want, sizeof want, "open executable `%s`: Permission denied", p);
+        snprintf(want, sizeof want, "open executable `%s`: permission denied", p);
         CHECK_ERR(rt_exec_lookup(p, NULL, buf, sizeof buf, &e), e, EACCES, want);
         /* found in PATH but not executable: permission denied, not "not found" */
         snprintf(path_env, sizeof path_env, "PATH=/usr/bin:%s", tmpdir);
@@ -130,7 +130,7 @@ test_permission_denied_message(void)
         snprintf(p, sizeof p, "%s/tool", tmpdir);
         CHECK(chmod(p, 0700) == 0);
         CHECK(setresuid(65534, 65534, 0) == 0);
-        snprintf(want, sizeof want, "open executable `%s`: Permission denied", p);
+        snprintf(want, sizeof want, "open executable `%s`: permission denied", p);
         CHECK_ERR(rt_exec_lookup(p, NULL, buf, sizeof buf, &e), e, EACCES, want);
         CHECK(setresuid(0, 0, 0) == 0);
         remove_tree();
