@@ -87,6 +87,8 @@ rt_statedir_create(int rootfd, const char *id, int *ret_dirfd, msp_err *err)
         _cleanup_close_ int fd = -1;
         int r;
 
+        if (!id)
+                return msp_err_set(err, EINVAL, "container id must not be empty");
         if (mkdirat(rootfd, id, 0700) < 0) {
                 if (errno == EEXIST)
                         return msp_err_set(err, EEXIST, "container '%s' already exists", id);
