@@ -158,8 +158,7 @@ ambient_apply(uint64_t ambient, int last, msp_err *err)
                 if (!(ambient & RT_CAP_BIT(c)))
                         continue;
                 if (cap_set_ambient(c, CAP_SET) < 0)
-                        return msp_err_sys(err, errno, "raise ambient %s (an ambient capability "
-                                           "must also be permitted and inheritable)", cap_str(c));
+                        return msp_err_sys(err, errno, "raise ambient %s", cap_str(c));
         }
         return 0;
 }
@@ -181,7 +180,11 @@ rt_caps_apply(const oci_capabilities *caps, bool has_caps, msp_err *err)
         want.effective &= known;
         want.permitted &= known;
         want.inheritable &= known;
-        want.ambient &= known;
+        /* The kernel only allows ambient capabilities that are also permitted and
+         * inheritable. `runc spec` and `crun spec` list ambient caps with an empty
+         * inheritable set and both runtimes run them, so the others are left out
+         * rather than refused (rt_caps_ambient_dropped() says which). */
+        want.ambient &= known & want.permitted & want.inheritable;
 
         r = raise_effective(last, err);
         if (r < 0)
@@ -193,4 +196,10 @@ rt_caps_apply(const oci_capabilities *caps, bool has_caps, msp_err *err)
         if (r < 0)
                 return r;
         return ambient_apply(want.ambient, last, err);
+}
+
+uint64_t
+rt_caps_ambient_dropped(const oci_capabilities *caps)
+{
+        return caps->ambient & ~(caps->permitted & caps->inheritable);
 }

@@ -411,6 +411,43 @@ create_rollback(create_run *cr, int pidfd)
                 (void) rt_statedir_remove(cr->c->rootfd, cr->c->id, cr->c->dirfd, NULL);
 }
 
+/* linux.resources plus the device rules every container gets: the config's rules
+ * first, then runc's standard allow-list, then the nodes of linux.devices (as runc
+ * does), so a config that starts with "deny all" still has /dev/null. */
+static int
+apply_cgroup_resources(create_run *cr, msp_err *err)
+{
+        const oci_linux *lx = cr->c->spec->linux_;
+        oci_resources res = { 0 };
+        size_t n_def = 0, n_nodes = lx ? lx->n_devices : 0, n;
+        const oci_device_cgroup *def = rt_cgroup_default_devices(&n_def);
+        _cleanup_free_ oci_device_cgroup *devs = NULL;
+
+        if (lx && lx->resources)
+                res = *lx->resources;
+        n = res.n_devices;
+        devs = calloc(n + n_def + n_nodes, sizeof *devs);
+        if (!devs)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        if (n)
+                memcpy(devs, res.devices, n * sizeof *devs);
+        memcpy(devs + n, def, n_def * sizeof *devs);
+        n += n_def;
+        for (size_t i = 0; i < n_nodes; i++) {
+                const oci_device *d = &lx->devices[i];
+                if (d->type != 'c' && d->type != 'b' && d->type != 'u')
+                        continue;
+                devs[n++] = (oci_device_cgroup) {
+                        .allow = true, .type = d->type == 'u' ? 'c' : d->type,
+                        .has_major = true, .major = d->major,
+                        .has_minor = true, .minor = d->minor, .access = "rwm",
+                };
+        }
+        res.devices = devs;
+        res.n_devices = n;
+        return rt_cgroup_apply_resources(cr->cgroup, &res, err);
+}
+
 static int
 prepare_create(create_run *cr, msp_err *err)
 {
@@ -520,6 +557,10 @@ rt_container_create(const rt_ctx *ctx, const rt_create_opts *o, rt_container **r
         if (r >= 0 && cr->cgroup[0]) {
                 r = rt_cgroup_create(cr->cgroup, &cr->cgroup_made, err);
                 c->state->cgroup_owned = cr->cgroup_made;
+                if (r >= 0)
+                        r = rt_state_save(c->dirfd, c->state, err);
+                if (r >= 0)
+                        r = apply_cgroup_resources(cr, err);
         }
         if (r >= 0)
                 r = spawn_init(cr, &pidfd, err);

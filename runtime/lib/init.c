@@ -343,6 +343,10 @@ prepare_process(init_run *ir, msp_err *err)
         r = rt_user_switch(&p->user, !ir->in_userns || a->ctx->rootless == false, err);
         if (r < 0)
                 return r;
+        if (p->has_capabilities && rt_caps_ambient_dropped(&p->capabilities))
+                rt_debug(a->ctx, "process.capabilities.ambient: 0x%llx left out: not also "
+                         "permitted and inheritable",
+                         (unsigned long long) rt_caps_ambient_dropped(&p->capabilities));
         r = rt_caps_apply(&p->capabilities, p->has_capabilities, err);
         if (r < 0)
                 return r;

@@ -32,6 +32,9 @@ int rt_caps_last_cap(void);
 /* The capabilities in any set of caps that the kernel does not know (rt_caps_apply
  * skips them), so that the caller can log them at debug level. */
 uint64_t rt_caps_unsupported_mask(const oci_capabilities *caps);
+/* Ambient capabilities rt_caps_apply leaves out because they are not also permitted
+ * and inheritable (the kernel's rule), for a debug message. */
+uint64_t rt_caps_ambient_dropped(const oci_capabilities *caps);
 /* For `features`: fill ret with the names (oci_cap_name) of every capability the kernel
  * supports, in number order; returns the count (at most max). */
 size_t rt_caps_supported_names(const char **ret, size_t max);
