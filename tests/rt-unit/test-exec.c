@@ -124,7 +124,7 @@ test_permission_denied_message(void)
         CHECK_ERR(rt_exec_lookup("noexec", env, buf, sizeof buf, &e), e, EACCES, want);
         /* a directory */
         snprintf(p, sizeof p, "%s/sub", tmpdir);
-        CHECK_ERR(rt_exec_lookup(p, NULL, buf, sizeof buf, &e), e, EACCES, "Permission denied");
+        CHECK_ERR(rt_exec_lookup(p, NULL, buf, sizeof buf, &e), e, EACCES, "permission denied");
         CHECK(strstr(e.msg, "is a directory"));
         /* as an unprivileged user, a 0700 root-owned tool is not executable */
         snprintf(p, sizeof p, "%s/tool", tmpdir);
