@@ -29,9 +29,9 @@ ABOUT[test]="run tests/run.sh (bats, bundles, the libFuzzer smoke run)"
 DEB[test]="bats jq busybox-static python3 iproute2 util-linux procps clang? libclang-rt-dev?"
 FEDORA[test]="bats jq busybox python3 iproute util-linux procps-ng clang compiler-rt"
 
-ABOUT[bench]="run tests/bench (runc and hyperfine for comparison)"
-DEB[bench]="runc hyperfine"
-FEDORA[bench]="runc hyperfine"
+ABOUT[bench]="run tests/bench (hyperfine; runc, bwrap and crun to compare; GNU time for RSS)"
+DEB[bench]="hyperfine runc bubblewrap time jq busybox-static crun?"
+FEDORA[bench]="hyperfine runc bubblewrap time jq busybox crun"
 
 GROUP_ORDER="build bundles test bench"
 DEFAULT_GROUPS="build test"
