@@ -127,8 +127,10 @@ apt_get() {
                 apt-get -q -y -o DPkg::Lock::Timeout=300 "$@"
 }
 
+# grep without -q: it would stop reading early, apt-cache would die of SIGPIPE and
+# pipefail would report the package as unavailable.
 available() {
-        apt-cache policy "$1" 2>/dev/null | grep -q 'Candidate: [^(]'
+        apt-cache policy "$1" 2>/dev/null | grep 'Candidate: [^(]' >/dev/null
 }
 
 # Optional packages the package lists do not know are skipped; when only such packages
