@@ -111,3 +111,72 @@ r, _, _ = select.select([fd], [], [], float(sys.argv[2]))
 sys.exit(0 if r else 1)
 PY
 }
+
+# ---- shared by container, fixtures, terminal, hooks and userns suites ----
+
+: "${MSP_CONSOLE_RECV:=$BATS_TEST_DIRNAME/../../build/tests/helper/msp-console-recv}"
+
+# helper_run ARGS...: run /bin/msp-helper ARGS in a fresh container with `msp run`;
+# $status and $output as from bats' run.
+helper_run() {
+        set_args /bin/msp-helper "$@"
+        run msp run -b "$BUNDLE" "$CID" </dev/null
+}
+
+# value KEY: the value of the first `KEY=...` line of $output.
+value() {
+        printf '%s\n' "$output" | sed -n "s/^$1=//p" | head -n1
+}
+
+# host_ns TYPE: the inode of the caller's TYPE namespace.
+host_ns() {
+        stat -L -c %i "/proc/self/ns/$1"
+}
+
+# cap_mask CAP_NAME...: the 16-hex-digit mask /proc/PID/status prints for those caps.
+cap_mask() {
+        local -A num=(
+                [CAP_CHOWN]=0 [CAP_DAC_OVERRIDE]=1 [CAP_DAC_READ_SEARCH]=2 [CAP_FOWNER]=3
+                [CAP_FSETID]=4 [CAP_KILL]=5 [CAP_SETGID]=6 [CAP_SETUID]=7 [CAP_SETPCAP]=8
+                [CAP_LINUX_IMMUTABLE]=9 [CAP_NET_BIND_SERVICE]=10 [CAP_NET_BROADCAST]=11
+                [CAP_NET_ADMIN]=12 [CAP_NET_RAW]=13 [CAP_IPC_LOCK]=14 [CAP_IPC_OWNER]=15
+                [CAP_SYS_MODULE]=16 [CAP_SYS_RAWIO]=17 [CAP_SYS_CHROOT]=18 [CAP_SYS_PTRACE]=19
+                [CAP_SYS_PACCT]=20 [CAP_SYS_ADMIN]=21 [CAP_SYS_BOOT]=22 [CAP_SYS_NICE]=23
+                [CAP_SYS_RESOURCE]=24 [CAP_SYS_TIME]=25 [CAP_SYS_TTY_CONFIG]=26 [CAP_MKNOD]=27
+                [CAP_LEASE]=28 [CAP_AUDIT_WRITE]=29 [CAP_AUDIT_CONTROL]=30 [CAP_SETFCAP]=31
+                [CAP_MAC_OVERRIDE]=32 [CAP_MAC_ADMIN]=33 [CAP_SYSLOG]=34 [CAP_WAKE_ALARM]=35
+                [CAP_BLOCK_SUSPEND]=36 [CAP_AUDIT_READ]=37 [CAP_PERFMON]=38 [CAP_BPF]=39
+                [CAP_CHECKPOINT_RESTORE]=40
+        )
+        local m=0 c
+        for c in "$@"; do
+                [ -n "${num[$c]:-}" ] || { echo "cap_mask: unknown $c" >&2; return 1; }
+                m=$((m | (1 << num[$c])))
+        done
+        printf '%016x\n' "$m"
+}
+
+# json_list WORD...: a JSON array of strings.
+json_list() {
+        if [ $# -eq 0 ]; then
+                echo '[]'
+                return
+        fi
+        printf '%s\n' "$@" | jq -R . | jq -cs .
+}
+
+# console_recv_bg SOCKET [ARGS...]: start msp-console-recv in the background on SOCKET
+# (it returns once the socket listens); its output goes to $BATS_TEST_TMPDIR/console.out,
+# its facts (pty=, winsize=) to console.err, and its pid is in $RECV_PID.
+console_recv_bg() {
+        local sock=$1
+        shift
+        "$MSP_CONSOLE_RECV" -d "$BATS_TEST_TMPDIR/recv.pid" "$@" "$sock" \
+                >"$BATS_TEST_TMPDIR/console.out" 2>"$BATS_TEST_TMPDIR/console.err" 3>&-
+        RECV_PID=$(cat "$BATS_TEST_TMPDIR/recv.pid")
+}
+
+# console_output: what the receiver copied from the pty, without the CRs.
+console_output() {
+        tr -d '\r' <"$BATS_TEST_TMPDIR/console.out"
+}
