@@ -275,13 +275,18 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
         fifo_fd = fd_above(openat(cr->c->dirfd, RT_FIFO_NAME, O_RDWR | O_CLOEXEC), keep_min);
         if (fifo_fd < 0)
                 return msp_err_sys(err, errno, "open '%s'", RT_FIFO_NAME);
-        if (cr->o->console_socket) {
-                if (!spec->process->terminal)
-                        return msp_err_set(err, EINVAL,
-                                           "--console-socket given but process.terminal is false");
-                console_fd = fd_above(rt_console_socket_connect(cr->o->console_socket, err), keep_min);
+        if (cr->o->console_socket && !spec->process->terminal)
+                return msp_err_set(err, EINVAL,
+                                   "--console-socket given but process.terminal is false");
+        if (spec->process->terminal && cr->o->console_socket) {
+                console_fd = fd_above(rt_console_socket_connect(cr->o->console_socket, err),
+                                      keep_min);
                 if (console_fd < 0)
                         return console_fd;
+        } else if (spec->process->terminal && cr->o->has_console_fd) {
+                console_fd = fcntl(cr->o->console_fd, F_DUPFD_CLOEXEC, keep_min);
+                if (console_fd < 0)
+                        return msp_err_sys(err, errno, "dup console socket");
         } else if (spec->process->terminal)
                 return msp_err_set(err, EINVAL,
                                    "process.terminal is true but no --console-socket was given");

@@ -16,6 +16,8 @@ typedef struct rt_create_opts {
         const char *config_path;        /* NULL: <bundle>/config.json */
         const char *pid_file;           /* NULL: none */
         const char *console_socket;     /* NULL: none */
+        bool has_console_fd;            /* send the pty master over console_fd instead */
+        int console_fd;                 /* a connected AF_UNIX stream socket (borrowed) */
         int preserve_fds;
         bool no_pivot;
         bool no_new_keyring;

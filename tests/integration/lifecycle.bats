@@ -224,3 +224,18 @@ teardown() {
         run "$MSP" nosuchcommand
         [ "$status" -ne 0 ]
 }
+
+@test "run: a terminal without --console-socket is proxied to msp's stdio, as runc does" {
+        update_config '.process.terminal = true'
+        set_args /bin/sh -c 'test -t 0 && test -t 1 && echo "tty: $(tty)"; read line; echo "got: $line"'
+        run bash -c "echo from-stdin | '$MSP' --root '$STATE_ROOT' run -b '$BUNDLE' '$CID' 3>&-"
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"tty: /dev/pts/0"* ]]
+        [[ "$output" == *"got: from-stdin"* ]]
+        assert_nothing_left "$CID"
+        # detached, a terminal needs somewhere to send the pty
+        run msp run --detach -b "$BUNDLE" "$CID"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"console-socket"* ]]
+        assert_nothing_left "$CID"
+}
