@@ -26,6 +26,17 @@ static const rt_command commands[] = {
         { "run", cmd_run, "create and start a container, wait for it and delete it",
           "[--bundle DIR] [--config FILE] [--pid-file FILE] [--console-socket PATH] "
           "[--preserve-fds N] [--no-pivot] [--no-new-keyring] [--detach] [--keep] ID" },
+        { "pause", cmd_pause, "freeze every process of a running container", "ID" },
+        { "resume", cmd_resume, "thaw a paused container", "ID" },
+        { "update", cmd_update, "change the resource limits of a live container",
+          "[--resources FILE|-] [--memory N] [--memory-reservation N] [--memory-swap N] "
+          "[--pids-limit N] [--cpu-shares N] [--cpu-quota N] [--cpu-period N] [--cpu-burst N] "
+          "[--cpu-rt-period N] [--cpu-rt-runtime N] [--cpu-idle 0|1] [--cpuset-cpus S] "
+          "[--cpuset-mems S] [--blkio-weight N] ID\n"
+          "  sizes take k, m, g, t suffixes (binary, as runc); -1 is unlimited" },
+        { "ps", cmd_ps, "list the processes in a container's cgroup", "[--format table|json] ID" },
+        { "events", cmd_events, "print resource usage statistics as JSON",
+          "[--stats] [--interval DURATION] ID" },
         { "list", cmd_list, "list containers", "[--format table|json] [--quiet]" },
         { "spec", cmd_spec, "write a default config.json", "[--rootless] [--bundle DIR]" },
         { "features", cmd_features, "print what this runtime supports as JSON", "" },

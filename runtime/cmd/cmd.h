@@ -23,6 +23,11 @@ int cmd_run(rt_ctx *ctx, int argc, char **argv);
 int cmd_list(rt_ctx *ctx, int argc, char **argv);
 int cmd_spec(rt_ctx *ctx, int argc, char **argv);
 int cmd_features(rt_ctx *ctx, int argc, char **argv);
+int cmd_pause(rt_ctx *ctx, int argc, char **argv);
+int cmd_resume(rt_ctx *ctx, int argc, char **argv);
+int cmd_update(rt_ctx *ctx, int argc, char **argv);
+int cmd_ps(rt_ctx *ctx, int argc, char **argv);
+int cmd_events(rt_ctx *ctx, int argc, char **argv);
 
 const rt_command *cmd_find(const char *name);
 /* "Usage: ..." for one command to stdout (help) or stderr (misuse). */

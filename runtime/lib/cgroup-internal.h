@@ -33,6 +33,18 @@ bool cg_has_controller(int dfd, const char *ctrl);
  * "." or ".." component. "/" and "" are refused so that nothing can walk a hierarchy
  * root. */
 bool cg_path_is_safe(const char *path);
+/* CLOCK_MONOTONIC in milliseconds. */
+int64_t cg_now_ms(void);
+/* v2: wait until the "key" line of dfd's cgroup.events reads `want` ('0' or '1'),
+ * sleeping in poll(POLLPRI) (the kernel notifies every change), at most timeout_ms.
+ * -ETIMEDOUT, -ENOENT when the file or the key is missing. */
+int cg_wait_event(int dfd, const char *key, char want, int timeout_ms);
+
+/* Each mounted hierarchy under CG_ROOT (v1 controllers, name=systemd, the hybrid
+ * cgroup2), or CG_ROOT itself on a unified host: fn(hierarchy_dir, is_v2) for each,
+ * stopping at the first error. */
+typedef int (*cg_hierarchy_fn)(const char *hier, bool v2, void *userdata, msp_err *err);
+int cg_for_each_hierarchy(cg_hierarchy_fn fn, void *userdata, msp_err *err);
 
 /* ---- pure helpers (cgroup-v2.c) ---- */
 

@@ -237,12 +237,8 @@ cg_v2_enable_controllers(const char *dir, bool is_root)
 
 /* ---- hierarchies ---- */
 
-/* Each mounted hierarchy under /sys/fs/cgroup (v1 controllers, name=systemd, unified),
- * or the root itself on a unified host. Calls fn(hierarchy_dir) for each. */
-typedef int (*hierarchy_fn)(const char *hier, bool v2, void *userdata, msp_err *err);
-
-static int
-for_each_hierarchy(hierarchy_fn fn, void *userdata, msp_err *err)
+int
+cg_for_each_hierarchy(cg_hierarchy_fn fn, void *userdata, msp_err *err)
 {
         struct statfs sfs;
         _cleanup_closedir_ DIR *d = NULL;
@@ -352,7 +348,7 @@ rt_cgroup_create(const char *path, bool *ret_created, msp_err *err)
         if (!cg_path_is_safe(path))
                 return msp_err_set(err, EINVAL, "cgroup path '%s': refusing a hierarchy root or '..'",
                                    path);
-        int r = for_each_hierarchy(create_in, &cd, err);
+        int r = cg_for_each_hierarchy(create_in, &cd, err);
         /* Roll back only the leaves made here: they are still empty. A cgroup that
          * existed before is never removed. */
         for (size_t i = cd.n_made; i > 0; i--) {
@@ -390,7 +386,7 @@ rt_cgroup_enter(const char *path, pid_t pid, msp_err *err)
         const char *args[2] = { path, pidstr };
 
         snprintf(pidstr, sizeof pidstr, "%d", (int) pid);
-        return for_each_hierarchy(enter_in, args, err);
+        return cg_for_each_hierarchy(enter_in, args, err);
 }
 
 /* ---- signal and remove: a cgroup and the sub-cgroups a container made ---- */
@@ -464,11 +460,27 @@ rt_cgroup_signal_all(const char *path, int sig, msp_err *err)
 
         if (!cg_path_is_safe(path))
                 return msp_err_set(err, EINVAL, "cgroup path '%s': refusing a hierarchy root", path);
-        return for_each_hierarchy(signal_in, args, err);
+        if (sig != SIGKILL) {
+                /* Each pid once: a process is listed in every hierarchy, and a handled
+                 * signal sent N times runs its handler N times. */
+                _cleanup_free_ pid_t *pids = NULL;
+                size_t n = 0;
+                int r = rt_cgroup_pids(path, &pids, &n, err);
+                if (r == -ENOENT)
+                        return 0;
+                if (r < 0)
+                        return r;
+                for (size_t i = 0; i < n; i++)
+                        (void) kill(pids[i], sig);
+                return 0;
+        }
+        /* SIGKILL is idempotent: every hierarchy, so that a process moved out of the
+         * cgroup in one hierarchy is still reached. */
+        return cg_for_each_hierarchy(signal_in, args, err);
 }
 
-static int64_t
-now_ms(void)
+int64_t
+cg_now_ms(void)
 {
         struct timespec ts;
 
@@ -476,25 +488,31 @@ now_ms(void)
         return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* v2: sleep on cgroup.events until "populated 0" (the kernel notifies with POLLPRI). */
-static int
-wait_unpopulated(int dfd, int timeout_ms)
+int
+cg_wait_event(int dfd, const char *key, char want, int timeout_ms)
 {
         _cleanup_close_ int fd = openat(dfd, "cgroup.events", O_RDONLY | O_CLOEXEC);
-        int64_t deadline = now_ms() + timeout_ms;
+        int64_t deadline = cg_now_ms() + timeout_ms;
+        size_t kl = strlen(key);
 
         if (fd < 0)
                 return -errno;
         for (;;) {
                 char buf[256];
+                /* Reading re-arms the notification: a change after this read makes
+                 * the poll below return at once, so none is missed. */
                 ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
                 if (n < 0)
                         return -errno;
                 buf[n] = '\0';
-                const char *p = strstr(buf, "populated ");
-                if (!p || p[10] == '0')
+                const char *p = buf;
+                while ((p = strstr(p, key)) && ((p != buf && p[-1] != '\n') || p[kl] != ' '))
+                        p += kl;
+                if (!p)
+                        return -ENOENT;
+                if (p[kl + 1] == want)
                         return 0;
-                int64_t left = deadline - now_ms();
+                int64_t left = deadline - cg_now_ms();
                 if (left <= 0)
                         return -ETIMEDOUT;
                 struct pollfd pfd = { .fd = fd, .events = POLLPRI };
@@ -513,7 +531,7 @@ wait_in(const char *hier, bool v2, void *userdata, msp_err *err)
                 return 0;
         dfd = cg_open_dir(hier, userdata, NULL);
         if (dfd >= 0)
-                (void) wait_unpopulated(dfd, 5000);
+                (void) cg_wait_event(dfd, "populated", '0', 5000);
         return 0;
 }
 
@@ -579,11 +597,14 @@ rt_cgroup_destroy(const char *path, msp_err *err)
         for (size_t l = strlen(clean); l > 1 && clean[l - 1] == '/'; l--)
                 clean[l - 1] = '\0';
         (void) rt_cgroup_signal_all(clean, SIGKILL, NULL);
-        (void) for_each_hierarchy(wait_in, clean, NULL);
+        /* A paused (or half-frozen) container: on v1, frozen tasks do not die until
+         * thawed. */
+        (void) rt_cgroup_freeze(clean, false, NULL);
+        (void) cg_for_each_hierarchy(wait_in, clean, NULL);
         /* v1 has no populated event: bounded retries (~2 s), re-killing stragglers (a
          * fork that raced the first kill). */
         for (int attempt = 0; attempt < 200; attempt++) {
-                r = for_each_hierarchy(remove_in, clean, err);
+                r = cg_for_each_hierarchy(remove_in, clean, err);
                 if (r != -EBUSY)
                         return r;
                 (void) rt_cgroup_signal_all(clean, SIGKILL, NULL);

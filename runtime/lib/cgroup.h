@@ -9,6 +9,7 @@
 #include "ctx.h"
 #include "err.h"
 #include "spec.h"
+#include "stats.h"
 
 typedef enum rt_cgroup_mode {
         RT_CGROUP_UNIFIED,      /* cgroup2 at /sys/fs/cgroup */
@@ -25,13 +26,33 @@ int rt_cgroup_path_for(const char *cgroups_path, const char *id, char *buf, size
 /* mkdir the path in every hierarchy; *ret_created tells whether msp made the leaf. */
 int rt_cgroup_create(const char *path, bool *ret_created, msp_err *err);
 int rt_cgroup_enter(const char *path, pid_t pid, msp_err *err);
-/* Send sig to every process in the cgroup (cgroup.procs of each hierarchy). */
+/* Send sig to every process in the cgroup and its sub-cgroups: SIGKILL through
+ * cgroup.kill on v2, else each pid once (the union of every hierarchy's cgroup.procs).
+ * A missing cgroup is not an error. */
 int rt_cgroup_signal_all(const char *path, int sig, msp_err *err);
 /* Kill what is left (cgroup.kill on v2), wait until empty (cgroup.events on v2, bounded
  * retries on v1), rmdir the cgroup and any sub-cgroups in every hierarchy. Only for a
  * cgroup msp created (state cgroup_owned); "/" and paths with ".." are refused. */
 int rt_cgroup_destroy(const char *path, msp_err *err);
 bool rt_cgroup_is_frozen(const char *path);
+
+/* ---- a live container's cgroup (cgroup-ctl.c) ---- */
+
+/* Freeze (pause) or thaw (resume) every process in the cgroup and wait until the
+ * kernel says it is done: v2 writes cgroup.freeze and waits for "frozen 1|0" in
+ * cgroup.events (poll, no sleep loop); v1 writes freezer.state until it reads back
+ * FROZEN/THAWED (FREEZING is retried with back-off). At most 5 s; a freeze that times
+ * out is undone. v1 needs the freezer controller. */
+int rt_cgroup_freeze(const char *path, bool frozen, msp_err *err);
+/* The pids in the cgroup and its sub-cgroups, sorted, each once (malloc'd; *ret is
+ * NULL when there is none). ENOENT: the cgroup exists in no hierarchy. */
+int rt_cgroup_pids(const char *path, pid_t **ret, size_t *ret_n, msp_err *err);
+/* Fill the cpu, memory and pids parts of *ret (the caller zeroes it and sets id).
+ * Files of a controller that is missing leave their fields at 0. */
+int rt_cgroup_stats(const char *path, oci_stats *ret, msp_err *err);
+/* The number of OOM kills so far (memory.events oom_kill on v2, memory.oom_control on
+ * v1); -ENOENT when the memory controller is not there. */
+int rt_cgroup_oom_kills(const char *path, uint64_t *ret);
 /* Write linux.resources into the existing cgroup at path: the v2 backend on a unified
  * host, the v1 one on hybrid and legacy hosts (hugetlb and unified keys go to the v2
  * hierarchy of a hybrid host when v1 has no such controller). Adds nothing implicit;

@@ -9,6 +9,7 @@
 #include "err.h"
 #include "spec.h"
 #include "state.h"
+#include "stats.h"
 
 typedef struct rt_create_opts {
         const char *id;
@@ -51,7 +52,22 @@ int rt_container_load(const rt_ctx *ctx, const char *id, bool exclusive, rt_cont
                       msp_err *err);
 /* created -> running: release the init, run poststart hooks. */
 int rt_container_start(const rt_ctx *ctx, rt_container *c, msp_err *err);
+/* Signal the init; `all`: every process in the cgroup (frozen meanwhile, so that none
+ * forks past it). SIGKILL to a paused container thaws it so that it can die. */
 int rt_container_kill(const rt_ctx *ctx, rt_container *c, int sig, bool all, msp_err *err);
+/* running -> paused (freeze the cgroup) and back. */
+int rt_container_pause(const rt_ctx *ctx, rt_container *c, msp_err *err);
+int rt_container_resume(const rt_ctx *ctx, rt_container *c, msp_err *err);
+/* Write res into the cgroup of a created, running or paused container. Device rules
+ * are left alone (as runc does): callers like podman send the config's list, which
+ * relies on the defaults create adds. */
+int rt_container_update(const rt_ctx *ctx, rt_container *c, const oci_resources *res,
+                        msp_err *err);
+/* The pids in the container's cgroup (none once it is gone). */
+int rt_container_pids(const rt_ctx *ctx, rt_container *c, pid_t **ret, size_t *ret_n,
+                      msp_err *err);
+/* One usage sample of a created, running or paused container; ret->id is c->id. */
+int rt_container_stats(const rt_ctx *ctx, rt_container *c, oci_stats *ret, msp_err *err);
 /* Remove everything create made (the state dir last) and run poststop hooks.
  * Without force, only a stopped (or never started) container may be deleted. */
 int rt_container_delete(const rt_ctx *ctx, rt_container *c, bool force, msp_err *err);

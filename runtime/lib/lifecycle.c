@@ -139,6 +139,25 @@ open_pidfd(const oci_state *st)
         return fd;
 }
 
+/* Every process of the cgroup. Frozen meanwhile: none can fork a child past the signal,
+ * or exit and have its pid reused before it is signalled. A paused container stays
+ * paused (the signal is delivered on resume), except for SIGKILL: thawed, as runc does,
+ * because v1 frozen tasks cannot die. */
+static int
+kill_all(rt_container *c, int sig, msp_err *err)
+{
+        const char *path = c->state->cgroup_path;
+        bool paused = strcmp(c->state->status, "paused") == 0;
+        bool froze = !paused && rt_cgroup_freeze(path, true, NULL) == 0;
+        int r = rt_cgroup_signal_all(path, sig, err);
+
+        if (froze || (paused && sig == SIGKILL))
+                (void) rt_cgroup_freeze(path, false, NULL);
+        if (r < 0)
+                return msp_err_prefix(err, "kill container '%s'", c->id);
+        return 0;
+}
+
 int
 rt_container_kill(const rt_ctx *ctx, rt_container *c, int sig, bool all, msp_err *err)
 {
@@ -146,13 +165,9 @@ rt_container_kill(const rt_ctx *ctx, rt_container *c, int sig, bool all, msp_err
         _cleanup_close_ int pidfd = -1;
 
         (void) ctx;
-        if (all && c->state->cgroup_path) {
-                int r = rt_cgroup_signal_all(c->state->cgroup_path, sig, err);
-                if (r < 0)
-                        return r;
-                if (strcmp(status, "stopped") == 0)
-                        return 0;
-        }
+        /* The init is in the cgroup too: signalled once, with the others. */
+        if (all && c->state->cgroup_path)
+                return kill_all(c, sig, err);
         if (strcmp(status, "stopped") == 0)
                 return msp_err_set(err, ESRCH, "cannot kill container '%s': it is not running",
                                    c->id);
@@ -164,6 +179,8 @@ rt_container_kill(const rt_ctx *ctx, rt_container *c, int sig, bool all, msp_err
         }
         if (syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0)
                 return msp_err_sys(err, errno, "kill container '%s'", c->id);
+        if (sig == SIGKILL && strcmp(status, "paused") == 0 && c->state->cgroup_path)
+                (void) rt_cgroup_freeze(c->state->cgroup_path, false, NULL);
         return 0;
 }
 
@@ -200,9 +217,12 @@ rt_container_delete(const rt_ctx *ctx, rt_container *c, bool force, msp_err *err
         if (st->pid > 0) {
                 _cleanup_close_ int pidfd = open_pidfd(st);
                 if (pidfd >= 0) {
-                        if (strcmp(st->status, "paused") == 0 && st->cgroup_path)
-                                (void) rt_cgroup_signal_all(st->cgroup_path, SIGKILL, NULL);
                         (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                        /* v1 frozen tasks cannot die: kill them all, then thaw. */
+                        if (strcmp(st->status, "paused") == 0 && st->cgroup_path) {
+                                (void) rt_cgroup_signal_all(st->cgroup_path, SIGKILL, NULL);
+                                (void) rt_cgroup_freeze(st->cgroup_path, false, NULL);
+                        }
                         if (wait_pidfd_exit(pidfd, 10000) < 0)
                                 rt_log_warning(ctx, "container '%s': init %d did not exit after SIGKILL",
                                                c->id, (int) st->pid);
@@ -226,5 +246,122 @@ rt_container_delete(const rt_ctx *ctx, rt_container *c, bool force, msp_err *err
                     rt_hooks_run(&c->spec->hooks.poststop, "poststop", json, &herr) < 0)
                         rt_log_warning(ctx, "%s, ignoring", herr.msg);
         }
+        return 0;
+}
+
+/* ---- cgroup operations on a live container ---- */
+
+/* The container's cgroup, or an error naming the operation. */
+static int
+need_cgroup(const rt_container *c, const char *op, msp_err *err)
+{
+        if (!c->state->cgroup_path)
+                return msp_err_set(err, EOPNOTSUPP,
+                                   "cannot %s container '%s': it has no cgroup (created with "
+                                   "--cgroup-manager disabled)", op, c->id);
+        return 0;
+}
+
+int
+rt_container_pause(const rt_ctx *ctx, rt_container *c, msp_err *err)
+{
+        const char *status = c->state->status;
+        int r;
+
+        (void) ctx;
+        if (strcmp(status, "paused") == 0)
+                return msp_err_set(err, EINVAL, "cannot pause container '%s': it is already paused",
+                                   c->id);
+        /* A created container is parked on its fifo: freezing it would only make start
+         * hang, so only running ones (crun's rule; runc also takes created). */
+        if (strcmp(status, "running") != 0)
+                return msp_err_set(err, EINVAL, "cannot pause container '%s': it is %s, not running",
+                                   c->id, status);
+        r = need_cgroup(c, "pause", err);
+        if (r < 0)
+                return r;
+        r = rt_cgroup_freeze(c->state->cgroup_path, true, err);
+        if (r < 0)
+                return msp_err_prefix(err, "pause container '%s'", c->id);
+        c->state->status = (char *) "paused";
+        return 0;
+}
+
+int
+rt_container_resume(const rt_ctx *ctx, rt_container *c, msp_err *err)
+{
+        int r;
+
+        (void) ctx;
+        if (strcmp(c->state->status, "paused") != 0)
+                return msp_err_set(err, EINVAL, "cannot resume container '%s': it is %s, not paused",
+                                   c->id, c->state->status);
+        r = rt_cgroup_freeze(c->state->cgroup_path, false, err);
+        if (r < 0)
+                return msp_err_prefix(err, "resume container '%s'", c->id);
+        c->state->status = (char *) "running";
+        return 0;
+}
+
+int
+rt_container_update(const rt_ctx *ctx, rt_container *c, const oci_resources *res,
+                    msp_err *err)
+{
+        oci_resources copy = *res;
+        int r;
+
+        if (strcmp(c->state->status, "stopped") == 0)
+                return msp_err_set(err, EINVAL, "cannot update container '%s': it is stopped", c->id);
+        r = need_cgroup(c, "update", err);
+        if (r < 0)
+                return r;
+        if (copy.n_devices) {
+                rt_log_warning(ctx, "container '%s': update leaves the device rules unchanged "
+                                    "(linux.resources.devices ignored)", c->id);
+                copy.devices = NULL;
+                copy.n_devices = 0;
+        }
+        r = rt_cgroup_apply_resources(c->state->cgroup_path, &copy, err);
+        if (r < 0)
+                return msp_err_prefix(err, "update container '%s'", c->id);
+        return 0;
+}
+
+int
+rt_container_pids(const rt_ctx *ctx, rt_container *c, pid_t **ret, size_t *ret_n,
+                  msp_err *err)
+{
+        int r;
+
+        (void) ctx;
+        *ret = NULL;
+        *ret_n = 0;
+        r = need_cgroup(c, "list the processes of", err);
+        if (r < 0)
+                return r;
+        r = rt_cgroup_pids(c->state->cgroup_path, ret, ret_n, err);
+        /* A stopped container's cgroup may already be gone: no processes. */
+        if (r == -ENOENT && strcmp(c->state->status, "stopped") == 0)
+                return 0;
+        if (r < 0)
+                return msp_err_prefix(err, "container '%s'", c->id);
+        return 0;
+}
+
+int
+rt_container_stats(const rt_ctx *ctx, rt_container *c, oci_stats *ret, msp_err *err)
+{
+        int r;
+
+        (void) ctx;
+        if (strcmp(c->state->status, "stopped") == 0)
+                return msp_err_set(err, ESRCH, "container '%s' is not running", c->id);
+        r = need_cgroup(c, "read the statistics of", err);
+        if (r < 0)
+                return r;
+        *ret = (oci_stats) { .id = c->id };
+        r = rt_cgroup_stats(c->state->cgroup_path, ret, err);
+        if (r < 0)
+                return msp_err_prefix(err, "container '%s'", c->id);
         return 0;
 }
