@@ -148,6 +148,7 @@ typedef struct mnt {
         const oci_mount *m;
         rt_mount_opts o;
         char label[PATH_MAX + 64];      /* "mount[3] 'tmpfs' on '/data'" */
+        bool dest_existed;              /* tmpcopyup: the destination is in the image */
 } mnt;
 
 static void
@@ -201,7 +202,9 @@ mkpath_dest(const mnt *c, bool dir, msp_err *err)
 }
 
 /* The tmpfs root takes the owner and mode of the directory it covers unless the
- * options say otherwise, so that tmpcopyup yields the same tree. */
+ * options say otherwise, so that tmpcopyup yields the same tree. A directory that we
+ * created as the mount point is not part of the tree: the tmpfs keeps its default
+ * (1777), as it does without tmpcopyup and as runc and crun leave it. */
 static int
 copy_up(const mnt *c, int fromfd, int mfd, msp_err *err)
 {
@@ -213,6 +216,8 @@ copy_up(const mnt *c, int fromfd, int mfd, msp_err *err)
                 return msp_err_sys(err, errno, "%s: tmpcopyup", c->label);
         if (rt_copy_tree(fromfd, dst, err) < 0)
                 return msp_err_prefix(err, "%s: tmpcopyup", c->label);
+        if (!c->dest_existed)
+                return 0;
         if (!strstr(data, "uid=") && !strstr(data, "gid=") && fchown(dst, st.st_uid, st.st_gid) < 0)
                 return msp_err_sys(err, errno, "%s: tmpcopyup: chown", c->label);
         if (!strstr(data, "mode=") && fchmod(dst, st.st_mode & 07777) < 0)
@@ -566,6 +571,11 @@ mount_one(const rt_rootfs_params *p, int rootfd, size_t idx, msp_err *err)
         int r = rt_mount_opts_parse(&m->options, m->destination, &c.o, err);
         if (r < 0)
                 return r;
+        if (c.o.tmpcopyup) {
+                _cleanup_close_ int fd = rt_openat2(rootfd, m->destination, O_PATH,
+                                                    RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+                c.dest_existed = fd >= 0;
+        }
         return mount_dispatch(&c, err);
 }
 
