@@ -198,6 +198,19 @@ has_opts() {
         assert_nothing_left "$CID"
 }
 
+@test "mounts: tmpcopyup onto a directory that is not in the image: a plain tmpfs (1777)" {
+        [ ! -e "$BUNDLE/rootfs/scratch" ]
+        update_config '.process.user = {"uid": 1000, "gid": 1000} |
+                .mounts += [{"destination": "/scratch", "type": "tmpfs", "source": "tmpfs", "options": ["rw", "nosuid", "nodev", "tmpcopyup"]}]'
+        helper_run stat /scratch -- write /scratch/x
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(value stat.mode)" = 041777 ]
+        [ "$(value stat.uid)" = 0 ]
+        [ "$(value write)" = ok ]
+        assert_nothing_left "$CID"
+}
+
 @test "mounts: root.readonly makes / read-only, a tmpfs on /tmp stays writable" {
         update_config '.root.readonly = true |
                 .mounts += [{"destination": "/tmp", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "nodev"]}]'
