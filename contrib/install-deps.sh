@@ -33,7 +33,11 @@ ABOUT[bench]="run tests/bench (hyperfine; runc, bwrap and crun to compare; GNU t
 DEB[bench]="hyperfine runc bubblewrap time jq busybox-static crun?"
 FEDORA[bench]="hyperfine runc bubblewrap time jq busybox crun"
 
-GROUP_ORDER="build bundles test bench"
+ABOUT[vm]="boot the cgroup v2 test guest (tests/vm: qemu, Debian's cloud kernel, initramfs tools)"
+DEB[vm]="qemu-system-x86 linux-image-cloud-amd64 busybox-static cpio"
+FEDORA[vm]="qemu-system-x86-core kernel-core busybox cpio"
+
+GROUP_ORDER="build bundles test bench vm"
 DEFAULT_GROUPS="build test"
 
 die() {
