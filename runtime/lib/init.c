@@ -184,6 +184,11 @@ setup_terminal(init_run *ir, msp_err *err)
                               p->has_console_size ? p->console_width : 0, &master, &slave, err);
         if (r < 0)
                 return r;
+        /* The process' user must be able to reopen its terminal by name (ttyname(),
+         * /dev/console), as runc and crun arrange: the slave becomes its own, the tty
+         * group stays. An id not mapped in a user namespace (EINVAL) leaves it as is. */
+        if (fchown(slave, p->user.uid, (gid_t) -1) < 0 && errno != EINVAL)
+                return msp_err_sys(err, errno, "chown the pty to uid %u", (unsigned) p->user.uid);
         r = rt_rootfs_mount_console_child(ir->rootfd, slave, err);
         if (r < 0)
                 return r;
