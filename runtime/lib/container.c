@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "cgroup-join.h"
 #include "hooks.h"
 #include "init.h"
 #include "log.h"
@@ -29,6 +30,9 @@
 
 #ifndef CLONE_PIDFD
 #define CLONE_PIDFD 0x00001000
+#endif
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
 #endif
 
 rt_container *
@@ -175,6 +179,7 @@ typedef struct create_run {
         pid_t pid;
         bool cgroup_made;
         bool statedir_made;
+        bool cgroup_joined_by_child;    /* clone3 + the init joined it (cgroup-join.h) */
 } create_run;
 
 static int
@@ -219,7 +224,7 @@ drive_init(create_run *cr, int sync_fd, msp_err *err)
                 if (r < 0)
                         return r;
         }
-        if (cr->cgroup[0]) {
+        if (cr->cgroup[0] && !cr->cgroup_joined_by_child) {
                 r = rt_cgroup_enter(cr->cgroup, cr->pid, err);
                 if (r < 0)
                         return r;
@@ -271,6 +276,9 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
         _cleanup_close_ int fifo_fd = -1, console_fd = -1, procfd = -1;
         int sync[2] = { -1, -1 };
         int pidfd = -1, r;
+        rt_cgroup_join join;
+
+        rt_cgroup_join_init(&join);
 
         fifo_fd = fd_above(openat(cr->c->dirfd, RT_FIFO_NAME, O_RDWR | O_CLOEXEC), keep_min);
         if (fifo_fd < 0)
@@ -336,8 +344,24 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
         };
         if (cr->plan.join[OCI_NS_USER])
                 ca.flags &= ~(uint64_t) (CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET);
+        /* Born in the v2 cgroup, the init moves itself into the v1 ones: no write to
+         * cgroup.procs, whose global lock costs an RCU grace period (cgroup-join.h). */
+        if (cr->cgroup[0] && rt_cgroup_join_prepare_parent(cr->cgroup, keep_min, &join, NULL) >= 0 &&
+            join.v2_fd >= 0) {
+                ca.flags |= CLONE_INTO_CGROUP;
+                ca.cgroup = (uint64_t) join.v2_fd;
+        }
         long pid = syscall(SYS_clone3, &ca, sizeof ca);
+        if (pid < 0 && (ca.flags & CLONE_INTO_CGROUP)) {
+                /* A kernel without it, or a cgroup it refuses: the parent writes
+                 * cgroup.procs as before, with the same errors. */
+                rt_cgroup_join_close(&join);
+                ca.flags &= ~CLONE_INTO_CGROUP;
+                ca.cgroup = 0;
+                pid = syscall(SYS_clone3, &ca, sizeof ca);
+        }
         if (pid < 0) {
+                rt_cgroup_join_close(&join);
                 r = msp_err_sys(err, errno, "clone3 the container init");
                 goto fail;
         }
@@ -358,6 +382,7 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
                         .preserve_fds = cr->o->preserve_fds,
                         .no_pivot = cr->o->no_pivot,
                         .no_new_keyring = cr->o->no_new_keyring,
+                        .cgroup_join = &join,
                         .unshare_after_join = cr->plan.join[OCI_NS_USER]
                                                       ? (cr->plan.new_flags & ~(CLONE_NEWPID | CLONE_NEWTIME |
                                                                                  CLONE_NEWUSER))
@@ -367,6 +392,8 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
         }
         close(sync[1]);
         sync[1] = -1;
+        cr->cgroup_joined_by_child = (ca.flags & CLONE_INTO_CGROUP) || join.n > 0;
+        rt_cgroup_join_close(&join);
         cr->pid = (pid_t) pid;
         *ret_pidfd = pidfd;
 

@@ -141,6 +141,11 @@ enter_namespaces(init_run *ir, msp_err *err)
         r = rt_sync_expect(ir->a->sync_fd, RT_SYNC_GO, &msg, err);
         if (r < 0)
                 return r;
+        /* First, as the parent's cgroup.procs write was: before any other namespace is
+         * entered and before the cgroup namespace is rooted. */
+        r = rt_cgroup_join_child(ir->a->cgroup_join, err);
+        if (r < 0)
+                return r;
         if (plan->join[OCI_NS_USER]) {
                 r = rt_ns_join(OCI_NS_USER, plan->join[OCI_NS_USER], err);
                 if (r < 0)

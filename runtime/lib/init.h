@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 
+#include "cgroup-join.h"
 #include "ctx.h"
 #include "ns.h"
 #include "spec.h"
@@ -25,6 +26,7 @@ typedef struct rt_init_args {
         bool no_pivot;
         bool no_new_keyring;
         int unshare_after_join;         /* CLONE_NEW* to unshare after joining a user ns */
+        rt_cgroup_join *cgroup_join;    /* v1 cgroups the init moves itself into */
 } rt_init_args;
 
 _Noreturn void rt_init_child(const rt_init_args *a);
