@@ -56,18 +56,6 @@ with open(dst, "w") as f:
 PY
 }
 
-# make_traversable DIR: let any uid walk down to DIR (bats makes its temp dirs 0700);
-# only directories below $BATS_RUN_TMPDIR are touched.
-make_traversable() {
-        local d
-        d=$(realpath "$1")
-        while [[ "$d" == "$BATS_RUN_TMPDIR"* ]]; do
-                chmod o+x "$d"
-                d=$(dirname "$d")
-        done
-        chmod o+x "$BATS_RUN_TMPDIR"
-}
-
 # helper_run_config: `msp run` the bundle as it is; $output is what the helper printed.
 # Status 1 is the helper saying that something it tried was refused.
 helper_run_config() {

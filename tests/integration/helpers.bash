@@ -180,3 +180,16 @@ console_recv_bg() {
 console_output() {
         tr -d '\r' <"$BATS_TEST_TMPDIR/console.out"
 }
+
+# make_traversable DIR: let any uid (a user namespace's mapped root) walk down to DIR:
+# bats makes its temp dirs 0700. Only directories inside $BATS_RUN_TMPDIR are touched.
+make_traversable() {
+        local d top
+        d=$(realpath "$1")
+        top=$(realpath "$BATS_RUN_TMPDIR")
+        while [[ "$d" == "$top"/* ]]; do
+                chmod o+x "$d"
+                d=$(dirname "$d")
+        done
+        chmod o+x "$top"
+}
