@@ -430,8 +430,21 @@ cgroup_hierarchy(const mnt *c, int tmpfd, const char *ctrls, uint64_t attrs, msp
         if (sub < 0)
                 return msp_err_sys(err, errno, "%s: open", label);
 
-        _cleanup_close_ int mfd = rt_mount_new_fs(label, *ctrls ? "cgroup" : "cgroup2", "cgroup",
-                                                  ctrls, NULL, attrs, err);
+        _cleanup_close_ int mfd = -1;
+        if (!*ctrls && !c->p->has_cgroupns && !c->p->in_userns) {
+                /* The hybrid host's cgroup2 seen from the host's cgroup namespace: a new
+                 * mount would show exactly what the host's mount shows, but creating it
+                 * waits for an RCU grace period (7-20 ms on an idle 2-core VM) and
+                 * re-applies the cgroup2 root options (none given: host-wide). A
+                 * non-recursive clone of the host's mount with the same attributes
+                 * (atime too) shows the same tree. */
+                mfd = open_tree(AT_FDCWD, "/sys/fs/cgroup/unified", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+                if (mfd < 0 || rt_mount_setattr(mfd, false, attrs, MOUNT_ATTR__ATIME, 0) < 0)
+                        return msp_err_sys(err, errno, "%s: bind host '/sys/fs/cgroup/unified'",
+                                           label);
+        } else
+                mfd = rt_mount_new_fs(label, *ctrls ? "cgroup" : "cgroup2", "cgroup", ctrls, NULL,
+                                      attrs, err);
         if (mfd == -EPERM && c->p->in_userns) {
                 /* No cgroup namespace of our own: the host's view, read-only. */
                 msp_err_clear(err);
