@@ -4,10 +4,12 @@
 #   tests/run.sh [--quick] [--suite NAME]... [--no-deps]
 #
 # Steps, each under a timeout and all under one overall budget:
-#   1. contrib/install-deps.sh build test    (installs only what is missing)
+#   1. contrib/install-deps.sh build test vm (installs only what is missing; vm: qemu
+#                                             and the kernel of the cgroup v2 guest)
 #   2. bundles/*/prepare.sh                  (the rootfs trees the integration tests use)
 #   3. meson setup + ninja in build/         (-Dwerror=true when $CI is set)
-#   4. meson test -C build                   (all suites, or the --suite ones)
+#   4. meson test -C build                   (all suites, or the --suite ones; suite 'vm'
+#                                             boots the cgroup v2 guest, tests/vm/)
 #   5. build-asan/ with -Db_sanitize=address,undefined: the unit and integration suites
 #   6. tests/fuzz/run-fuzz.sh 30             (a short libFuzzer run; counts as one test)
 #
@@ -30,7 +32,7 @@ quick=0
 deps=1
 suites=()
 usage() {
-        sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'
 }
 while [ $# -gt 0 ]; do
         case "$1" in
@@ -229,8 +231,8 @@ say "msp tests in $top (budget ${budget}s${CI:+, CI mode: -Dwerror=true}${suites
 [ "$(id -u)" = 0 ] || say "warning: not root; the integration suite needs root and will fail or skip"
 
 if [ "$deps" = 1 ]; then
-        run_step "deps" 1200 bash contrib/install-deps.sh build test ||
-                record deps FAIL "contrib/install-deps.sh build test"
+        run_step "deps" 1200 bash contrib/install-deps.sh build test vm ||
+                record deps FAIL "contrib/install-deps.sh build test vm"
 fi
 
 for b in bundles/*/prepare.sh; do

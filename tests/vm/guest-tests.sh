@@ -1,0 +1,322 @@
+#!/bin/sh
+# The cgroup v2 tests, run by busybox sh inside the guest (tests/vm/run-vm.sh): the
+# limits of tests/integration/cgroups.bats on a pure cgroup2 host, plus what only v2
+# has: the eBPF device filter, cgroup.kill (kill --all) and cgroup.freeze (pause).
+# Prints TAP lines prefixed "VMTAP " (no plan: the host adds it). Each test runs in a
+# subshell with `set -e`; afterwards every container is deleted and no cgroup may be
+# left under /sys/fs/cgroup/msp-vm.
+MSP=/usr/bin/msp
+ROOT=/run/msp-vm
+CG=/sys/fs/cgroup
+PFX=msp-vm
+BASE=/vm/bundle                 # config.json and rootfs/ (with /bin/msp-helper)
+W=/tmp/w
+n=0
+# MSP_VM_VERBOSE=1 on the host puts msp_vm_verbose=1 on the kernel command line: the
+# output of passing tests is shown too.
+verbose=0
+grep -qw msp_vm_verbose=1 /proc/cmdline && verbose=1
+
+say() {
+        echo "VMTAP $*"
+}
+
+msp() {
+        "$MSP" --root "$ROOT" "$@"
+}
+
+# new_bundle ID JQ_FILTER: a fresh bundle at $W/ID, its config edited by the filter.
+new_bundle() {
+        mkdir -p "$W/$1"
+        cp -a "$BASE/rootfs" "$W/$1/rootfs"
+        jq --arg cg "/$PFX/$1" ".linux.cgroupsPath = \$cg | .root.readonly = false | $2" \
+                "$BASE/config.json" >"$W/$1/config.json"
+}
+
+# run_detached ID: start the bundle's container in the background; its output goes to
+# $W/ID.out.
+run_detached() {
+        msp run -d -b "$W/$1" "$1" >"$W/$1.out" 2>&1 </dev/null
+}
+
+status_of() {
+        msp state "$1" | jq -r .status
+}
+
+# until_true SECONDS CMD...: retry CMD every 0.1 s for at most SECONDS (the guest has no
+# pidfd or inotify tool; every wait is bounded).
+until_true() {
+        tries=$(($1 * 10))
+        shift
+        while ! "$@"; do
+                tries=$((tries - 1))
+                [ "$tries" -gt 0 ] || { echo "timed out: $*"; return 1; }
+                sleep 0.1
+        done
+}
+
+is_stopped() {
+        [ "$(status_of "$1")" = stopped ]
+}
+
+has_line() {
+        grep -qx "$2" "$1" 2>/dev/null
+}
+
+larger_than() {
+        [ "$(stat -c %s "$1")" -gt "$2" ]
+}
+
+# Uptime in centiseconds and the cgroup's CPU time in microseconds.
+uptime_cs() {
+        cut -d' ' -f1 /proc/uptime | tr -d .
+}
+
+usage_us() {
+        awk '$1 == "usage_usec" { print $2 }' "$CG/$PFX/$1/cpu.stat"
+}
+
+t() {
+        out=$( (set -e; "$2") 2>&1 )
+        rc=$?
+        for id in $(ls "$ROOT" 2>/dev/null); do
+                msp delete --force "$id" >/dev/null 2>&1
+        done
+        left=$(find "$CG/$PFX" -mindepth 1 -type d 2>/dev/null)
+        n=$((n + 1))
+        if [ "$rc" = 0 ] && [ -z "$left" ]; then
+                say "ok $n - $1"
+                [ "$verbose" = 1 ] && echo "$out" | tail -n 40 | sed 's/^/VMTAP #   /'
+        else
+                say "not ok $n - $1"
+                [ -n "$left" ] && out="$out
+cgroups left: $left"
+                echo "$out" | tail -n 40 | sed 's/^/VMTAP #   /'
+        fi
+        find "$CG/$PFX" -mindepth 1 -depth -type d -exec rmdir {} \; 2>/dev/null
+        rm -rf "$W"
+        mkdir -p "$W"
+}
+
+# ---- tests ----
+
+t_mode() {
+        [ "$(awk '$2 == "/sys/fs/cgroup" { print $3 }' /proc/mounts)" = cgroup2 ]
+        [ "$(awk '$3 == "cgroup"' /proc/mounts | wc -l)" -eq 0 ]
+        cat "$CG/cgroup.controllers"
+        for c in cpu memory pids; do grep -qw "$c" "$CG/cgroup.controllers"; done
+}
+
+t_oom() {
+        new_bundle oom '.linux.resources.memory = {"limit": 33554432}
+                | .process.args = ["/bin/msp-helper", "oom"]'
+        rc=0
+        msp run --keep -b "$W/oom" oom || rc=$?
+        echo "exit status $rc"
+        [ "$rc" -eq 137 ]
+        [ "$(cat "$CG/$PFX/oom/memory.max")" = 33554432 ]
+        kills=$(awk '$1 == "oom_kill" { print $2 }' "$CG/$PFX/oom/memory.events")
+        echo "oom_kill $kills"
+        [ "$kills" -ge 1 ]
+        [ "$(status_of oom)" = stopped ]
+        msp delete oom
+        [ ! -e "$CG/$PFX/oom" ]
+}
+
+t_pids() {
+        new_bundle fb '.linux.resources.pids = {"limit": 20}
+                | .process.args = ["/bin/msp-helper", "forkbomb", "1000"]'
+        rc=0
+        msp run --keep -b "$W/fb" fb >"$W/fb.out" || rc=$?
+        cat "$W/fb.out"
+        [ "$rc" -eq 1 ]
+        grep -qx 'fork=EAGAIN' "$W/fb.out"
+        forks=$(sed -n 's/^forks=//p' "$W/fb.out")
+        [ "$forks" -ge 10 ]
+        [ "$forks" -lt 20 ]
+        [ "$(cat "$CG/$PFX/fb/pids.max")" = 20 ]
+        [ "$(awk '$1 == "max" { print $2 }' "$CG/$PFX/fb/pids.events")" -ge 1 ]
+        msp delete fb
+}
+
+t_cpu() {
+        new_bundle cpu '.linux.resources.cpu = {"quota": 20000, "period": 100000}
+                | .process.args = ["/bin/msp-helper", "spin", "120"]'
+        run_detached cpu
+        [ "$(cat "$CG/$PFX/cpu/cpu.max")" = "20000 100000" ]
+        u0=$(usage_us cpu)
+        c0=$(uptime_cs)
+        sleep 1
+        u1=$(usage_us cpu)
+        c1=$(uptime_cs)
+        pct=$(( (u1 - u0) / (c1 - c0) / 100 ))
+        echo "cpu share over $(( (c1 - c0) * 10 )) ms: $pct%"
+        [ "$pct" -lt 40 ]
+        [ "$pct" -ge 5 ]
+        msp delete --force cpu
+}
+
+t_update() {
+        new_bundle up '.linux.resources.memory = {"limit": 33554432}
+                | .linux.resources.pids = {"limit": 40} | .process.args = ["/bin/sleep", "1000"]'
+        run_detached up
+        d=$CG/$PFX/up
+        msp update --memory 64m --pids-limit 50 --cpu-quota 50000 --cpu-period 100000 \
+                --cpu-shares 1024 up
+        [ "$(cat "$d/memory.max")" = 67108864 ]
+        [ "$(cat "$d/pids.max")" = 50 ]
+        [ "$(cat "$d/cpu.max")" = "50000 100000" ]
+        [ "$(cat "$d/cpu.weight")" = 39 ]
+        echo '{"memory": {"limit": -1}, "pids": {"limit": 0}}' | msp update -r - up
+        [ "$(cat "$d/memory.max")" = max ]
+        [ "$(cat "$d/pids.max")" = max ]
+        msp kill up KILL
+        until_true 10 is_stopped up
+        rc=0
+        msp update --memory 1m up 2>"$W/err" || rc=$?
+        cat "$W/err"
+        [ "$rc" -ne 0 ]
+        grep -q "cannot update container 'up': it is stopped" "$W/err"
+        msp delete up
+}
+
+t_freeze() {
+        mkdir "$W/out"
+        : >"$W/out/count"
+        new_bundle fr '.mounts += [{"destination": "/out", "type": "bind", "source": "'"$W/out"'",
+                "options": ["rbind", "rw"]}]
+                | .process.args = ["/bin/sh", "-c",
+                  "i=0; while :; do i=$((i + 1)); echo $i >>/out/count; sleep 0.02; done"]'
+        run_detached fr
+        f=$W/out/count
+        until_true 10 larger_than "$f" 0
+        msp pause fr
+        [ "$(status_of fr)" = paused ]
+        [ "$(cat "$CG/$PFX/fr/cgroup.freeze")" = 1 ]
+        grep -qx 'frozen 1' "$CG/$PFX/fr/cgroup.events"
+        size=$(stat -c %s "$f")
+        u0=$(usage_us fr)
+        sleep 0.5
+        [ "$(stat -c %s "$f")" -eq "$size" ]
+        [ "$(usage_us fr)" -eq "$u0" ]
+        msp resume fr
+        [ "$(status_of fr)" = running ]
+        grep -qx 'frozen 0' "$CG/$PFX/fr/cgroup.events"
+        until_true 10 larger_than "$f" "$size"
+        # delete --force of a paused container
+        msp pause fr
+        msp delete --force fr
+        [ ! -e "$CG/$PFX/fr" ]
+}
+
+t_devices() {
+        new_bundle dev '.linux.resources.devices = [{"allow": false, "access": "rwm"},
+                {"allow": true, "type": "c", "major": 42, "minor": 1, "access": "r"}]
+                | .process.capabilities.bounding += ["CAP_MKNOD"]
+                | .process.capabilities.effective += ["CAP_MKNOD"]
+                | .process.capabilities.permitted += ["CAP_MKNOD"]
+                | .process.args = ["/bin/msp-helper", "mknod", "/dev/d0", "c", "42", "0", "--",
+                  "mknod", "/dev/d1", "c", "42", "1", "--", "read", "/dev/d0", "--",
+                  "read", "/dev/d1", "--", "write", "/dev/d1", "--", "read", "/dev/zero", "--",
+                  "write", "/dev/null"]'
+        msp run -b "$W/dev" dev >"$W/dev.out" || true
+        cat "$W/dev.out"
+        # v2 has no devices controller: this is the eBPF program at work.
+        [ ! -e "$CG/devices.list" ]
+        [ "$(sed -n 1p "$W/dev.out")" = mknod=ok ]
+        [ "$(sed -n 2p "$W/dev.out")" = mknod=ok ]
+        [ "$(sed -n 3p "$W/dev.out")" = read=EPERM ]
+        [ "$(sed -n 4p "$W/dev.out")" = read=ENXIO ]
+        [ "$(sed -n 5p "$W/dev.out")" = write=EPERM ]
+        [ "$(sed -n 6p "$W/dev.out")" = read=ok ]
+        [ "$(sed -n 8p "$W/dev.out")" = write=ok ]
+}
+
+t_kill_all() {
+        new_bundle ka '.linux.namespaces |= map(select(.type != "pid"))
+                | .process.args = ["/bin/sh", "-c",
+                  "sleep 1000 & sleep 1000 & echo ready; exec sleep 1000"]'
+        run_detached ka
+        until_true 10 has_line "$W/ka.out" ready
+        [ "$(msp ps --format json ka | jq length)" -eq 3 ]
+        # Without a pid namespace the children outlive the init...
+        msp kill ka KILL
+        until_true 10 is_stopped ka
+        [ "$(msp ps --format json ka | jq length)" -eq 2 ]
+        # ...until kill --all: each pid once for TERM,
+        msp kill --all ka TERM
+        until_true 10 grep -qx 'populated 0' "$CG/$PFX/ka/cgroup.events"
+        msp delete ka
+
+        # and cgroup.kill for KILL, here on a paused container.
+        new_bundle kb '.linux.namespaces |= map(select(.type != "pid"))
+                | .process.args = ["/bin/sh", "-c",
+                  "sleep 1000 & sleep 1000 & echo ready; exec sleep 1000"]'
+        run_detached kb
+        until_true 10 has_line "$W/kb.out" ready
+        msp pause kb
+        msp kill --all kb KILL
+        until_true 10 grep -qx 'populated 0' "$CG/$PFX/kb/cgroup.events"
+        [ -z "$(cat "$CG/$PFX/kb/cgroup.procs")" ]
+        until_true 10 is_stopped kb
+        msp delete kb
+}
+
+t_ps_events() {
+        new_bundle ev '.linux.resources.pids = {"limit": 30}
+                | .linux.resources.memory = {"limit": 67108864}
+                | .process.args = ["/bin/sh", "-c", "sleep 1000 & echo ready; wait"]'
+        run_detached ev
+        until_true 10 has_line "$W/ev.out" ready
+        msp ps --format json ev >"$W/ps.json"
+        cat "$W/ps.json"
+        [ "$(jq length "$W/ps.json")" -eq 2 ]
+        [ "$(jq -c sort "$W/ps.json")" = "$(sort -n "$CG/$PFX/ev/cgroup.procs" | jq -sc .)" ]
+        msp ps ev
+        msp events --stats ev >"$W/ev.json"
+        cat "$W/ev.json"
+        jq -e '.type == "stats" and .id == "ev"' "$W/ev.json"
+        jq -e '.data.memory.usage.usage > 0 and .data.memory.usage.limit == 67108864' "$W/ev.json"
+        jq -e '.data.pids.current == 2 and .data.pids.limit == 30' "$W/ev.json"
+        jq -e '.data.cpu.usage.total > 0' "$W/ev.json"
+        msp delete --force ev
+}
+
+# The runtime/lib unit tests that are mode-aware (OOM, pids, destroy, eBPF, freeze...)
+# run here against real cgroup v2.
+t_unit() {
+        ran=0
+        for u in /vm/unit/*; do
+                [ -x "$u" ] || continue
+                ran=1
+                rc=0
+                "$u" >"$W/unit.out" 2>&1 || rc=$?
+                echo "$(basename "$u"): exit $rc, $(grep -c '^ok' "$W/unit.out") ok," \
+                        "$(grep -c '^not ok' "$W/unit.out") not ok"
+                grep -E '^not ok|^# ' "$W/unit.out" | tail -n 20
+                [ "$rc" -eq 0 ]
+        done
+        [ "$ran" = 1 ]
+}
+
+mkdir -p "$W" "$ROOT"
+t "cgroup2 is the only cgroup file system" t_mode
+t "memory: a hog is OOM-killed at 32 MiB (exit 137, memory.events oom_kill)" t_oom
+t "pids: a fork bomb stops at pids.max 20 and the container exits" t_pids
+t "cpu: cpu.max 20% holds a busy loop under 40% of a CPU" t_cpu
+t "update: memory.max, pids.max, cpu.max, cpu.weight change live" t_update
+t "pause/resume: cgroup.freeze stops the counter and thaws it" t_freeze
+t "devices: the eBPF filter denies d0, allows d1 for reading, null and zero" t_devices
+t "kill --all: every process, without a pid namespace; cgroup.kill when paused" t_kill_all
+t "ps and events --stats" t_ps_events
+if [ -d /vm/unit ]; then
+        t "runtime/lib unit tests in cgroup v2 mode" t_unit
+fi
+rmdir "$CG/$PFX" 2>/dev/null
+n=$((n + 1))
+if [ -z "$(find "$CG" -mindepth 1 -maxdepth 1 -type d -name 'msp*')" ]; then
+        say "ok $n - no msp cgroup left in the guest"
+else
+        say "not ok $n - no msp cgroup left in the guest"
+        find "$CG" -mindepth 1 -maxdepth 1 -type d -name 'msp*' | sed 's/^/VMTAP #   /'
+fi
