@@ -32,7 +32,7 @@ quick=0
 deps=1
 suites=()
 usage() {
-        sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'
 }
 while [ $# -gt 0 ]; do
         case "$1" in
