@@ -382,7 +382,8 @@ park_until_start(init_run *ir)
         while (n < 0 && errno == EINTR);
         if (n != 1)
                 _exit(1);
-        close(ir->a->fifo_fd);
+        /* The fifo stays open, close-on-exec: its last reader going away tells a waiting
+         * `start` that the process has been exec'd (poststart hooks run after that). */
 }
 
 /* After start: the last steps run in the final security context. */

@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -87,6 +88,30 @@ state_json(const oci_state *st, char **ret, msp_err *err)
         return oci_state_to_json(st, 0, ret, &len, err);
 }
 
+/* After the start byte: wait until the user process has been exec'd. The init keeps its
+ * fifo fd (close-on-exec) until execve, so the fifo loses its last reader, which poll()
+ * reports to a writer as POLLERR; the pidfd covers an init that dies first. Returns 0
+ * when the process runs, -ESRCH when it ended before or instead of its exec. */
+static int
+wait_exec(int fifo_wr, const oci_state *st)
+{
+        _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, st->pid, 0);
+        struct pollfd p[2] = { { .fd = fifo_wr, .events = 0 }, { .fd = pidfd, .events = POLLIN } };
+        char path[64], exe[8];
+        int r;
+
+        do
+                r = poll(p, pidfd >= 0 ? 2 : 1, -1);
+        while (r < 0 && errno == EINTR);
+        if (r < 0)
+                return -errno;
+        /* An exiting process drops its memory before its files: no exe link then. */
+        snprintf(path, sizeof path, "/proc/%d/exe", (int) st->pid);
+        if (!rt_pid_alive(st->pid, st->pid_start_time) || readlink(path, exe, sizeof exe) < 0)
+                return -ESRCH;
+        return 0;
+}
+
 int
 rt_container_start(const rt_ctx *ctx, rt_container *c, msp_err *err)
 {
@@ -113,6 +138,15 @@ rt_container_start(const rt_ctx *ctx, rt_container *c, msp_err *err)
         c->state->status = (char *) "running";
         if (c->spec->has_hooks && c->spec->hooks.poststart.n) {
                 _cleanup_free_ char *json = NULL;
+                /* Spec: poststart hooks run after the user process has started (after
+                 * the startContainer hooks and the exec), not as soon as it is released. */
+                r = wait_exec(fd, c->state);
+                if (r == -ESRCH)
+                        return msp_err_set(err, ESRCH, "container '%s': the process exited before "
+                                           "it started (a startContainer hook failed?)", c->id);
+                if (r < 0)
+                        return msp_err_sys(err, -r, "container '%s': waiting for the process to start",
+                                           c->id);
                 r = state_json(c->state, &json, err);
                 if (r >= 0)
                         r = rt_hooks_run(&c->spec->hooks.poststart, "poststart", json, err);

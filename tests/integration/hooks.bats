@@ -68,12 +68,13 @@ order() {
         [ "$(state_field "$CID" status)" = created ]
         pid=$(state_field "$CID" pid)
         msp start "$CID"
-        # poststart has run when start returns; the process may still be running
-        grep -qx poststart "$OUT/order"
+        # poststart has run when start returns, after startContainer (and the exec)
+        o=$(order)
+        [[ "$o" == "prestart prestart-2 createRuntime createContainer startContainer "* ]]
+        [[ "$o" == *" poststart "* ]]
         wait_pid_exit "$pid"
         o=$(order)
         echo "$o"
-        [[ "$o" == "prestart prestart-2 createRuntime createContainer startContainer "* ]]
         [[ "$o" == *" process "* || "$o" == *" process " ]]
         [ ! -e "$OUT/poststop.json" ]
         msp delete "$CID"
@@ -236,5 +237,42 @@ create_times_out() {
         echo "$output"
         [ "$status" -ne 0 ]
         [ ! -e "$OUT/order" ]
+        assert_nothing_left "$CID"
+}
+
+@test "poststart runs once the process has been exec'd" {
+        # poststart-comm.sh: the comm of the state's pid, when poststart runs
+        cat >"$BATS_TEST_TMPDIR/poststart-comm.sh" <<'EOF'
+pid=$(sed -n 's/.*"pid":\([0-9]*\).*/\1/p')
+cat /proc/"$pid"/comm >"$1"
+EOF
+        # a slow startContainer hook: poststart must still wait for the exec
+        update_config ".hooks = {
+                \"startContainer\": [{\"path\": \"/bin/sleep\", \"args\": [\"sleep\", \"0.3\"]}],
+                \"poststart\": [{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"$BATS_TEST_TMPDIR/poststart-comm.sh\", \"$OUT/poststart.comm\"]}]}"
+        set_args /bin/msp-helper sleep-forever
+        create_bg "$CID"
+        pid=$(state_field "$CID" pid)
+        msp start "$CID"
+        [ "$(cat "$OUT/poststart.comm")" = msp-helper ]
+        msp kill "$CID" KILL
+        wait_pid_exit "$pid"
+        msp delete "$CID"
+        assert_nothing_left "$CID"
+}
+
+@test "a failing startContainer hook with poststart hooks: start fails, poststart does not run" {
+        update_config ".hooks = {\"startContainer\": [{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", \"exit 6\"]}],
+                                 \"poststart\": [$(host_hook poststart)]}"
+        set_args /bin/sh -c 'echo process >>/hooklog/order'
+        create_bg "$CID"
+        pid=$(state_field "$CID" pid)
+        run msp start "$CID"
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"exited before it started"* ]]
+        wait_pid_exit "$pid"
+        [ ! -e "$OUT/order" ]
+        msp delete "$CID"
         assert_nothing_left "$CID"
 }
