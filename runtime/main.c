@@ -28,12 +28,12 @@ static const rt_command commands[] = {
           "[--preserve-fds N] [--no-pivot] [--no-new-keyring] [--detach] [--keep] ID" },
         { "pause", cmd_pause, "freeze every process of a running container", "ID" },
         { "resume", cmd_resume, "thaw a paused container", "ID" },
-        { "update", cmd_update, "change the resource limits of a live container",
+        { "update", cmd_update, "change the resource limits of a live container (sizes: 64k, "
+          "512m, 1.5g; -1 is unlimited)",
           "[--resources FILE|-] [--memory N] [--memory-reservation N] [--memory-swap N] "
           "[--pids-limit N] [--cpu-shares N] [--cpu-quota N] [--cpu-period N] [--cpu-burst N] "
           "[--cpu-rt-period N] [--cpu-rt-runtime N] [--cpu-idle 0|1] [--cpuset-cpus S] "
-          "[--cpuset-mems S] [--blkio-weight N] ID\n"
-          "  sizes take k, m, g, t suffixes (binary, as runc); -1 is unlimited" },
+          "[--cpuset-mems S] [--blkio-weight N] ID" },
         { "ps", cmd_ps, "list the processes in a container's cgroup", "[--format table|json] ID" },
         { "events", cmd_events, "print resource usage statistics as JSON",
           "[--stats] [--interval DURATION] ID" },

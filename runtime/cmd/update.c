@@ -123,15 +123,15 @@ load_resources(const char *path, oci_spec **ret, msp_err *err)
         size_t len = 0, cap = 16384;
 
         if (fd < 0)
-                return msp_err_sys(err, errno, "update: open '%s'", path);
+                return msp_err_sys(err, errno, "open '%s'", path);
         buf = malloc(cap);
         if (!buf)
                 return msp_err_set(err, ENOMEM, "out of memory");
         for (;;) {
                 if (len == cap) {
                         if (cap >= OCI_CONFIG_MAX_BYTES)
-                                return msp_err_set(err, E2BIG, "update: '%s' is larger than %u bytes",
-                                                   path, OCI_CONFIG_MAX_BYTES);
+                                return msp_err_set(err, E2BIG, "'%s' is larger than %u bytes", path,
+                                                   OCI_CONFIG_MAX_BYTES);
                         cap *= 2;
                         char *n = realloc(buf, cap);
                         if (!n)
@@ -142,7 +142,7 @@ load_resources(const char *path, oci_spec **ret, msp_err *err)
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0)
-                        return msp_err_sys(err, errno, "update: read '%s'", path);
+                        return msp_err_sys(err, errno, "read '%s'", path);
                 if (n == 0)
                         break;
                 len += (size_t) n;
@@ -248,8 +248,10 @@ cmd_update(rt_ctx *ctx, int argc, char **argv)
                 return cmd_usage_error(ctx, "update", "nothing to update: give --resources FILE or "
                                                       "a limit flag such as --memory");
         if (file) {
-                if (load_resources(file, &doc, &err) < 0)
+                if (load_resources(file, &doc, &err) < 0) {
+                        msp_err_prefix(&err, "cannot update container '%s'", id);
                         return cmd_fail(ctx, &err);
+                }
                 res = doc->linux_->resources;
         }
         for (size_t i = 0; i < n_given; i++)
