@@ -199,11 +199,20 @@ rt_state_load(int dirfd, const char *id, oci_state **ret, msp_err *err)
         return 0;
 }
 
-int
-rt_write_file_atomic(int dirfd, const char *path, const char *data, size_t len, mode_t mode,
-                     msp_err *err)
+/* exchange: swap the new file in with renameat2(RENAME_EXCHANGE) and unlink the old
+ * one (now at the .tmp name) instead of renaming over it. Readers see the old or the
+ * new file either way. On ext4 a rename over an existing file (auto_da_alloc) starts
+ * writeback of the new data, so its blocks are allocated at once and freed again, with
+ * a discard where the filesystem is mounted so, by the next save or the delete: with
+ * the state root on such a disk (/run on this VM) that was 0.4-0.5 ms of `msp run`,
+ * for files whose contents die with the processes they describe. Only for the private
+ * state directory, and only when path is an existing regular file. */
+static int
+write_atomic(int dirfd, const char *path, const char *data, size_t len, mode_t mode,
+             bool exchange, msp_err *err)
 {
         char tmp[4096];
+        struct stat st;
         _cleanup_close_ int fd = -1;
 
         if ((size_t) snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
@@ -223,12 +232,24 @@ rt_write_file_atomic(int dirfd, const char *path, const char *data, size_t len, 
                 data += w;
                 len -= (size_t) w;
         }
+        if (exchange && fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+            renameat2(dirfd, tmp, dirfd, path, RENAME_EXCHANGE) == 0) {
+                (void) unlinkat(dirfd, tmp, 0);
+                return 0;
+        }
         if (renameat(dirfd, tmp, dirfd, path) < 0) {
                 int r = msp_err_sys(err, errno, "rename '%s'", tmp);
                 (void) unlinkat(dirfd, tmp, 0);
                 return r;
         }
         return 0;
+}
+
+int
+rt_write_file_atomic(int dirfd, const char *path, const char *data, size_t len, mode_t mode,
+                     msp_err *err)
+{
+        return write_atomic(dirfd, path, data, len, mode, false, err);
 }
 
 int
@@ -240,7 +261,7 @@ rt_state_save(int dirfd, const oci_state *st, msp_err *err)
 
         if (r < 0)
                 return r;
-        return rt_write_file_atomic(dirfd, RT_STATE_NAME, json, len, 0600, err);
+        return write_atomic(dirfd, RT_STATE_NAME, json, len, 0600, true, err);
 }
 
 int
