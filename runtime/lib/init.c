@@ -386,6 +386,16 @@ park_until_start(init_run *ir)
          * `start` that the process has been exec'd (poststart hooks run after that). */
 }
 
+/* Between the start byte and execve: leave a byte in the exec fifo before exiting, so
+ * that a `start` waiting for the exec tells this failure from a process that exec'd
+ * and ended at once. */
+_Noreturn static void
+start_failed(const init_run *ir, int status)
+{
+        (void) !write(ir->a->fifo_fd, "E", 1);
+        _exit(status);
+}
+
 /* After start: the last steps run in the final security context. */
 _Noreturn static void
 exec_process(init_run *ir)
@@ -394,14 +404,14 @@ exec_process(init_run *ir)
         int listener = -1;
 
         if (run_container_hooks(ir, &ir->a->spec->hooks.start_container, "startContainer", &err) < 0)
-                _exit(1);
+                start_failed(ir, 1);
         if (rt_fds_cloexec_from(3 + ir->a->preserve_fds + ir->listen_fds, &err) < 0)
-                _exit(1);
+                start_failed(ir, 1);
         if (ir->landlock && rt_landlock_apply(ir->landlock, &err) < 0)
-                _exit(1);
+                start_failed(ir, 1);
         if (ir->seccomp) {
                 if (rt_seccomp_load(ir->seccomp, &listener, &err) < 0)
-                        _exit(1);
+                        start_failed(ir, 1);
                 if (listener >= 0) {
                         oci_state st = *ir->a->state;
                         _cleanup_free_ char *json = NULL;
@@ -411,12 +421,12 @@ exec_process(init_run *ir)
                         if (oci_state_to_json(&st, 0, &json, &len, &err) < 0 ||
                             rt_seccomp_send_listener(ir->a->spec->linux_->seccomp, listener, json,
                                                      &err) < 0)
-                                _exit(1);
+                                start_failed(ir, 1);
                         close(listener);
                 }
         }
         execve(ir->exec_path, ir->proc->args.v, ir->envp);
-        _exit(errno == ENOENT ? 127 : 126);
+        start_failed(ir, errno == ENOENT ? 127 : 126);
 }
 
 _Noreturn void

@@ -2,7 +2,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -90,14 +89,16 @@ state_json(const oci_state *st, char **ret, msp_err *err)
 
 /* After the start byte: wait until the user process has been exec'd. The init keeps its
  * fifo fd (close-on-exec) until execve, so the fifo loses its last reader, which poll()
- * reports to a writer as POLLERR; the pidfd covers an init that dies first. Returns 0
- * when the process runs, -ESRCH when it ended before or instead of its exec. */
+ * reports to a writer as POLLERR; the pidfd covers an init that dies first. An init
+ * that fails before its execve leaves a byte in the fifo (so does one that died before
+ * taking the start byte): a byte there means the process never ran. Returns 0 when it
+ * was exec'd, -ESRCH when not. */
 static int
-wait_exec(int fifo_wr, const oci_state *st)
+wait_exec(int dirfd, int fifo_wr, const oci_state *st)
 {
         _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, st->pid, 0);
         struct pollfd p[2] = { { .fd = fifo_wr, .events = 0 }, { .fd = pidfd, .events = POLLIN } };
-        char path[64], exe[8];
+        char byte;
         int r;
 
         do
@@ -105,11 +106,10 @@ wait_exec(int fifo_wr, const oci_state *st)
         while (r < 0 && errno == EINTR);
         if (r < 0)
                 return -errno;
-        /* An exiting process drops its memory before its files: no exe link then. */
-        snprintf(path, sizeof path, "/proc/%d/exe", (int) st->pid);
-        if (!rt_pid_alive(st->pid, st->pid_start_time) || readlink(path, exe, sizeof exe) < 0)
-                return -ESRCH;
-        return 0;
+        _cleanup_close_ int rd = openat(dirfd, RT_FIFO_NAME, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        if (rd < 0)
+                return -errno;
+        return read(rd, &byte, 1) == 1 ? -ESRCH : 0;
 }
 
 int
@@ -134,13 +134,13 @@ rt_container_start(const rt_ctx *ctx, rt_container *c, msp_err *err)
                 return msp_err_sys(err, errno, "cannot start container '%s'", c->id);
         if (write(fd, "0", 1) != 1)
                 return msp_err_sys(err, errno, "cannot start container '%s'", c->id);
-        (void) unlinkat(c->dirfd, RT_FIFO_NAME, 0);
         c->state->status = (char *) "running";
         if (c->spec->has_hooks && c->spec->hooks.poststart.n) {
                 _cleanup_free_ char *json = NULL;
                 /* Spec: poststart hooks run after the user process has started (after
                  * the startContainer hooks and the exec), not as soon as it is released. */
-                r = wait_exec(fd, c->state);
+                r = wait_exec(c->dirfd, fd, c->state);
+                (void) unlinkat(c->dirfd, RT_FIFO_NAME, 0);
                 if (r == -ESRCH)
                         return msp_err_set(err, ESRCH, "container '%s': the process exited before "
                                            "it started (a startContainer hook failed?)", c->id);
@@ -156,6 +156,7 @@ rt_container_start(const rt_ctx *ctx, rt_container *c, msp_err *err)
                         return r;
                 }
         }
+        (void) unlinkat(c->dirfd, RT_FIFO_NAME, 0);
         return 0;
 }
 

@@ -166,9 +166,11 @@ order() {
         assert_nothing_left "$CID"
 }
 
-# create_times_out KIND: a hook of KIND that sleeps past its 1 s timeout.
+# create_times_out KIND: a hook of KIND that sleeps past its 1 s timeout. The sleep's
+# argument is unique to this run (other runs of this suite may be going on).
 create_times_out() {
-        update_config ".hooks = {\"$1\": [{\"path\": \"/bin/sleep\", \"args\": [\"sleep\", \"31.25\"], \"timeout\": 1}]}"
+        local secs="31.$$"
+        update_config ".hooks = {\"$1\": [{\"path\": \"/bin/sleep\", \"args\": [\"sleep\", \"$secs\"], \"timeout\": 1}]}"
         start=$(date +%s%N)
         run msp create -b "$BUNDLE" "$CID" </dev/null
         elapsed_ms=$((($(date +%s%N) - start) / 1000000))
@@ -178,7 +180,7 @@ create_times_out() {
         [ "$elapsed_ms" -ge 900 ]
         [ "$elapsed_ms" -lt 5000 ]
         assert_nothing_left "$CID"
-        ! pgrep -f "sleep 31.25" >/dev/null
+        ! pgrep -a -f "sleep $secs"
 }
 
 @test "timeout: a createRuntime hook that overruns fails create within the timeout" {
