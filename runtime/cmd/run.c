@@ -142,9 +142,12 @@ cmd_run(rt_ctx *ctx, int argc, char **argv)
         }
         if (detach)
                 return 0;
-        /* Release the lock while the container runs so that state/kill work. */
+        /* Release the lock while the container runs so that state/kill work. The parsed
+         * config is kept for delete (poststop hooks): it is what create wrote to the
+         * state directory, so it need not be read and parsed again. */
         pid_t pid = c->state->pid;
         int pidfd = TAKE_FD(c->pidfd);
+        _cleanup_spec_ oci_spec *spec = TAKE_PTR(c->spec);
         char id[1100];
         snprintf(id, sizeof id, "%s", c->id);
         c = rt_container_free(c);
@@ -153,8 +156,13 @@ cmd_run(rt_ctx *ctx, int argc, char **argv)
         close(pidfd);
         rt_ttyproxy_done(&tty);
         if (!keep) {
-                if (rt_container_load(ctx, id, true, &c, &err) < 0 ||
-                    rt_container_delete(ctx, c, true, &err) < 0)
+                int r = rt_container_load(ctx, id, true, &c, &err);
+                if (r >= 0) {
+                        if (!c->spec)
+                                c->spec = TAKE_PTR(spec);
+                        r = rt_container_delete(ctx, c, true, &err);
+                }
+                if (r < 0)
                         rt_log_warning(ctx, "%s", err.msg);
         }
         return status;
