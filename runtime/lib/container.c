@@ -242,6 +242,12 @@ drive_init(create_run *cr, int sync_fd, msp_err *err)
         }
         if (rt_sync_send(sync_fd, RT_SYNC_GO, 0, NULL) < 0)
                 return msp_err_set(err, EPIPE, "the container init exited during setup");
+        /* Record the pid while the init builds the rootfs, before any hook can block: a
+         * `delete --force` after this process is killed must find the init (which also
+         * dies with us: PDEATHSIG, and the sync socket closes). */
+        r = rt_state_save(cr->c->dirfd, cr->c->state, err);
+        if (r < 0)
+                return r;
         for (;;) {
                 r = rt_sync_recv(sync_fd, &msg, err);
                 if (r < 0)
@@ -397,13 +403,10 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
         cr->pid = (pid_t) pid;
         *ret_pidfd = pidfd;
 
-        /* Record the pid at once: a `delete --force` after this process is killed must
-         * find the init (it exits by itself when the sync socket closes). */
+        /* drive_init records them in state.json right after GO. */
         (void) rt_pid_start_time(cr->pid, &cr->c->state->pid_start_time, NULL);
         cr->c->state->pid = cr->pid;
-        r = rt_state_save(cr->c->dirfd, cr->c->state, err);
-        if (r >= 0)
-                r = drive_init(cr, sync[0], err);
+        r = drive_init(cr, sync[0], err);
 fail:
         if (sync[0] >= 0)
                 close(sync[0]);
