@@ -636,7 +636,7 @@ with_session_keyring() {
 l = ctypes.CDLL(None, use_errno=True)
 if l.syscall(250, 1, ctypes.c_char_p(sys.argv[1].encode())) < 0:  # KEYCTL_JOIN_SESSION_KEYRING
     sys.exit("keyctl: " + os.strerror(ctypes.get_errno()))
-os.execv(sys.argv[2], sys.argv[2:])' "$@"
+os.execv(sys.argv[2], sys.argv[2:])' "$@" 3>&-
 }
 
 @test "keyring: a new session keyring by default, the caller's with --no-new-keyring" {
