@@ -596,6 +596,14 @@ rt_cgroup_destroy(const char *path, msp_err *err)
         snprintf(clean, sizeof clean, "%s", path);
         for (size_t l = strlen(clean); l > 1 && clean[l - 1] == '/'; l--)
                 clean[l - 1] = '\0';
+        /* Usually nothing is left (`run` reaped the init, and a pid namespace dies with
+         * it): then removing the directories is all there is to do, and the kernel
+         * refuses (EBUSY) to remove a cgroup that still has a process, so trying that
+         * first skips no kill. Saves reading every hierarchy's cgroup.procs. */
+        r = cg_for_each_hierarchy(remove_in, clean, err);
+        if (r != -EBUSY)
+                return r;
+        msp_err_clear(err);
         (void) rt_cgroup_signal_all(clean, SIGKILL, NULL);
         /* A paused (or half-frozen) container: on v1, frozen tasks do not die until
          * thawed. */
