@@ -66,15 +66,51 @@ sysctl_key_to_path(const char *key, char *buf, size_t bufsz)
         return 0;
 }
 
+/* Only a sysctl that belongs to a namespace the container has can be set: any other
+ * one is the host's (vm.*, kernel.panic, net.* without a network namespace, ...). The
+ * same rule as runc's and crun's. */
+static int
+sysctl_check(const char *key, const rt_ns_plan *plan, msp_err *err)
+{
+        static const char *const ipc[] = {
+                "kernel.msgmax", "kernel.msgmnb", "kernel.msgmni", "kernel.msg_next_id",
+                "kernel.sem", "kernel.sem_next_id", "kernel.shmall", "kernel.shmmax",
+                "kernel.shmmni", "kernel.shm_next_id", "kernel.shm_rmid_forced",
+        };
+        int ns = -1;
+
+        if (strncmp(key, "net.", 4) == 0)
+                ns = OCI_NS_NETWORK;
+        else if (strncmp(key, "fs.mqueue.", 10) == 0)
+                ns = OCI_NS_IPC;
+        else if (strcmp(key, "kernel.hostname") == 0 || strcmp(key, "kernel.domainname") == 0)
+                ns = OCI_NS_UTS;
+        for (size_t i = 0; ns < 0 && i < sizeof ipc / sizeof ipc[0]; i++)
+                if (strcmp(key, ipc[i]) == 0)
+                        ns = OCI_NS_IPC;
+        if (ns < 0)
+                return msp_err_set(err, EPERM, "linux.sysctl '%s': not namespaced, so it would "
+                                   "change the host; refusing", key);
+        if (!plan->has[ns])
+                return msp_err_set(err, EPERM, "linux.sysctl '%s': needs the container's own %s "
+                                   "namespace", key, oci_ns_type_name((oci_ns_type) ns));
+        return 0;
+}
+
 /* sysctls go through a procfs instance of the container's own pid namespace, opened
  * here after all namespaces exist, so /proc/sys/net reflects the new netns. */
 static int
-apply_sysctl(const oci_linux *lx, msp_err *err)
+apply_sysctl(const oci_linux *lx, const rt_ns_plan *plan, msp_err *err)
 {
         _cleanup_close_ int procfd = -1;
 
         if (!lx || lx->sysctl.n == 0)
                 return 0;
+        for (size_t i = 0; i < lx->sysctl.n; i++) {
+                int r = sysctl_check(lx->sysctl.v[i].key, plan, err);
+                if (r < 0)
+                        return r;
+        }
         procfd = rt_procfs_open(err);
         if (procfd < 0)
                 return procfd;
@@ -249,7 +285,7 @@ build_rootfs(init_run *ir, msp_err *err)
                 if (r < 0)
                         return r;
         }
-        r = apply_sysctl(a->spec->linux_, err);
+        r = apply_sysctl(a->spec->linux_, a->plan, err);
         if (r < 0)
                 return r;
         r = rt_rootfs_pivot_child(ir->rootfd, a->no_pivot, err);

@@ -338,6 +338,40 @@ has_opts() {
         assert_nothing_left "$CID"
 }
 
+# create_refused PATTERN: create must fail with PATTERN in its message. Output goes to a
+# file, not through `run`: a create that wrongly succeeds would hold bats' pipe.
+create_refused() {
+        local out="$BATS_TEST_TMPDIR/create.out"
+        if msp create -b "$BUNDLE" "$CID" >"$out" 2>&1 </dev/null; then
+                msp delete --force "$CID"
+                echo "create succeeded"
+                return 1
+        fi
+        cat "$out"
+        [[ "$(cat "$out")" == *$1* ]]
+        assert_nothing_left "$CID"
+}
+
+@test "sysctl: only namespaced keys of a namespace the container owns" {
+        # Each key is set to the host's current value, so that a runtime that wrongly
+        # accepts it changes nothing on the host.
+        swappiness=$(cat /proc/sys/vm/swappiness)
+        update_config ".linux.sysctl = {\"vm.swappiness\": \"$swappiness\"}"
+        create_refused 'linux.sysctl*vm.swappiness*not namespaced'
+
+        # net.* without a network namespace of its own is the host's
+        fwd=$(cat /proc/sys/net/ipv4/ip_forward)
+        update_config ".linux.sysctl = {\"net.ipv4.ip_forward\": \"$fwd\"} |
+                .linux.namespaces |= map(select(.type != \"network\"))"
+        create_refused 'net.ipv4.ip_forward*network namespace'
+
+        # the IPC ones need the IPC namespace
+        msgmax=$(cat /proc/sys/kernel/msgmax)
+        update_config ".linux.sysctl = {\"kernel.msgmax\": \"$msgmax\"} |
+                .linux.namespaces |= map(select(.type != \"ipc\"))"
+        create_refused 'kernel.msgmax*ipc namespace'
+}
+
 # ---- the process ----
 
 @test "process: args and env exactly as configured" {
