@@ -85,9 +85,15 @@ teardown() {
         [ "$status" -eq 0 ]
         inside=$(value content | cut -d' ' -f1)
         [ "$(value ns.time)" != "$(host_ns time)" ]
+        [ "$(value ns.time_for_children)" = "$(value ns.time)" ]
         # inside = outside + 864000 s, within the time the run took
         awk -v i="$inside" -v b="$before" -v a="$after" \
                 'BEGIN { exit !(i >= b + 864000 && i <= a + 864000 + 1) }'
+        # both offsets as the namespace has them
+        set_args /bin/cat /proc/self/timens_offsets
+        run msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$(printf '%s\n' "$output" | tr -s ' ' | sort)" = "$(printf 'boottime 864000 0\nmonotonic 3600 0')" ]
         assert_nothing_left "$CID"
 }
 
@@ -608,6 +614,20 @@ set_caps() {
         [[ "${lines[2]}" == fd.3=*f1 ]]
         [[ "${lines[3]}" == fd.4=*f2 ]]
         [ "${#lines[@]}" -eq 4 ]
+        assert_nothing_left "$CID"
+        # create keeps them in the parked init until start
+        (
+                exec 3<"$BATS_TEST_TMPDIR/f1" 4<"$BATS_TEST_TMPDIR/f2"
+                "$MSP" --root "$STATE_ROOT" create --preserve-fds 2 -b "$BUNDLE" "$CID" \
+                        >"$BATS_TEST_TMPDIR/out" 2>&1 </dev/null
+        )
+        pid=$(state_field "$CID" pid)
+        msp start "$CID"
+        wait_pid_exit "$pid"
+        cat "$BATS_TEST_TMPDIR/out"
+        [ "$(head -n2 "$BATS_TEST_TMPDIR/out")" = "$(printf 'first\nsecond')" ]
+        [ "$(grep -c '^fd\.' "$BATS_TEST_TMPDIR/out")" -eq 2 ]
+        msp delete "$CID"
         assert_nothing_left "$CID"
 }
 
