@@ -74,6 +74,36 @@ teardown() {
         assert_nothing_left "$CID"
 }
 
+@test "namespaces: a second container joins the first one's pid, net, ipc and uts (a pod)" {
+        set_args /bin/msp-helper sleep-forever
+        create_bg "$CID-infra"
+        infra=$(state_field "$CID-infra" pid)
+        msp start "$CID-infra"
+        update_config ".linux.cgroupsPath = \"/$CGROUP_PREFIX/$CID-member\" |
+                .linux.namespaces = [{\"type\": \"mount\"},
+                        {\"type\": \"pid\", \"path\": \"/proc/$infra/ns/pid\"},
+                        {\"type\": \"network\", \"path\": \"/proc/$infra/ns/net\"},
+                        {\"type\": \"ipc\", \"path\": \"/proc/$infra/ns/ipc\"},
+                        {\"type\": \"uts\", \"path\": \"/proc/$infra/ns/uts\"}]"
+        set_args /bin/msp-helper ns -- pid -- kill 1 0
+        run msp run -b "$BUNDLE" "$CID-member" </dev/null
+        echo "$output"
+        [ "$status" -eq 0 ]
+        for ns in pid net ipc uts; do
+                [ "$(value ns.$ns)" = "$(stat -L -c %i /proc/"$infra"/ns/$ns)" ]
+        done
+        [ "$(value ns.mnt)" != "$(stat -L -c %i /proc/"$infra"/ns/mnt)" ]
+        # pid 1 is the first container's process
+        [ "$(value pid)" -gt 1 ]
+        [ "$(value kill)" = ok ]
+        [ ! -e "$STATE_ROOT/$CID-member" ]
+        msp kill "$CID-infra" KILL
+        wait_pid_exit "$infra"
+        msp delete "$CID-infra"
+        assert_nothing_left "$CID-member"
+        assert_nothing_left "$CID-infra"
+}
+
 @test "time namespace: the boottime offset shows in /proc/uptime" {
         update_config '.linux.namespaces += [{"type": "time"}] |
                 .linux.timeOffsets = {"boottime": {"secs": 864000, "nanosecs": 0},
