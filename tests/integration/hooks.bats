@@ -85,6 +85,7 @@ order() {
 
 @test "hooks get the state JSON on stdin, as seen from where they run" {
         all_hooks
+        update_config '.annotations = {"org.example.key": "value/with \"quotes\""}'
         set_args /bin/true
         create_bg "$CID"
         pid=$(state_field "$CID" pid)
@@ -96,6 +97,7 @@ order() {
                 [ "$(jq -r .id "$OUT/$k.json")" = "$CID" ]
                 [ "$(jq -r .bundle "$OUT/$k.json")" = "$BUNDLE" ]
                 [ "$(jq -r .ociVersion "$OUT/$k.json")" != null ]
+                [ "$(jq -r '.annotations["org.example.key"]' "$OUT/$k.json")" = 'value/with "quotes"' ]
         done
         for k in prestart prestart-2 createRuntime createContainer startContainer; do
                 [ "$(jq -r .status "$OUT/$k.json")" = created ]
