@@ -166,6 +166,56 @@ fd_above(int fd, int min)
         return n;
 }
 
+/* The runtime's own namespaces of the kinds spawn_init enters on the init's behalf. */
+typedef struct saved_ns {
+        int fd[OCI_NS_TYPE_MAX];
+} saved_ns;
+
+static const char *const ns_proc_name[OCI_NS_TYPE_MAX] = {
+        [OCI_NS_PID] = "pid", [OCI_NS_NETWORK] = "net", [OCI_NS_IPC] = "ipc",
+        [OCI_NS_UTS] = "uts", [OCI_NS_CGROUP] = "cgroup", [OCI_NS_TIME] = "time",
+};
+
+/* Remember our namespace of kind t before entering another one. For pid and time our
+ * own is also what pid_for_children and time_for_children go back to. */
+static int
+ns_save(saved_ns *s, oci_ns_type t, int keep_min, msp_err *err)
+{
+        char path[64];
+
+        if (s->fd[t] >= 0)
+                return 0;
+        snprintf(path, sizeof path, "/proc/self/ns/%s", ns_proc_name[t]);
+        s->fd[t] = fd_above(open(path, O_RDONLY | O_CLOEXEC), keep_min);
+        if (s->fd[t] < 0)
+                return msp_err_sys(err, errno, "open '%s'", path);
+        return 0;
+}
+
+static void
+ns_forget(saved_ns *s)
+{
+        for (int t = 0; t < OCI_NS_TYPE_MAX; t++) {
+                if (s->fd[t] >= 0)
+                        close(s->fd[t]);
+                s->fd[t] = -1;
+        }
+}
+
+/* Back to our own namespaces once the init is cloned: what the runtime does next (the
+ * prestart and createRuntime hooks; poststart and poststop under `run`) belongs in the
+ * runtime's namespaces, and no later child of ours may be born in the container's pid
+ * or time namespace. Best effort: a rootless runtime may lack the privilege over a
+ * namespace of an ancestor user namespace, and then stays where it was. */
+static void
+ns_restore(saved_ns *s)
+{
+        for (int t = 0; t < OCI_NS_TYPE_MAX; t++)
+                if (s->fd[t] >= 0)
+                        (void) setns(s->fd[t], 0);
+        ns_forget(s);
+}
+
 typedef struct create_run {
         const rt_ctx *ctx;
         const rt_create_opts *o;
@@ -283,8 +333,11 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
         int sync[2] = { -1, -1 };
         int pidfd = -1, r;
         rt_cgroup_join join;
+        saved_ns saved;
 
         rt_cgroup_join_init(&join);
+        for (int t = 0; t < OCI_NS_TYPE_MAX; t++)
+                saved.fd[t] = -1;
 
         fifo_fd = fd_above(openat(cr->c->dirfd, RT_FIFO_NAME, O_RDWR | O_CLOEXEC), keep_min);
         if (fifo_fd < 0)
@@ -310,18 +363,26 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
         sync[0] = fd_above(sync[0], keep_min);
         sync[1] = fd_above(sync[1], keep_min);
 
-        /* pid and time namespaces apply to children: enter/create them here. */
+        /* pid and time namespaces apply to children: enter/create them here (and leave
+         * them again after clone3, see ns_restore). */
         if (cr->plan.join[OCI_NS_PID]) {
-                r = rt_ns_join(OCI_NS_PID, cr->plan.join[OCI_NS_PID], err);
+                r = ns_save(&saved, OCI_NS_PID, keep_min, err);
+                if (r >= 0)
+                        r = rt_ns_join(OCI_NS_PID, cr->plan.join[OCI_NS_PID], err);
                 if (r < 0)
                         goto fail;
         }
         if (cr->plan.join[OCI_NS_TIME]) {
-                r = rt_ns_join(OCI_NS_TIME, cr->plan.join[OCI_NS_TIME], err);
+                r = ns_save(&saved, OCI_NS_TIME, keep_min, err);
+                if (r >= 0)
+                        r = rt_ns_join(OCI_NS_TIME, cr->plan.join[OCI_NS_TIME], err);
                 if (r < 0)
                         goto fail;
         }
         if (cr->plan.new_flags & CLONE_NEWTIME) {
+                r = ns_save(&saved, OCI_NS_TIME, keep_min, err);
+                if (r < 0)
+                        goto fail;
                 procfd = rt_procfs_open(err);
                 if (procfd < 0) {
                         r = procfd;
@@ -337,7 +398,9 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
                 if (!cr->plan.join[t] || t == OCI_NS_USER || t == OCI_NS_MOUNT || t == OCI_NS_PID ||
                     t == OCI_NS_TIME)
                         continue;
-                r = rt_ns_join((oci_ns_type) t, cr->plan.join[t], err);
+                r = ns_save(&saved, (oci_ns_type) t, keep_min, err);
+                if (r >= 0)
+                        r = rt_ns_join((oci_ns_type) t, cr->plan.join[t], err);
                 if (r < 0)
                         goto fail;
         }
@@ -373,6 +436,7 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
         }
         if (pid == 0) {
                 close(sync[0]);
+                ns_forget(&saved);
                 rt_init_args ia = {
                         .ctx = cr->ctx,
                         .spec = spec,
@@ -396,6 +460,7 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
                 };
                 rt_init_child(&ia);
         }
+        ns_restore(&saved);
         close(sync[1]);
         sync[1] = -1;
         cr->cgroup_joined_by_child = (ca.flags & CLONE_INTO_CGROUP) || join.n > 0;
@@ -408,6 +473,7 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
         cr->c->state->pid = cr->pid;
         r = drive_init(cr, sync[0], err);
 fail:
+        ns_restore(&saved);
         if (sync[0] >= 0)
                 close(sync[0]);
         if (sync[1] >= 0)

@@ -280,3 +280,42 @@ EOF
         msp delete "$CID"
         assert_nothing_left "$CID"
 }
+
+@test "runtime hooks stay in the runtime's namespaces when the container joins others by path" {
+        # an infra container whose pid, net, ipc and uts namespaces the next one joins
+        update_config 'del(.mounts[] | select(.destination == "/hooklog"))'
+        set_args /bin/msp-helper sleep-forever
+        create_bg "$CID-infra"
+        infra=$(state_field "$CID-infra" pid)
+        msp start "$CID-infra"
+        update_config ".linux.cgroupsPath = \"/$CGROUP_PREFIX/$CID\" |
+                .mounts += [{\"destination\": \"/hooklog\", \"type\": \"bind\", \"source\": \"$OUT\", \"options\": [\"rbind\", \"rw\"]}] |
+                .linux.namespaces = [{\"type\": \"mount\"}, {\"type\": \"time\"},
+                        {\"type\": \"pid\", \"path\": \"/proc/$infra/ns/pid\"},
+                        {\"type\": \"network\", \"path\": \"/proc/$infra/ns/net\"},
+                        {\"type\": \"ipc\", \"path\": \"/proc/$infra/ns/ipc\"},
+                        {\"type\": \"uts\", \"path\": \"/proc/$infra/ns/uts\"}]"
+        ns_hook() {
+                echo "{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", \"readlink /proc/self/ns/pid /proc/self/ns/net /proc/self/ns/uts /proc/self/ns/time >$OUT/$1.ns\"]}"
+        }
+        update_config ".hooks = {\"prestart\": [$(ns_hook prestart)], \"createRuntime\": [$(ns_hook createRuntime)],
+                \"poststart\": [$(ns_hook poststart)], \"poststop\": [$(ns_hook poststop)]}"
+        set_args /bin/sh -c 'for n in pid net uts time; do readlink /proc/self/ns/$n; done'
+        run msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -eq 0 ]
+        inside=$output
+        host=$(readlink /proc/self/ns/pid /proc/self/ns/net /proc/self/ns/uts /proc/self/ns/time)
+        [ "$(sed -n 1,3p <<<"$inside")" = "$(readlink /proc/"$infra"/ns/pid /proc/"$infra"/ns/net /proc/"$infra"/ns/uts)" ]
+        [ "$(sed -n 4p <<<"$inside")" != "$(sed -n 4p <<<"$host")" ]
+        for k in prestart createRuntime poststart poststop; do
+                echo "$k: $(tr '\n' ' ' <"$OUT/$k.ns")"
+                [ "$(cat "$OUT/$k.ns")" = "$host" ]
+        done
+        [ ! -e "$STATE_ROOT/$CID" ]
+        msp kill "$CID-infra" KILL
+        wait_pid_exit "$infra"
+        msp delete "$CID-infra"
+        assert_nothing_left "$CID"
+        assert_nothing_left "$CID-infra"
+}
