@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "fileio.h"
 
 enum {
         OPT_MEMORY = 256,
@@ -117,38 +118,17 @@ parse_u64(const char *s, uint64_t *ret)
 static int
 load_resources(const char *path, oci_spec **ret, msp_err *err)
 {
-        _cleanup_close_ int fd = strcmp(path, "-") == 0 ? dup(STDIN_FILENO)
-                                                          : open(path, O_RDONLY | O_CLOEXEC);
+        bool from_stdin = strcmp(path, "-") == 0;
+        const char *name = from_stdin ? "<stdin>" : path;
         _cleanup_free_ char *buf = NULL;
-        size_t len = 0, cap = 16384;
+        size_t len = 0;
+        int r = from_stdin ? rt_read_fd_all(STDIN_FILENO, name, OCI_CONFIG_MAX_BYTES, &buf, &len, err)
+                           : rt_read_file_at(AT_FDCWD, path, false, OCI_CONFIG_MAX_BYTES, &buf, &len,
+                                             err);
 
-        if (fd < 0)
-                return msp_err_sys(err, errno, "open '%s'", path);
-        buf = malloc(cap);
-        if (!buf)
-                return msp_err_set(err, ENOMEM, "out of memory");
-        for (;;) {
-                if (len == cap) {
-                        if (cap >= OCI_CONFIG_MAX_BYTES)
-                                return msp_err_set(err, E2BIG, "'%s' is larger than %u bytes", path,
-                                                   OCI_CONFIG_MAX_BYTES);
-                        cap *= 2;
-                        char *n = realloc(buf, cap);
-                        if (!n)
-                                return msp_err_set(err, ENOMEM, "out of memory");
-                        buf = n;
-                }
-                ssize_t n = read(fd, buf + len, cap - len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return msp_err_sys(err, errno, "read '%s'", path);
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-        }
-        return oci_resources_parse_data(strcmp(path, "-") == 0 ? "<stdin>" : path, buf, len, ret,
-                                        err);
+        if (r < 0)
+                return r;
+        return oci_resources_parse_data(name, buf, len, ret, err);
 }
 
 /* Apply one flag to res; returns -EINVAL for a bad value. */

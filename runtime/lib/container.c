@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "fileio.h"
 #include "cgroup-join.h"
 #include "hooks.h"
 #include "init.h"
@@ -67,41 +68,6 @@ container_new(const char *id)
         }
         c->rootfd = c->dirfd = c->pidfd = -1;
         return c;
-}
-
-static int
-read_file_limited(const char *path, size_t max, char **ret, size_t *ret_len, msp_err *err)
-{
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        _cleanup_free_ char *buf = NULL;
-        struct stat st;
-        size_t len = 0;
-
-        if (fd < 0)
-                return msp_err_sys(err, errno, "open '%s'", path);
-        if (fstat(fd, &st) < 0)
-                return msp_err_sys(err, errno, "stat '%s'", path);
-        if (!S_ISREG(st.st_mode))
-                return msp_err_set(err, EINVAL, "'%s' is not a regular file", path);
-        if ((size_t) st.st_size > max)
-                return msp_err_set(err, E2BIG, "'%s' is larger than %zu bytes", path, max);
-        buf = malloc((size_t) st.st_size + 1);
-        if (!buf)
-                return msp_err_set(err, ENOMEM, "out of memory");
-        while (len < (size_t) st.st_size) {
-                ssize_t n = read(fd, buf + len, (size_t) st.st_size - len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return msp_err_sys(err, errno, "read '%s'", path);
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-        }
-        buf[len] = '\0';
-        *ret_len = len;
-        *ret = TAKE_PTR(buf);
-        return 0;
 }
 
 /* Fields msp parses but cannot honour fail create by name (never silently ignored). */
@@ -567,7 +533,7 @@ prepare_create(create_run *cr, msp_err *err)
                 snprintf(config, sizeof config, "%s", o->config_path);
         else
                 snprintf(config, sizeof config, "%s/config.json", cr->bundle);
-        r = read_file_limited(config, OCI_CONFIG_MAX_BYTES, &data, &len, err);
+        r = rt_read_file_at(AT_FDCWD, config, false, OCI_CONFIG_MAX_BYTES, &data, &len, err);
         if (r < 0)
                 return r;
         r = oci_spec_parse_data("config.json", data, len, &cr->c->spec, err);

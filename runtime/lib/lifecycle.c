@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "fileio.h"
 #include "container.h"
 #include "hooks.h"
 #include "log.h"
@@ -17,34 +18,13 @@
 static int
 load_config_copy(rt_container *c, msp_err *err)
 {
-        _cleanup_close_ int fd = openat(c->dirfd, RT_CONFIG_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         _cleanup_free_ char *buf = NULL;
-        size_t len = 0, cap = 65536;
+        size_t len = 0;
+        int r = rt_read_file_at(c->dirfd, RT_CONFIG_NAME, true, OCI_CONFIG_MAX_BYTES, &buf, &len,
+                                err);
 
-        if (fd < 0)
-                return msp_err_sys(err, errno, "container '%s': open %s", c->id, RT_CONFIG_NAME);
-        buf = malloc(cap);
-        if (!buf)
-                return msp_err_set(err, ENOMEM, "out of memory");
-        for (;;) {
-                if (len == cap) {
-                        if (cap >= OCI_CONFIG_MAX_BYTES)
-                                return msp_err_set(err, E2BIG, "%s is too large", RT_CONFIG_NAME);
-                        cap *= 2;
-                        char *n = realloc(buf, cap);
-                        if (!n)
-                                return msp_err_set(err, ENOMEM, "out of memory");
-                        buf = n;
-                }
-                ssize_t n = read(fd, buf + len, cap - len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return msp_err_sys(err, errno, "read %s", RT_CONFIG_NAME);
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-        }
+        if (r < 0)
+                return msp_err_prefix(err, "container '%s'", c->id);
         return oci_spec_parse_data(RT_CONFIG_NAME, buf, len, &c->spec, err);
 }
 

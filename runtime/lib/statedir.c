@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "fileio.h"
 
 int
 rt_id_validate(const char *id, msp_err *err)
@@ -146,53 +147,16 @@ rt_statedir_remove(int rootfd, const char *id, int dirfd, msp_err *err)
         return 0;
 }
 
-static int
-read_all_at(int dirfd, const char *name, size_t max, char **ret, size_t *ret_len)
-{
-        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        _cleanup_free_ char *buf = NULL;
-        size_t len = 0, cap = 4096;
-
-        if (fd < 0)
-                return -errno;
-        buf = malloc(cap + 1);
-        if (!buf)
-                return -ENOMEM;
-        for (;;) {
-                if (len == cap) {
-                        if (cap >= max)
-                                return -E2BIG;
-                        cap *= 2;
-                        char *n = realloc(buf, cap + 1);
-                        if (!n)
-                                return -ENOMEM;
-                        buf = n;
-                }
-                ssize_t r = read(fd, buf + len, cap - len);
-                if (r < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (r == 0)
-                        break;
-                len += (size_t) r;
-        }
-        buf[len] = '\0';
-        *ret_len = len;
-        *ret = TAKE_PTR(buf);
-        return 0;
-}
 
 int
 rt_state_load(int dirfd, const char *id, oci_state **ret, msp_err *err)
 {
         _cleanup_free_ char *data = NULL;
         size_t len = 0;
-        int r = read_all_at(dirfd, RT_STATE_NAME, 1 << 20, &data, &len);
+        int r = rt_read_file_at(dirfd, RT_STATE_NAME, true, 1 << 20, &data, &len, err);
 
         if (r < 0)
-                return msp_err_sys(err, -r, "read state of container '%s'", id);
+                return msp_err_prefix(err, "read state of container '%s'", id);
         r = oci_state_parse_data(RT_STATE_NAME, data, len, ret, err);
         if (r < 0)
                 return msp_err_prefix(err, "container '%s'", id);
