@@ -12,6 +12,9 @@
 
 #include "cmd/cmd.h"
 #include "log.h"
+#include "selfexe.h"
+
+extern char **environ;
 
 static const rt_command commands[] = {
         { "create", cmd_create, "create a container (the process waits for start)",
@@ -196,6 +199,10 @@ main(int argc, char **argv)
         bool rootless_set = false;
         int c;
 
+        /* First, before any fd is opened: create and run go on from a sealed copy of
+         * the binary (CVE-2019-5736). Returns only if no copy is needed or it failed. */
+        if (rt_selfexe_ensure(argc, argv, environ) < 0)
+                return 1;
         ctx.rootless = detect_rootless();
         while ((c = getopt_long(argc, argv, "+hv", opts, NULL)) != -1) {
                 switch (c) {
