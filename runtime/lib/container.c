@@ -25,6 +25,7 @@
 #include "log.h"
 #include "ns.h"
 #include "procfs.h"
+#include "seccomp.h"
 #include "statedir.h"
 #include "sync.h"
 #include "terminal.h"
@@ -256,7 +257,8 @@ drive_init(create_run *cr, int sync_fd, msp_err *err)
                 if (r < 0)
                         return msp_err_prefix(err, "process.oomScoreAdj");
         }
-        if (rt_sync_send(sync_fd, RT_SYNC_GO, 0, NULL) < 0)
+        /* The value is the init's pid as the runtime sees it (the seccomp agent needs it). */
+        if (rt_sync_send(sync_fd, RT_SYNC_GO, (int32_t) cr->pid, NULL) < 0)
                 return msp_err_set(err, EPIPE, "the container init exited during setup");
         /* Record the pid while the init builds the rootfs, before any hook can block: a
          * `delete --force` after this process is killed must find the init (which also
@@ -295,7 +297,7 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
 {
         const oci_spec *spec = cr->c->spec;
         int keep_min = 3 + cr->o->preserve_fds;
-        _cleanup_close_ int fifo_fd = -1, console_fd = -1, procfd = -1;
+        _cleanup_close_ int fifo_fd = -1, console_fd = -1, procfd = -1, seccomp_sock = -1;
         int sync[2] = { -1, -1 };
         int pidfd = -1, r;
         rt_cgroup_join join;
@@ -323,6 +325,13 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
         } else if (spec->process->terminal)
                 return msp_err_set(err, EINVAL,
                                    "process.terminal is true but no --console-socket was given");
+        /* listenerPath is a host path: connect now, the init sends on it after pivot_root. */
+        if (spec->linux_ && rt_seccomp_needs_listener(spec->linux_->seccomp)) {
+                seccomp_sock = fd_above(rt_seccomp_listener_connect(spec->linux_->seccomp, err),
+                                        keep_min);
+                if (seccomp_sock < 0)
+                        return seccomp_sock;
+        }
         r = rt_sync_pair(sync, err);
         if (r < 0)
                 return r;
@@ -413,6 +422,7 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
                         .sync_fd = sync[1],
                         .fifo_fd = fifo_fd,
                         .console_fd = console_fd,
+                        .seccomp_sock = seccomp_sock,
                         .lock_fd = cr->c->dirfd,
                         .state_root_fd = cr->c->rootfd,
                         .preserve_fds = cr->o->preserve_fds,

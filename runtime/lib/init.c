@@ -39,6 +39,8 @@ typedef struct init_run {
         char exec_path[PATH_MAX];
         char **envp;
         int listen_fds;
+        pid_t host_pid;                 /* our pid as the runtime sees it (from GO) */
+        bool seccomp_loaded;            /* early, with noNewPrivileges false */
 } init_run;
 
 _Noreturn static void
@@ -177,6 +179,7 @@ enter_namespaces(init_run *ir, msp_err *err)
         r = rt_sync_expect(ir->a->sync_fd, RT_SYNC_GO, &msg, err);
         if (r < 0)
                 return r;
+        ir->host_pid = msg.value > 0 ? (pid_t) msg.value : getpid();
         /* First, as the parent's cgroup.procs write was: before any other namespace is
          * entered and before the cgroup namespace is rooted. */
         r = rt_cgroup_join_child(ir->a->cgroup_join, err);
@@ -342,6 +345,44 @@ build_env(init_run *ir, msp_err *err)
         return 0;
 }
 
+/* Load the filter; with NOTIFY rules, send the listener and the ContainerProcessState to
+ * the agent on the socket the runtime connected before clone. The state JSON is built
+ * before the filter is loaded: after it, only sendmsg and close run (NOTIFY on those is
+ * refused by rt_seccomp_prepare). */
+static int
+load_seccomp(init_run *ir, const char *status, msp_err *err)
+{
+        const int sock = ir->a->seccomp_sock;
+        _cleanup_free_ char *json = NULL;
+        int listener = -1, r;
+
+        if (sock >= 0) {
+                oci_state st = *ir->a->state;
+                size_t len;
+                st.pid = ir->host_pid;
+                st.status = (char *) status;
+                r = oci_state_to_json(&st, 0, &json, &len, err);
+                if (r < 0)
+                        return r;
+        }
+        r = rt_seccomp_load(ir->seccomp, &listener, err);
+        if (r < 0)
+                return r;
+        /* Not freed: free() after the load could call a notified brk or munmap. */
+        ir->seccomp_loaded = true;
+        if (listener < 0)
+                return 0;
+        if (sock < 0)
+                r = msp_err_set(err, EINVAL, "seccomp: no connection to listenerPath");
+        else
+                r = rt_seccomp_send_listener_on(sock, ir->a->spec->linux_->seccomp, listener,
+                                                ir->host_pid, json, err);
+        close(listener);
+        if (sock >= 0)
+                close(sock);
+        return r;
+}
+
 /* After pivot_root, still privileged: everything that can fail on the config is done
  * before READY so that `create` reports it. */
 static int
@@ -374,6 +415,10 @@ prepare_process(init_run *ir, msp_err *err)
                 r = rt_landlock_prepare(p->landlock, &ir->landlock, dropped, sizeof dropped, err);
                 if (r < 0)
                         return r;
+                /* Best effort: say what this kernel cannot enforce (or which paths were
+                 * missing), before the caller's stderr is the container's. */
+                if (dropped[0])
+                        rt_debug(a->ctx, "landlock: best effort, not enforced: %s", dropped);
         }
         r = build_env(ir, err);
         if (r < 0)
@@ -381,10 +426,9 @@ prepare_process(init_run *ir, msp_err *err)
         /* Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: load it before the
          * capabilities are dropped (as runc does). */
         if (ir->seccomp && !p->no_new_privileges) {
-                r = rt_seccomp_load(ir->seccomp, NULL, err);
+                r = load_seccomp(ir, "creating", err);
                 if (r < 0)
                         return r;
-                ir->seccomp = rt_seccomp_free(ir->seccomp);
         }
         r = rt_user_switch(&p->user, !ir->in_userns || a->ctx->rootless == false, err);
         if (r < 0)
@@ -437,7 +481,6 @@ _Noreturn static void
 exec_process(init_run *ir)
 {
         msp_err err = { 0 };
-        int listener = -1;
 
         if (run_container_hooks(ir, &ir->a->spec->hooks.start_container, "startContainer", &err) < 0)
                 start_failed(ir, 1);
@@ -445,22 +488,8 @@ exec_process(init_run *ir)
                 start_failed(ir, 1);
         if (ir->landlock && rt_landlock_apply(ir->landlock, &err) < 0)
                 start_failed(ir, 1);
-        if (ir->seccomp) {
-                if (rt_seccomp_load(ir->seccomp, &listener, &err) < 0)
-                        start_failed(ir, 1);
-                if (listener >= 0) {
-                        oci_state st = *ir->a->state;
-                        _cleanup_free_ char *json = NULL;
-                        size_t len;
-                        st.pid = getpid();
-                        st.status = (char *) "running";
-                        if (oci_state_to_json(&st, 0, &json, &len, &err) < 0 ||
-                            rt_seccomp_send_listener(ir->a->spec->linux_->seccomp, listener, json,
-                                                     &err) < 0)
-                                start_failed(ir, 1);
-                        close(listener);
-                }
-        }
+        if (ir->seccomp && !ir->seccomp_loaded && load_seccomp(ir, "running", &err) < 0)
+                start_failed(ir, 1);
         execve(ir->exec_path, ir->proc->args.v, ir->envp);
         start_failed(ir, errno == ENOENT ? 127 : 126);
 }

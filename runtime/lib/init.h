@@ -20,6 +20,7 @@ typedef struct rt_init_args {
         int sync_fd;
         int fifo_fd;
         int console_fd;                 /* -1: no terminal */
+        int seccomp_sock;               /* connected to listenerPath; -1: no NOTIFY rules */
         int lock_fd;                    /* the parent's flock()ed state dir: closed at once */
         int state_root_fd;              /* closed at once */
         int preserve_fds;

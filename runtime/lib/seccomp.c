@@ -673,11 +673,51 @@ sc_send_fd_and_text(int sock, int fd, const char *text, msp_err *err)
         return 0;
 }
 
+bool
+rt_seccomp_needs_listener(const oci_seccomp *s)
+{
+        if (!s)
+                return false;
+        for (size_t i = 0; i < s->n_syscalls; i++)
+                if (s->syscalls[i].action == OCI_SECCOMP_NOTIFY)
+                        return true;
+        return false;
+}
+
+int
+rt_seccomp_listener_connect(const oci_seccomp *s, msp_err *err)
+{
+        bool notify = false;
+        int r;
+
+        if (!rt_seccomp_needs_listener(s))
+                return -1;
+        /* The profile's own mistakes first, so they are not reported as a connect error. */
+        r = sc_check_notify(s, &notify, err);
+        if (r < 0)
+                return r;
+        return sc_connect(s->listener_path, err);
+}
+
+int
+rt_seccomp_send_listener_on(int sock, const oci_seccomp *s, int listener, pid_t pid,
+                            const char *state_json, msp_err *err)
+{
+        _cleanup_free_ char *text = NULL;
+
+        if (!state_json || state_json[0] != '{')
+                return msp_err_set(err, EINVAL, "seccomp: the container state is not a "
+                                   "JSON object");
+        text = sc_process_state_json(s, pid, state_json);
+        if (!text)
+                return msp_err_set(err, ENOMEM, "seccomp: out of memory");
+        return sc_send_fd_and_text(sock, listener, text, err);
+}
+
 int
 rt_seccomp_send_listener_pid(const oci_seccomp *s, int listener, pid_t pid,
                              const char *state_json, msp_err *err)
 {
-        _cleanup_free_ char *text = NULL;
         _cleanup_close_ int sock = -1;
 
         if (!s->listener_path)
@@ -685,13 +725,10 @@ rt_seccomp_send_listener_pid(const oci_seccomp *s, int listener, pid_t pid,
         if (!state_json || state_json[0] != '{')
                 return msp_err_set(err, EINVAL, "seccomp: the container state is not a "
                                    "JSON object");
-        text = sc_process_state_json(s, pid, state_json);
-        if (!text)
-                return msp_err_set(err, ENOMEM, "seccomp: out of memory");
         sock = sc_connect(s->listener_path, err);
         if (sock < 0)
                 return sock;
-        return sc_send_fd_and_text(sock, listener, text, err);
+        return rt_seccomp_send_listener_on(sock, s, listener, pid, state_json, err);
 }
 
 int

@@ -17,7 +17,7 @@ int rt_seccomp_prepare(const oci_seccomp *s, bool debug, rt_seccomp **ret, msp_e
 /* Load the filter into the calling process: one seccomp(2) call on the prepared BPF, no
  * allocation. Needs no_new_privs or CAP_SYS_ADMIN, so with noNewPrivileges false load it
  * before capabilities are dropped. With SCMP_ACT_NOTIFY rules, the listener fd
- * (O_CLOEXEC) is returned in *ret_listener (else -1); hand it to the parent with sendmsg
+ * (O_CLOEXEC) is returned in *ret_listener (else -1); hand it to the agent with sendmsg
  * (prepare refuses NOTIFY on write, sendmsg and recvmsg, so that cannot deadlock). */
 int rt_seccomp_load(rt_seccomp *f, int *ret_listener, msp_err *err);
 /* Send the listener fd and the container state to listenerPath (seccomp.md protocol). */
@@ -35,6 +35,16 @@ rt_seccomp_freep(rt_seccomp **f)
  * ContainerProcessState pid is the new process, so pass it explicitly. */
 int rt_seccomp_send_listener_pid(const oci_seccomp *s, int listener, pid_t pid,
                                  const char *state_json, msp_err *err);
+
+/* SCMP_ACT_NOTIFY with listenerPath. listenerPath is a host path, unreachable once the
+ * init has pivoted, so the runtime connects before clone (rt_seccomp_listener_connect,
+ * an O_CLOEXEC socket, or -1 with no error when the profile has no NOTIFY rule) and the
+ * init sends on that socket after loading the filter. `pid` is the process as seen by
+ * the runtime (the host), as ContainerProcessState requires. */
+bool rt_seccomp_needs_listener(const oci_seccomp *s);
+int rt_seccomp_listener_connect(const oci_seccomp *s, msp_err *err);
+int rt_seccomp_send_listener_on(int sock, const oci_seccomp *s, int listener, pid_t pid,
+                                const char *state_json, msp_err *err);
 
 /* For `features`: static NULL-terminated lists of OCI names. */
 const char *const *rt_seccomp_supported_actions(void);

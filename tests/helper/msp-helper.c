@@ -651,6 +651,74 @@ cmd_spin(int argc, char **argv)
         return 0;
 }
 
+/* ---- seccomp and Landlock (tests/integration/seccomp.bats, landlock.bats) ---- */
+
+static int
+cmd_mkdir(int argc, char **argv)
+{
+        (void) argc;
+        return result("mkdir", mkdir(argv[1], 0755));
+}
+
+/* tcp-listen PORT: listen on 127.0.0.1:PORT and keep the socket open for the rest of
+ * the chain, so that a later `connect 127.0.0.1 PORT` completes (the backlog accepts). */
+static int
+cmd_tcp_listen(int argc, char **argv)
+{
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t) atoi(argv[1])),
+                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        int one = 1;
+
+        (void) argc;
+        if (fd < 0)
+                return result("tcp-listen", -1);
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        int r = bind(fd, (struct sockaddr *) &sa, sizeof sa);
+        if (r == 0)
+                r = listen(fd, 8);
+        if (r < 0) {
+                int e = errno;
+                close(fd);
+                errno = e;
+        }
+        return result("tcp-listen", r);         /* fd kept open on success */
+}
+
+/* abstract-listen NAME: listen on the abstract unix socket @NAME, kept open likewise. */
+static int
+cmd_abstract_listen(int argc, char **argv)
+{
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        size_t len = strlen(argv[1]);
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        (void) argc;
+        if (len > sizeof sa.sun_path - 1)
+                len = sizeof sa.sun_path - 1;
+        memcpy(sa.sun_path + 1, argv[1], len);
+        if (fd < 0)
+                return result("abstract-listen", -1);
+        int r = bind(fd, (struct sockaddr *) &sa, (socklen_t) (offsetof(struct sockaddr_un, sun_path) + 1 + len));
+        if (r == 0)
+                r = listen(fd, 8);
+        if (r < 0) {
+                int e = errno;
+                close(fd);
+                errno = e;
+        }
+        return result("abstract-listen", r);
+}
+
+/* unshare-files: unshare(CLONE_FILES), which a profile filtering unshare on its
+ * namespace flags must still allow. */
+static int
+cmd_unshare_files(int argc, char **argv)
+{
+        (void) argc, (void) argv;
+        return result("unshare-files", unshare(CLONE_FILES));
+}
+
 static const cmd cmds[] = {
         { "ids", 0, cmd_ids, "" },
         { "caps", 0, cmd_caps, "" },
@@ -685,6 +753,10 @@ static const cmd cmds[] = {
         { "oom", 0, cmd_oom, "" },
         { "forkbomb", -1, cmd_forkbomb, "[MAX]" },
         { "spin", 1, cmd_spin, "SECS" },
+        { "mkdir", 1, cmd_mkdir, "PATH" },
+        { "tcp-listen", 1, cmd_tcp_listen, "PORT" },
+        { "abstract-listen", 1, cmd_abstract_listen, "NAME" },
+        { "unshare-files", 0, cmd_unshare_files, "" },
 };
 
 static int

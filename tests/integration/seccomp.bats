@@ -1,0 +1,276 @@
+#!/usr/bin/env bats
+# linux.seccomp, tested by attack from inside the container: every blocked syscall is
+# first shown to work without the rule (or a neighbouring call is shown to work under
+# it), then refused with the configured errno or killed with the configured signal.
+# The helper's `syscall NAME` probes run in a forked child, so a kill is reported as
+# syscall.NAME=SIGSYS.
+
+load helpers
+
+: "${MSP_SECCOMP_AGENT:=$BATS_TEST_DIRNAME/../../build/tests/helper/msp-seccomp-agent}"
+
+setup() {
+        setup_bundle
+        update_config '.process.noNewPrivileges = true'
+}
+
+teardown() {
+        if [ -n "${AGENT_PID:-}" ]; then
+                kill "$AGENT_PID" 2>/dev/null || true
+                wait_pid_exit "$AGENT_PID" 5 || true
+        fi
+        teardown_containers
+}
+
+# seccomp JSON: set linux.seccomp.
+seccomp() {
+        update_config ".linux.seccomp = $1"
+}
+
+# seccomp_from FILE FILTER: set linux.seccomp to FILTER applied to FILE (jq).
+seccomp_from() {
+        local tmp="$BUNDLE/config.json.tmp"
+        jq --slurpfile p "$1" ".linux.seccomp = (\$p[0] | $2)" "$BUNDLE/config.json" >"$tmp"
+        mv "$tmp" "$BUNDLE/config.json"
+}
+
+# Errnos used as markers: none of the probes returns them on its own.
+EDQUOT=122
+EOPNOTSUPP=95
+
+@test "seccomp: without a filter the probes succeed (the control for this file)" {
+        helper_run seccomp -- write /tmp/f -- mkdir /tmp/d -- syscall keyctl -- syscall add_key -- unshare-files
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(value Seccomp)" = 0 ]
+        [ "$(value mkdir)" = ok ]
+        [ "$(value syscall.keyctl)" = ok ]
+        [ "$(value syscall.add_key)" = ok ]
+        [ "$(value unshare-files)" = ok ]
+        assert_nothing_left "$CID"
+}
+
+@test "seccomp: errnoRet per rule, EPERM when a rule has none; other syscalls still work" {
+        seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
+                {"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": '$EDQUOT'},
+                {"names": ["keyctl"], "action": "SCMP_ACT_ERRNO"}]}'
+        helper_run seccomp -- write /tmp/f -- read /tmp/f -- mkdir /tmp/d -- syscall keyctl
+        echo "$output"
+        [ "$status" -eq 1 ]
+        # filter mode, one filter
+        [ "$(value Seccomp)" = 2 ]
+        [ "$(value write)" = ok ]
+        [ "$(value read)" = ok ]
+        [ "$(value mkdir)" = EDQUOT ]
+        [ "$(value syscall.keyctl)" = EPERM ]
+        assert_nothing_left "$CID"
+}
+
+@test "seccomp: defaultErrnoRet is what an unlisted syscall returns" {
+        # podman's allow list with our own default errno: add_key is not in it, keyctl is
+        seccomp_from "$REPO/tests/fixtures/podman-limits.json" \
+                ".linux.seccomp | .defaultErrnoRet = $EOPNOTSUPP"
+        helper_run write /tmp/f -- mkdir /tmp/d -- syscall keyctl -- syscall add_key
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [ "$(value write)" = ok ]
+        [ "$(value mkdir)" = ok ]
+        [ "$(value syscall.keyctl)" = ok ]
+        [ "$(value syscall.add_key)" = EOPNOTSUPP ]
+        assert_nothing_left "$CID"
+}
+
+@test "seccomp: SCMP_ACT_KILL_PROCESS kills with SIGSYS: msp run exits 159" {
+        seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
+                {"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_KILL_PROCESS"}]}'
+        helper_run write /tmp/f -- mkdir /tmp/d -- write /tmp/g
+        echo "$output"
+        [ "$(value write)" = ok ]
+        # 128 + SIGSYS (31); nothing after the mkdir ran
+        [ "$status" -eq 159 ]
+        [[ "$output" != *mkdir=* ]]
+        [ "$(printf '%s\n' "$output" | grep -c '^write=')" -eq 1 ]
+        assert_nothing_left "$CID"
+}
+
+@test "seccomp: SCMP_ACT_KILL, KILL_THREAD and TRAP deliver SIGSYS; LOG allows" {
+        seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
+                {"names": ["keyctl"], "action": "SCMP_ACT_KILL"},
+                {"names": ["add_key"], "action": "SCMP_ACT_KILL_THREAD"},
+                {"names": ["bpf"], "action": "SCMP_ACT_TRAP"},
+                {"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_LOG"}]}'
+        helper_run mkdir /tmp/d -- syscall keyctl -- syscall add_key -- syscall bpf
+        echo "$output"
+        [ "$(value mkdir)" = ok ]
+        [ "$(value syscall.keyctl)" = SIGSYS ]
+        [ "$(value syscall.add_key)" = SIGSYS ]
+        [ "$(value syscall.bpf)" = SIGSYS ]
+        assert_nothing_left "$CID"
+}
+
+@test "seccomp: argument conditions (MASKED_EQ on unshare's flags, EQ on keyctl's operation)" {
+        # CLONE_NEWUSER = 0x10000000; KEYCTL_GET_KEYRING_ID = 0, KEYCTL_JOIN_SESSION_KEYRING = 1
+        seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
+                {"names": ["unshare"], "action": "SCMP_ACT_ERRNO", "errnoRet": '$EDQUOT',
+                 "args": [{"index": 0, "value": 268435456, "valueTwo": 268435456, "op": "SCMP_CMP_MASKED_EQ"}]},
+                {"names": ["keyctl"], "action": "SCMP_ACT_ERRNO", "errnoRet": '$EOPNOTSUPP',
+                 "args": [{"index": 0, "value": 0, "op": "SCMP_CMP_EQ"}]}]}'
+        # allowed first: unshare without CLONE_NEWUSER
+        helper_run unshare-files -- syscall unshare -- syscall keyctl
+        echo "$output"
+        [ "$(value unshare-files)" = ok ]
+        [ "$(value syscall.unshare)" = EDQUOT ]
+        [ "$(value syscall.keyctl)" = EOPNOTSUPP ]
+        assert_nothing_left "$CID"
+}
+
+@test "seccomp: unknown syscall names are skipped (--debug says so) and the rest applies" {
+        seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
+                {"names": ["msp_no_such_syscall", "mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": '$EDQUOT'}]}'
+        set_args /bin/msp-helper write /tmp/f -- mkdir /tmp/d
+        run "$MSP" --debug --root "$STATE_ROOT" run -b "$BUNDLE" "$CID" 3>&- </dev/null
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"unknown syscall 'msp_no_such_syscall', skipped"* ]]
+        [ "$(value write)" = ok ]
+        [ "$(value mkdir)" = EDQUOT ]
+        assert_nothing_left "$CID"
+}
+
+@test "seccomp: podman's real profile (tests/fixtures/podman-limits.json) loads and blocks per its rules" {
+        seccomp_from "$REPO/tests/fixtures/podman-limits.json" '.linux.seccomp'
+        set_args /bin/sh -c 'ls / >/dev/null && cat /etc/passwd >/dev/null && echo normal=ok; exec msp-helper mkdir /tmp/d -- syscall keyctl -- syscall add_key -- syscall io_uring_setup -- syscall bpf -- syscall userfaultfd -- syscall chroot -- syscall settimeofday -- syscall personality'
+        run msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$(value normal)" = ok ]
+        [ "$(value mkdir)" = ok ]
+        # podman 4.3 allows keyctl (and unshare, mount: the missing capabilities stop those)
+        [ "$(value syscall.keyctl)" = ok ]
+        # not in the allow list: the default, ENOSYS
+        [ "$(value syscall.add_key)" = ENOSYS ]
+        [ "$(value syscall.io_uring_setup)" = ENOSYS ]
+        # explicit EPERM groups
+        [ "$(value syscall.bpf)" = EPERM ]
+        [ "$(value syscall.userfaultfd)" = EPERM ]
+        [ "$(value syscall.chroot)" = EPERM ]
+        [ "$(value syscall.settimeofday)" = EPERM ]
+        # personality(0xffffffff) is a query podman allows
+        [ "$(value syscall.personality)" = ok ]
+        assert_nothing_left "$CID"
+}
+
+@test "seccomp: contrib/profiles/seccomp-default.json blocks the sandbox escapes while sh, cat, ls work" {
+        seccomp_from "$REPO/contrib/profiles/seccomp-default.json" '.'
+        set_args /bin/sh -c 'ls / >/dev/null && cat /etc/passwd >/dev/null && echo hi | cat >/tmp/f && echo normal=ok; exec msp-helper mkdir /tmp/d -- unshare-files -- syscall bpf -- syscall userfaultfd -- syscall perf_event_open -- syscall keyctl -- syscall add_key -- syscall io_uring_setup -- syscall unshare -- syscall mount -- syscall ptrace'
+        run msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$(value normal)" = ok ]
+        [ "$(value mkdir)" = ok ]
+        [ "$(value unshare-files)" = ok ]
+        for s in bpf userfaultfd perf_event_open keyctl add_key io_uring_setup mount ptrace; do
+                [ "$(value syscall.$s)" = EPERM ] || { echo "syscall $s not refused"; false; }
+        done
+        # unshare(CLONE_NEWUSER) falls through to the default: ENOSYS
+        [ "$(value syscall.unshare)" = ENOSYS ]
+        assert_nothing_left "$CID"
+}
+
+@test "seccomp: noNewPrivileges false with a non-root user: loaded before the capability drop" {
+        update_config '.process.noNewPrivileges = false | .process.user = {"uid": 1000, "gid": 1000}'
+        # control: the user can write and create directories in /tmp
+        helper_run nnp -- ids -- mkdir /tmp/d
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(value uid)" = 1000 ]
+        seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
+                {"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": '$EDQUOT'}]}'
+        helper_run nnp -- seccomp -- ids -- write /tmp/f -- mkdir /tmp/d
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [ "$(value nnp)" = 0 ]
+        [ "$(value Seccomp)" = 2 ]
+        [ "$(value uid)" = 1000 ]
+        [ "$(value write)" = ok ]
+        [ "$(value mkdir)" = EDQUOT ]
+        assert_nothing_left "$CID"
+}
+
+@test "seccomp: flags LOG and SPEC_ALLOW load; an unknown flag or architecture is refused" {
+        seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "flags": ["SECCOMP_FILTER_FLAG_LOG", "SECCOMP_FILTER_FLAG_SPEC_ALLOW", "SECCOMP_FILTER_FLAG_TSYNC"],
+                "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86"],
+                "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": '$EDQUOT'}]}'
+        helper_run write /tmp/f -- mkdir /tmp/d
+        echo "$output"
+        [ "$(value write)" = ok ]
+        [ "$(value mkdir)" = EDQUOT ]
+        assert_nothing_left "$CID"
+
+        update_config '.linux.seccomp.flags = ["SECCOMP_FILTER_FLAG_NO_SUCH"]'
+        run msp create -b "$BUNDLE" "$CID"
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *SECCOMP_FILTER_FLAG_NO_SUCH* ]]
+        assert_nothing_left "$CID"
+}
+
+@test "seccomp: SCMP_ACT_NOTIFY on write or without listenerPath is refused at create" {
+        seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": "'"$BATS_TEST_TMPDIR"'/agent.sock",
+                "syscalls": [{"names": ["write"], "action": "SCMP_ACT_NOTIFY"}]}'
+        run msp create -b "$BUNDLE" "$CID"
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"cannot be used for 'write'"* ]]
+        assert_nothing_left "$CID"
+
+        # nothing listens on listenerPath: create fails, naming it
+        seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": "'"$BATS_TEST_TMPDIR"'/agent.sock",
+                "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_NOTIFY"}]}'
+        run msp create -b "$BUNDLE" "$CID"
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"listenerPath '$BATS_TEST_TMPDIR/agent.sock'"* ]]
+        assert_nothing_left "$CID"
+}
+
+@test "seccomp: SCMP_ACT_NOTIFY hands the listener and the state to the agent at listenerPath" {
+        sock="$BATS_TEST_TMPDIR/agent.sock"
+        AGENT_PID=$("$MSP_SECCOMP_AGENT" -o "$BATS_TEST_TMPDIR/agent.out" -e $EDQUOT "$sock" 3>&-)
+        seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": "'"$sock"'",
+                "listenerMetadata": "msp-test \"meta\"",
+                "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_NOTIFY"}]}'
+        set_args /bin/msp-helper write /tmp/f -- mkdir /tmp/d -- mkdir /tmp/e
+        create_bg "$CID"
+        pid=$(state_field "$CID" pid)
+        msp start "$CID"
+        wait_pid_exit "$AGENT_PID"
+        wait_pid_exit "$pid"
+        cat "$BATS_TEST_TMPDIR/agent.out"
+        output=$(cat "$BATS_TEST_TMPDIR/agent.out")
+        [ "$(value metadata)" = 'msp-test \"meta\"' ]
+        # the pid as the runtime sees it, in the ContainerProcessState and its state
+        [ "$(value pid)" = "$pid" ]
+        [ "$(value notif.pid)" = "$pid" ]
+        [ "$(value status)" = running ]
+        [ "$(value fds)" = '["seccompFd"]' ]
+        [ "$(value fd)" = ok ]
+        [ "$(value answered)" = ok ]
+        # the container: the first mkdir got the agent's answer; the second found the
+        # agent gone (the listener closed), which the kernel answers with ENOSYS
+        output=$(cat "$BATS_TEST_TMPDIR/$CID.out")
+        echo "$output"
+        [ "$(value write)" = ok ]
+        [ "$(printf '%s\n' "$output" | grep '^mkdir=' | head -n1)" = mkdir=EDQUOT ]
+        [ "$(printf '%s\n' "$output" | grep '^mkdir=' | tail -n1)" = mkdir=ENOSYS ]
+        msp delete "$CID"
+        AGENT_PID=
+        assert_nothing_left "$CID"
+}
+
+@test "seccomp: features lists the actions, operators and the flags this kernel supports" {
+        run msp features
+        [ "$status" -eq 0 ]
+        [ "$(jq -r .linux.seccomp.enabled <<<"$output")" = true ]
+        jq -e '.linux.seccomp.actions | index("SCMP_ACT_NOTIFY") and index("SCMP_ACT_KILL_PROCESS")' <<<"$output"
+        jq -e '.linux.seccomp.operators | index("SCMP_CMP_MASKED_EQ")' <<<"$output"
+        jq -e '.linux.seccomp.supportedFlags | index("SECCOMP_FILTER_FLAG_LOG")' <<<"$output"
+}
