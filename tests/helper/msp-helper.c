@@ -719,6 +719,40 @@ cmd_unshare_files(int argc, char **argv)
         return result("unshare-files", unshare(CLONE_FILES));
 }
 
+static int
+cmd_rename(int argc, char **argv)
+{
+        (void) argc;
+        return result("rename", rename(argv[1], argv[2]));
+}
+
+/* truncate PATH: truncate(2) to 0 bytes (the Landlock `truncate` right). */
+static int
+cmd_truncate(int argc, char **argv)
+{
+        (void) argc;
+        return result("truncate", truncate(argv[1], 0));
+}
+
+/* ioctl-tcgets PATH: open PATH read-only and ask it TCGETS, a device ioctl (the Landlock
+ * `ioctl_dev` right): ENOTTY on a device that is not a terminal, EACCES when denied. */
+static int
+cmd_ioctl_tcgets(int argc, char **argv)
+{
+        char buf[64];
+        int fd = open(argv[1], O_RDONLY | O_CLOEXEC);
+
+        (void) argc;
+        if (fd < 0)
+                return result("ioctl", -1);
+        /* TCGETS is 0x5401 on x86, arm and riscv; through syscall() to need no header */
+        int r = (int) syscall(SYS_ioctl, fd, 0x5401, buf);
+        int e = errno;
+        close(fd);
+        errno = e;
+        return result("ioctl", r);
+}
+
 static const cmd cmds[] = {
         { "ids", 0, cmd_ids, "" },
         { "caps", 0, cmd_caps, "" },
@@ -757,6 +791,9 @@ static const cmd cmds[] = {
         { "tcp-listen", 1, cmd_tcp_listen, "PORT" },
         { "abstract-listen", 1, cmd_abstract_listen, "NAME" },
         { "unshare-files", 0, cmd_unshare_files, "" },
+        { "rename", 2, cmd_rename, "OLD NEW" },
+        { "truncate", 1, cmd_truncate, "PATH" },
+        { "ioctl-tcgets", 1, cmd_ioctl_tcgets, "PATH" },
 };
 
 static int

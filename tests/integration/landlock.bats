@@ -100,6 +100,44 @@ while True:
         assert_nothing_left "$CID"
 }
 
+@test "landlock: refer and truncate: cross-directory rename (EXDEV) and truncate (EACCES) only where granted" {
+        mkdir -p "$BUNDLE"/rootfs/data/{lim,full}/{a,b}
+        echo x >"$BUNDLE/rootfs/data/lim/a/f"
+        echo x >"$BUNDLE/rootfs/data/full/a/f"
+        landlock '{"handledAccess": {"handledAccessFS": '"$ALL_FS"'},
+                "rules": {"pathBeneath": [
+                        {"allowedAccess": '"$RX"', "paths": ["/"]},
+                        {"allowedAccess": ["write_file", "read_file", "read_dir", "make_reg", "remove_file"], "paths": ["/data/lim"]},
+                        {"allowedAccess": '"$RW"', "paths": ["/data/full"]}]}}'
+        helper_run rename /data/lim/a/f /data/lim/b/f -- truncate /data/lim/a/f -- rename /data/full/a/f /data/full/b/f -- truncate /data/full/b/f
+        echo "$output"
+        [ "$(printf '%s\n' "$output" | grep '^rename=' | head -n1)" = rename=EXDEV ]
+        [ "$(printf '%s\n' "$output" | grep '^truncate=' | head -n1)" = truncate=EACCES ]
+        [ "$(printf '%s\n' "$output" | grep '^rename=' | tail -n1)" = rename=ok ]
+        [ "$(printf '%s\n' "$output" | grep '^truncate=' | tail -n1)" = truncate=ok ]
+        [ -s "$BUNDLE/rootfs/data/lim/a/f" ]
+        [ -e "$BUNDLE/rootfs/data/full/b/f" ] && [ ! -s "$BUNDLE/rootfs/data/full/b/f" ]
+        assert_nothing_left "$CID"
+}
+
+@test "landlock: ioctl_dev: a device ioctl is EACCES unless the device's rule grants it" {
+        # control: unconfined, TCGETS on /dev/null reaches the driver (not a tty)
+        helper_run ioctl-tcgets /dev/null
+        echo "$output"
+        [ "$(value ioctl)" = ENOTTY ]
+
+        landlock '{"handledAccess": {"handledAccessFS": '"$ALL_FS"'},
+                "rules": {"pathBeneath": [
+                        {"allowedAccess": '"$RX"', "paths": ["/"]},
+                        {"allowedAccess": ["read_file"], "paths": ["/dev/null"]},
+                        {"allowedAccess": ["read_file", "ioctl_dev"], "paths": ["/dev/zero"]}]}}'
+        helper_run ioctl-tcgets /dev/null -- ioctl-tcgets /dev/zero
+        echo "$output"
+        [ "$(printf '%s\n' "$output" | grep '^ioctl=' | head -n1)" = ioctl=EACCES ]
+        [ "$(printf '%s\n' "$output" | grep '^ioctl=' | tail -n1)" = ioctl=ENOTTY ]
+        assert_nothing_left "$CID"
+}
+
 @test "landlock: TCP connect and bind to unlisted ports are denied, listed ones work" {
         # control: unconfined, nothing listens on 5002 (refused) and 5003 can be bound
         helper_run connect 127.0.0.1 5002 -- bind 5003

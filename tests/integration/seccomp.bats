@@ -124,6 +124,31 @@ EOPNOTSUPP=95
         assert_nothing_left "$CID"
 }
 
+@test "seccomp: every comparison operator, matching and not (add_key's plen argument is 1)" {
+        # op value [valueTwo] -> whether add_key(..., plen=1, ...) matches
+        cases=(
+                "SCMP_CMP_NE 0 - yes" "SCMP_CMP_NE 1 - no"
+                "SCMP_CMP_LT 2 - yes" "SCMP_CMP_LT 1 - no"
+                "SCMP_CMP_LE 1 - yes" "SCMP_CMP_LE 0 - no"
+                "SCMP_CMP_EQ 1 - yes" "SCMP_CMP_EQ 2 - no"
+                "SCMP_CMP_GE 1 - yes" "SCMP_CMP_GE 2 - no"
+                "SCMP_CMP_GT 0 - yes" "SCMP_CMP_GT 1 - no"
+                "SCMP_CMP_MASKED_EQ 1 1 yes" "SCMP_CMP_MASKED_EQ 1 0 no"
+        )
+        for c in "${cases[@]}"; do
+                read -r op v v2 match <<<"$c"
+                arg="{\"index\": 3, \"value\": $v, \"op\": \"$op\"}"
+                [ "$v2" = - ] || arg="{\"index\": 3, \"value\": $v, \"valueTwo\": $v2, \"op\": \"$op\"}"
+                seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
+                        {"names": ["add_key"], "action": "SCMP_ACT_ERRNO", "errnoRet": '$EDQUOT', "args": ['"$arg"']}]}'
+                helper_run syscall add_key
+                want=ok
+                [ "$match" = no ] || want=EDQUOT
+                [ "$(value syscall.add_key)" = "$want" ] || { echo "$c: $output"; false; }
+                assert_nothing_left "$CID"
+        done
+}
+
 @test "seccomp: unknown syscall names are skipped (--debug says so) and the rest applies" {
         seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
                 {"names": ["msp_no_such_syscall", "mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": '$EDQUOT'}]}'
@@ -273,4 +298,23 @@ EOPNOTSUPP=95
         jq -e '.linux.seccomp.actions | index("SCMP_ACT_NOTIFY") and index("SCMP_ACT_KILL_PROCESS")' <<<"$output"
         jq -e '.linux.seccomp.operators | index("SCMP_CMP_MASKED_EQ")' <<<"$output"
         jq -e '.linux.seccomp.supportedFlags | index("SECCOMP_FILTER_FLAG_LOG")' <<<"$output"
+}
+
+@test "seccomp: NOTIFY with TSYNC and WAIT_KILLABLE_RECV: the agent can fake success" {
+        sock="$BATS_TEST_TMPDIR/agent.sock"
+        AGENT_PID=$("$MSP_SECCOMP_AGENT" -o "$BATS_TEST_TMPDIR/agent.out" -e 0 "$sock" 3>&-)
+        seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": "'"$sock"'",
+                "flags": ["SECCOMP_FILTER_FLAG_TSYNC", "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV"],
+                "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_NOTIFY"}]}'
+        helper_run mkdir /tmp/d -- stat /tmp/d
+        echo "$output"
+        wait_pid_exit "$AGENT_PID"
+        cat "$BATS_TEST_TMPDIR/agent.out"
+        AGENT_PID=
+        # the agent answered 0 without doing anything: mkdir "worked", nothing was made
+        [ "$(value mkdir)" = ok ]
+        [ "$(value stat)" = ENOENT ]
+        grep -qx 'answered=ok' "$BATS_TEST_TMPDIR/agent.out"
+        grep -qx 'metadata=' "$BATS_TEST_TMPDIR/agent.out"
+        assert_nothing_left "$CID"
 }
