@@ -318,3 +318,32 @@ EOPNOTSUPP=95
         grep -qx 'metadata=' "$BATS_TEST_TMPDIR/agent.out"
         assert_nothing_left "$CID"
 }
+
+@test "seccomp: NOTIFY with noNewPrivileges false (filter loaded at create, before the user switch)" {
+        sock="$BATS_TEST_TMPDIR/agent.sock"
+        AGENT_PID=$("$MSP_SECCOMP_AGENT" -o "$BATS_TEST_TMPDIR/agent.out" -e $EDQUOT "$sock" 3>&-)
+        update_config '.process.noNewPrivileges = false | .process.user = {"uid": 1000, "gid": 1000}'
+        seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": "'"$sock"'",
+                "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_NOTIFY"}]}'
+        set_args /bin/msp-helper ids -- write /tmp/f -- mkdir /tmp/d
+        create_bg "$CID"
+        pid=$(state_field "$CID" pid)
+        msp start "$CID"
+        wait_pid_exit "$AGENT_PID"
+        wait_pid_exit "$pid"
+        AGENT_PID=
+        cat "$BATS_TEST_TMPDIR/agent.out"
+        output=$(cat "$BATS_TEST_TMPDIR/agent.out")
+        [ "$(value pid)" = "$pid" ]
+        [ "$(value notif.pid)" = "$pid" ]
+        # sent during create, before the container was started
+        [ "$(value status)" = creating ]
+        [ "$(value answered)" = ok ]
+        output=$(cat "$BATS_TEST_TMPDIR/$CID.out")
+        echo "$output"
+        [ "$(value uid)" = 1000 ]
+        [ "$(value write)" = ok ]
+        [ "$(value mkdir)" = EDQUOT ]
+        msp delete "$CID"
+        assert_nothing_left "$CID"
+}
