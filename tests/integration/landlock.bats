@@ -311,3 +311,26 @@ while True:
                 [ "$(jq -c .linux.landlock.scoped <<<"$output")" = '["abstract_unix_socket","signal"]' ]
         fi
 }
+
+@test "landlock: with seccomp in a new user namespace (root inside is uid 100000 outside)" {
+        update_config '.linux.namespaces += [{"type": "user"}] |
+                .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}] |
+                .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+        chown -R 100000:100000 "$BUNDLE/rootfs"
+        make_traversable "$BUNDLE"
+        landlock '{"handledAccess": {"handledAccessFS": '"$ALL_FS"'},
+                "scoped": ["signal"],
+                "rules": {"pathBeneath": [
+                        {"allowedAccess": '"$RX"', "paths": ["/"]},
+                        {"allowedAccess": '"$RW"', "paths": ["/tmp"]}]}}'
+        update_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
+                {"names": ["add_key"], "action": "SCMP_ACT_ERRNO", "errnoRet": 122}]}'
+        helper_run ids -- write /etc/msp-x -- syscall add_key -- write /tmp/f -- seccomp
+        echo "$output"
+        [ "$(value uid)" = 0 ]
+        [ "$(printf '%s\n' "$output" | grep '^write=' | head -n1)" = write=EACCES ]
+        [ "$(value syscall.add_key)" = EDQUOT ]
+        [ "$(printf '%s\n' "$output" | grep '^write=' | tail -n1)" = write=ok ]
+        [ "$(value Seccomp)" = 2 ]
+        assert_nothing_left "$CID"
+}
