@@ -7,7 +7,8 @@
  * agent accepts one connection, receives the listener fd (SCM_RIGHTS) and the
  * ContainerProcessState JSON (until EOF), answers one notification with -ERRNO (0:
  * success, the default), and exits. It writes `key=value` facts to OUTFILE:
- *   metadata=...  pid=...  status=...  fds=...  fd=ok  nr=...  notif.pid=...  answered=ok
+ *   metadata=...  pid=...  status=...  fds=...  state.id=...  state.pid=...  fd=ok  nr=...
+ *   notif.pid=...  answered=ok
  * It never waits more than 20 s (alarm). Runs on the host; test code. */
 #include <errno.h>
 #include <fcntl.h>
@@ -132,6 +133,12 @@ agent(int lsock, int err)
         print_member(text, "pid", "pid");
         print_member(text, "status", "status");
         print_member(text, "fds", "fds");
+        /* the container's state (the last member, after the process' own pid) */
+        const char *st = strstr(text, "\"state\":{");
+        if (st) {
+                print_member(st, "id", "state.id");
+                print_member(st, "pid", "state.pid");
+        }
         printf("fd=%s\n", fcntl(fd, F_GETFD) >= 0 ? "ok" : "bad");
         return answer(fd, err);
 }

@@ -275,6 +275,8 @@ EOPNOTSUPP=95
         # the pid as the runtime sees it, in the ContainerProcessState and its state
         [ "$(value pid)" = "$pid" ]
         [ "$(value notif.pid)" = "$pid" ]
+        [ "$(value state.pid)" = "$pid" ]
+        [ "$(value state.id)" = "$CID" ]
         [ "$(value status)" = running ]
         [ "$(value fds)" = '["seccompFd"]' ]
         [ "$(value fd)" = ok ]
