@@ -100,6 +100,23 @@ while True:
         assert_nothing_left "$CID"
 }
 
+@test "landlock: rule paths are the container's, resolved after its mounts (a tmpfs, a host-only path)" {
+        mkdir "$BUNDLE/rootfs/scratch"
+        update_config '.mounts += [{"destination": "/scratch", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "nodev"]}]'
+        # $BUNDLE exists on the host only: in the container it is a missing path (skipped)
+        landlock '{"handledAccess": {"handledAccessFS": '"$ALL_FS"'},
+                "rules": {"pathBeneath": [
+                        {"allowedAccess": '"$RX"', "paths": ["/"]},
+                        {"allowedAccess": '"$RW"', "paths": ["/scratch", "'"$BUNDLE"'"]}]}}'
+        helper_run write /root/f -- write /scratch/f
+        echo "$output"
+        [ "$(printf '%s\n' "$output" | grep '^write=' | head -n1)" = write=EACCES ]
+        [ "$(printf '%s\n' "$output" | grep '^write=' | tail -n1)" = write=ok ]
+        # the write went to the container's tmpfs, not to the rootfs directory under it
+        [ ! -e "$BUNDLE/rootfs/scratch/f" ]
+        assert_nothing_left "$CID"
+}
+
 @test "landlock: refer and truncate: cross-directory rename (EXDEV) and truncate (EACCES) only where granted" {
         mkdir -p "$BUNDLE"/rootfs/data/{lim,full}/{a,b}
         echo x >"$BUNDLE/rootfs/data/lim/a/f"
