@@ -11,7 +11,10 @@ load helpers
 
 setup() {
         setup_bundle
-        update_config '.process.noNewPrivileges = true'
+        # RLIMIT_CORE 1: the processes killed with SIGSYS dump no core, neither to a file
+        # (under a page) nor to a core_pattern pipe on the host (1 is the kernel's "skip")
+        update_config '.process.noNewPrivileges = true |
+                .process.rlimits += [{"type": "RLIMIT_CORE", "soft": 1, "hard": 1}]'
 }
 
 teardown() {
