@@ -29,6 +29,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/timex.h>
 #include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <sys/utsname.h>
@@ -651,6 +652,144 @@ cmd_spin(int argc, char **argv)
         return 0;
 }
 
+/* ---- escape attacks (tests/integration/escape.bats) ---- */
+
+static void
+read_fifo_to_eof(const char *path)
+{
+        char buf[64];
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        if (fd < 0)
+                return;
+        while (read(fd, buf, sizeof buf) > 0)
+                ;
+        close(fd);
+}
+
+/* overwrite-exe PID FIFO: CVE-2019-5736 from inside. Hold /proc/PID/exe as an O_PATH
+ * fd while PID is the runtime, try to open it for writing, then wait (two rendezvous on
+ * FIFO: "holding", then "the runtime is gone") and reopen the held fd for writing, as
+ * the published exploit does, writing "pwned" at offset 0 if that works. */
+static int
+cmd_overwrite_exe(int argc, char **argv)
+{
+        char p[64], target[PATH_MAX];
+        int worst = 0;
+
+        (void) argc;
+        snprintf(p, sizeof p, "/proc/%s/exe", argv[1]);
+        int held = open(p, O_PATH | O_CLOEXEC);
+        if (held < 0) {
+                worst = result("exe.hold", -1);
+        } else {
+                printf("exe.hold=ok\n");
+                snprintf(p, sizeof p, "/proc/self/fd/%d", held);
+                ssize_t n = readlink(p, target, sizeof target - 1);
+                target[n < 0 ? 0 : n] = '\0';
+                printf("exe.link=%s\n", target);
+                snprintf(p, sizeof p, "/proc/%s/exe", argv[1]);
+                int w = open(p, O_WRONLY | O_CLOEXEC);
+                if (w >= 0)
+                        close(w);
+                if (result("exe.write", w) == 0)
+                        worst = 1;
+        }
+        fflush(stdout);
+        read_fifo_to_eof(argv[2]);
+        read_fifo_to_eof(argv[2]);
+        if (held < 0)
+                return worst;
+        snprintf(p, sizeof p, "/proc/self/fd/%d", held);
+        int w = open(p, O_WRONLY | O_CLOEXEC);
+        if (result("exe.reopen", w) < 0)
+                return worst;
+        int r = pwrite(w, "pwned", 5, 0) == 5 ? 0 : -1;
+        close(w);
+        return result("exe.overwrite", r) ? worst : 1;
+}
+
+/* open-write PATH: open an existing file for writing (no create, no truncate). */
+static int
+cmd_open_write(int argc, char **argv)
+{
+        (void) argc;
+        int fd = open(argv[1], O_WRONLY | O_CLOEXEC);
+        if (fd >= 0)
+                close(fd);
+        return result("open-write", fd);
+}
+
+/* ptrace PID|child: PTRACE_SEIZE a pid (then detach), or a child of ours (the control). */
+static int
+cmd_ptrace(int argc, char **argv)
+{
+        pid_t child = -1, pid;
+
+        (void) argc;
+        if (strcmp(argv[1], "child") == 0) {
+                fflush(stdout);
+                child = fork();
+                if (child < 0)
+                        return result("ptrace", -1);
+                if (child == 0) {
+                        pause();
+                        _exit(0);
+                }
+                pid = child;
+        } else {
+                pid = (pid_t) atoi(argv[1]);
+        }
+        long r = ptrace(PTRACE_SEIZE, pid, NULL, NULL);
+        int e = errno;
+        if (r == 0)
+                (void) ptrace(PTRACE_DETACH, pid, NULL, NULL);
+        if (child > 0) {
+                kill(child, SIGKILL);
+                waitpid(child, NULL, 0);
+        }
+        errno = e;
+        return result("ptrace", r < 0 ? -1 : 0);
+}
+
+/* settime: clock_settime(CLOCK_REALTIME) to the time just read (a no-op if permitted),
+ * and clock_adjtime with an out-of-range tick (EINVAL if permitted, EPERM if not). */
+static int
+cmd_settime(int argc, char **argv)
+{
+        struct timespec now;
+        struct timex tx = { .modes = ADJ_TICK, .tick = 1 };
+
+        (void) argc, (void) argv;
+        clock_gettime(CLOCK_REALTIME, &now);
+        int a = result("clock_settime", clock_settime(CLOCK_REALTIME, &now));
+        int b = result("clock_adjtime", clock_adjtime(CLOCK_REALTIME, &tx));
+        return a > b ? a : b;
+}
+
+/* init-module: init_module with no image and finit_module on a bad fd: EPERM without
+ * CAP_SYS_MODULE, another error (nothing loads) with it. */
+static int
+cmd_init_module(int argc, char **argv)
+{
+        (void) argc, (void) argv;
+        int a = result("init_module", (int) syscall(SYS_init_module, NULL, 0UL, ""));
+        int b = result("finit_module", (int) syscall(SYS_finit_module, -1, "", 0));
+        return a > b ? a : b;
+}
+
+/* add-key DESC: a "user" key in the session keyring; prints its serial. */
+static int
+cmd_add_key(int argc, char **argv)
+{
+        (void) argc;
+        long k = syscall(SYS_add_key, "user", argv[1], "msp", 3, KEY_SPEC_SESSION_KEYRING);
+        if (k < 0)
+                return result("add-key", -1);
+        printf("add-key=ok\nkey=%ld\n", k);
+        return 0;
+}
+
 /* ---- seccomp and Landlock (tests/integration/seccomp.bats, landlock.bats) ---- */
 
 static int
@@ -787,6 +926,12 @@ static const cmd cmds[] = {
         { "oom", 0, cmd_oom, "" },
         { "forkbomb", -1, cmd_forkbomb, "[MAX]" },
         { "spin", 1, cmd_spin, "SECS" },
+        { "overwrite-exe", 2, cmd_overwrite_exe, "PID FIFO" },
+        { "open-write", 1, cmd_open_write, "PATH" },
+        { "ptrace", 1, cmd_ptrace, "PID|child" },
+        { "settime", 0, cmd_settime, "" },
+        { "init-module", 0, cmd_init_module, "" },
+        { "add-key", 1, cmd_add_key, "DESC" },
         { "mkdir", 1, cmd_mkdir, "PATH" },
         { "tcp-listen", 1, cmd_tcp_listen, "PORT" },
         { "abstract-listen", 1, cmd_abstract_listen, "NAME" },

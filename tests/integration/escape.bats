@@ -1,0 +1,430 @@
+#!/usr/bin/env bats
+# Container escapes, each written as the attack (docs/SECURITY_MODEL.md, "Known container
+# escapes"): a legitimate control case succeeds first, then the attack must fail, and
+# afterwards nothing outside the container changed (files, mounts, the msp binary).
+
+load helpers
+
+setup() {
+        setup_bundle
+        OUTSIDE="$BATS_TEST_TMPDIR/outside"
+        mkdir -p "$OUTSIDE/dir"
+        echo host-secret >"$OUTSIDE/secret"
+}
+
+teardown() {
+        teardown_containers
+}
+
+# outside_snapshot: the outside dir's tree (name, type, mode, size, content hash) and the
+# host mounts that mention it; compared before and after an attack.
+outside_snapshot() {
+        (cd "$OUTSIDE" && find . -printf '%p %y %m %s\n' | sort &&
+                find . -type f -exec sha256sum {} + | sort)
+        grep -F "$OUTSIDE" /proc/self/mountinfo || true
+}
+
+# try_create ID: create that must fail (a success would leave an init holding our
+# stdio, so it is never run under `run`); $status and $output as from run.
+try_create() {
+        local out="$BATS_TEST_TMPDIR/$1.create"
+        status=0
+        msp create -b "$BUNDLE" "$1" >"$out" 2>&1 </dev/null || status=$?
+        output=$(cat "$out")
+}
+
+# without_dev_mount: let the image's own /dev be used (no tmpfs over it), so that what
+# the image put there (symlinks) is what msp finds.
+without_dev_mount() {
+        update_config '.mounts |= map(select(.destination != "/dev"))'
+}
+
+# image_dev_null: a real /dev/null in the image (msp creates the default devices only
+# in a /dev it mounts or an empty one, and masking needs a verified /dev/null).
+image_dev_null() {
+        mkdir -p "$BUNDLE/rootfs/dev"
+        mknod -m 666 "$BUNDLE/rootfs/dev/null" c 1 3
+}
+
+set_caps() {
+        update_config ".process.capabilities = {
+                \"bounding\": $(json_list $1), \"effective\": $(json_list $2),
+                \"permitted\": $(json_list $3), \"inheritable\": $(json_list $4),
+                \"ambient\": $(json_list $5)}"
+}
+
+# ---- CVE-2019-5736: the runtime binary ----
+
+@test "CVE-2019-5736: the container cannot overwrite msp through /proc/<init>/exe" {
+        # The attack targets a copy, so that a failing defence damages nothing else.
+        cp "$MSP" "$BATS_TEST_TMPDIR/msp"
+        MSP="$BATS_TEST_TMPDIR/msp"
+        before=$(sha256sum <"$MSP")
+        # A: created, not started: its init is msp code parked inside the container.
+        set_args /bin/msp-helper sleep-forever
+        create_bg "$CID-a"
+        apid=$(state_field "$CID-a" pid)
+        [ "$(readlink /proc/"$apid"/exe)" = "/memfd:msp (deleted)" ]
+        update_config ".linux.cgroupsPath = \"/$CGROUP_PREFIX/$CID-b\" |
+                .linux.namespaces |= map(if .type == \"pid\" then .path = \"/proc/$apid/ns/pid\" else . end)"
+        # B shares A's pid namespace. Control: its own environ reads; the parked init is
+        # non-dumpable, so its environ and exe are closed to B.
+        set_args /bin/msp-helper read /proc/self/environ -- read /proc/1/environ -- open-write /proc/1/exe
+        run msp run -b "$BUNDLE" "$CID-b" </dev/null
+        echo "$output"
+        [ "${lines[0]}" = read=ok ]
+        [[ "$output" == *$'\nread=EACCES\n'* ]]
+        [ "$(value open-write)" = EACCES ]
+        # The published exploit, by a B that may even ptrace (CAP_SYS_PTRACE and
+        # DAC_OVERRIDE pass the dumpable check): hold /proc/1/exe while the runtime is
+        # inside, reopen it for writing once the runtime has left.
+        set_caps "CAP_SYS_PTRACE CAP_DAC_OVERRIDE" "CAP_SYS_PTRACE CAP_DAC_OVERRIDE" \
+                "CAP_SYS_PTRACE CAP_DAC_OVERRIDE" "" ""
+        mkfifo "$BUNDLE/rootfs/sync"
+        set_args /bin/msp-helper overwrite-exe 1 /sync
+        create_bg "$CID-b"
+        bpid=$(state_field "$CID-b" pid)
+        msp start "$CID-b"
+        timeout 10 sh -c 'echo >"$1"' _ "$BUNDLE/rootfs/sync"   # B holds /proc/1/exe
+        msp start "$CID-a"                                        # the runtime leaves A
+        timeout 10 sh -c 'echo >"$1"' _ "$BUNDLE/rootfs/sync"   # B reopens it
+        wait_pid_exit "$bpid"
+        output=$(cat "$BATS_TEST_TMPDIR/$CID-b.out")
+        echo "$output"
+        [ "$(value exe.hold)" = ok ]
+        [ "$(value exe.link)" = "/memfd:msp (deleted)" ]
+        [ "$(value exe.write)" != ok ]
+        [ "$(value exe.overwrite)" != ok ]
+        [ "$(sha256sum <"$MSP")" = "$before" ]
+        msp kill "$CID-a" KILL
+        wait_pid_exit "$apid"
+        msp delete "$CID-a"
+        msp delete "$CID-b"
+        assert_nothing_left "$CID-a"
+        assert_nothing_left "$CID-b"
+}
+
+@test "CVE-2019-5736: the sealed copy cannot be written or resized; state and kill do not copy" {
+        set_args /bin/msp-helper sleep-forever
+        create_bg "$CID"
+        pid=$(state_field "$CID" pid)
+        # From the host side, with every privilege: the seals hold.
+        run /usr/bin/python3 - "/proc/$pid/exe" <<'PY'
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+seals = fcntl.fcntl(fd, 1034)  # F_GET_SEALS
+print("seals=%#x" % seals)
+for what, f in (("write", lambda w: os.pwrite(w, b"x", 0)), ("truncate", lambda w: os.ftruncate(w, 0))):
+    try:
+        w = os.open("/proc/self/fd/%d" % fd, os.O_WRONLY)
+        f(w)
+        print(what + "=ok")
+    except OSError as e:
+        print(what + "=" + (os.strerror(e.errno)))
+PY
+        echo "$output"
+        # SEAL|SHRINK|GROW|WRITE = 0xf (0x2f with F_SEAL_EXEC)
+        [ $(( $(value seals) & 0xf )) -eq $((0xf)) ]
+        [ "$(value write)" != ok ]
+        [ "$(value truncate)" != ok ]
+        # state is not a command that enters a container: it runs from the file
+        run strace -f -qq -e trace=memfd_create "$MSP" --root "$STATE_ROOT" state "$CID"
+        [[ "$output" != *memfd_create* ]] || { echo "$output"; false; }
+        msp kill "$CID" KILL
+        wait_pid_exit "$pid"
+        msp delete "$CID"
+        assert_nothing_left "$CID"
+}
+
+# ---- CVE-2016-9962 / CVE-2024-21626: fds and cwd ----
+
+@test "CVE-2016-9962, CVE-2024-21626: no runtime fd inside; cwd /proc/self/fd/N is refused" {
+        # Control: a plain cwd works, and only 0-2 are open even when the caller of msp
+        # holds host directories open (they must not reach the container).
+        mkdir -p "$BUNDLE/rootfs/work"
+        update_config '.process.cwd = "/work"'
+        set_args /bin/msp-helper cwd -- fds
+        run msp run -b "$BUNDLE" "$CID" </dev/null 5</ 6</sys/fs/cgroup 7<"$OUTSIDE"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$output" = cwd=/work ]
+        # The attack: cwd through a leaked fd, for every fd number the runtime and the
+        # caller use.
+        for n in 3 4 5 6 7 8 9 10; do
+                update_config ".process.cwd = \"/proc/self/fd/$n\""
+                try_create "$CID"
+                echo "fd $n: $output"
+                [ "$status" -ne 0 ]
+                [[ "$output" == *process.cwd* ]]
+                assert_nothing_left "$CID"
+        done 5</ 6</sys/fs/cgroup 7<"$OUTSIDE"
+        # ... or through a symlink in the image to such a path, or one escaping the root
+        ln -s /proc/self/fd/7 "$BUNDLE/rootfs/fdlink"
+        update_config '.process.cwd = "/fdlink"'
+        try_create "$CID" 7<"$OUTSIDE"
+        echo "$output"
+        [ "$status" -ne 0 ]
+        assert_nothing_left "$CID"
+        ln -s ../../../../../../../../.. "$BUNDLE/rootfs/escape"
+        update_config '.process.cwd = "/escape"'
+        set_args /bin/msp-helper cwd -- stat ./secret
+        run msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$(value cwd)" = / ]
+        [ "$(value stat)" = ENOENT ]
+        assert_nothing_left "$CID"
+}
+
+# ---- CVE-2021-30465, CVE-2024-45310, CVE-2019-19921: symlinked mount targets ----
+
+@test "CVE-2021-30465, CVE-2024-45310: bind-mount destinations symlinked to a host dir mount inside or fail" {
+        mkdir -p "$BATS_TEST_TMPDIR/src"
+        echo from-src >"$BATS_TEST_TMPDIR/src/file"
+        snap=$(outside_snapshot)
+        # Control: a plain destination gets the bind mount.
+        update_config ".mounts += [{\"destination\": \"/data\", \"type\": \"bind\",
+                \"source\": \"$BATS_TEST_TMPDIR/src\", \"options\": [\"rbind\"]}]"
+        helper_run read /data/file
+        echo "$output"
+        [ "$(value content)" = from-src ]
+        # The attack: the destination (or a parent of it) is a symlink to the outside
+        # dir, absolute or with enough ../ to leave the rootfs.
+        for link in "$OUTSIDE" "../../../../../../../../..$OUTSIDE"; do
+                for dest in /data /data/dir/sub; do
+                        rm -rf "$BUNDLE/rootfs/data"
+                        ln -s "$link" "$BUNDLE/rootfs/data"
+                        update_config ".mounts[-1].destination = \"$dest\""
+                        helper_run read "$dest/file"
+                        echo "$link $dest: $status $output"
+                        # mounted inside (the symlink resolved beneath the root) or refused
+                        [ "$status" -ne 0 ] || [ "$(value content)" = from-src ]
+                        [ "$(outside_snapshot)" = "$snap" ]
+                        assert_nothing_left "$CID"
+                done
+        done
+}
+
+@test "CVE-2019-19921: /proc, /dev, /dev/pts or /sys symlinked to a host dir: nothing outside changes" {
+        snap=$(outside_snapshot)
+        helper_run read /proc/self/comm
+        [ "$(value content)" = msp-helper ]
+        without_dev_mount
+        for target in proc dev dev/pts dev/shm sys; do
+                rm -rf "$BUNDLE/rootfs"
+                cp -a "$BATS_FILE_TMPDIR/rootfs" "$BUNDLE/rootfs"
+                mkdir -p "$BUNDLE/rootfs/$(dirname $target)"
+                rm -rf "${BUNDLE:?}/rootfs/$target"
+                [ "$target" = dev ] || image_dev_null
+                ln -s "$OUTSIDE" "$BUNDLE/rootfs/$target"
+                helper_run read /proc/self/comm -- stat /dev/null
+                echo "$target: $status $output"
+                if [ "$status" -eq 0 ]; then
+                        # it worked, so the mounts landed inside
+                        [ "$(value content)" = msp-helper ]
+                        [ "$(value stat.rdev)" = 1:3 ]
+                fi
+                [ "$(outside_snapshot)" = "$snap" ]
+                assert_nothing_left "$CID"
+        done
+}
+
+# ---- CVE-2025-31133: masking with a swapped /dev/null ----
+
+@test "CVE-2025-31133: an image /dev/null that is a symlink to a host file or core_pattern is never bound" {
+        core=$(cat /proc/sys/kernel/core_pattern)
+        snap=$(outside_snapshot)
+        # Control: masking works (an empty /proc/timer_list; core_pattern is read-only).
+        helper_run read /proc/timer_list -- open-write /proc/sys/kernel/core_pattern
+        echo "$output"
+        [ "$(value read)" = ok ]
+        [ "$(value content)" = "" ]
+        [ "$(value open-write)" != ok ]
+        without_dev_mount
+        update_config '.linux.maskedPaths += ["/proc/sys/kernel/core_pattern", "/etc/hostname"]'
+        for link in "$OUTSIDE/secret" /proc/sys/kernel/core_pattern /proc/keys; do
+                rm -f "$BUNDLE/rootfs/dev/null"
+                ln -s "$link" "$BUNDLE/rootfs/dev/null"
+                helper_run read /proc/timer_list -- read /etc/hostname -- stat /dev/null -- \
+                        open-write /proc/sys/kernel/core_pattern
+                echo "$link: $status $output"
+                if [ "$status" -ne 2 ] && [ -n "$(value stat.rdev)" ]; then
+                        # it ran: masked paths are empty and read-only, /dev/null is a device
+                        [ "$(value stat.rdev)" = 1:3 ]
+                        [[ "$output" != *host-secret* ]]
+                        [[ "$output" != *"content=$core"* ]] || [ -z "$core" ]
+                        [ "$(value open-write)" != ok ]
+                fi
+                [ "$(cat /proc/sys/kernel/core_pattern)" = "$core" ]
+                [ "$(outside_snapshot)" = "$snap" ]
+                assert_nothing_left "$CID"
+        done
+}
+
+# ---- CVE-2025-52565: the console ----
+
+@test "CVE-2025-52565: /dev/console and /dev/pts/ptmx symlinked in the image: the console is a real pty" {
+        snap=$(outside_snapshot)
+        update_config '.process.terminal = true'
+        # Control
+        helper_run tty -- stat /dev/console
+        output=$(printf '%s\n' "$output" | tr -d '\r')
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [[ "$(value stat.rdev)" == 136:* ]]
+        without_dev_mount
+        image_dev_null
+        mkdir -p "$BUNDLE/rootfs/dev/pts"
+        for link in console pts/ptmx pts/0 ptmx; do
+                rm -rf "$BUNDLE/rootfs/dev/console" "$BUNDLE/rootfs/dev/pts/ptmx" \
+                        "$BUNDLE/rootfs/dev/pts/0" "$BUNDLE/rootfs/dev/ptmx"
+                ln -s "$OUTSIDE/secret" "$BUNDLE/rootfs/dev/$link"
+                helper_run tty -- stat /dev/console
+                output=$(printf '%s\n' "$output" | tr -d '\r')
+                echo "$link: $status $output"
+                if [ "$status" -eq 0 ] || [ -n "$(value stat.rdev)" ]; then
+                        [[ "$(value stat.rdev)" == 136:* ]]
+                        [[ "$output" != *host-secret* ]]
+                fi
+                [ "$(outside_snapshot)" = "$snap" ]
+                assert_nothing_left "$CID"
+        done
+}
+
+# ---- CVE-2025-52881, CVE-2019-16884: writes under /proc ----
+
+@test "CVE-2025-52881: with a fake /proc in the image, sysctl and oom_score_adj reach the real procfs" {
+        update_config '.linux.sysctl = {"net.ipv4.ip_forward": "1"} | .process.oomScoreAdj = 500'
+        # Control: both take effect.
+        helper_run read /proc/sys/net/ipv4/ip_forward -- read /proc/self/oom_score_adj
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(printf '%s\n' "$output" | sed -n 2p)" = content=1 ]
+        [ "$(printf '%s\n' "$output" | sed -n 4p)" = content=500 ]
+        # The image's /proc is a directory of decoys: regular files where procfs' are.
+        fake="$BUNDLE/rootfs/proc"
+        mkdir -p "$fake/sys/net/ipv4" "$fake/self" "$fake/1"
+        echo 0 >"$fake/sys/net/ipv4/ip_forward"
+        echo 0 >"$fake/self/oom_score_adj"
+        echo 0 >"$fake/1/oom_score_adj"
+        decoys=$(cd "$fake" && find . -type f -exec sha256sum {} + | sort)
+        helper_run read /proc/sys/net/ipv4/ip_forward -- read /proc/self/oom_score_adj
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(printf '%s\n' "$output" | sed -n 2p)" = content=1 ]
+        [ "$(printf '%s\n' "$output" | sed -n 4p)" = content=500 ]
+        [ "$(cd "$fake" && find . -type f -exec sha256sum {} + | sort)" = "$decoys" ]
+        # ... or a symlink to a decoy dir inside the image: refused or the real procfs.
+        mv "$fake" "$BUNDLE/rootfs/fakeproc"
+        ln -s /fakeproc "$fake"
+        helper_run read /proc/sys/net/ipv4/ip_forward -- read /proc/self/oom_score_adj
+        echo "$output"
+        if [ "$status" -eq 0 ]; then
+                [ "$(printf '%s\n' "$output" | sed -n 2p)" = content=1 ]
+                [ "$(printf '%s\n' "$output" | sed -n 4p)" = content=500 ]
+        fi
+        [ "$(cd "$BUNDLE/rootfs/fakeproc" && find . -type f -exec sha256sum {} + | sort)" = "$decoys" ]
+        # the host's forwarding setting is its own
+        assert_nothing_left "$CID"
+}
+
+# ---- capabilities ----
+
+@test "capabilities: without them no mount, module load, clock change, raw socket or ptrace outside" {
+        # Control, with the capability: each call passes the permission check (and does
+        # nothing: a bad argument, or ptrace of our own child).
+        set_caps "CAP_NET_RAW CAP_SYS_TIME" "CAP_NET_RAW CAP_SYS_TIME" "CAP_NET_RAW CAP_SYS_TIME" "" ""
+        helper_run syscall raw_socket -- ptrace child
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(value syscall.raw_socket)" = ok ]
+        [ "$(value ptrace)" = ok ]
+        # The attack, with no capability at all.
+        update_config 'del(.process.capabilities)'
+        helper_run caps -- syscall mount -- init-module -- settime -- syscall settimeofday -- \
+                syscall raw_socket -- ptrace "$$" -- ptrace 1
+        echo "$output"
+        for s in CapInh CapPrm CapEff CapBnd CapAmb; do
+                [ "$(value $s)" = 0000000000000000 ]
+        done
+        [ "$(value syscall.mount)" = EPERM ]
+        if [ -e /proc/modules ]; then
+                [ "$(value init_module)" = EPERM ]
+                [ "$(value finit_module)" = EPERM ]
+        else    # no module support in this kernel: ENOSYS, still not ok
+                [ "$(value init_module)" != ok ]
+                [ "$(value finit_module)" != ok ]
+        fi
+        [ "$(value clock_settime)" = EPERM ]
+        [ "$(value clock_adjtime)" = EPERM ]
+        [ "$(value syscall.settimeofday)" = EPERM ]
+        [ "$(value syscall.raw_socket)" = EPERM ]
+        # the host's pid does not exist in the container's pid namespace; pid 1 is us
+        [ "$(printf '%s\n' "$output" | grep '^ptrace=' | sed -n 1p)" = ptrace=ESRCH ]
+        [ "$(printf '%s\n' "$output" | grep '^ptrace=' | sed -n 2p)" = ptrace=EPERM ]
+        assert_nothing_left "$CID"
+}
+
+@test "capabilities: inheritable and ambient are empty by default and exactly as configured" {
+        helper_run caps
+        [ "$(value CapInh)" = 0000000000000000 ]
+        [ "$(value CapAmb)" = 0000000000000000 ]
+        [ "$(value CapBnd)" = "$(cap_mask CAP_AUDIT_WRITE CAP_KILL CAP_NET_BIND_SERVICE)" ]
+        # a non-root user gets exactly the configured ambient set, and it works
+        update_config '.process.user = {"uid": 1000, "gid": 1000}'
+        set_caps "CAP_NET_RAW CAP_KILL" "CAP_NET_RAW" "CAP_NET_RAW" "CAP_NET_RAW" "CAP_NET_RAW"
+        helper_run caps -- syscall raw_socket
+        echo "$output"
+        [ "$(value CapInh)" = "$(cap_mask CAP_NET_RAW)" ]
+        [ "$(value CapAmb)" = "$(cap_mask CAP_NET_RAW)" ]
+        [ "$(value CapEff)" = "$(cap_mask CAP_NET_RAW)" ]
+        [ "$(value syscall.raw_socket)" = ok ]
+        # and without ambient the same user has nothing
+        set_caps "CAP_NET_RAW CAP_KILL" "CAP_NET_RAW" "CAP_NET_RAW" "CAP_NET_RAW" ""
+        helper_run caps -- syscall raw_socket
+        echo "$output"
+        [ "$(value CapEff)" = 0000000000000000 ]
+        [ "$(value CapAmb)" = 0000000000000000 ]
+        [ "$(value syscall.raw_socket)" = EPERM ]
+        assert_nothing_left "$CID"
+}
+
+# ---- the kernel keyring ----
+
+# in_keyring NAME DESC CMD...: run CMD in a new session keyring NAME, then say whether
+# a "user" key DESC is in that keyring ("key=found" or "key=absent").
+in_keyring() {
+        /usr/bin/python3 - "$@" 3>&- <<'PY'
+import ctypes, os, subprocess, sys
+l = ctypes.CDLL(None, use_errno=True)
+l.syscall.restype = ctypes.c_long
+KEYCTL = 250  # x86_64
+if l.syscall(KEYCTL, 1, ctypes.c_char_p(sys.argv[1].encode())) < 0:  # JOIN_SESSION_KEYRING
+    sys.exit("keyctl: " + os.strerror(ctypes.get_errno()))
+rc = subprocess.call(sys.argv[3:], stdin=subprocess.DEVNULL)
+# KEYCTL_SEARCH (10) in the session keyring (-3), no destination
+k = l.syscall(KEYCTL, 10, ctypes.c_long(-3), b"user", ctypes.c_char_p(sys.argv[2].encode()), 0)
+print("key=found" if k >= 0 else "key=absent")
+sys.exit(rc)
+PY
+}
+
+@test "keyring: a key added inside is not in the caller's session keyring (unless --no-new-keyring)" {
+        [ "$(uname -m)" = x86_64 ] || skip "the keyctl syscall number here is x86_64's"
+        ring="msp-test-$$-$BATS_SUITE_TEST_NUMBER"
+        desc="msp-escape-$$"
+        set_args /bin/msp-helper add-key "$desc"
+        # Control: with --no-new-keyring the container shares the caller's keyring, so
+        # the key shows up there.
+        run in_keyring "$ring" "$desc" "$MSP" --root "$STATE_ROOT" run --no-new-keyring -b "$BUNDLE" "$CID"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(value add-key)" = ok ]
+        [ "$(printf '%s\n' "$output" | grep '^key=' | tail -n1)" = key=found ]
+        # By default the container gets its own session keyring.
+        run in_keyring "$ring" "$desc" "$MSP" --root "$STATE_ROOT" run -b "$BUNDLE" "$CID"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(value add-key)" = ok ]
+        [ "$(printf '%s\n' "$output" | grep '^key=' | tail -n1)" = key=absent ]
+        assert_nothing_left "$CID"
+}
