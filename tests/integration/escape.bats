@@ -6,6 +6,7 @@
 load helpers
 
 setup() {
+        ORIG_MSP=$MSP
         setup_bundle
         OUTSIDE="$BATS_TEST_TMPDIR/outside"
         mkdir -p "$OUTSIDE/dir"
@@ -13,6 +14,7 @@ setup() {
 }
 
 teardown() {
+        MSP=$ORIG_MSP   # the CVE-2019-5736 test runs a copy, which a working attack breaks
         teardown_containers
 }
 
@@ -96,6 +98,7 @@ set_caps() {
         [ "$(value exe.write)" != ok ]
         [ "$(value exe.overwrite)" != ok ]
         [ "$(sha256sum <"$MSP")" = "$before" ]
+        MSP=$ORIG_MSP
         msp kill "$CID-a" KILL
         wait_pid_exit "$apid"
         msp delete "$CID-a"
