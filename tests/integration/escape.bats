@@ -130,9 +130,16 @@ PY
         [ $(( $(value seals) & 0xf )) -eq $((0xf)) ]
         [ "$(value write)" != ok ]
         [ "$(value truncate)" != ok ]
-        # state is not a command that enters a container: it runs from the file
-        run strace -f -qq -e trace=memfd_create "$MSP" --root "$STATE_ROOT" state "$CID"
-        [[ "$output" != *memfd_create* ]] || { echo "$output"; false; }
+        # Commands that do not enter a container run from the file, however the global
+        # options before them are spelled (an option's value is not the command).
+        for cmd in "--root $STATE_ROOT state $CID" "--root=$STATE_ROOT --debug list" \
+                "--log-format text --root $STATE_ROOT kill $CID 0" \
+                "--cgroup-manager cgroupfs --root $STATE_ROOT ps $CID" \
+                "--root $STATE_ROOT --log-level info state create"; do
+                run strace -f -qq -e trace=memfd_create "$MSP" $cmd
+                echo "$cmd: $output"
+                [[ "$output" != *memfd_create* ]]
+        done
         msp kill "$CID" KILL
         wait_pid_exit "$pid"
         msp delete "$CID"
