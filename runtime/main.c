@@ -40,6 +40,11 @@ static const rt_command commands[] = {
         { "ps", cmd_ps, "list the processes in a container's cgroup", "[--format table|json] ID" },
         { "events", cmd_events, "print resource usage statistics as JSON",
           "[--stats] [--interval DURATION] ID" },
+        { "exec", cmd_exec, "run one more process in a live container",
+          "[--process FILE] [--detach] [--pid-file FILE] [--console-socket PATH] [--tty] "
+          "[--cwd DIR] [--env KEY=VALUE]... [--user UID[:GID]] [--additional-gids GID]... "
+          "[--cap CAP]... [--no-new-privs] [--preserve-fds N] [--cgroup SUBPATH] "
+          "[--ignore-paused] ID [COMMAND [ARG...]]" },
         { "list", cmd_list, "list containers", "[--format table|json] [--quiet]" },
         { "spec", cmd_spec, "write a default config.json", "[--rootless] [--bundle DIR]" },
         { "features", cmd_features, "print what this runtime supports as JSON", "" },

@@ -2,7 +2,9 @@
  * prints the error once and returns the process exit status. */
 #pragma once
 
+#include <signal.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "container.h"
 #include "ctx.h"
@@ -28,6 +30,7 @@ int cmd_resume(rt_ctx *ctx, int argc, char **argv);
 int cmd_update(rt_ctx *ctx, int argc, char **argv);
 int cmd_ps(rt_ctx *ctx, int argc, char **argv);
 int cmd_events(rt_ctx *ctx, int argc, char **argv);
+int cmd_exec(rt_ctx *ctx, int argc, char **argv);
 
 const rt_command *cmd_find(const char *name);
 /* "Usage: ..." for one command to stdout (help) or stderr (misuse). */
@@ -49,3 +52,11 @@ int cmd_parse_create_opts(const rt_ctx *ctx, const char *cmd, int argc, char **a
 /* A single ID operand after the flags. */
 int cmd_one_id(const rt_ctx *ctx, const char *cmd, int argc, char **argv, int first,
                const char **ret_id);
+
+/* run and exec: the signals msp forwards to the process it waits for. */
+void cmd_forwarded_signals(sigset_t *set);
+struct rt_ttyproxy;
+/* Wait for pid (our child), forwarding signals read from sigfd through pidfd and
+ * proxying tty when not NULL; returns its exit status, 128+signal when killed. */
+int cmd_wait_forwarding(const rt_ctx *ctx, pid_t pid, int pidfd, int sigfd,
+                        struct rt_ttyproxy *tty);

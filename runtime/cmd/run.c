@@ -31,8 +31,15 @@ handle_signal(int sigfd, int pidfd, rt_ttyproxy *tty)
                 (void) syscall(SYS_pidfd_send_signal, pidfd, (int) si.ssi_signo, NULL, 0);
 }
 
-static int
-wait_forwarding(const rt_ctx *ctx, pid_t pid, int pidfd, int sigfd, rt_ttyproxy *tty)
+void
+cmd_forwarded_signals(sigset_t *set)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(forwarded); i++)
+                sigaddset(set, forwarded[i]);
+}
+
+int
+cmd_wait_forwarding(const rt_ctx *ctx, pid_t pid, int pidfd, int sigfd, rt_ttyproxy *tty)
 {
         struct pollfd p[POLL_COUNT] = {
                 [POLL_PID] = { .fd = pidfd, .events = POLLIN },
@@ -152,7 +159,7 @@ cmd_run(rt_ctx *ctx, int argc, char **argv)
         snprintf(id, sizeof id, "%s", c->id);
         c = rt_container_free(c);
 
-        status = wait_forwarding(ctx, pid, pidfd, sigfd, use_tty ? &tty : NULL);
+        status = cmd_wait_forwarding(ctx, pid, pidfd, sigfd, use_tty ? &tty : NULL);
         close(pidfd);
         rt_ttyproxy_done(&tty);
         if (!keep) {

@@ -299,8 +299,8 @@ build_rootfs(init_run *ir, msp_err *err)
 
 /* cwd must resolve inside the container: RESOLVE_IN_ROOT clamps "..", and
  * RESOLVE_NO_MAGICLINKS refuses /proc/self/fd/N (CVE-2024-21626). */
-static int
-enter_cwd(const oci_process *p, msp_err *err)
+int
+rt_init_enter_cwd(const oci_process *p, msp_err *err)
 {
         _cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         _cleanup_close_ int fd = -1;
@@ -440,7 +440,7 @@ prepare_process(init_run *ir, msp_err *err)
         r = rt_caps_apply(&p->capabilities, p->has_capabilities, err);
         if (r < 0)
                 return r;
-        r = enter_cwd(p, err);
+        r = rt_init_enter_cwd(p, err);
         if (r < 0)
                 return r;
         r = rt_exec_lookup(p->args.v[0], ir->envp, ir->exec_path, sizeof ir->exec_path, err);

@@ -1,0 +1,336 @@
+/* exec: run one more process in a live container. The process is --process FILE (as
+ * podman/conmon write it, used as is) or ARGS over a copy of the config's process, with
+ * the flags overriding. --detach writes --pid-file and returns; otherwise msp waits,
+ * forwards signals (and proxies a terminal) and exits with the process's status. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "execproc.h"
+#include "fileio.h"
+#include "log.h"
+#include "statedir.h"
+#include "ttyproxy.h"
+
+#define MAX_LIST 256
+
+typedef struct exec_flags {
+        const char *process_file;
+        const char *pid_file;
+        const char *cwd;
+        const char *user;
+        const char *env[MAX_LIST];
+        size_t n_env;
+        uint32_t gids[MAX_LIST];
+        size_t n_gids;
+        bool has_gids;
+        uint64_t caps;
+        bool tty, detach, nnp;
+        rt_exec_opts o;
+} exec_flags;
+
+/* Decimal, no sign, no spaces, below 2^32-1 (which is -1, "no id"). */
+static int
+parse_id(const char *s, uint32_t *ret)
+{
+        unsigned long long v = 0;
+
+        if (!*s || strlen(s) > 10)
+                return -EINVAL;
+        for (const char *p = s; *p; p++) {
+                if (*p < '0' || *p > '9')
+                        return -EINVAL;
+                v = v * 10 + (unsigned) (*p - '0');
+        }
+        if (v >= UINT32_MAX)
+                return -ERANGE;
+        *ret = (uint32_t) v;
+        return 0;
+}
+
+/* --user: "uid" or "uid:gid", numeric only (CVE-2026-30892: nothing else is guessed,
+ * and names are not looked up: they would need the container's /etc/passwd). */
+static int
+parse_user(const rt_ctx *ctx, const char *s, oci_user *u)
+{
+        char buf[64];
+        char *colon;
+        uint32_t uid, gid = u->gid;
+
+        if (strlen(s) >= sizeof buf)
+                return cmd_usage_error(ctx, "exec", "--user '%.40s...': expected UID[:GID]", s), -1;
+        snprintf(buf, sizeof buf, "%s", s);
+        colon = strchr(buf, ':');
+        if (colon)
+                *colon = '\0';
+        if (parse_id(buf, &uid) < 0 || (colon && parse_id(colon + 1, &gid) < 0))
+                return cmd_usage_error(ctx, "exec", "--user '%s': expected a numeric UID[:GID] "
+                                       "(user and group names are not resolved)", s), -1;
+        u->uid = uid;
+        u->gid = gid;
+        return 0;
+}
+
+static int
+parse_cap(const char *s, uint64_t *mask)
+{
+        char buf[64];
+        int cap;
+
+        if (strncasecmp(s, "CAP_", 4) == 0)
+                snprintf(buf, sizeof buf, "%s", s);
+        else
+                snprintf(buf, sizeof buf, "CAP_%s", s);
+        for (char *p = buf; *p; p++)
+                if (*p >= 'a' && *p <= 'z')
+                        *p = (char) (*p - 'a' + 'A');
+        cap = oci_cap_from_name(buf);
+        if (cap < 0 || cap >= 64)
+                return -EINVAL;
+        *mask |= 1ull << cap;
+        return 0;
+}
+
+static int
+parse_flags(const rt_ctx *ctx, int argc, char **argv, exec_flags *f)
+{
+        static const struct option opts[] = {
+                { "process", required_argument, NULL, 'p' },
+                { "pid-file", required_argument, NULL, 'P' },
+                { "console-socket", required_argument, NULL, 's' },
+                { "tty", no_argument, NULL, 't' },
+                { "detach", no_argument, NULL, 'd' },
+                { "cwd", required_argument, NULL, 'w' },
+                { "env", required_argument, NULL, 'e' },
+                { "user", required_argument, NULL, 'u' },
+                { "additional-gids", required_argument, NULL, 'g' },
+                { "cap", required_argument, NULL, 'c' },
+                { "no-new-privs", no_argument, NULL, 'n' },
+                { "preserve-fds", required_argument, NULL, 'F' },
+                { "cgroup", required_argument, NULL, 'C' },
+                { "ignore-paused", no_argument, NULL, 'I' },
+                {},
+        };
+        int c;
+
+        while ((c = getopt_long(argc, argv, "+p:tde:u:g:c:", opts, NULL)) != -1) {
+                switch (c) {
+                case 'p': f->process_file = optarg; break;
+                case 'P': f->pid_file = optarg; break;
+                case 's': f->o.console_socket = optarg; break;
+                case 't': f->tty = true; break;
+                case 'd': f->detach = true; break;
+                case 'w': f->cwd = optarg; break;
+                case 'n': f->nnp = true; break;
+                case 'C': f->o.sub_cgroup = optarg; break;
+                case 'I': f->o.ignore_paused = true; break;
+                case 'e':
+                        if (!strchr(optarg, '=') || optarg[0] == '=')
+                                return cmd_usage_error(ctx, "exec", "--env '%s': expected KEY=VALUE",
+                                                       optarg), -1;
+                        if (f->n_env >= MAX_LIST)
+                                return cmd_usage_error(ctx, "exec", "too many --env"), -1;
+                        f->env[f->n_env++] = optarg;
+                        break;
+                case 'u': f->user = optarg; break;
+                case 'g':
+                        if (f->n_gids >= MAX_LIST)
+                                return cmd_usage_error(ctx, "exec", "too many --additional-gids"), -1;
+                        if (parse_id(optarg, &f->gids[f->n_gids]) < 0)
+                                return cmd_usage_error(ctx, "exec", "--additional-gids '%s': expected "
+                                                       "a numeric GID", optarg), -1;
+                        f->n_gids++;
+                        f->has_gids = true;
+                        break;
+                case 'c':
+                        if (parse_cap(optarg, &f->caps) < 0)
+                                return cmd_usage_error(ctx, "exec", "--cap '%s': unknown capability",
+                                                       optarg), -1;
+                        break;
+                case 'F': {
+                        char *end;
+                        long v = strtol(optarg, &end, 10);
+                        if (!*optarg || *end || v < 0 || v > 65536)
+                                return cmd_usage_error(ctx, "exec", "--preserve-fds: expected a "
+                                                       "count, got '%s'", optarg), -1;
+                        f->o.preserve_fds = (int) v;
+                        break;
+                }
+                default:
+                        return cmd_usage_error(ctx, "exec", "invalid option"), -1;
+                }
+        }
+        if (optind >= argc)
+                return cmd_usage_error(ctx, "exec", "a container ID is required"), -1;
+        if (f->process_file && optind + 1 < argc)
+                return cmd_usage_error(ctx, "exec", "--process and a command are exclusive"), -1;
+        if (!f->process_file && optind + 1 >= argc)
+                return cmd_usage_error(ctx, "exec", "a command (or --process FILE) is required"), -1;
+        return optind;
+}
+
+/* The env with each --env replacing the entry of the same key or appended. */
+static char **
+merge_env(const oci_strv *base, const exec_flags *f)
+{
+        size_t n = base->n, k = 0;
+        char **v = calloc(n + f->n_env + 1, sizeof *v);
+
+        if (!v)
+                return NULL;
+        for (size_t i = 0; i < n; i++)
+                v[k++] = base->v[i];
+        for (size_t i = 0; i < f->n_env; i++) {
+                size_t klen = (size_t) (strchr(f->env[i], '=') - f->env[i]) + 1;
+                size_t j;
+                for (j = 0; j < k; j++)
+                        if (strncmp(v[j], f->env[i], klen) == 0)
+                                break;
+                v[j] = (char *) f->env[i];
+                if (j == k)
+                        k++;
+        }
+        v[k] = NULL;
+        return v;
+}
+
+static int
+read_process(const rt_ctx *ctx, const char *path, oci_spec **ret)
+{
+        _cleanup_free_ char *data = NULL;
+        size_t len;
+        msp_err err = { 0 };
+
+        if (rt_read_file_at(AT_FDCWD, path, false, 4 << 20, &data, &len, &err) < 0 ||
+            oci_process_parse_data(path, data, len, ret, &err) < 0)
+                return cmd_fail(ctx, &err), -1;
+        return 0;
+}
+
+int
+cmd_exec(rt_ctx *ctx, int argc, char **argv)
+{
+        exec_flags f = { .o = { .console_fd = -1 } };
+        _cleanup_container_ rt_container *c = NULL;
+        _cleanup_spec_ oci_spec *pspec = NULL;
+        _cleanup_free_ char **env = NULL;
+        _cleanup_close_ int sigfd = -1, tty_sock = -1, tty_peer = -1;
+        rt_ttyproxy tty = { .master = -1 };
+        oci_process proc = { 0 };
+        msp_err err = { 0 };
+        sigset_t set;
+        pid_t pid;
+        int pidfd = -1, idx;
+
+        idx = parse_flags(ctx, argc, argv, &f);
+        if (idx < 0)
+                return 1;
+        if (f.process_file && read_process(ctx, f.process_file, &pspec) < 0)
+                return 1;
+        if (rt_container_load(ctx, argv[idx], false, &c, &err) < 0 ||
+            rt_exec_load_config(c, &err) < 0)
+                return cmd_fail(ctx, &err);
+        if (pspec) {
+                proc = *pspec->process;
+        } else {
+                if (c->spec && c->spec->process)
+                        proc = *c->spec->process;
+                else
+                        proc.cwd = (char *) "/";
+                proc.args.v = argv + idx + 1;
+                proc.args.n = (size_t) (argc - idx - 1);
+                proc.terminal = f.tty;
+                proc.has_console_size = false;
+                env = merge_env(&proc.env, &f);
+                if (!env) {
+                        rt_log_error(ctx, "out of memory");
+                        return 1;
+                }
+                proc.env.v = env;
+                for (proc.env.n = 0; env[proc.env.n]; proc.env.n++)
+                        ;
+                if (f.cwd)
+                        proc.cwd = (char *) f.cwd;
+                if (f.user && parse_user(ctx, f.user, &proc.user) < 0)
+                        return 1;
+                if (f.has_gids) {
+                        proc.user.additional_gids = f.gids;
+                        proc.user.n_additional_gids = f.n_gids;
+                }
+                if (f.caps) {
+                        proc.has_capabilities = true;
+                        proc.capabilities.bounding |= f.caps;
+                        proc.capabilities.effective |= f.caps;
+                        proc.capabilities.permitted |= f.caps;
+                        proc.capabilities.inheritable |= f.caps;
+                        proc.capabilities.ambient |= f.caps;
+                }
+                if (f.nnp)
+                        proc.no_new_privileges = true;
+        }
+        f.o.proc = &proc;
+        if (proc.terminal && f.detach && !f.o.console_socket)
+                return cmd_usage_error(ctx, "exec", "a terminal with --detach needs --console-socket");
+        if (proc.terminal && !f.detach && !f.o.console_socket) {
+                int sv[2];
+                if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+                        rt_log_error(ctx, "socketpair: %m");
+                        return 1;
+                }
+                tty_sock = sv[0];
+                tty_peer = sv[1];
+                f.o.console_fd = tty_peer;
+        }
+        if (!f.detach) {
+                sigemptyset(&set);
+                cmd_forwarded_signals(&set);
+                sigprocmask(SIG_BLOCK, &set, NULL);
+                sigfd = signalfd(-1, &set, SFD_CLOEXEC);
+                if (sigfd < 0) {
+                        rt_log_error(ctx, "signalfd: %m");
+                        return 1;
+                }
+        }
+        if (rt_exec_spawn(ctx, c, &f.o, &pid, &pidfd, &err) < 0)
+                return cmd_fail(ctx, &err);
+        c = rt_container_free(c);       /* the lock: state/kill work meanwhile */
+        if (f.detach) {
+                char buf[32];
+                int n = snprintf(buf, sizeof buf, "%d", (int) pid);
+                close(pidfd);
+                if (f.pid_file &&
+                    rt_write_file_atomic(AT_FDCWD, f.pid_file, buf, (size_t) n, 0644, &err) < 0)
+                        return cmd_fail(ctx, &err);
+                return 0;
+        }
+        if (f.pid_file) {
+                char buf[32];
+                int n = snprintf(buf, sizeof buf, "%d", (int) pid);
+                if (rt_write_file_atomic(AT_FDCWD, f.pid_file, buf, (size_t) n, 0644, &err) < 0)
+                        rt_log_warning(ctx, "%s", err.msg);
+        }
+        bool use_tty = false;
+        if (tty_sock >= 0) {
+                int master = -1;
+                close(TAKE_FD(tty_peer));
+                if (rt_console_recv_master(tty_sock, &master, &err) < 0 ||
+                    rt_ttyproxy_begin(&tty, master, &err) < 0) {
+                        rt_ttyproxy_done(&tty);
+                        rt_log_error(ctx, "%s", err.msg);
+                } else {
+                        use_tty = true;
+                }
+        }
+        int status = cmd_wait_forwarding(ctx, pid, pidfd, sigfd, use_tty ? &tty : NULL);
+        close(pidfd);
+        rt_ttyproxy_done(&tty);
+        return status;
+}

@@ -1,0 +1,510 @@
+/* `exec`: the runtime side (parent) and the child that enters a live container.
+ *
+ * Parent: open the init's namespace files through a verified procfs, then check that
+ * the init's pid still has the start time recorded at create (the fds then surely
+ * belong to the container, not to a process that reused the pid). setns(pid) in the
+ * runtime only changes where its children are born (pid_for_children): clone3 puts the
+ * child straight into the container's pid namespace and the runtime goes back to its
+ * own at once. The parent moves the child into the container's cgroup (every
+ * hierarchy), then lets it go.
+ *
+ * Child: joins the user namespace first (when the container has its own), then mnt,
+ * net, ipc, uts, cgroup (after the cgroup move, so its root is the container's) and
+ * time. setns(mnt) sets the caller's root and cwd to the root of the namespace's mount
+ * tree, with the mounts stacked on it followed: after the init's pivot_root (or the
+ * MS_MOVE of --no-pivot) that is the container's rootfs, so no chroot is needed and
+ * nothing of the host's tree stays reachable (runc relies on the same rule). Then the
+ * init's final steps, in its order. */
+#include "execproc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "fileio.h"
+#include "init.h"
+#include "landlock.h"
+#include "log.h"
+#include "macros.h"
+#include "process.h"
+#include "procfs.h"
+#include "seccomp.h"
+#include "statedir.h"
+#include "sync.h"
+#include "terminal.h"
+
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+
+/* The order the child joins them in; pid is joined by the parent. */
+static const oci_ns_type join_order[] = {
+        OCI_NS_USER, OCI_NS_MOUNT, OCI_NS_NETWORK, OCI_NS_IPC, OCI_NS_UTS, OCI_NS_CGROUP,
+        OCI_NS_TIME,
+};
+
+static const char *const ns_file[OCI_NS_TYPE_MAX] = {
+        [OCI_NS_PID] = "pid", [OCI_NS_NETWORK] = "net", [OCI_NS_MOUNT] = "mnt",
+        [OCI_NS_IPC] = "ipc", [OCI_NS_UTS] = "uts", [OCI_NS_USER] = "user",
+        [OCI_NS_CGROUP] = "cgroup", [OCI_NS_TIME] = "time",
+};
+
+typedef struct exec_child {
+        const rt_ctx *ctx;
+        const rt_exec_opts *o;
+        const oci_spec *spec;
+        const oci_state *state;
+        int ns_fd[OCI_NS_TYPE_MAX];     /* -1: the runtime's own, not joined */
+        int sync_fd;
+        int console_fd;
+        int seccomp_sock;
+        pid_t host_pid;
+        bool in_userns;
+} exec_child;
+
+static int
+fd_above(int fd, int min)
+{
+        if (fd < 0 || fd >= min)
+                return fd;
+        int n = fcntl(fd, F_DUPFD_CLOEXEC, min);
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return n;
+}
+
+/* Open the init's namespace of type t; -1 without error when it is the runtime's own
+ * (nothing to join) or the kernel has no such namespace type. */
+static int
+open_ns(int procfd, pid_t pid, oci_ns_type t, int min, int *ret, msp_err *err)
+{
+        char path[64];
+        struct stat st, self;
+
+        *ret = -1;
+        snprintf(path, sizeof path, "%d/ns/%s", (int) pid, ns_file[t]);
+        int fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+                if (errno == ENOENT && t == OCI_NS_TIME)
+                        return 0;
+                return msp_err_sys(err, errno, "open /proc/%s", path);
+        }
+        snprintf(path, sizeof path, "self/ns/%s", ns_file[t]);
+        if (fstat(fd, &st) < 0 || fstatat(procfd, path, &self, 0) < 0) {
+                int e = errno;
+                close(fd);
+                return msp_err_sys(err, e, "stat the %s namespace", ns_file[t]);
+        }
+        if (st.st_ino == self.st_ino && st.st_dev == self.st_dev) {
+                close(fd);
+                return 0;
+        }
+        *ret = fd_above(fd, min);
+        if (*ret < 0)
+                return msp_err_sys(err, errno, "dup a namespace fd");
+        return 0;
+}
+
+/* ---- the child ---- */
+
+_Noreturn static void
+child_fail(const exec_child *ec, const msp_err *err)
+{
+        (void) rt_sync_send(ec->sync_fd, RT_SYNC_ERROR, 0, err);
+        _exit(1);
+}
+
+static int
+child_enter(exec_child *ec, msp_err *err)
+{
+        rt_sync_msg msg;
+        int r;
+
+        r = rt_sync_expect(ec->sync_fd, RT_SYNC_GO, &msg, err);
+        if (r < 0)
+                return r;
+        ec->host_pid = msg.value > 0 ? (pid_t) msg.value : getpid();
+        for (size_t i = 0; i < ARRAY_SIZE(join_order); i++) {
+                oci_ns_type t = join_order[i];
+                if (ec->ns_fd[t] < 0)
+                        continue;
+                if (setns(ec->ns_fd[t], 0) < 0)
+                        return msp_err_sys(err, errno, "join the container's %s namespace",
+                                           ns_file[t]);
+                close(ec->ns_fd[t]);
+                ec->ns_fd[t] = -1;
+                if (t == OCI_NS_USER) {
+                        /* The namespace's root where mapped; the user switch sets the
+                         * final ids. */
+                        if (setresgid(0, 0, 0) < 0 && errno != EINVAL)
+                                return msp_err_sys(err, errno, "setresgid(0) in the user namespace");
+                        if (setresuid(0, 0, 0) < 0 && errno != EINVAL)
+                                return msp_err_sys(err, errno, "setresuid(0) in the user namespace");
+                }
+        }
+        return 0;
+}
+
+static int
+child_terminal(exec_child *ec, msp_err *err)
+{
+        const oci_process *p = ec->o->proc;
+        _cleanup_close_ int root = -1, master = -1, slave = -1;
+        int r;
+
+        if (ec->console_fd < 0)
+                return 0;
+        root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root < 0)
+                return msp_err_sys(err, errno, "open /");
+        r = rt_pty_open_child(root, p->has_console_size ? p->console_height : 0,
+                              p->has_console_size ? p->console_width : 0, &master, &slave, err);
+        if (r < 0)
+                return r;
+        if (fchown(slave, p->user.uid, (gid_t) -1) < 0 && errno != EINVAL)
+                return msp_err_sys(err, errno, "chown the pty to uid %u", (unsigned) p->user.uid);
+        r = rt_console_send_master(ec->console_fd, master, err);
+        if (r < 0)
+                return r;
+        close(ec->console_fd);
+        ec->console_fd = -1;
+        return rt_pty_make_stdio_child(slave, err);
+}
+
+typedef struct exec_final {
+        rt_seccomp *seccomp;
+        rt_landlock *landlock;
+        bool seccomp_loaded;
+        char exec_path[PATH_MAX];
+} exec_final;
+
+static int
+child_load_seccomp(exec_child *ec, exec_final *f, msp_err *err)
+{
+        _cleanup_free_ char *json = NULL;
+        int listener = -1, r;
+
+        if (ec->seccomp_sock >= 0) {
+                oci_state st = *ec->state;
+                size_t len;
+                st.pid = ec->host_pid;
+                st.status = (char *) "running";
+                r = oci_state_to_json(&st, 0, &json, &len, err);
+                if (r < 0)
+                        return r;
+        }
+        r = rt_seccomp_load(f->seccomp, &listener, err);
+        if (r < 0)
+                return r;
+        f->seccomp_loaded = true;
+        if (listener < 0)
+                return 0;
+        if (ec->seccomp_sock < 0)
+                r = msp_err_set(err, EINVAL, "seccomp: no connection to listenerPath");
+        else
+                r = rt_seccomp_send_listener_on(ec->seccomp_sock, ec->spec->linux_->seccomp,
+                                                listener, ec->host_pid, json, err);
+        close(listener);
+        return r;
+}
+
+/* The init's prepare_process + exec_process steps, in the same order. */
+static int
+child_prepare(exec_child *ec, exec_final *f, msp_err *err)
+{
+        const oci_process *p = ec->o->proc;
+        const oci_linux *lx = ec->spec->linux_;
+        bool in_userns = ec->in_userns;
+        int r;
+
+        if (p->landlock && !p->no_new_privileges)
+                return msp_err_set(err, EINVAL,
+                                   "process.landlock requires process.noNewPrivileges to be true");
+        r = rt_rlimits_apply(p->rlimits, p->n_rlimits, err);
+        if (r < 0)
+                return r;
+        r = rt_process_sched_apply(p, lx ? lx->personality : NULL, err);
+        if (r < 0)
+                return r;
+        if (lx && lx->seccomp) {
+                r = rt_seccomp_prepare(lx->seccomp, ec->ctx->debug, &f->seccomp, err);
+                if (r < 0)
+                        return r;
+        }
+        if (p->landlock) {
+                char dropped[512] = "";
+                r = rt_landlock_prepare(p->landlock, &f->landlock, dropped, sizeof dropped, err);
+                if (r < 0)
+                        return r;
+        }
+        if (f->seccomp && !p->no_new_privileges) {
+                r = child_load_seccomp(ec, f, err);
+                if (r < 0)
+                        return r;
+        }
+        r = rt_user_switch(&p->user, !in_userns || !ec->ctx->rootless, err);
+        if (r < 0)
+                return r;
+        r = rt_caps_apply(&p->capabilities, p->has_capabilities, err);
+        if (r < 0)
+                return r;
+        r = rt_init_enter_cwd(p, err);
+        if (r < 0)
+                return r;
+        r = rt_exec_lookup(p->args.v[0], p->env.v, f->exec_path, sizeof f->exec_path, err);
+        if (r < 0)
+                return r;
+        if (p->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                return msp_err_sys(err, errno, "prctl(PR_SET_NO_NEW_PRIVS)");
+        return 0;
+}
+
+_Noreturn static void
+exec_child_main(exec_child *ec)
+{
+        exec_final f = { 0 };
+        msp_err err = { 0 };
+        sigset_t all;
+        char *empty_env[] = { NULL };
+
+        (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+        (void) prctl(PR_SET_DUMPABLE, 0);
+        sigfillset(&all);
+        (void) sigprocmask(SIG_UNBLOCK, &all, NULL);
+
+        if (child_enter(ec, &err) < 0 || child_terminal(ec, &err) < 0 ||
+            child_prepare(ec, &f, &err) < 0)
+                child_fail(ec, &err);
+        (void) prctl(PR_SET_PDEATHSIG, 0);
+        if (rt_fds_cloexec_from(3 + ec->o->preserve_fds, &err) < 0)
+                child_fail(ec, &err);
+        if (f.landlock && rt_landlock_apply(f.landlock, &err) < 0)
+                child_fail(ec, &err);
+        if (f.seccomp && !f.seccomp_loaded && child_load_seccomp(ec, &f, &err) < 0)
+                child_fail(ec, &err);
+        if (ec->seccomp_sock >= 0)
+                close(ec->seccomp_sock);
+        execve(f.exec_path, ec->o->proc->args.v, ec->o->proc->env.v ? ec->o->proc->env.v : empty_env);
+        int e = errno;
+        (void) msp_err_sys(&err, e, "exec '%s'", f.exec_path);
+        (void) rt_sync_send(ec->sync_fd, RT_SYNC_ERROR, 0, &err);
+        _exit(e == ENOENT ? 127 : 126);
+}
+
+/* ---- the parent ---- */
+
+int
+rt_exec_load_config(rt_container *c, msp_err *err)
+{
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0;
+
+        if (c->spec)
+                return 0;
+        int r = rt_read_file_at(c->dirfd, RT_CONFIG_NAME, true, OCI_CONFIG_MAX_BYTES, &buf, &len,
+                                err);
+        if (r < 0)
+                return msp_err_prefix(err, "container '%s'", c->id);
+        return oci_spec_parse_data(RT_CONFIG_NAME, buf, len, &c->spec, err);
+}
+
+static int
+check_status(const rt_container *c, bool ignore_paused, msp_err *err)
+{
+        const char *s = c->state->status;
+
+        if (strcmp(s, "running") == 0 || strcmp(s, "created") == 0)
+                return 0;
+        if (strcmp(s, "paused") == 0) {
+                if (ignore_paused)
+                        return 0;
+                return msp_err_set(err, EBUSY, "container '%s' is paused: resume it first, "
+                                   "or pass --ignore-paused", c->id);
+        }
+        return msp_err_set(err, ESRCH, "cannot exec in container '%s': it is %s, not running",
+                           c->id, s);
+}
+
+int
+rt_exec_spawn(const rt_ctx *ctx, rt_container *c, const rt_exec_opts *o, pid_t *ret_pid,
+              int *ret_pidfd, msp_err *err)
+{
+        const int min = 3 + (o->preserve_fds > 0 ? o->preserve_fds : 0);
+        exec_child ec = { .ctx = ctx, .o = o, .spec = c->spec, .state = c->state,
+                          .sync_fd = -1, .console_fd = -1, .seccomp_sock = -1 };
+        _cleanup_close_ int procfd = -1, own_pid = -1, sync_parent = -1;
+        int sv[2], pidfd = -1, r;
+        char cgpath[PATH_MAX];
+        pid_t pid = c->state->pid;
+        rt_sync_msg msg;
+
+        for (int t = 0; t < OCI_NS_TYPE_MAX; t++)
+                ec.ns_fd[t] = -1;
+        if (!o->proc || o->proc->args.n == 0 || !o->proc->args.v[0])
+                return msp_err_set(err, EINVAL, "exec: no command given");
+        r = check_status(c, o->ignore_paused, err);
+        if (r < 0)
+                return r;
+        if (!c->spec)
+                return msp_err_set(err, EINVAL, "container '%s' has no saved config", c->id);
+        cgpath[0] = '\0';
+        if (o->sub_cgroup) {
+                if (!c->state->cgroup_path)
+                        return msp_err_set(err, EINVAL, "--cgroup: the container has no cgroup");
+                if (o->sub_cgroup[0] == '/' || strstr(o->sub_cgroup, "..") || !*o->sub_cgroup)
+                        return msp_err_set(err, EINVAL, "--cgroup '%s': must be a relative path "
+                                           "below the container's cgroup, without '..'",
+                                           o->sub_cgroup);
+                snprintf(cgpath, sizeof cgpath, "%s/%s", c->state->cgroup_path, o->sub_cgroup);
+        } else if (c->state->cgroup_path) {
+                snprintf(cgpath, sizeof cgpath, "%s", c->state->cgroup_path);
+        }
+
+        procfd = rt_procfs_open(err);
+        if (procfd < 0)
+                return procfd;
+        procfd = fd_above(TAKE_FD(procfd), min);
+        if (procfd < 0)
+                return msp_err_sys(err, errno, "dup the procfs fd");
+        for (int t = 0; t < OCI_NS_TYPE_MAX; t++) {
+                r = open_ns(procfd, pid, (oci_ns_type) t, min, &ec.ns_fd[t], err);
+                if (r < 0)
+                        goto out;
+        }
+        /* The fds are the init's only if the pid still is. */
+        if (!rt_pid_alive(pid, c->state->pid_start_time)) {
+                r = msp_err_set(err, ESRCH, "cannot exec in container '%s': its process exited",
+                                c->id);
+                goto out;
+        }
+        ec.in_userns = ec.ns_fd[OCI_NS_USER] >= 0;
+
+        if (o->console_socket) {
+                ec.console_fd = fd_above(rt_console_socket_connect(o->console_socket, err), min);
+                if (ec.console_fd < 0) {
+                        r = -EIO;
+                        goto out;
+                }
+        } else if (o->console_fd >= 0 && o->proc->terminal) {
+                ec.console_fd = fcntl(o->console_fd, F_DUPFD_CLOEXEC, min);
+                if (ec.console_fd < 0) {
+                        r = msp_err_sys(err, errno, "dup the console socket");
+                        goto out;
+                }
+        }
+        if (o->proc->terminal && ec.console_fd < 0) {
+                r = msp_err_set(err, EINVAL, "process.terminal needs --console-socket");
+                goto out;
+        }
+        if (!o->proc->terminal && ec.console_fd >= 0) {
+                close(ec.console_fd);
+                ec.console_fd = -1;
+        }
+        if (c->spec->linux_ && c->spec->linux_->seccomp &&
+            rt_seccomp_needs_listener(c->spec->linux_->seccomp)) {
+                ec.seccomp_sock = fd_above(rt_seccomp_listener_connect(c->spec->linux_->seccomp,
+                                                                       err), min);
+                if (ec.seccomp_sock < 0) {
+                        r = -EIO;
+                        goto out;
+                }
+        }
+        r = rt_sync_pair(sv, err);
+        if (r < 0)
+                goto out;
+        sync_parent = fd_above(sv[0], min);
+        ec.sync_fd = fd_above(sv[1], min);
+        if (sync_parent < 0 || ec.sync_fd < 0) {
+                r = msp_err_sys(err, errno, "dup the sync socket");
+                goto out;
+        }
+
+        if (ec.ns_fd[OCI_NS_PID] >= 0) {
+                own_pid = fd_above(openat(procfd, "self/ns/pid", O_RDONLY | O_CLOEXEC), min);
+                if (own_pid < 0) {
+                        r = msp_err_sys(err, errno, "open /proc/self/ns/pid");
+                        goto out;
+                }
+                if (setns(ec.ns_fd[OCI_NS_PID], CLONE_NEWPID) < 0) {
+                        r = msp_err_sys(err, errno, "join the container's pid namespace");
+                        goto out;
+                }
+        }
+        struct clone_args ca = {
+                .flags = CLONE_PIDFD,
+                .pidfd = (uint64_t) (uintptr_t) &pidfd,
+                .exit_signal = SIGCHLD,
+        };
+        long child = syscall(SYS_clone3, &ca, sizeof ca);
+        if (child == 0) {
+                close(sync_parent);
+                exec_child_main(&ec);
+        }
+        int clone_errno = errno;
+        if (own_pid >= 0 && setns(own_pid, CLONE_NEWPID) < 0) {
+                /* Cannot happen for our own active namespace; never fork into theirs. */
+                rt_log_error(ctx, "exec: cannot return to the runtime's pid namespace: %m");
+                _exit(1);
+        }
+        if (child < 0) {
+                r = msp_err_sys(err, clone_errno, "clone3 the exec process");
+                goto out;
+        }
+        close(TAKE_FD(ec.sync_fd));
+        if (cgpath[0]) {
+                r = rt_cgroup_enter(cgpath, (pid_t) child, err);
+                if (r < 0) {
+                        msp_err_prefix(err, "exec: join the container's cgroup");
+                        goto kill;
+                }
+        }
+        if (rt_sync_send(sync_parent, RT_SYNC_GO, (int32_t) child, NULL) < 0) {
+                r = msp_err_set(err, EPIPE, "the exec process died during setup");
+                goto kill;
+        }
+        /* EOF: execve succeeded (the socket is close-on-exec); a message is an error. */
+        r = rt_sync_recv(sync_parent, &msg, err);
+        if (r == -EPIPE) {
+                *ret_pid = (pid_t) child;
+                *ret_pidfd = pidfd;
+                r = 0;
+                goto out;
+        }
+        if (r >= 0) {
+                if (msg.type == RT_SYNC_ERROR)
+                        r = msp_err_set(err, msg.err.errnum > 0 ? msg.err.errnum : EIO, "%s",
+                                        msg.err.msg);
+                else
+                        r = msp_err_set(err, EPROTO, "unexpected message %u from the exec process",
+                                        msg.type);
+        }
+kill:
+        (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+        while (waitpid((pid_t) child, NULL, 0) < 0 && errno == EINTR)
+                ;
+        close(pidfd);
+out:
+        for (int t = 0; t < OCI_NS_TYPE_MAX; t++)
+                if (ec.ns_fd[t] >= 0)
+                        close(ec.ns_fd[t]);
+        if (ec.sync_fd >= 0)
+                close(ec.sync_fd);
+        if (ec.console_fd >= 0)
+                close(ec.console_fd);
+        if (ec.seccomp_sock >= 0)
+                close(ec.seccomp_sock);
+        return r;
+}

@@ -1,0 +1,31 @@
+/* `exec`: start one more process inside a live container. The runtime opens the init's
+ * namespaces through procfs (checking afterwards that the pid still names the init),
+ * clones a child into the container's pid namespace, moves it into the container's
+ * cgroup, and the child joins the other namespaces and then takes the same final steps
+ * as the init (rlimits, user, capabilities, cwd, lookup, no_new_privs, fds, Landlock,
+ * seccomp last). Errors before execve come back over a sync socket. */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "container.h"
+#include "ctx.h"
+#include "err.h"
+#include "spec.h"
+
+typedef struct rt_exec_opts {
+        const oci_process *proc;        /* the final process (flags already merged) */
+        const char *console_socket;     /* NULL: none */
+        int console_fd;                 /* >= 0: send the pty master here (borrowed) */
+        int preserve_fds;
+        bool ignore_paused;
+        const char *sub_cgroup;         /* NULL, or a path below the container's cgroup */
+} rt_exec_opts;
+
+/* Parse the container's config copy into c->spec when not done yet. */
+int rt_exec_load_config(rt_container *c, msp_err *err);
+/* Start o->proc in the container c (created, running, or paused with ignore_paused).
+ * On success the process has exec'd: its host pid and a pidfd are returned. */
+int rt_exec_spawn(const rt_ctx *ctx, rt_container *c, const rt_exec_opts *o, pid_t *ret_pid,
+                  int *ret_pidfd, msp_err *err);
