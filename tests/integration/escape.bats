@@ -15,6 +15,10 @@ setup() {
 
 teardown() {
         MSP=$ORIG_MSP   # the CVE-2019-5736 test runs a copy, which a working attack breaks
+        if [ -n "${RACER:-}" ]; then
+                kill "$RACER" 2>/dev/null || true
+                wait "$RACER" 2>/dev/null || true
+        fi
         teardown_containers
 }
 
@@ -212,6 +216,66 @@ PY
                         assert_nothing_left "$CID"
                 done
         done
+}
+
+# race_exchange A B...: in the background, swap each pair of paths with
+# renameat2(RENAME_EXCHANGE) as fast as possible (a second container sharing the volume,
+# done from the host); its pid is in $RACER.
+race_exchange() {
+        /usr/bin/python3 - "$@" 3>&- <<'PY' &
+import ctypes, sys
+l = ctypes.CDLL(None, use_errno=True)
+pairs = [(sys.argv[i].encode(), sys.argv[i + 1].encode()) for i in range(1, len(sys.argv), 2)]
+while True:
+    for a, b in pairs:
+        l.renameat2(-100, a, -100, b, 2)  # AT_FDCWD, RENAME_EXCHANGE
+PY
+        RACER=$!
+}
+
+@test "CVE-2021-30465, CVE-2019-19921: destinations raced between a dir and a host symlink never escape" {
+        mkdir -p "$BATS_TEST_TMPDIR/src"
+        echo from-src >"$BATS_TEST_TMPDIR/src/file"
+        snap=$(outside_snapshot)
+        # /data gets the volume; /shared shows the outside dir (rbind, made after the
+        # others): a mount that escaped onto the outside dir would show through it.
+        update_config ".mounts += [{\"destination\": \"/data/sub\", \"type\": \"bind\",
+                        \"source\": \"$BATS_TEST_TMPDIR/src\", \"options\": [\"rbind\"]},
+                {\"destination\": \"/shared\", \"type\": \"bind\",
+                        \"source\": \"$OUTSIDE\", \"options\": [\"rbind\", \"ro\"]}]"
+        mkdir -p "$BUNDLE/rootfs/data/sub" "$BUNDLE/rootfs/shared"
+        set_args /bin/msp-helper read /data/sub/file -- stat /shared/file -- stat /shared/self -- \
+                stat /shared/sub
+        # Control: no race.
+        run msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$(value content)" = from-src ]
+        [ "$(value stat)" = ENOENT ]
+        ln -s "$OUTSIDE" "$BUNDLE/rootfs/data-link"
+        ln -s "$OUTSIDE" "$BUNDLE/rootfs/proc-link"
+        race_exchange "$BUNDLE/rootfs/data" "$BUNDLE/rootfs/data-link" \
+                "$BUNDLE/rootfs/proc" "$BUNDLE/rootfs/proc-link"
+        ok=0
+        for i in $(seq 40); do
+                run msp run -b "$BUNDLE" "$CID" </dev/null
+                # the helper ran (its stats of /shared fail: exit 1), or msp refused
+                if [[ "$output" == *read=* ]]; then
+                        ok=$((ok + 1))
+                else
+                        echo "run $i: ${output:0:160}"
+                fi
+                if [[ "$output" == *stat.mode* ]]; then
+                        echo "run $i escaped: $output"
+                        false
+                fi
+                [ "$(outside_snapshot)" = "$snap" ]
+        done
+        kill "$RACER"
+        wait "$RACER" || true
+        RACER=
+        echo "$ok of 40 runs started (msp refused the others)"
+        [ "$(outside_snapshot)" = "$snap" ]
+        assert_nothing_left "$CID"
 }
 
 @test "CVE-2019-19921: /proc, /dev, /dev/pts or /sys symlinked to a host dir: nothing outside changes" {
