@@ -334,6 +334,46 @@ PY
         done
 }
 
+@test "CVE-2025-31133: /dev/null raced against a symlink to core_pattern: masks stay empty and read-only" {
+        core=$(cat /proc/sys/kernel/core_pattern)
+        snap=$(outside_snapshot)
+        without_dev_mount
+        image_dev_null
+        ln -s /proc/sys/kernel/core_pattern "$BUNDLE/rootfs/dev/null-link"
+        # (a write to the mask is allowed: it is the null device, on which a read-only
+        # mount does not stop writes; what matters is that it is that device)
+        set_args /bin/msp-helper read /proc/timer_list -- stat /proc/timer_list -- \
+                open-write /proc/sys/kernel/core_pattern
+        # Control: no race; the mask is the null device and core_pattern is read-only.
+        run msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$(value read)" = ok ]
+        [ "$(value content)" = "" ]
+        [ "$(value stat.rdev)" = 1:3 ]
+        [ "$(value open-write)" = EROFS ]
+        race_exchange "$BUNDLE/rootfs/dev/null" "$BUNDLE/rootfs/dev/null-link"
+        ok=0
+        for i in $(seq 40); do
+                run msp run -b "$BUNDLE" "$CID" </dev/null
+                if [[ "$output" == *read=* ]]; then
+                        ok=$((ok + 1))
+                        # a vulnerable runtime bound core_pattern (rw) over the mask
+                        [ "$(value content)" = "" ] || { echo "run $i: $output"; false; }
+                        [ "$(value stat.rdev)" = 1:3 ] || { echo "run $i: $output"; false; }
+                        [ "$(value open-write)" != ok ] || { echo "run $i: $output"; false; }
+                else
+                        echo "run $i: ${output:0:160}"
+                fi
+                [ "$(cat /proc/sys/kernel/core_pattern)" = "$core" ]
+        done
+        kill "$RACER"
+        wait "$RACER" || true
+        RACER=
+        echo "$ok of 40 runs started (msp refused the others)"
+        [ "$(outside_snapshot)" = "$snap" ]
+        assert_nothing_left "$CID"
+}
+
 # ---- CVE-2025-52565: the console ----
 
 @test "CVE-2025-52565: /dev/console and /dev/pts/ptmx symlinked in the image: the console is a real pty" {
