@@ -150,6 +150,22 @@ PY
         assert_nothing_left "$CID"
 }
 
+@test "CVE-2019-5736: msp run, which stays while the container runs, is the sealed copy too" {
+        mkfifo "$BUNDLE/rootfs/sync"
+        set_args /bin/msp-helper write /sync -- read /sync
+        "$MSP" --root "$STATE_ROOT" --debug run -b "$BUNDLE" "$CID" \
+                >"$BATS_TEST_TMPDIR/run.out" 2>&1 </dev/null 3>&- &
+        runpid=$!
+        timeout 10 cat "$BUNDLE/rootfs/sync"        # the process runs
+        exe=$(readlink /proc/"$runpid"/exe)
+        timeout 10 sh -c 'echo go >"$1"' _ "$BUNDLE/rootfs/sync"
+        wait "$runpid"
+        cat "$BATS_TEST_TMPDIR/run.out"
+        [ "$exe" = "/memfd:msp (deleted)" ]
+        [[ "$(cat "$BATS_TEST_TMPDIR/run.out")" == *content=go* ]]
+        assert_nothing_left "$CID"
+}
+
 # ---- CVE-2016-9962 / CVE-2024-21626: fds and cwd ----
 
 @test "CVE-2016-9962, CVE-2024-21626: no runtime fd inside; cwd /proc/self/fd/N is refused" {
