@@ -166,6 +166,28 @@ PY
         assert_nothing_left "$CID"
 }
 
+@test "CVE-2019-5736: msp exec, the runtime that enters a live container, is the sealed copy" {
+        set_args /bin/msp-helper sleep-forever
+        create_bg "$CID"
+        pid=$(state_field "$CID" pid)
+        msp start "$CID"
+        mkfifo "$BUNDLE/rootfs/sync"
+        "$MSP" --root "$STATE_ROOT" exec "$CID" /bin/msp-helper write /sync -- read /sync \
+                >"$BATS_TEST_TMPDIR/exec.out" 2>&1 </dev/null 3>&- &
+        execpid=$!
+        timeout 10 cat "$BUNDLE/rootfs/sync"        # the exec'd process runs
+        exe=$(readlink /proc/"$execpid"/exe)
+        timeout 10 sh -c 'echo go >"$1"' _ "$BUNDLE/rootfs/sync"
+        wait "$execpid"
+        cat "$BATS_TEST_TMPDIR/exec.out"
+        [ "$exe" = "/memfd:msp (deleted)" ]
+        [[ "$(cat "$BATS_TEST_TMPDIR/exec.out")" == *content=go* ]]
+        msp kill "$CID" KILL
+        wait_pid_exit "$pid"
+        msp delete "$CID"
+        assert_nothing_left "$CID"
+}
+
 # ---- CVE-2016-9962 / CVE-2024-21626: fds and cwd ----
 
 @test "CVE-2016-9962, CVE-2024-21626: no runtime fd inside; cwd /proc/self/fd/N is refused" {
