@@ -188,6 +188,56 @@ PY
         assert_nothing_left "$CID"
 }
 
+@test "CVE-2019-5736: the published exploit (#!/proc/self/exe run by msp exec) does not reach the binary" {
+        cp "$MSP" "$BATS_TEST_TMPDIR/msp"
+        MSP="$BATS_TEST_TMPDIR/msp"
+        before=$(sha256sum <"$MSP")
+        set_args /bin/msp-helper sleep-forever
+        create_bg "$CID"
+        pid=$(state_field "$CID" pid)
+        msp start "$CID"
+        # The image's "binary" is a script whose interpreter is /proc/self/exe: whoever
+        # execs it runs the runtime's own executable inside the container. --log on a
+        # fifo holds that runtime there until we read the fifo.
+        printf '#!/proc/self/exe --log=/hold\n' >"$BUNDLE/rootfs/bin/evil"
+        chmod 755 "$BUNDLE/rootfs/bin/evil"
+        mkfifo "$BUNDLE/rootfs/hold" "$BUNDLE/rootfs/sync"
+        # (On this host the execve of the script by msp exec's child fails with ENOENT
+        # for the /proc/self/exe interpreter (cause not investigated), so the exploit
+        # stops at its first step; where it gets further it must find only the sealed
+        # copy.)
+        status=0
+        msp exec --detach --pid-file "$BATS_TEST_TMPDIR/evil.pid" "$CID" /bin/evil </dev/null \
+                >"$BATS_TEST_TMPDIR/evil.out" 2>&1 || status=$?
+        cat "$BATS_TEST_TMPDIR/evil.out"
+        if [ "$status" -eq 0 ]; then
+                evil=$(cat "$BATS_TEST_TMPDIR/evil.pid")
+                inner=$(awk '/^NSpid:/ {print $3}' /proc/"$evil"/status)
+                # The attacker: an unprivileged process of the container (config caps).
+                "$MSP" --root "$STATE_ROOT" exec "$CID" /bin/msp-helper overwrite-exe "$inner" /sync \
+                        >"$BATS_TEST_TMPDIR/attack.out" 2>&1 </dev/null 3>&- &
+                attacker=$!
+                timeout 10 sh -c 'echo >"$1"' _ "$BUNDLE/rootfs/sync"   # it holds the exe
+                timeout 10 cat "$BUNDLE/rootfs/hold" >/dev/null        # the runtime exits
+                wait_pid_exit "$evil"
+                timeout 10 sh -c 'echo >"$1"' _ "$BUNDLE/rootfs/sync"   # reopen for writing
+                wait "$attacker" || true
+                output=$(cat "$BATS_TEST_TMPDIR/attack.out")
+                echo "$output"
+                [ "$(value exe.link)" = "/memfd:msp (deleted)" ]
+                [ "$(value exe.write)" != ok ]
+                [ "$(value exe.overwrite)" != ok ]
+        else
+                [[ "$(cat "$BATS_TEST_TMPDIR/evil.out")" == *"exec '/bin/evil'"* ]]
+        fi
+        [ "$(sha256sum <"$MSP")" = "$before" ]
+        MSP=$ORIG_MSP
+        msp kill "$CID" KILL
+        wait_pid_exit "$pid"
+        msp delete "$CID"
+        assert_nothing_left "$CID"
+}
+
 # ---- CVE-2016-9962 / CVE-2024-21626: fds and cwd ----
 
 @test "CVE-2016-9962, CVE-2024-21626: no runtime fd inside; cwd /proc/self/fd/N is refused" {
