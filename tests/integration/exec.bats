@@ -44,3 +44,186 @@ finish() {
         [ "$status" -eq 143 ]
         finish
 }
+
+@test "exec: a missing binary is podman's 127 phrase, a non-executable file 126" {
+        start_sleeper
+        run msp exec "$CID" /no/such/binary
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"no such file or directory"* || "$output" == *"No such file or directory"* ]]
+        run msp exec "$CID" nosuchcmd
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"executable file \`nosuchcmd\` not found in \$PATH"* ]]
+        run msp exec "$CID" /etc/passwd
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"ermission denied"* ]]
+        # the container is untouched
+        [ "$(state_field "$CID" status)" = running ]
+        finish
+}
+
+@test "exec: same pid, net, mnt, ipc, uts namespaces as the init; joins its cgroup" {
+        start_sleeper
+        init=$(state_field "$CID" pid)
+        run msp exec "$CID" /bin/msp-helper ns -- pid
+        echo "$output"
+        [ "$status" -eq 0 ]
+        for ns in pid net mnt ipc uts cgroup user; do
+                [ "$(value ns.$ns)" = "$(stat -L -c %i /proc/$init/ns/$ns)" ]
+        done
+        [ "$(value ns.pid)" != "$(host_ns pid)" ]
+        # a pid inside the container's pid namespace (the init is 1)
+        [ "$(value pid)" -gt 1 ]
+        # the cgroup, read from the host while it runs
+        msp exec --detach --pid-file "$BATS_TEST_TMPDIR/p" "$CID" /bin/sleep 100000 \
+                >/dev/null 2>&1 </dev/null
+        p=$(cat "$BATS_TEST_TMPDIR/p")
+        [ "$(grep '^0::' /proc/$p/cgroup)" = "$(grep '^0::' /proc/$init/cgroup)" ]
+        [ "$(grep ':memory:' /proc/$p/cgroup)" = "$(grep ':memory:' /proc/$init/cgroup)" ]
+        grep -q "$CGROUP_PREFIX/$CID" /proc/$p/cgroup
+        finish
+}
+
+@test "exec: --env, --cwd, --user, --additional-gids" {
+        start_sleeper
+        run msp exec --env FOO=bar --env PATH=/bin:/usr/bin --cwd /tmp --user 1000:1000 \
+                --additional-gids 5 --additional-gids 7 "$CID" /bin/msp-helper env -- cwd -- ids
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(value env.FOO)" = bar ]
+        [ "$(value env.PATH)" = /bin:/usr/bin ]
+        [ "$(value cwd)" = /tmp ]
+        [ "$(value uid)" = 1000 ]
+        [ "$(value gid)" = 1000 ]
+        [ "$(value euid)" = 1000 ]
+        [ "$(value groups)" = 5,7 ]
+        # without flags: the config's
+        run msp exec "$CID" /bin/msp-helper cwd -- ids
+        [ "$(value cwd)" = / ]
+        [ "$(value uid)" = 0 ]
+        finish
+}
+
+@test "exec: --user values other than UID[:GID] are refused, naming the value" {
+        start_sleeper
+        for u in 1000:abc -1 1000:1000:5 root "" " 1" 1000: :1000 4294967295 99999999999; do
+                run msp exec --user "$u" "$CID" /bin/true
+                echo "$u: $output"
+                [ "$status" -ne 0 ]
+                [[ "$output" == *"--user '$u'"* ]]
+        done
+        finish
+}
+
+@test "exec: capabilities from the config, --cap adds one; no_new_privs; no runtime fds" {
+        update_config '.process.capabilities = {"bounding": ["CAP_CHOWN", "CAP_KILL"],
+                "effective": ["CAP_CHOWN"], "permitted": ["CAP_CHOWN"]}'
+        start_sleeper
+        run msp exec "$CID" /bin/msp-helper caps -- nnp -- fds
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(value CapEff)" = "$(cap_mask CAP_CHOWN)" ]
+        [ "$(value CapBnd)" = "$(cap_mask CAP_CHOWN CAP_KILL)" ]
+        [ "$(value nnp)" = 1 ]
+        [[ "$output" != *fd.* ]]
+        run msp exec --cap CAP_NET_RAW "$CID" /bin/msp-helper caps
+        echo "$output"
+        [ "$(value CapEff)" = "$(cap_mask CAP_CHOWN CAP_NET_RAW)" ]
+        [ "$(value CapBnd)" = "$(cap_mask CAP_CHOWN CAP_KILL CAP_NET_RAW)" ]
+        run msp exec --cap CAP_NOPE "$CID" /bin/true
+        [ "$status" -ne 0 ]
+        [[ "$output" == *CAP_NOPE* ]]
+        finish
+}
+
+@test "exec: --no-new-privs sets it when the config does not" {
+        update_config '.process.noNewPrivileges = false'
+        start_sleeper
+        run msp exec "$CID" /bin/msp-helper nnp
+        [ "$(value nnp)" = 0 ]
+        run msp exec --no-new-privs "$CID" /bin/msp-helper nnp
+        [ "$(value nnp)" = 1 ]
+        finish
+}
+
+@test "exec: the config's seccomp filter applies to the exec'd process" {
+        update_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
+                {"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 122}]}'
+        start_sleeper
+        run msp exec "$CID" /bin/msp-helper seccomp -- write /tmp/f -- mkdir /tmp/d
+        echo "$output"
+        [ "$(value Seccomp)" = 2 ]
+        [ "$(value write)" = ok ]
+        [ "$(value mkdir)" = EDQUOT ]
+        finish
+}
+
+@test "exec --detach --pid-file: a live pid in the container's pid namespace" {
+        start_sleeper
+        init=$(state_field "$CID" pid)
+        run msp exec --detach --pid-file "$BATS_TEST_TMPDIR/exec.pid" "$CID" /bin/sleep 100000 \
+                </dev/null >/dev/null 2>&1
+        [ "$status" -eq 0 ]
+        p=$(cat "$BATS_TEST_TMPDIR/exec.pid")
+        [ -d "/proc/$p" ]
+        [ "$(stat -L -c %i /proc/$p/ns/pid)" = "$(stat -L -c %i /proc/$init/ns/pid)" ]
+        # as the container sees it: NSpid has two levels, the inner one > 1
+        inner=$(awk '/^NSpid:/ {print $3}' /proc/$p/status)
+        [ "$inner" -gt 1 ]
+        [ "$(awk '/^NSpid:/ {print $2}' /proc/$p/status)" = "$p" ]
+        run msp ps --format json "$CID"
+        echo "$output"
+        [[ "$output" == *"$p"* ]]
+        finish
+        wait_pid_exit "$p" 5
+}
+
+@test "exec --process FILE: a process.json like podman writes" {
+        start_sleeper
+        cat >"$BATS_TEST_TMPDIR/process.json" <<'JSON'
+{"terminal": false, "user": {"uid": 1000, "gid": 1000}, "args": ["/bin/msp-helper", "ids", "--", "env", "--", "cwd", "--", "exit", "4"],
+ "env": ["PATH=/bin", "FROM_PROCESS=yes"], "cwd": "/tmp",
+ "capabilities": {"bounding": ["CAP_KILL"]}, "noNewPrivileges": true}
+JSON
+        run msp exec --process "$BATS_TEST_TMPDIR/process.json" "$CID"
+        echo "$output"
+        [ "$status" -eq 4 ]
+        [ "$(value uid)" = 1000 ]
+        [ "$(value env.FROM_PROCESS)" = yes ]
+        [ "$(value cwd)" = /tmp ]
+        # --process and a command together are refused
+        run msp exec --process "$BATS_TEST_TMPDIR/process.json" "$CID" /bin/true
+        [ "$status" -ne 0 ]
+        finish
+}
+
+@test "exec into a stopped or missing container fails clearly" {
+        set_args /bin/true
+        create_bg "$CID"
+        msp start "$CID"
+        for i in $(seq 50); do
+                [ "$(state_field "$CID" status)" = stopped ] && break
+                sleep 0.1
+        done
+        run msp exec "$CID" /bin/true
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"is stopped, not running"* ]]
+        run msp exec nosuch-container /bin/true
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"does not exist"* ]]
+        finish
+}
+
+@test "exec into a paused container needs --ignore-paused" {
+        start_sleeper
+        msp pause "$CID"
+        run msp exec "$CID" /bin/true
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"paused"* ]]
+        msp resume "$CID"
+        finish
+}
