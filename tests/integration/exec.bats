@@ -227,3 +227,33 @@ JSON
         msp resume "$CID"
         finish
 }
+
+@test "exec --tty --console-socket: the pty master goes to the socket, stdio is the pty" {
+        start_sleeper
+        SOCK="$BATS_TEST_TMPDIR/console.sock"
+        console_recv_bg "$SOCK"
+        msp exec --tty --detach --console-socket "$SOCK" --pid-file "$BATS_TEST_TMPDIR/p" \
+                "$CID" /bin/msp-helper tty </dev/null >/dev/null 2>&1
+        wait_pid_exit "$RECV_PID" 15
+        RECV_PID=
+        output=$(console_output)
+        echo "$output"
+        grep -q '^pty=' "$BATS_TEST_TMPDIR/console.err"
+        for fd in 0 1 2; do
+                [ "$(value tty.$fd)" = 1 ]
+        done
+        [[ "$(value ttyname.0)" == /dev/pts/* ]]
+        finish
+}
+
+@test "exec: Landlock from the config restricts the exec'd process" {
+        update_config '.process.landlock = {"handledAccess": {"handledAccessFS": ["write_file", "make_reg"]},
+                "rules": {"pathBeneath": [{"allowedAccess": ["write_file", "make_reg"], "paths": ["/tmp"]}]}}'
+        start_sleeper
+        run msp exec "$CID" /bin/msp-helper write /tmp/ok -- write /etc/nope
+        echo "$output"
+        [ "$(value write)" = ok ]
+        [[ "$output" == *"write=EACCES"* ]]
+        [ ! -e "$BUNDLE/rootfs/etc/nope" ]
+        finish
+}
