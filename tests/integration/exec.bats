@@ -257,3 +257,39 @@ JSON
         [ ! -e "$BUNDLE/rootfs/etc/nope" ]
         finish
 }
+
+@test "exec: a terminal without --console-socket is proxied to msp's stdio" {
+        start_sleeper
+        run bash -c "echo from-stdin | '$MSP' --root '$STATE_ROOT' exec --tty '$CID' /bin/sh -c 'test -t 0 && test -t 1 && echo \"tty: \$(tty)\"; read line; echo \"got: \$line\"' 3>&-"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"tty: /dev/pts/"* ]]
+        [[ "$output" == *"got: from-stdin"* ]]
+        # detached, a terminal needs somewhere to send the pty
+        run msp exec --tty --detach "$CID" /bin/true
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"console-socket"* ]]
+        finish
+}
+
+@test "exec into a container with its own user namespace: ids mapped, same namespaces" {
+        update_config '.linux.namespaces += [{"type": "user"}] |
+                .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}] |
+                .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+        chown -R 100000:100000 "$BUNDLE/rootfs"
+        make_traversable "$BUNDLE"
+        start_sleeper
+        init=$(state_field "$CID" pid)
+        run msp exec --user 1000:1000 "$CID" /bin/msp-helper ids -- ns -- read /proc/self/uid_map
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(value uid)" = 1000 ]
+        for ns in user pid mnt net; do
+                [ "$(value ns.$ns)" = "$(stat -L -c %i /proc/$init/ns/$ns)" ]
+        done
+        msp exec --detach --pid-file "$BATS_TEST_TMPDIR/p" "$CID" /bin/sleep 100000 \
+                </dev/null >/dev/null 2>&1
+        p=$(cat "$BATS_TEST_TMPDIR/p")
+        [ "$(awk '/^Uid:/ {print $2}' /proc/$p/status)" = 100000 ]
+        finish
+}
