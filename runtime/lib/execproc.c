@@ -72,6 +72,7 @@ typedef struct exec_child {
         int seccomp_sock;
         pid_t host_pid;
         bool in_userns;
+        int runtime_fds[3];             /* state root, locked state dir, host procfs */
 } exec_child;
 
 static int
@@ -282,6 +283,10 @@ exec_child_main(exec_child *ec)
 
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
         (void) prctl(PR_SET_DUMPABLE, 0);
+        /* Close-on-exec anyway, but none of them is to be open inside the container. */
+        for (size_t i = 0; i < ARRAY_SIZE(ec->runtime_fds); i++)
+                if (ec->runtime_fds[i] >= 0)
+                        close(ec->runtime_fds[i]);
         sigfillset(&all);
         (void) sigprocmask(SIG_UNBLOCK, &all, NULL);
 
@@ -451,6 +456,11 @@ rt_exec_spawn(const rt_ctx *ctx, rt_container *c, const rt_exec_opts *o, pid_t *
         long child = syscall(SYS_clone3, &ca, sizeof ca);
         if (child == 0) {
                 close(sync_parent);
+                if (own_pid >= 0)
+                        close(own_pid);
+                ec.runtime_fds[0] = c->rootfd;
+                ec.runtime_fds[1] = c->dirfd;
+                ec.runtime_fds[2] = procfd;
                 exec_child_main(&ec);
         }
         int clone_errno = errno;
