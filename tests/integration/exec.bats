@@ -293,3 +293,24 @@ JSON
         [ "$(awk '/^Uid:/ {print $2}' /proc/$p/status)" = 100000 ]
         finish
 }
+
+@test "exec --cgroup SUB: joins a sub-cgroup of the container's; '..' is refused" {
+        start_sleeper
+        for d in /sys/fs/cgroup/*/"$CGROUP_PREFIX/$CID"; do
+                mkdir "$d/sub"
+                # a v1 cpuset starts empty: nothing could join it
+                if [ -e "$d/cpuset.cpus" ]; then
+                        cat "$d/cpuset.cpus" >"$d/sub/cpuset.cpus"
+                        cat "$d/cpuset.mems" >"$d/sub/cpuset.mems"
+                fi
+        done
+        msp exec --cgroup sub --detach --pid-file "$BATS_TEST_TMPDIR/p" "$CID" /bin/sleep 100000 \
+                </dev/null >/dev/null 2>&1
+        p=$(cat "$BATS_TEST_TMPDIR/p")
+        grep -q "^0::/$CGROUP_PREFIX/$CID/sub\$" /proc/$p/cgroup
+        grep -q ":pids:/$CGROUP_PREFIX/$CID/sub\$" /proc/$p/cgroup
+        run msp exec --cgroup ../x "$CID" /bin/true
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"--cgroup '../x'"* ]]
+        finish
+}
