@@ -236,7 +236,7 @@ cmd_exec(rt_ctx *ctx, int argc, char **argv)
         if (f.process_file && read_process(ctx, f.process_file, &pspec) < 0)
                 return 1;
         if (rt_container_load(ctx, argv[idx], false, &c, &err) < 0 ||
-            rt_exec_load_config(c, &err) < 0)
+            rt_container_load_config(c, &err) < 0)
                 return cmd_fail(ctx, &err);
         if (pspec) {
                 proc = *pspec->process;

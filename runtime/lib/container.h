@@ -50,6 +50,8 @@ int rt_container_create(const rt_ctx *ctx, const rt_create_opts *o, rt_container
 /* Load and lock an existing container; its status is refreshed from the live system. */
 int rt_container_load(const rt_ctx *ctx, const char *id, bool exclusive, rt_container **ret,
                       msp_err *err);
+/* Parse the config copy of the state dir into c->spec (no-op when already loaded). */
+int rt_container_load_config(rt_container *c, msp_err *err);
 /* created -> running: release the init, run poststart hooks. */
 int rt_container_start(const rt_ctx *ctx, rt_container *c, msp_err *err);
 /* Signal the init; `all`: every process in the cgroup (frozen meanwhile, so that none

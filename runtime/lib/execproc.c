@@ -33,7 +33,6 @@
 #include <unistd.h>
 
 #include "cgroup.h"
-#include "fileio.h"
 #include "init.h"
 #include "landlock.h"
 #include "log.h"
@@ -310,21 +309,6 @@ exec_child_main(exec_child *ec)
 }
 
 /* ---- the parent ---- */
-
-int
-rt_exec_load_config(rt_container *c, msp_err *err)
-{
-        _cleanup_free_ char *buf = NULL;
-        size_t len = 0;
-
-        if (c->spec)
-                return 0;
-        int r = rt_read_file_at(c->dirfd, RT_CONFIG_NAME, true, OCI_CONFIG_MAX_BYTES, &buf, &len,
-                                err);
-        if (r < 0)
-                return msp_err_prefix(err, "container '%s'", c->id);
-        return oci_spec_parse_data(RT_CONFIG_NAME, buf, len, &c->spec, err);
-}
 
 static int
 check_status(const rt_container *c, bool ignore_paused, msp_err *err)

@@ -23,8 +23,6 @@ typedef struct rt_exec_opts {
         const char *sub_cgroup;         /* NULL, or a path below the container's cgroup */
 } rt_exec_opts;
 
-/* Parse the container's config copy into c->spec when not done yet. */
-int rt_exec_load_config(rt_container *c, msp_err *err);
 /* Start o->proc in the container c (created, running, or paused with ignore_paused).
  * On success the process has exec'd: its host pid and a pidfd are returned. */
 int rt_exec_spawn(const rt_ctx *ctx, rt_container *c, const rt_exec_opts *o, pid_t *ret_pid,

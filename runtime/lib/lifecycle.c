@@ -15,11 +15,14 @@
 #include "log.h"
 #include "statedir.h"
 
-static int
-load_config_copy(rt_container *c, msp_err *err)
+int
+rt_container_load_config(rt_container *c, msp_err *err)
 {
         _cleanup_free_ char *buf = NULL;
         size_t len = 0;
+
+        if (c->spec)
+                return 0;
         int r = rt_read_file_at(c->dirfd, RT_CONFIG_NAME, true, OCI_CONFIG_MAX_BYTES, &buf, &len,
                                 err);
 
@@ -103,7 +106,7 @@ rt_container_start(const rt_ctx *ctx, rt_container *c, msp_err *err)
                 return msp_err_set(err, EINVAL, "cannot start container '%s': it is %s, not created",
                                    c->id, c->state->status);
         if (!c->spec) {
-                r = load_config_copy(c, err);
+                r = rt_container_load_config(c, err);
                 if (r < 0)
                         return r;
         }
@@ -221,7 +224,7 @@ rt_container_delete(const rt_ctx *ctx, rt_container *c, bool force, msp_err *err
         int r;
 
         if (!c->spec)
-                (void) load_config_copy(c, NULL);
+                (void) rt_container_load_config(c, NULL);
         if (strcmp(st->status, "running") == 0 || strcmp(st->status, "paused") == 0) {
                 if (!force)
                         return msp_err_set(err, EBUSY,
