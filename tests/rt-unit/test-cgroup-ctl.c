@@ -22,6 +22,7 @@
 
 #include "cgroup-internal.h"
 #include "cgroup.h"
+#include "cg-test.h"
 #include "stats.h"
 #include "tap.h"
 
@@ -374,39 +375,14 @@ static const struct {
         { "oom_kills counts an OOM kill", test_oom_count },
 };
 
+/* Nothing named msp-unit-ctl-<runner>-* in any hierarchy; removes what it finds. */
 static bool
 no_leftovers(void)
 {
         char prefix[64];
-        bool clean = true;
-        DIR *root = opendir(CG_ROOT);
-        struct dirent *h;
 
         snprintf(prefix, sizeof prefix, "msp-unit-ctl-%d-", (int) runner);
-        while (root && (h = readdir(root))) {
-                char dir[PATH_MAX];
-                if (h->d_name[0] == '.')
-                        continue;
-                snprintf(dir, sizeof dir, mode == RT_CGROUP_UNIFIED ? CG_ROOT : CG_ROOT "/%s", h->d_name);
-                DIR *d = opendir(dir);
-                struct dirent *de;
-                while (d && (de = readdir(d))) {
-                        if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
-                                continue;
-                        char path[300];
-                        snprintf(path, sizeof path, "/%s", de->d_name);
-                        printf("# left behind: %s%s\n", dir, path);
-                        clean = false;
-                        (void) rt_cgroup_destroy(path, NULL);
-                }
-                if (d)
-                        closedir(d);
-                if (mode == RT_CGROUP_UNIFIED)
-                        break;
-        }
-        if (root)
-                closedir(root);
-        return clean;
+        return cg_test_no_leftovers(mode, prefix);
 }
 
 int

@@ -21,6 +21,7 @@
 
 #include "cgroup-internal.h"
 #include "cgroup.h"
+#include "cg-test.h"
 #include "tap.h"
 
 #define CHECK(c) do { if (!(c)) { printf("# %s:%d: CHECK(%s) failed (errno: %s)\n", __FILE__, \
@@ -831,40 +832,14 @@ static const cg_test tests[] = {
         { "v2 backend refusals (plain files)", test_v2_refusals },
 };
 
-/* Nothing named /msp-unit-<runner>-* in any hierarchy; removes what it finds. */
+/* Nothing named msp-unit-<runner>-* in any hierarchy; removes what it finds. */
 static bool
 no_leftovers(void)
 {
         char prefix[64];
-        bool clean = true;
-        DIR *root = opendir(CG_ROOT);
-        struct dirent *h;
 
         snprintf(prefix, sizeof prefix, "msp-unit-%d-", (int) runner);
-        while (root && (h = readdir(root))) {
-                char dir[PATH_MAX];
-                if (h->d_name[0] == '.')
-                        continue;
-                snprintf(dir, sizeof dir, mode == RT_CGROUP_UNIFIED ? CG_ROOT : CG_ROOT "/%s", h->d_name);
-                DIR *d = opendir(dir);
-                struct dirent *de;
-                while (d && (de = readdir(d))) {
-                        if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
-                                continue;
-                        char path[300];
-                        snprintf(path, sizeof path, "/%s", de->d_name);
-                        printf("# left behind: %s%s\n", dir, path);
-                        clean = false;
-                        (void) rt_cgroup_destroy(path, NULL);
-                }
-                if (d)
-                        closedir(d);
-                if (mode == RT_CGROUP_UNIFIED)
-                        break;
-        }
-        if (root)
-                closedir(root);
-        return clean;
+        return cg_test_no_leftovers(mode, prefix);
 }
 
 int
