@@ -1,0 +1,52 @@
+/* msp-mcp's configuration: defaults and maxima from the command line and an optional JSON
+ * config file (--config FILE; flags win). Owner: config.c (parsing, --help text); read by
+ * every other module, never modified after start-up. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Resource limits of one run or session. 0 means "use the default" in requests and
+ * "unlimited" nowhere: every effective limit is > 0. */
+typedef struct mcp_limits {
+        uint64_t memory_bytes;          /* cgroup memory limit (swap equal: no swap) */
+        uint64_t pids;                  /* cgroup pids limit */
+        uint64_t cpu_millis;            /* CPU quota in thousandths of a CPU (1000 = one CPU) */
+        uint64_t timeout_ms;            /* wall clock of one run, enforced by killing the cgroup */
+        uint64_t output_bytes;          /* cap per stream (stdout, stderr) in the result */
+        uint64_t tmp_bytes;             /* size of the tmpfs at /tmp */
+        uint64_t workspace_bytes;       /* size cap of a fresh (non-session) workspace tmpfs */
+} mcp_limits;
+
+/* A rootfs the client may name: "host" (built in: read-only view of the host's system
+ * directories) or NAME=DIR from --rootfs. */
+typedef struct mcp_rootfs {
+        const char *name;
+        const char *path;               /* NULL for "host" */
+} mcp_rootfs;
+
+typedef struct mcp_config {
+        const char *runtime_path;       /* --runtime PATH (default: msp beside msp-mcp) */
+        const char *state_dir;          /* --state-dir (default /run/msp-mcp) */
+        mcp_limits defaults;            /* --memory, --pids, --cpus, --timeout, ... */
+        mcp_limits maxima;              /* --max-memory, ... (requests are clamped/refused above) */
+        unsigned max_concurrent;        /* --max-concurrent (default: number of CPUs, >= 1) */
+        unsigned max_queue;             /* --max-queue: queued runs beyond which calls fail */
+        unsigned max_sessions;          /* --max-sessions */
+        uint64_t session_ttl_s;         /* --session-ttl default */
+        uint64_t session_max_ttl_s;     /* --session-max-ttl */
+        bool allow_network;             /* --allow-network: sessions/runs may ask for network */
+        bool weak_policy;               /* --allow-weak-policy: start even when the kernel cannot
+                                         * enforce the default policy (documented; logged) */
+        const char *seccomp_profile;    /* --seccomp-profile FILE (default: the built-in copy of
+                                         * contrib/profiles/seccomp-default.json) */
+        const char *landlock_profile;   /* --landlock-profile FILE (default: built-in copy) */
+        const char *seed_dir;           /* --seed-dir: lower layer of new session workspaces */
+        mcp_rootfs *rootfs;             /* rootfs[0] is "host" */
+        size_t n_rootfs;
+        uint64_t max_message_bytes;     /* one JSON-RPC line (default 16 MiB) */
+        uint64_t max_image_bytes;       /* one image returned as content (default 1 MiB) */
+        unsigned run_log_keep;          /* full logs of the last N runs kept as resources */
+        const char *log_level;          /* initial level for notifications/message and stderr */
+} mcp_config;
