@@ -1,66 +1,71 @@
-/* rtnetlink through libmnl: the one link operation a new network namespace needs. */
+/* rtnetlink: the one link operation a new network namespace needs. One request and its
+ * ack on a plain NETLINK_ROUTE socket; no library (msp links statically, see
+ * runtime/meson.build, and libmnl has no static archive on Debian). */
 #include <errno.h>
-#include <libmnl/libmnl.h>
+#include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
+#include <string.h>
 #include <sys/socket.h>
-#include <time.h>
+#include <unistd.h>
 
 #include "macros.h"
 #include "netlink.h"
 
-static void
-mnl_socket_closep(struct mnl_socket **nl)
-{
-        if (*nl)
-                (void) mnl_socket_close(*nl);
-}
-#define _cleanup_mnl_ _cleanup_(mnl_socket_closep)
-
 int
 rt_netlink_loopback_up(msp_err *err)
 {
-        _cleanup_mnl_ struct mnl_socket *nl = NULL;
-        char buf[MNL_SOCKET_BUFFER_SIZE];
-        struct nlmsghdr *nlh;
-        struct ifinfomsg *ifm;
-        unsigned seq = (unsigned) time(NULL), portid;
+        struct {
+                struct nlmsghdr nh;
+                struct ifinfomsg ifm;
+        } req;
+        /* The ack: an NLMSG_ERROR carrying the request's header (no payload: NETLINK_CAP_ACK
+         * is not needed for a request this small). */
+        union {
+                struct nlmsghdr nh;
+                char buf[512];
+        } ack;
+        struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+        _cleanup_close_ int fd = -1;
         unsigned ifindex;
         ssize_t n;
-        int r;
 
         /* In a fresh namespace lo is always ifindex 1; if_nametoindex is only the check. */
         ifindex = if_nametoindex("lo");
         if (ifindex == 0)
                 ifindex = 1;
 
-        nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
-        if (!nl)
+        fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+        if (fd < 0)
                 return msp_err_sys(err, errno, "netlink socket");
-        if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0)
-                return msp_err_sys(err, errno, "bind netlink socket");
-        portid = mnl_socket_get_portid(nl);
 
-        nlh = mnl_nlmsg_put_header(buf);
-        nlh->nlmsg_type = RTM_NEWLINK;
-        nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-        nlh->nlmsg_seq = seq;
-        ifm = mnl_nlmsg_put_extra_header(nlh, sizeof *ifm);
-        ifm->ifi_family = AF_UNSPEC;
-        ifm->ifi_index = (int) ifindex;
-        ifm->ifi_flags = IFF_UP;
-        ifm->ifi_change = IFF_UP;
+        memset(&req, 0, sizeof req);
+        req.nh.nlmsg_len = NLMSG_LENGTH(sizeof req.ifm);
+        req.nh.nlmsg_type = RTM_NEWLINK;
+        req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+        req.nh.nlmsg_seq = 1;
+        req.ifm.ifi_family = AF_UNSPEC;
+        req.ifm.ifi_index = (int) ifindex;
+        req.ifm.ifi_flags = IFF_UP;
+        req.ifm.ifi_change = IFF_UP;
 
-        if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
+        if (sendto(fd, &req, req.nh.nlmsg_len, 0, (struct sockaddr *) &kernel, sizeof kernel) < 0)
                 return msp_err_sys(err, errno, "send RTM_NEWLINK for lo");
-        /* The ack: mnl_cb_run turns an NLMSG_ERROR into -1 with errno set. */
-        do {
-                n = mnl_socket_recvfrom(nl, buf, sizeof buf);
+        for (;;) {
+                n = recv(fd, &ack, sizeof ack, 0);
+                if (n < 0 && errno == EINTR)
+                        continue;
                 if (n < 0)
                         return msp_err_sys(err, errno, "receive the netlink ack for lo");
-                r = mnl_cb_run(buf, (size_t) n, seq, portid, NULL, NULL);
-        } while (r == MNL_CB_OK);
-        if (r < 0)
-                return msp_err_sys(err, errno, "set lo up");
-        return 0;
+                for (struct nlmsghdr *h = &ack.nh; NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
+                        if (h->nlmsg_seq != req.nh.nlmsg_seq || h->nlmsg_type != NLMSG_ERROR)
+                                continue;
+                        if (h->nlmsg_len < NLMSG_LENGTH(sizeof(struct nlmsgerr)))
+                                return msp_err_set(err, EBADMSG, "short netlink ack for lo");
+                        const struct nlmsgerr *e = NLMSG_DATA(h);
+                        if (e->error < 0)
+                                return msp_err_sys(err, -e->error, "set lo up");
+                        return 0;
+                }
+        }
 }

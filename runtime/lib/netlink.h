@@ -1,4 +1,4 @@
-/* rtnetlink through libmnl: bring loopback up in a new network namespace. */
+/* rtnetlink: bring loopback up in a new network namespace. */
 #pragma once
 
 #include "err.h"
