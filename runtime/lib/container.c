@@ -579,18 +579,36 @@ prepare_create(create_run *cr, msp_err *err)
         return 0;
 }
 
+/* The owner's name as runc finds it: from /etc/passwd itself. getpwuid would go through
+ * NSS (nsswitch.conf, an nscd probe, maybe modules to load), which a static msp cannot
+ * use and which cost ~55 µs per create. No entry: "", as before. */
+static void
+owner_name(uid_t uid, char *buf, size_t size)
+{
+        _cleanup_fclose_ FILE *f = fopen("/etc/passwd", "re");
+        struct passwd pwbuf, *pw;
+        char line[1024];
+
+        buf[0] = '\0';
+        if (!f)
+                return;
+        while (fgetpwent_r(f, &pwbuf, line, sizeof line, &pw) == 0)
+                if (pw->pw_uid == uid) {
+                        snprintf(buf, size, "%s", pw->pw_name);
+                        return;
+                }
+}
+
 static int
 init_state(create_run *cr, msp_err *err)
 {
         oci_state *st = calloc(1, sizeof *st);
-        struct passwd *pw;
 
         if (!st)
                 return msp_err_set(err, ENOMEM, "out of memory");
         cr->c->state = st;
         now_rfc3339(cr->created, sizeof cr->created);
-        pw = getpwuid(geteuid());
-        snprintf(cr->owner, sizeof cr->owner, "%s", pw ? pw->pw_name : "");
+        owner_name(geteuid(), cr->owner, sizeof cr->owner);
         st->oci_version = cr->c->spec->oci_version;
         st->id = cr->c->id;
         st->status = (char *) "creating";
