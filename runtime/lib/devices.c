@@ -223,8 +223,12 @@ rt_devices_links(int rootfd, msp_err *err)
 
 /* The console is the pty slave we were handed (TIOCGPTPEER), bind-mounted by fd: the
  * name /dev/pts/N is never looked up, so swapping it for a symlink changes nothing
- * (CVE-2025-52565). The mount point is a regular file we made, or the image's own
- * /dev/console if that is a file or a device node. */
+ * (CVE-2025-52565). The mount point is a file msp creates (O_EXCL|O_NOFOLLOW) and binds
+ * onto through the fd that create returned, so a container racing names in a shared /dev
+ * cannot substitute another target between the create and the mount. Whatever the image
+ * had at /dev/console is removed first, except a character device, which is bound over
+ * through an O_NOFOLLOW fd (a /dev bind-mounted from the host keeps its node, as with
+ * runc). */
 int
 rt_rootfs_mount_console_child(int rootfd, int pty_slave_fd, msp_err *err)
 {
@@ -233,27 +237,27 @@ rt_rootfs_mount_console_child(int rootfd, int pty_slave_fd, msp_err *err)
         _cleanup_close_ int devfd = rt_devices_open_dir(rootfd, "dev", err);
         if (devfd < 0)
                 return msp_err_prefix(err, "console");
-        int r = fstatat(devfd, "console", &st, AT_SYMLINK_NOFOLLOW);
-        if (r == 0 && !S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode)) {
-                if (unlinkat(devfd, "console", 0) < 0)
+        _cleanup_close_ int target = openat(devfd, "console", O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (target >= 0 && fstat(target, &st) < 0)
+                return msp_err_sys(err, errno, "console: fstat '/dev/console'");
+        if (target >= 0 && !S_ISCHR(st.st_mode)) {
+                if (S_ISDIR(st.st_mode))
+                        return msp_err_set(err, EISDIR, "console: '/dev/console' is a directory, "
+                                                        "refusing");
+                if (unlinkat(devfd, "console", 0) < 0 && errno != ENOENT)
                         return msp_err_sys(err, errno, "console: remove '/dev/console'");
-                r = -1;
+                close(TAKE_FD(target));
+        } else if (target < 0 && errno != ENOENT) {
+                return msp_err_sys(err, errno, "console: open '/dev/console'");
         }
-        if (r < 0) {
-                /* O_EXCL: never open (and so never touch) an existing node. */
-                _cleanup_close_ int file = openat(devfd, "console",
-                                                  O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY |
+        if (target < 0) {
+                /* O_EXCL|O_NOFOLLOW: fails on anything that appeared in the meantime. */
+                target = openat(devfd, "console", O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY |
                                                           O_CLOEXEC,
-                                                  0000);
-                if (file < 0 && errno != EEXIST)
+                                0000);
+                if (target < 0)
                         return msp_err_sys(err, errno, "console: create '/dev/console'");
         }
-        _cleanup_close_ int target = openat(devfd, "console", O_PATH | O_NOFOLLOW | O_CLOEXEC);
-        if (target < 0 || fstat(target, &st) < 0)
-                return msp_err_sys(err, errno, "console: open '/dev/console'");
-        if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))
-                return msp_err_set(err, EINVAL, "console: '/dev/console' is not a file, refusing");
-
         if (rt_mount_bind_fd(pty_slave_fd, target, false, err) < 0)
                 return msp_err_prefix(err, "console: bind pty onto '/dev/console'");
         return 0;
