@@ -37,7 +37,11 @@ ABOUT[vm]="boot the cgroup v2 test guest (tests/vm: qemu, Debian's cloud kernel,
 DEB[vm]="qemu-system-x86 linux-image-cloud-amd64 busybox-static cpio"
 FEDORA[vm]="qemu-system-x86-core kernel-core busybox cpio"
 
-GROUP_ORDER="build bundles test bench vm"
+ABOUT[podman]="run tests/podman and tests/bench/podman.sh (podman, conmon, catatonit; busybox for the image)"
+DEB[podman]="podman conmon catatonit busybox-static"
+FEDORA[podman]="podman conmon catatonit busybox"
+
+GROUP_ORDER="build bundles test bench vm podman"
 DEFAULT_GROUPS="build test"
 
 die() {

@@ -4,8 +4,9 @@
 #   tests/run.sh [--quick] [--suite NAME]... [--no-deps]
 #
 # Steps, each under a timeout and all under one overall budget:
-#   1. contrib/install-deps.sh build test vm (installs only what is missing; vm: qemu
-#                                             and the kernel of the cgroup v2 guest)
+#   1. contrib/install-deps.sh build test vm podman (installs only what is missing;
+#                                             vm: qemu and the cgroup v2 guest kernel;
+#                                             podman: podman, conmon for tests/podman)
 #   2. bundles/*/prepare.sh                  (the rootfs trees the integration tests use)
 #   3. meson setup + ninja in build/         (-Dwerror=true when $CI is set)
 #   4. meson test -C build                   (all suites, or the --suite ones; suite 'vm'
@@ -231,8 +232,8 @@ say "msp tests in $top (budget ${budget}s${CI:+, CI mode: -Dwerror=true}${suites
 [ "$(id -u)" = 0 ] || say "warning: not root; the integration suite needs root and will fail or skip"
 
 if [ "$deps" = 1 ]; then
-        run_step "deps" 1200 bash contrib/install-deps.sh build test vm ||
-                record deps FAIL "contrib/install-deps.sh build test vm"
+        run_step "deps" 1200 bash contrib/install-deps.sh build test vm podman ||
+                record deps FAIL "contrib/install-deps.sh build test vm podman"
 fi
 
 for b in bundles/*/prepare.sh; do
