@@ -71,6 +71,8 @@ typedef struct exec_child {
         int seccomp_sock;
         pid_t host_pid;
         bool in_userns;
+        bool park;                      /* frozen cgroup: wait to be moved before seccomp */
+        bool parked;
         int runtime_fds[3];             /* state root, locked state dir, host procfs */
 } exec_child;
 
@@ -184,6 +186,23 @@ child_terminal(exec_child *ec, msp_err *err)
         return rt_pty_make_stdio_child(slave, err);
 }
 
+/* --ignore-paused into a frozen cgroup: the parent moves the child into the cgroup only
+ * now, after all setup that can fail (so the error still reaches the caller), and before
+ * seccomp (which may forbid the handshake) and execve (so that no code of the container
+ * runs outside its cgroup). The move freezes the child; it goes on once resumed. */
+static int
+child_park(exec_child *ec, msp_err *err)
+{
+        rt_sync_msg msg;
+
+        if (!ec->park || ec->parked)
+                return 0;
+        ec->parked = true;
+        if (rt_sync_send(ec->sync_fd, RT_SYNC_READY, 0, NULL) < 0)
+                return msp_err_set(err, EPIPE, "exec: the runtime went away");
+        return rt_sync_expect(ec->sync_fd, RT_SYNC_GO, &msg, err);
+}
+
 typedef struct exec_final {
         rt_seccomp *seccomp;
         rt_landlock *landlock;
@@ -197,6 +216,9 @@ child_load_seccomp(exec_child *ec, exec_final *f, msp_err *err)
         _cleanup_free_ char *json = NULL;
         int listener = -1, r;
 
+        r = child_park(ec, err);
+        if (r < 0)
+                return r;
         if (ec->seccomp_sock >= 0) {
                 oci_state st = *ec->state;
                 size_t len;
@@ -301,6 +323,8 @@ exec_child_main(exec_child *ec)
                 child_fail(ec, &err);
         if (ec->seccomp_sock >= 0)
                 close(ec->seccomp_sock);
+        if (child_park(ec, &err) < 0)
+                child_fail(ec, &err);
         execve(f.exec_path, ec->o->proc->args.v, ec->o->proc->env.v ? ec->o->proc->env.v : empty_env);
         int e = errno;
         (void) msp_err_sys(&err, e, "exec '%s'", f.exec_path);
@@ -380,6 +404,8 @@ rt_exec_spawn(const rt_ctx *ctx, rt_container *c, const rt_exec_opts *o, pid_t *
                 goto out;
         }
         ec.in_userns = ec.ns_fd[OCI_NS_USER] >= 0;
+        ec.park = o->ignore_paused && cgpath[0] && c->state->cgroup_path &&
+                  rt_cgroup_is_frozen(c->state->cgroup_path);
 
         if (o->console_socket) {
                 ec.console_fd = fd_above(rt_console_socket_connect(o->console_socket, err), min);
@@ -458,10 +484,20 @@ rt_exec_spawn(const rt_ctx *ctx, rt_container *c, const rt_exec_opts *o, pid_t *
                 goto out;
         }
         close(TAKE_FD(ec.sync_fd));
-        if (cgpath[0]) {
+        if (cgpath[0] && !ec.park) {
                 r = rt_cgroup_enter(cgpath, (pid_t) child, err);
                 if (r < 0) {
                         msp_err_prefix(err, "exec: join the container's cgroup");
+                        goto kill;
+                }
+        }
+        if (o->proc->has_oom_score_adj) {
+                char path[64], val[32];
+                snprintf(path, sizeof path, "%d/oom_score_adj", (int) child);
+                snprintf(val, sizeof val, "%d", o->proc->oom_score_adj);
+                r = rt_procfs_write(procfd, path, val, err);
+                if (r < 0) {
+                        msp_err_prefix(err, "process.oomScoreAdj");
                         goto kill;
                 }
         }
@@ -471,6 +507,20 @@ rt_exec_spawn(const rt_ctx *ctx, rt_container *c, const rt_exec_opts *o, pid_t *
         }
         /* EOF: execve succeeded (the socket is close-on-exec); a message is an error. */
         r = rt_sync_recv(sync_parent, &msg, err);
+        if (r >= 0 && ec.park && msg.type == RT_SYNC_READY) {
+                /* Set up and parked: into the frozen cgroup, where it stops until resumed
+                 * and then execs; its exit status tells the rest. */
+                r = rt_cgroup_enter(cgpath, (pid_t) child, err);
+                if (r < 0) {
+                        msp_err_prefix(err, "exec: join the container's cgroup");
+                        goto kill;
+                }
+                if (rt_sync_send(sync_parent, RT_SYNC_GO, 0, NULL) < 0) {
+                        r = msp_err_set(err, EPIPE, "the exec process died during setup");
+                        goto kill;
+                }
+                r = -EPIPE;
+        }
         if (r == -EPIPE) {
                 *ret_pid = (pid_t) child;
                 *ret_pidfd = pidfd;

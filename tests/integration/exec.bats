@@ -228,6 +228,43 @@ JSON
         finish
 }
 
+@test "exec --ignore-paused: set up, then frozen in the container's cgroup until resumed" {
+        start_sleeper
+        msp pause "$CID"
+        # not under bats' run: the detached process would hold its output pipe
+        timeout 10 "$MSP" --root "$STATE_ROOT" exec --detach --ignore-paused \
+                --pid-file "$BATS_TEST_TMPDIR/exec.pid" "$CID" /bin/sh -c 'echo ran >/tmp/ran' \
+                </dev/null >/dev/null 2>&1 3>&-
+        p=$(cat "$BATS_TEST_TMPDIR/exec.pid")
+        [ -d "/proc/$p" ]
+        # in the container's (frozen) cgroup and not yet run
+        grep -q "$CGROUP_PREFIX/$CID\$" "/proc/$p/cgroup"
+        [ ! -e "$BUNDLE/rootfs/tmp/ran" ]
+        [ "$(state_field "$CID" status)" = paused ]
+        # errors found during setup still reach the caller
+        run timeout 10 "$MSP" --root "$STATE_ROOT" exec --ignore-paused "$CID" /no/such/binary 3>&-
+        echo "$output"
+        [ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+        [[ "$output" == *"no such file or directory"* ]]
+        msp resume "$CID"
+        wait_pid_exit "$p" 10
+        [ "$(cat "$BUNDLE/rootfs/tmp/ran")" = ran ]
+        finish
+}
+
+@test "exec --process: oomScoreAdj applies to the exec'd process" {
+        start_sleeper
+        cat >"$BATS_TEST_TMPDIR/process.json" <<'JSON'
+{"terminal": false, "user": {"uid": 0, "gid": 0}, "args": ["/bin/cat", "/proc/self/oom_score_adj"],
+ "env": ["PATH=/bin"], "cwd": "/", "oomScoreAdj": 567, "noNewPrivileges": true}
+JSON
+        run msp exec --process "$BATS_TEST_TMPDIR/process.json" "$CID"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$output" = 567 ]
+        finish
+}
+
 @test "exec --tty --console-socket: the pty master goes to the socket, stdio is the pty" {
         start_sleeper
         SOCK="$BATS_TEST_TMPDIR/console.sock"
