@@ -293,6 +293,13 @@ main(int argc, char **argv)
                         usage_all(stdout);
                 return 0;
         }
+        /* podman probes `checkpoint --help` (exit 0 means supported), so these fail even
+         * with --help until checkpoint/restore exists. */
+        if (strcmp(name, "checkpoint") == 0 || strcmp(name, "restore") == 0) {
+                rt_log_error(&ctx, "%s: not supported: msp cannot checkpoint or restore "
+                             "containers (yet)", name);
+                return 1;
+        }
         const rt_command *cmd = cmd_find(name);
         if (!cmd) {
                 rt_log_error(&ctx, "unknown command '%s' (see msp --help)", name);
