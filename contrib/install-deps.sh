@@ -41,7 +41,11 @@ ABOUT[podman]="run tests/podman and tests/bench/podman.sh (podman, conmon, catat
 DEB[podman]="podman conmon catatonit busybox-static"
 FEDORA[podman]="podman conmon catatonit busybox"
 
-GROUP_ORDER="build bundles test bench vm podman"
+ABOUT[mcp]="run tests/mcp and tests/bench/mcp.sh (node and npm for the MCP TypeScript SDK; tests/run.sh asks for it only when node or npm is missing)"
+DEB[mcp]="nodejs npm"
+FEDORA[mcp]="nodejs npm"
+
+GROUP_ORDER="build bundles test bench vm podman mcp"
 DEFAULT_GROUPS="build test"
 
 die() {

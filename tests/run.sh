@@ -6,7 +6,9 @@
 # Steps, each under a timeout and all under one overall budget:
 #   1. contrib/install-deps.sh build test vm podman (installs only what is missing;
 #                                             vm: qemu and the cgroup v2 guest kernel;
-#                                             podman: podman, conmon for tests/podman)
+#                                             podman: podman, conmon for tests/podman;
+#                                             mcp: node, npm when missing), then
+#      npm ci --prefix tests/mcp             (the pinned MCP SDK for suite 'mcp')
 #   2. bundles/*/prepare.sh                  (the rootfs trees the integration tests use)
 #   3. meson setup + ninja in build/         (-Dwerror=true when $CI is set)
 #   4. meson test -C build                   (all suites, or the --suite ones; suite 'vm'
@@ -232,8 +234,17 @@ say "msp tests in $top (budget ${budget}s${CI:+, CI mode: -Dwerror=true}${suites
 [ "$(id -u)" = 0 ] || say "warning: not root; the integration suite needs root and will fail or skip"
 
 if [ "$deps" = 1 ]; then
-        run_step "deps" 1200 bash contrib/install-deps.sh build test vm podman ||
-                record deps FAIL "contrib/install-deps.sh build test vm podman"
+        # mcp (node, npm) only when missing: a node from elsewhere (NodeSource) brings its npm.
+        dep_groups="build test vm podman"
+        { command -v node && command -v npm; } >/dev/null 2>&1 || dep_groups="$dep_groups mcp"
+        # shellcheck disable=SC2086 # word splitting wanted
+        run_step "deps" 1200 bash contrib/install-deps.sh $dep_groups ||
+                record deps FAIL "contrib/install-deps.sh $dep_groups"
+        # The MCP SDK for suite 'mcp' (tests/mcp/run.sh also does this when it is stale).
+        if command -v npm >/dev/null 2>&1; then
+                run_step "deps: npm ci tests/mcp" 300 npm ci --prefix tests/mcp --no-audit --no-fund ||
+                        record deps FAIL "npm ci --prefix tests/mcp"
+        fi
 fi
 
 for b in bundles/*/prepare.sh; do
