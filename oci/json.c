@@ -31,6 +31,7 @@ typedef struct walk_ctx {
         msp_err *err;
         size_t strings;                 /* string tokens seen so far */
         size_t nul_string;
+        size_t max_string;
         size_t path_len;
         char path[OCI_JR_PATH_MAX];
 } walk_ctx;
@@ -52,9 +53,9 @@ walk_string(walk_ctx *w, const char *s, const char *what)
                                    walk_path(w), what, q);
         }
         size_t n = strlen(s);
-        if (n > OCI_MAX_STRING)
-                return msp_err_set(w->err, E2BIG, "%s: %s: %s is too long (%zu bytes, limit %u)",
-                                   w->name, walk_path(w), what, n, OCI_MAX_STRING);
+        if (n > w->max_string)
+                return msp_err_set(w->err, E2BIG, "%s: %s: %s is too long (%zu bytes, limit %zu)",
+                                   w->name, walk_path(w), what, n, w->max_string);
         return 0;
 }
 
@@ -181,9 +182,17 @@ int
 oci_json_parse(const char *name, const char *data, size_t len, oci_json_doc **ret_doc,
                msp_err *err)
 {
-        if (len > OCI_CONFIG_MAX_BYTES)
-                return msp_err_set(err, E2BIG, "%s: too large (%zu bytes, limit %u)", name, len,
-                                   OCI_CONFIG_MAX_BYTES);
+        return oci_json_parse_limits(name, data, len, OCI_CONFIG_MAX_BYTES, OCI_MAX_STRING,
+                                     ret_doc, err);
+}
+
+int
+oci_json_parse_limits(const char *name, const char *data, size_t len, size_t max_bytes,
+                      size_t max_string, oci_json_doc **ret_doc, msp_err *err)
+{
+        if (len > max_bytes)
+                return msp_err_set(err, E2BIG, "%s: too large (%zu bytes, limit %zu)", name, len,
+                                   max_bytes);
         size_t nul_string = 0;
         int r = oci_json_prescan(name, data, len, &nul_string, err);
         if (r < 0)
@@ -212,7 +221,8 @@ oci_json_parse(const char *name, const char *data, size_t len, oci_json_doc **re
         }
         doc->root = root;
 
-        walk_ctx w = { .name = name, .err = err, .nul_string = nul_string };
+        walk_ctx w = { .name = name, .err = err, .nul_string = nul_string,
+                       .max_string = max_string };
         r = walk_value(&w, root);
         if (r < 0) {
                 oci_json_doc_free(doc);

@@ -44,6 +44,10 @@ int oci_json_prescan(const char *name, const char *data, size_t len, size_t *ret
 /* `name` prefixes every message. E2BIG for limits, EINVAL for bad JSON. */
 int oci_json_parse(const char *name, const char *data, size_t len, oci_json_doc **ret_doc,
                    msp_err *err);
+/* The same with other size limits (msp-mcp's JSON-RPC messages); depth and container
+ * sizes keep the limits above. */
+int oci_json_parse_limits(const char *name, const char *data, size_t len, size_t max_bytes,
+                          size_t max_string, oci_json_doc **ret_doc, msp_err *err);
 oci_json_doc *oci_json_doc_free(oci_json_doc *doc);
 const oci_json *oci_json_doc_root(const oci_json_doc *doc);
 
