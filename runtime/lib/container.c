@@ -23,6 +23,7 @@
 #include "hooks.h"
 #include "init.h"
 #include "log.h"
+#include "lsm.h"
 #include "ns.h"
 #include "procfs.h"
 #include "seccomp.h"
@@ -83,15 +84,12 @@ check_supported(const oci_spec *spec, msp_err *err)
                 return msp_err_set(err, EINVAL, "config.json: process.args: must not be empty");
         if (!spec->root_path)
                 return msp_err_set(err, EINVAL, "config.json: root.path: required property missing");
-        if (spec->process->apparmor_profile && *spec->process->apparmor_profile)
-                return msp_err_set(err, ENOTSUP,
-                                   "config.json: process.apparmorProfile: AppArmor is not supported by msp");
-        if (spec->process->selinux_label && *spec->process->selinux_label)
-                return msp_err_set(err, ENOTSUP,
-                                   "config.json: process.selinuxLabel: SELinux is not supported by msp");
         if (spec->process->exec_cpu_affinity_initial || spec->process->exec_cpu_affinity_final)
                 return msp_err_set(err, ENOTSUP,
                                    "config.json: process.execCPUAffinity is not supported by msp");
+        int r = rt_lsm_check(spec->process, lx, err);
+        if (r < 0)
+                return r;
         if (!lx)
                 return 0;
         if (lx->intel_rdt)
@@ -102,9 +100,6 @@ check_supported(const oci_spec *spec, msp_err *err)
         if (lx->memory_policy)
                 return msp_err_set(err, ENOTSUP,
                                    "config.json: linux.memoryPolicy is not supported by msp");
-        if (lx->mount_label && *lx->mount_label)
-                return msp_err_set(err, ENOTSUP,
-                                   "config.json: linux.mountLabel: SELinux is not supported by msp");
         return 0;
 }
 

@@ -21,6 +21,7 @@
 #include "netlink.h"
 #include "pathres.h"
 #include "process.h"
+#include "lsm.h"
 #include "procfs.h"
 #include "rootfs.h"
 #include "seccomp.h"
@@ -383,6 +384,21 @@ load_seccomp(init_run *ir, const char *status, msp_err *err)
         return r;
 }
 
+/* The LSM label of the execve, through a private procfs handle: before seccomp, the
+ * capability drop and no_new_privs (AppArmor refuses most transitions under
+ * no_new_privs), as runc orders it. The label takes effect only at execve. */
+static int
+set_exec_label(const oci_process *p, msp_err *err)
+{
+        if (!(p->apparmor_profile && *p->apparmor_profile) &&
+            !(p->selinux_label && *p->selinux_label))
+                return 0;
+        _cleanup_close_ int procfd = rt_procfs_open(err);
+        if (procfd < 0)
+                return procfd;
+        return rt_lsm_set_exec_label(procfd, p, err);
+}
+
 /* After pivot_root, still privileged: everything that can fail on the config is done
  * before READY so that `create` reports it. */
 static int
@@ -421,6 +437,9 @@ prepare_process(init_run *ir, msp_err *err)
                         rt_debug(a->ctx, "landlock: best effort, not enforced: %s", dropped);
         }
         r = build_env(ir, err);
+        if (r < 0)
+                return r;
+        r = set_exec_label(p, err);
         if (r < 0)
                 return r;
         /* Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: load it before the

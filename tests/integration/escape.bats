@@ -630,3 +630,30 @@ PY
         [ "$(printf '%s\n' "$output" | grep '^key=' | tail -n1)" = key=absent ]
         assert_nothing_left "$CID"
 }
+
+# ---- LSM labels (CVE-2019-16884): refused when the LSM is not active ----
+
+# lsm_active NAME: whether the kernel runs that LSM (its securityfs list, read in a
+# private mount namespace: this host does not mount securityfs).
+lsm_active() {
+        unshare -m sh -c 'mount -t securityfs none /sys/kernel/security &&
+                tr , "\n" </sys/kernel/security/lsm' | grep -qx "$1"
+}
+
+@test "LSM labels: a profile or label for an LSM the host does not run fails create, naming field and value" {
+        lsm_active apparmor && skip "AppArmor is active on this host: the refusal does not apply"
+        lsm_active selinux && skip "SELinux is active on this host: the refusal does not apply"
+        # Control: no label, the container runs.
+        helper_run ids
+        [ "$status" -eq 0 ]
+        for field in process.apparmorProfile process.selinuxLabel linux.mountLabel; do
+                cp "$BATS_TEST_TMPDIR/bundle/config.json" "$BATS_TEST_TMPDIR/config.orig"
+                update_config ".$field = \"msp-test-label\""
+                try_create "$CID"
+                echo "$field: $status $output"
+                [ "$status" -ne 0 ]
+                [[ "$output" == *"$field 'msp-test-label': "*" is not enabled on this host"* ]]
+                assert_nothing_left "$CID"
+                cp "$BATS_TEST_TMPDIR/config.orig" "$BUNDLE/config.json"
+        done
+}
