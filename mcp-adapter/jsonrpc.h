@@ -1,0 +1,99 @@
+/* JSON-RPC 2.0 over stdio, one message a line. Owner: jsonrpc.c.
+ *
+ * The decoder (mcp_rpc_decode) is a pure function: one line in, a validated message or
+ * the JSON-RPC error to answer out (it is what the fuzzer drives). The transport reads
+ * stdin without blocking, skips over-long lines without buffering them, hands each valid
+ * message to a callback and answers invalid ones itself; its writer serialises every
+ * message into one line and queues output so that a slow client never blocks the loop
+ * (reading stops while the queue is above its high-water mark). */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "json.h"
+#include "loop.h"
+
+#define MCP_RPC_PARSE_ERROR     (-32700)
+#define MCP_RPC_INVALID_REQUEST (-32600)
+#define MCP_RPC_METHOD_NOT_FOUND (-32601)
+#define MCP_RPC_INVALID_PARAMS  (-32602)
+#define MCP_RPC_INTERNAL_ERROR  (-32603)
+#define MCP_RPC_RESOURCE_NOT_FOUND (-32002)
+
+typedef enum mcp_rpc_id_kind { MCP_ID_NONE, MCP_ID_INT, MCP_ID_STR } mcp_rpc_id_kind;
+
+/* A request id or a progress token: an integer or a string (owned). */
+typedef struct mcp_rpc_id {
+        mcp_rpc_id_kind kind;
+        int64_t num;
+        char *str;
+} mcp_rpc_id;
+
+int mcp_rpc_id_copy(mcp_rpc_id *dst, const mcp_rpc_id *src);
+void mcp_rpc_id_clear(mcp_rpc_id *id);
+bool mcp_rpc_id_equal(const mcp_rpc_id *a, const mcp_rpc_id *b);
+/* From a JSON value: 0 for an integer or a string, -EINVAL otherwise (null included). */
+int mcp_rpc_id_from_json(const oci_json *v, mcp_rpc_id *ret);
+/* Writes the id (null for MCP_ID_NONE). */
+void mcp_rpc_id_write(oci_jw *w, const mcp_rpc_id *id);
+
+typedef struct mcp_rpc_msg {
+        oci_json_doc *doc;              /* owns everything below */
+        mcp_rpc_id id;                  /* MCP_ID_NONE: a notification */
+        const char *method;             /* NULL for a response sent by the client */
+        const oci_json *params;         /* an object, or NULL when absent */
+} mcp_rpc_msg;
+
+void mcp_rpc_msg_clear(mcp_rpc_msg *msg);
+
+typedef struct mcp_rpc_error {
+        int code;
+        mcp_rpc_id id;                  /* the request's id when it could be read, else none */
+        char message[256];
+} mcp_rpc_error;
+
+/* 0 and *ret filled; or < 0 with *ret_err filled (and its id owned by it: clear it). A
+ * blank line is -ENODATA with no error to send. */
+int mcp_rpc_decode(const char *line, size_t len, size_t max_bytes, mcp_rpc_msg *ret,
+                   mcp_rpc_error *ret_err);
+
+/* ---- transport ---- */
+
+typedef struct mcp_rpc mcp_rpc;
+
+/* Called for each valid message; msg is the callee's (clear it). */
+typedef void (*mcp_rpc_msg_fn)(mcp_rpc *rpc, mcp_rpc_msg *msg, void *data);
+/* Called once on EOF of the input or when the output is gone (EPIPE). */
+typedef void (*mcp_rpc_eof_fn)(mcp_rpc *rpc, void *data);
+
+int mcp_rpc_new(mcp_loop *loop, int in_fd, int out_fd, size_t max_message, mcp_rpc_msg_fn on_msg,
+                mcp_rpc_eof_fn on_eof, void *data, mcp_rpc **ret);
+/* Writes what is queued (bounded wait), then frees. The fds are not closed. */
+mcp_rpc *mcp_rpc_free(mcp_rpc *rpc);
+
+/* A writer positioned at the value of "result" (response) or "params" (notification).
+ * NULL on allocation failure. */
+oci_jw *mcp_rpc_begin_result(const mcp_rpc_id *id);
+oci_jw *mcp_rpc_begin_notification(const char *method);
+/* Closes the message and queues it; frees w. A response whose writer failed (e.g. a
+ * string that is not UTF-8) is replaced by an internal error for the same id.
+ * droppable: a notification that may be skipped when the output queue is full
+ * (-ENOBUFS then). */
+int mcp_rpc_send(mcp_rpc *rpc, oci_jw *w, const mcp_rpc_id *id, bool droppable);
+int mcp_rpc_send_error(mcp_rpc *rpc, const mcp_rpc_id *id, int code, const char *message);
+/* Bytes queued and not written yet. */
+size_t mcp_rpc_queued(const mcp_rpc *rpc);
+
+/* Serialises an error response into one line (no newline); shared by the transport and
+ * the tests. */
+int mcp_rpc_format_error(const mcp_rpc_id *id, int code, const char *message, char **ret,
+                         size_t *ret_len);
+
+static inline void
+mcp_rpc_msg_clearp(mcp_rpc_msg *m)
+{
+        mcp_rpc_msg_clear(m);
+}
+#define _cleanup_rpc_msg_ __attribute__((cleanup(mcp_rpc_msg_clearp)))
