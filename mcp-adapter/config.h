@@ -49,4 +49,25 @@ typedef struct mcp_config {
         uint64_t max_image_bytes;       /* one image returned as content (default 1 MiB) */
         unsigned run_log_keep;          /* full logs of the last N runs kept as resources */
         const char *log_level;          /* initial level for notifications/message and stderr */
+        char **owned_;                  /* config.c's: strings the fields above point to */
+        size_t n_owned_;
 } mcp_config;
+
+#include <stdio.h>
+#include "err.h"
+
+typedef enum mcp_config_action {
+        MCP_ACTION_SERVE,
+        MCP_ACTION_HELP,
+        MCP_ACTION_VERSION,
+        MCP_ACTION_CHECK,
+} mcp_config_action;
+
+/* Defaults, then --config FILE, then the other flags. -EINVAL with err naming the flag
+ * (or the file's key) and the value. */
+int mcp_config_load(mcp_config *cfg, int argc, char **argv, mcp_config_action *ret_action,
+                    msp_err *err);
+void mcp_config_done(mcp_config *cfg);
+void mcp_config_help(FILE *out);
+/* "512M", "1G", "64k", "4096" (binary multiples; a bare number is bytes). */
+int mcp_parse_size(const char *s, uint64_t *ret);
