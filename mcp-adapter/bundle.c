@@ -1,0 +1,495 @@
+/* config.json of one sandbox run, and the skeleton rootfs it uses.
+ *
+ * The skeleton is a directory owned by root with every mount point the config names
+ * (so that the runtime never has to create one: root.readonly is true, and msp creates
+ * missing mount targets only on a writable root), the merged-/usr symlinks as the host
+ * has them, and synthesized /etc files. It is created once per instance and shared by
+ * every run. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bundle.h"
+#include "json.h"
+#include "macros.h"
+
+/* Top-level host entries that may hold the system: bound read-only when they are
+ * directories, reproduced when they are symlinks (merged /usr). /opt is left out on
+ * purpose: it holds installed applications, not the system. */
+static const char *const host_system[] = { "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
+                                           "/libx32" };
+
+/* The /etc selection the interpreters need. Never passwd/shadow/group (synthesized). */
+static const char *const host_etc[] = {
+        "/etc/ld.so.cache",     /* the dynamic loader's library index */
+        "/etc/alternatives",    /* python3, node... may be symlinks through it */
+        "/etc/ssl/certs",       /* TLS roots (only /etc/ssl/private stays out) */
+        "/etc/ssl/openssl.cnf",
+        "/etc/ca-certificates.conf",
+        "/etc/mime.types",
+        "/etc/protocols",
+        "/etc/services",
+        "/etc/timezone",
+};
+
+/* Mount points inside the skeleton, created as directories. */
+static const char *const skel_dirs[] = { "proc", "dev", "tmp", "workspace", ".msp", "etc",
+                                         "etc/ssl", "sys", "run", "home", "root" };
+
+static const char passwd_txt[] = "root:x:0:0:root:/root:/bin/sh\n"
+                                 "sandbox:x:1000:1000:sandbox:/workspace:/bin/sh\n"
+                                 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
+static const char group_txt[] = "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n";
+static const char hosts_txt[] = "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost\n";
+static const char nsswitch_txt[] = "passwd: files\ngroup: files\nhosts: files dns\n";
+
+int
+mcp_hostview_probe(mcp_hostview *ret, msp_err *err)
+{
+        mcp_hostview v = { 0 };
+
+        for (size_t i = 0; i < ARRAY_SIZE(host_system); i++) {
+                struct stat st;
+                if (lstat(host_system[i], &st) < 0)
+                        continue;
+                if (S_ISLNK(st.st_mode)) {
+                        char *t = v.link_targets[v.n_links];
+                        ssize_t n = readlink(host_system[i], t, sizeof v.link_targets[0] - 1);
+                        if (n <= 0 || (size_t) n >= sizeof v.link_targets[0] - 1)
+                                return msp_err_set(err, ENAMETOOLONG, "readlink '%s'",
+                                                   host_system[i]);
+                        t[n] = '\0';
+                        v.links[v.n_links++] = host_system[i];
+                } else if (S_ISDIR(st.st_mode)) {
+                        v.binds[v.n_binds++] = host_system[i];
+                }
+        }
+        if (v.n_binds == 0 || strcmp(v.binds[0], "/usr") != 0)
+                return msp_err_set(err, ENOENT, "the host has no /usr directory");
+        for (size_t i = 0; i < ARRAY_SIZE(host_etc); i++) {
+                struct stat st;
+                if (stat(host_etc[i], &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+                        continue;
+                v.etc_is_dir[v.n_etc] = S_ISDIR(st.st_mode);
+                v.etc[v.n_etc++] = host_etc[i];
+        }
+        *ret = v;
+        return 0;
+}
+
+static int
+write_file_at(int dirfd, const char *name, const char *text, msp_err *err)
+{
+        _cleanup_close_ int fd = openat(dirfd, name,
+                                        O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+                                        0644);
+        if (fd < 0)
+                return msp_err_sys(err, errno, "skeleton: create '%s'", name);
+        size_t len = strlen(text);
+        if (write(fd, text, len) != (ssize_t) len)
+                return msp_err_sys(err, errno ? errno : EIO, "skeleton: write '%s'", name);
+        return 0;
+}
+
+static int
+mkdir_at(int dirfd, const char *name, mode_t mode, msp_err *err)
+{
+        if (mkdirat(dirfd, name, mode) < 0 && errno != EEXIST)
+                return msp_err_sys(err, errno, "skeleton: mkdir '%s'", name);
+        return 0;
+}
+
+int
+mcp_skeleton_create(int dirfd, const char *name, const mcp_hostview *view, msp_err *err)
+{
+        int r = mkdir_at(dirfd, name, 0755, err);
+        if (r < 0)
+                return r;
+        _cleanup_close_ int fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return msp_err_sys(err, errno, "skeleton: open '%s'", name);
+
+        for (size_t i = 0; i < ARRAY_SIZE(skel_dirs); i++)
+                if ((r = mkdir_at(fd, skel_dirs[i], 0755, err)) < 0)
+                        return r;
+        for (size_t i = 0; i < view->n_binds; i++)
+                if ((r = mkdir_at(fd, view->binds[i] + 1, 0755, err)) < 0)
+                        return r;
+        for (size_t i = 0; i < view->n_links; i++)
+                if (symlinkat(view->link_targets[i], fd, view->links[i] + 1) < 0 && errno != EEXIST)
+                        return msp_err_sys(err, errno, "skeleton: symlink '%s'", view->links[i]);
+        for (size_t i = 0; i < view->n_etc; i++) {
+                const char *rel = view->etc[i] + 1;
+                if (view->etc_is_dir[i])
+                        r = mkdir_at(fd, rel, 0755, err);
+                else
+                        r = write_file_at(fd, rel, "", err);
+                if (r < 0)
+                        return r;
+        }
+        /* Targets of the network-only bind, and the zone link (resolved through /usr). */
+        if ((r = write_file_at(fd, "etc/resolv.conf", "", err)) < 0 ||
+            (r = write_file_at(fd, "etc/passwd", passwd_txt, err)) < 0 ||
+            (r = write_file_at(fd, "etc/group", group_txt, err)) < 0 ||
+            (r = write_file_at(fd, "etc/hosts", hosts_txt, err)) < 0 ||
+            (r = write_file_at(fd, "etc/hostname", "sandbox\n", err)) < 0 ||
+            (r = write_file_at(fd, "etc/nsswitch.conf", nsswitch_txt, err)) < 0)
+                return r;
+        char zone[PATH_MAX];
+        ssize_t n = readlink("/etc/localtime", zone, sizeof zone - 1);
+        if (n > 0) {
+                zone[n] = '\0';
+                if (strncmp(zone, "/usr/", 5) == 0 && symlinkat(zone, fd, "etc/localtime") < 0 &&
+                    errno != EEXIST)
+                        return msp_err_sys(err, errno, "skeleton: symlink 'etc/localtime'");
+        }
+        if (symlinkat("../usr/lib/os-release", fd, "etc/os-release") < 0 && errno != EEXIST)
+                return msp_err_sys(err, errno, "skeleton: symlink 'etc/os-release'");
+        return 0;
+}
+
+int
+mcp_rootfs_prepare(const char *path, msp_err *err)
+{
+        _cleanup_close_ int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return msp_err_sys(err, errno, "rootfs '%s'", path);
+        static const char *const need[] = { "proc", "dev", "tmp", "workspace", ".msp" };
+        for (size_t i = 0; i < ARRAY_SIZE(need); i++) {
+                if (mkdirat(fd, need[i], 0755) < 0 && errno != EEXIST)
+                        return msp_err_sys(err, errno, "rootfs '%s': mkdir '%s'", path, need[i]);
+        }
+        return 0;
+}
+
+int
+mcp_env_check(const char *kv, size_t i, msp_err *err)
+{
+        const char *eq = strchr(kv, '=');
+        size_t klen = eq ? (size_t) (eq - kv) : strlen(kv);
+        bool ok = eq && klen > 0 && klen <= 256 && !(kv[0] >= '0' && kv[0] <= '9');
+        for (size_t k = 0; ok && k < klen; k++) {
+                char c = kv[k];
+                ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                     c == '_';
+        }
+        if (!ok)
+                return msp_err_set(err, EINVAL,
+                                   "env[%zu]: '%.64s' is not KEY=VALUE with KEY matching "
+                                   "[A-Za-z_][A-Za-z0-9_]* (at most 256 bytes)",
+                                   i, kv);
+        return 0;
+}
+
+/* ---- config.json ---- */
+
+static void
+jw_copy(oci_jw *w, const oci_json *v)
+{
+        switch (oci_json_type_of(v)) {
+        case OCI_JSON_NULL:
+                oci_jw_null(w);
+                break;
+        case OCI_JSON_BOOL:
+                oci_jw_bool(w, oci_json_bool(v));
+                break;
+        case OCI_JSON_NUMBER: {
+                /* The profiles hold integers only. */
+                const char *t = oci_json_number_text(v);
+                if (t[0] == '-')
+                        oci_jw_int64(w, strtoll(t, NULL, 10));
+                else
+                        oci_jw_uint64(w, strtoull(t, NULL, 10));
+                break;
+        }
+        case OCI_JSON_STRING:
+                oci_jw_string(w, oci_json_string(v));
+                break;
+        case OCI_JSON_OBJECT:
+                oci_jw_begin_object(w);
+                for (size_t i = 0; i < oci_json_len(v); i++) {
+                        oci_jw_key(w, oci_json_key_at(v, i));
+                        jw_copy(w, oci_json_value_at(v, i));
+                }
+                oci_jw_end_object(w);
+                break;
+        case OCI_JSON_ARRAY:
+                oci_jw_begin_array(w);
+                for (size_t i = 0; i < oci_json_len(v); i++)
+                        jw_copy(w, oci_json_value_at(v, i));
+                oci_jw_end_array(w);
+                break;
+        }
+}
+
+/* process.landlock: the profile, plus read access to the program's directory; with
+ * network allowed, the network rights are no longer handled (the profile has no port
+ * rules, so handling them would deny every TCP connect). */
+static void
+write_landlock(oci_jw *w, const mcp_bundle_spec *s)
+{
+        const oci_json *ll = s->landlock;
+        oci_jw_key(w, "landlock");
+        oci_jw_begin_object(w);
+        for (size_t i = 0; i < oci_json_len(ll); i++) {
+                const char *key = oci_json_key_at(ll, i);
+                const oci_json *v = oci_json_value_at(ll, i);
+                oci_jw_key(w, key);
+                if (strcmp(key, "handledAccess") == 0 && s->network) {
+                        oci_jw_begin_object(w);
+                        for (size_t k = 0; k < oci_json_len(v); k++) {
+                                if (strcmp(oci_json_key_at(v, k), "handledAccessNetwork") == 0)
+                                        continue;
+                                oci_jw_key(w, oci_json_key_at(v, k));
+                                jw_copy(w, oci_json_value_at(v, k));
+                        }
+                        oci_jw_end_object(w);
+                } else if (strcmp(key, "rules") == 0) {
+                        oci_jw_begin_object(w);
+                        for (size_t k = 0; k < oci_json_len(v); k++) {
+                                const char *rk = oci_json_key_at(v, k);
+                                const oci_json *rv = oci_json_value_at(v, k);
+                                oci_jw_key(w, rk);
+                                if (strcmp(rk, "pathBeneath") != 0) {
+                                        jw_copy(w, rv);
+                                        continue;
+                                }
+                                oci_jw_begin_array(w);
+                                for (size_t j = 0; j < oci_json_len(rv); j++)
+                                        jw_copy(w, oci_json_value_at(rv, j));
+                                oci_jw_begin_object(w);
+                                oci_jw_kv_strlist(w, "allowedAccess",
+                                                  (const char *const[]){ "read_file", "read_dir",
+                                                                         NULL });
+                                oci_jw_kv_strlist(w, "paths",
+                                                  (const char *const[]){ MCP_CODE_DIR, NULL });
+                                oci_jw_end_object(w);
+                                oci_jw_end_array(w);
+                        }
+                        oci_jw_end_object(w);
+                } else {
+                        jw_copy(w, v);
+                }
+        }
+        oci_jw_end_object(w);
+}
+
+static const char *const base_env[] = { "PATH=/usr/local/bin:/usr/bin:/bin",
+                                        "HOME=/workspace", "LANG=C.UTF-8", "TERM=dumb" };
+
+static bool
+env_overridden(const mcp_bundle_spec *s, const char *kv)
+{
+        size_t klen = strcspn(kv, "=") + 1;
+        for (size_t i = 0; i < s->n_env; i++)
+                if (strncmp(s->env[i], kv, klen) == 0)
+                        return true;
+        return false;
+}
+
+static void
+write_rlimit(oci_jw *w, const char *type, uint64_t v)
+{
+        oci_jw_begin_object(w);
+        oci_jw_kv_string(w, "type", type);
+        oci_jw_kv_uint64(w, "hard", v);
+        oci_jw_kv_uint64(w, "soft", v);
+        oci_jw_end_object(w);
+}
+
+static void
+write_process(oci_jw *w, const mcp_bundle_spec *s)
+{
+        static const char *const no_caps[] = { NULL };
+
+        oci_jw_key(w, "process");
+        oci_jw_begin_object(w);
+        oci_jw_kv_bool(w, "terminal", false);
+        oci_jw_key(w, "user");
+        oci_jw_begin_object(w);
+        oci_jw_kv_uint64(w, "uid", MCP_SANDBOX_UID);
+        oci_jw_kv_uint64(w, "gid", MCP_SANDBOX_GID);
+        oci_jw_end_object(w);
+        oci_jw_kv_strlist(w, "args", s->argv);
+        oci_jw_key(w, "env");
+        oci_jw_begin_array(w);
+        for (size_t i = 0; i < ARRAY_SIZE(base_env); i++)
+                if (!env_overridden(s, base_env[i]))
+                        oci_jw_string(w, base_env[i]);
+        for (size_t i = 0; i < s->n_env; i++)
+                oci_jw_string(w, s->env[i]);
+        oci_jw_end_array(w);
+        oci_jw_kv_string(w, "cwd", "/workspace");
+        oci_jw_key(w, "capabilities");
+        oci_jw_begin_object(w);
+        oci_jw_kv_strlist(w, "bounding", no_caps);
+        oci_jw_kv_strlist(w, "effective", no_caps);
+        oci_jw_kv_strlist(w, "permitted", no_caps);
+        oci_jw_kv_strlist(w, "inheritable", no_caps);
+        oci_jw_kv_strlist(w, "ambient", no_caps);
+        oci_jw_end_object(w);
+        oci_jw_key(w, "rlimits");
+        oci_jw_begin_array(w);
+        write_rlimit(w, "RLIMIT_NOFILE", 1024);
+        write_rlimit(w, "RLIMIT_NPROC", s->nproc);
+        write_rlimit(w, "RLIMIT_CORE", 0);
+        uint64_t fsize = s->limits.tmp_bytes > s->limits.workspace_bytes ? s->limits.tmp_bytes
+                                                                         : s->limits.workspace_bytes;
+        write_rlimit(w, "RLIMIT_FSIZE", fsize);
+        oci_jw_end_array(w);
+        oci_jw_kv_bool(w, "noNewPrivileges", true);
+        /* The sandbox is the first victim of a host-wide OOM. */
+        oci_jw_kv_int64(w, "oomScoreAdj", 1000);
+        if (s->landlock)
+                write_landlock(w, s);
+        oci_jw_end_object(w);
+}
+
+static void
+write_mount(oci_jw *w, const char *dest, const char *type, const char *src,
+            const char *const *opts)
+{
+        oci_jw_begin_object(w);
+        oci_jw_kv_string(w, "destination", dest);
+        oci_jw_kv_string(w, "type", type);
+        oci_jw_kv_string(w, "source", src);
+        oci_jw_kv_strlist(w, "options", opts);
+        oci_jw_end_object(w);
+}
+
+static void
+write_mounts(oci_jw *w, const mcp_bundle_spec *s)
+{
+        static const char *const ro_bind[] = { "rbind", "ro", "nosuid", "nodev", NULL };
+        static const char *const ro_bind_noexec[] = { "bind", "ro", "nosuid", "nodev", "noexec",
+                                                      NULL };
+        char tmp_size[64];
+        snprintf(tmp_size, sizeof tmp_size, "size=%" PRIu64, s->limits.tmp_bytes);
+
+        oci_jw_key(w, "mounts");
+        oci_jw_begin_array(w);
+        write_mount(w, "/proc", "proc", "proc",
+                    (const char *const[]){ "nosuid", "noexec", "nodev", NULL });
+        write_mount(w, "/dev", "tmpfs", "tmpfs",
+                    (const char *const[]){ "nosuid", "strictatime", "mode=755", "size=65536k",
+                                           NULL });
+        write_mount(w, "/dev/pts", "devpts", "devpts",
+                    (const char *const[]){ "nosuid", "noexec", "newinstance", "ptmxmode=0666",
+                                           "mode=0620", NULL });
+        write_mount(w, "/dev/shm", "tmpfs", "shm",
+                    (const char *const[]){ "nosuid", "noexec", "nodev", "mode=1777",
+                                           "size=65536k", NULL });
+        write_mount(w, "/tmp", "tmpfs", "tmpfs",
+                    (const char *const[]){ "nosuid", "nodev", "mode=1777", tmp_size, NULL });
+        if (s->host_view) {
+                for (size_t i = 0; i < s->view->n_binds; i++)
+                        write_mount(w, s->view->binds[i], "bind", s->view->binds[i], ro_bind);
+                for (size_t i = 0; i < s->view->n_etc; i++)
+                        write_mount(w, s->view->etc[i], "bind", s->view->etc[i],
+                                    s->view->etc_is_dir[i] ? ro_bind : ro_bind_noexec);
+                if (s->network)
+                        write_mount(w, "/etc/resolv.conf", "bind", "/etc/resolv.conf",
+                                    ro_bind_noexec);
+        }
+        write_mount(w, "/workspace", "bind", s->workspace_path,
+                    (const char *const[]){ "rbind", "rw", "nosuid", "nodev", NULL });
+        write_mount(w, MCP_CODE_DIR, "bind", s->code_path, ro_bind_noexec);
+        oci_jw_end_array(w);
+}
+
+static void
+write_id_map(oci_jw *w, const char *key)
+{
+        oci_jw_key(w, key);
+        oci_jw_begin_array(w);
+        oci_jw_begin_object(w);
+        oci_jw_kv_uint64(w, "containerID", 0);
+        oci_jw_kv_uint64(w, "hostID", MCP_SANDBOX_HOST_BASE);
+        oci_jw_kv_uint64(w, "size", MCP_SANDBOX_ID_COUNT);
+        oci_jw_end_object(w);
+        oci_jw_end_array(w);
+}
+
+static void
+write_linux(oci_jw *w, const mcp_bundle_spec *s)
+{
+        static const char *const masked[] = {
+                "/proc/acpi",        "/proc/asound",     "/proc/kcore",      "/proc/keys",
+                "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats",
+                "/proc/sched_debug", "/proc/scsi",       "/sys/firmware",    NULL
+        };
+        static const char *const readonly[] = { "/proc/bus",   "/proc/fs",           "/proc/irq",
+                                                "/proc/sys",   "/proc/sysrq-trigger", NULL };
+        static const char *const ns_all[] = { "user", "pid", "mount", "ipc", "uts", "cgroup",
+                                              "network" };
+
+        oci_jw_key(w, "linux");
+        oci_jw_begin_object(w);
+        write_id_map(w, "uidMappings");
+        write_id_map(w, "gidMappings");
+        oci_jw_key(w, "namespaces");
+        oci_jw_begin_array(w);
+        for (size_t i = 0; i < ARRAY_SIZE(ns_all); i++) {
+                if (s->network && strcmp(ns_all[i], "network") == 0)
+                        continue;
+                oci_jw_begin_object(w);
+                oci_jw_kv_string(w, "type", ns_all[i]);
+                oci_jw_end_object(w);
+        }
+        oci_jw_end_array(w);
+
+        oci_jw_key(w, "resources");
+        oci_jw_begin_object(w);
+        oci_jw_key(w, "memory");
+        oci_jw_begin_object(w);
+        oci_jw_kv_int64(w, "limit", (int64_t) s->limits.memory_bytes);
+        oci_jw_kv_int64(w, "swap", (int64_t) s->limits.memory_bytes);   /* == limit: no swap */
+        oci_jw_end_object(w);
+        oci_jw_key(w, "pids");
+        oci_jw_begin_object(w);
+        oci_jw_kv_int64(w, "limit", (int64_t) s->limits.pids);
+        oci_jw_end_object(w);
+        oci_jw_key(w, "cpu");
+        oci_jw_begin_object(w);
+        oci_jw_kv_int64(w, "quota", (int64_t) (s->limits.cpu_millis * 100));
+        oci_jw_kv_uint64(w, "period", 100000);
+        oci_jw_end_object(w);
+        oci_jw_end_object(w);
+
+        oci_jw_kv_string(w, "cgroupsPath", s->cgroups_path);
+        if (s->seccomp) {
+                oci_jw_key(w, "seccomp");
+                jw_copy(w, s->seccomp);
+        }
+        oci_jw_kv_strlist(w, "maskedPaths", masked);
+        oci_jw_kv_strlist(w, "readonlyPaths", readonly);
+        oci_jw_end_object(w);
+}
+
+int
+mcp_bundle_config(const mcp_bundle_spec *s, char **ret, size_t *ret_len, msp_err *err)
+{
+        _cleanup_jw_ oci_jw *w = oci_jw_new(false);
+        if (!w)
+                return msp_err_set(err, ENOMEM, "config.json: out of memory");
+
+        oci_jw_begin_object(w);
+        oci_jw_kv_string(w, "ociVersion", "1.0.2");
+        write_process(w, s);
+        oci_jw_key(w, "root");
+        oci_jw_begin_object(w);
+        oci_jw_kv_string(w, "path", s->root_path);
+        oci_jw_kv_bool(w, "readonly", true);
+        oci_jw_end_object(w);
+        oci_jw_kv_string(w, "hostname", s->hostname ? s->hostname : "sandbox");
+        write_mounts(w, s);
+        write_linux(w, s);
+        oci_jw_end_object(w);
+        return oci_jw_finish(w, ret, ret_len, err);
+}

@@ -1,0 +1,67 @@
+/* The OCI bundle of one run: config.json written with oci/json.h's writer, and the shared
+ * read-only skeleton rootfs that every "host" run uses as its root. Owner: bundle.c. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "err.h"
+#include "sandbox-ids.h"
+
+/* Where the program file is bound (read-only directory holding main.<ext>). */
+#define MCP_CODE_DIR "/.msp"
+
+typedef struct oci_json oci_json;
+
+/* The host's system view, computed once: which top-level entries are symlinks (merged
+ * /usr) and which are directories to bind read-only. */
+#define MCP_HOSTVIEW_MAX 16
+typedef struct mcp_hostview {
+        size_t n_binds;
+        const char *binds[MCP_HOSTVIEW_MAX];       /* "/usr", "/opt"... (static strings) */
+        size_t n_links;
+        const char *links[MCP_HOSTVIEW_MAX];       /* "/bin"... */
+        char link_targets[MCP_HOSTVIEW_MAX][64];   /* "usr/bin" */
+        size_t n_etc;                              /* /etc files and dirs bound read-only */
+        const char *etc[MCP_HOSTVIEW_MAX];
+        bool etc_is_dir[MCP_HOSTVIEW_MAX];
+} mcp_hostview;
+
+int mcp_hostview_probe(mcp_hostview *ret, msp_err *err);
+
+/* Create the skeleton rootfs <dirfd>/<name>: every mount point, the merged-/usr symlinks,
+ * synthesized /etc/passwd, group, hosts, nsswitch.conf; then read-only from the runtime's
+ * point of view (root.readonly). */
+int mcp_skeleton_create(int dirfd, const char *name, const mcp_hostview *view, msp_err *err);
+/* For a prepared rootfs: create the mount points it lacks (once, at start). */
+int mcp_rootfs_prepare(const char *path, msp_err *err);
+
+typedef struct mcp_bundle_spec {
+        const char *root_path;          /* the skeleton, or a prepared rootfs */
+        bool host_view;                 /* bind the host's system dirs (rootfs "host") */
+        const mcp_hostview *view;
+        const char *const *argv;        /* NULL-terminated */
+        const char *const *env;         /* request env, "KEY=VALUE" (checked by mcp_env_check) */
+        size_t n_env;
+        const char *workspace_path;     /* bound rw at /workspace */
+        const char *code_path;          /* bound ro at MCP_CODE_DIR */
+        const char *cgroups_path;
+        const char *hostname;
+        bool network;                   /* true: no network namespace */
+        mcp_limits limits;              /* effective, every field > 0 */
+        uint64_t nproc;                 /* RLIMIT_NPROC (per host uid: shared by runs) */
+        const oci_json *seccomp;        /* linux.seccomp */
+        const oci_json *landlock;       /* process.landlock (extra rules are added) */
+} mcp_bundle_spec;
+
+/* config.json as a malloc'd string. */
+int mcp_bundle_config(const mcp_bundle_spec *spec, char **ret, size_t *ret_len, msp_err *err);
+
+/* "KEY=VALUE" with KEY [A-Za-z_][A-Za-z0-9_]* (<= 256 bytes) and no NUL in VALUE. */
+int mcp_env_check(const char *kv, size_t i, msp_err *err);
+
+/* The profiles built into the binary (profiles.S), NUL-terminated. */
+extern const char mcp_profile_seccomp[];
+extern const char mcp_profile_landlock[];
