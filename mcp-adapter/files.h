@@ -1,0 +1,42 @@
+/* Confined file access inside a workspace given by a directory fd (a session's workspace or
+ * a fresh per-run one). Owner: files.c. Used by session.c and the engine.
+ *
+ * Path rules (docs/MCP.md, "Sessions and workspaces"): a path is relative to /workspace; a
+ * leading "/workspace/" or "/" is accepted and dropped; "." and empty components are
+ * skipped; ".." is refused (-EXDEV); control characters and NUL are refused (-EINVAL);
+ * at most MCP_PATH_MAX bytes, components at most NAME_MAX. Reads and listings follow
+ * symlinks only inside the workspace (openat2 RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS |
+ * RESOLVE_NO_XDEV); writes follow no symlink at all (RESOLVE_NO_SYMLINKS on every
+ * component: -ELOOP). Only regular files are read or written (a FIFO or device never
+ * blocks: O_NONBLOCK, then fstat). Errors name the path. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "session.h"
+
+#define MCP_PATH_MAX 4096
+#define MCP_FILE_MAX_BYTES (8u << 20)           /* one write_file */
+#define MCP_LIST_MAX_ENTRIES 100000u            /* entries read from one directory */
+
+/* Check a path given with its length (the JSON layer's strings may hold NUL bytes):
+ * 0 when the path is acceptable to the functions below. */
+int mcp_path_check(const char *path, size_t len, msp_err *err);
+
+/* mcp_workspace_write_file() is declared in session.h. Created directories and the file
+ * belong to the sandbox user (sandbox-ids.h), modes 0755 / 0644 (0755 when executable);
+ * -EFBIG when the file is over MCP_FILE_MAX_BYTES or the workspace has no room. */
+int mcp_workspace_read_file(int workspace_fd, const char *path, size_t max, char **ret,
+                            size_t *ret_len, uint64_t *ret_size, bool *ret_truncated,
+                            msp_err *err);
+/* One directory, entries sorted by name, at most max_entries (*ret_truncated if more). */
+int mcp_workspace_list_files(int workspace_fd, const char *path, size_t max_entries,
+                             mcp_dirent **ret, size_t *ret_n, bool *ret_truncated,
+                             msp_err *err);
+
+/* Remove name (a file or a tree) under dirfd without following symlinks or crossing into
+ * other mounts (a mount point inside fails with -EBUSY). -ENOENT is success. */
+int mcp_remove_tree_at(int dirfd, const char *name, msp_err *err);
