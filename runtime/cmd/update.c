@@ -12,6 +12,8 @@
 
 #include "cmd.h"
 #include "fileio.h"
+#include "json.h"
+#include "statedir.h"
 
 enum {
         OPT_MEMORY = 256,
@@ -114,9 +116,10 @@ parse_u64(const char *s, uint64_t *ret)
         return 0;
 }
 
-/* The LinuxResources document of --resources (a path, or "-" for stdin). */
+/* The LinuxResources document of --resources (a path, or "-" for stdin), parsed and as
+ * a JSON tree (merged into the config copy afterwards). */
 static int
-load_resources(const char *path, oci_spec **ret, msp_err *err)
+load_resources(const char *path, oci_spec **ret, oci_json_doc **ret_doc, msp_err *err)
 {
         bool from_stdin = strcmp(path, "-") == 0;
         const char *name = from_stdin ? "<stdin>" : path;
@@ -125,10 +128,12 @@ load_resources(const char *path, oci_spec **ret, msp_err *err)
         int r = from_stdin ? rt_read_fd_all(STDIN_FILENO, name, OCI_CONFIG_MAX_BYTES, &buf, &len, err)
                            : rt_read_file_at(AT_FDCWD, path, false, OCI_CONFIG_MAX_BYTES, &buf, &len,
                                              err);
-
         if (r < 0)
                 return r;
-        return oci_resources_parse_data(name, buf, len, ret, err);
+        r = oci_resources_parse_data(name, buf, len, ret, err);
+        if (r < 0)
+                return r;
+        return oci_json_parse(name, buf, len, ret_doc, err);
 }
 
 /* Apply one flag to res; returns -EINVAL for a bad value. */
@@ -174,6 +179,290 @@ set_flag(oci_resources *res, int opt, const char *v)
         return -EINVAL;
 }
 
+/* ---- persisting the update in the config copy ----
+ * runc keeps what `update` set in its state so that a later update or exec starts from
+ * it; msp's equivalent is the config copy in the state dir (the lifecycle's config
+ * reader, rt_container_load_config). Its linux.resources is deep-merged with the update:
+ * objects key by key, anything else replaced, "devices" left out (update does not
+ * change device rules). */
+
+static int json_merge(oci_jw *w, const oci_json *base, const oci_json *const *ov, size_t n,
+                      bool skip_devices, msp_err *err);
+
+static int
+json_copy_number(oci_jw *w, const oci_json *v, msp_err *err)
+{
+        const char *t = oci_json_number_text(v);
+        char *end;
+
+        /* Every number in an OCI config is an integer. */
+        errno = 0;
+        if (t[0] == '-') {
+                long long x = strtoll(t, &end, 10);
+                if (!*end && !errno) {
+                        oci_jw_int64(w, x);
+                        return 0;
+                }
+        } else {
+                unsigned long long x = strtoull(t, &end, 10);
+                if (!*end && !errno) {
+                        oci_jw_uint64(w, x);
+                        return 0;
+                }
+        }
+        return msp_err_set(err, EINVAL, "config copy: number '%s' is not an integer", t);
+}
+
+/* The values the overlays have for key, in order. */
+static size_t
+overlay_values(const oci_json *const *ov, size_t n, const char *key, const oci_json **out)
+{
+        size_t k = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                const oci_json *v = oci_json_type_of(ov[i]) == OCI_JSON_OBJECT ? oci_json_get(ov[i], key)
+                                                                                : NULL;
+                if (v)
+                        out[k++] = v;
+        }
+        return k;
+}
+
+static bool
+key_seen(const oci_json *const *objs, size_t n, const char *key)
+{
+        for (size_t i = 0; i < n; i++)
+                if (oci_json_type_of(objs[i]) == OCI_JSON_OBJECT && oci_json_get(objs[i], key))
+                        return true;
+        return false;
+}
+
+static int
+json_merge_key(oci_jw *w, const char *key, const oci_json *base, const oci_json *const *ov,
+               size_t n, msp_err *err)
+{
+        const oci_json *sub[2];
+        size_t k = overlay_values(ov, n, key, sub);
+
+        oci_jw_key(w, key);
+        return json_merge(w, base ? oci_json_get(base, key) : NULL, sub, k, false, err);
+}
+
+static int
+json_merge(oci_jw *w, const oci_json *base, const oci_json *const *ov, size_t n,
+           bool skip_devices, msp_err *err)
+{
+        int r;
+
+        /* A non-object overlay replaces everything before it. */
+        for (size_t i = n; i > 0; i--)
+                if (oci_json_type_of(ov[i - 1]) != OCI_JSON_OBJECT) {
+                        base = ov[i - 1];
+                        ov += i;
+                        n -= i;
+                        break;
+                }
+        if (base && oci_json_type_of(base) != OCI_JSON_OBJECT && n > 0)
+                base = NULL;
+        if (!base && n == 0) {
+                oci_jw_null(w);
+                return 0;
+        }
+        if (!base || oci_json_type_of(base) == OCI_JSON_OBJECT) {
+                oci_jw_begin_object(w);
+                for (size_t i = 0; base && i < oci_json_len(base); i++) {
+                        const char *key = oci_json_key_at(base, i);
+                        if (skip_devices && strcmp(key, "devices") == 0) {
+                                oci_jw_key(w, key);
+                                r = json_merge(w, oci_json_value_at(base, i), NULL, 0, false, err);
+                        } else {
+                                r = json_merge_key(w, key, base, ov, n, err);
+                        }
+                        if (r < 0)
+                                return r;
+                }
+                for (size_t j = 0; j < n; j++)
+                        for (size_t i = 0; i < oci_json_len(ov[j]); i++) {
+                                const char *key = oci_json_key_at(ov[j], i);
+                                if ((base && oci_json_get(base, key)) || key_seen(ov, j, key) ||
+                                    (skip_devices && strcmp(key, "devices") == 0))
+                                        continue;
+                                r = json_merge_key(w, key, NULL, ov, n, err);
+                                if (r < 0)
+                                        return r;
+                        }
+                oci_jw_end_object(w);
+                return 0;
+        }
+        switch (oci_json_type_of(base)) {
+        case OCI_JSON_NULL: oci_jw_null(w); return 0;
+        case OCI_JSON_BOOL: oci_jw_bool(w, oci_json_bool(base)); return 0;
+        case OCI_JSON_NUMBER: return json_copy_number(w, base, err);
+        case OCI_JSON_STRING: oci_jw_string(w, oci_json_string(base)); return 0;
+        case OCI_JSON_ARRAY:
+                oci_jw_begin_array(w);
+                for (size_t i = 0; i < oci_json_len(base); i++) {
+                        r = json_merge(w, oci_json_value_at(base, i), NULL, 0, false, err);
+                        if (r < 0)
+                                return r;
+                }
+                oci_jw_end_array(w);
+                return 0;
+        case OCI_JSON_OBJECT: break;
+        }
+        return msp_err_set(err, EINVAL, "config copy: unexpected JSON value");
+}
+
+/* The config copy with linux.resources merged with the overlays (LinuxResources
+ * objects, later ones win). */
+static int
+merge_config(const oci_json *cfg, const oci_json *const *ov, size_t n, char **ret, size_t *ret_len,
+             msp_err *err)
+{
+        _cleanup_jw_ oci_jw *w = oci_jw_new(false);
+        const oci_json *lx = oci_json_get(cfg, "linux");
+        int r;
+
+        if (!w)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        if (lx && oci_json_type_of(lx) != OCI_JSON_OBJECT)
+                lx = NULL;
+        oci_jw_begin_object(w);
+        for (size_t i = 0; i < oci_json_len(cfg); i++) {
+                const char *key = oci_json_key_at(cfg, i);
+                if (strcmp(key, "linux") == 0)
+                        continue;
+                oci_jw_key(w, key);
+                r = json_merge(w, oci_json_value_at(cfg, i), NULL, 0, false, err);
+                if (r < 0)
+                        return r;
+        }
+        oci_jw_key(w, "linux");
+        oci_jw_begin_object(w);
+        for (size_t i = 0; lx && i < oci_json_len(lx); i++) {
+                const char *key = oci_json_key_at(lx, i);
+                if (strcmp(key, "resources") == 0)
+                        continue;
+                oci_jw_key(w, key);
+                r = json_merge(w, oci_json_value_at(lx, i), NULL, 0, false, err);
+                if (r < 0)
+                        return r;
+        }
+        oci_jw_key(w, "resources");
+        r = json_merge(w, lx ? oci_json_get(lx, "resources") : NULL, ov, n, true, err);
+        if (r < 0)
+                return r;
+        oci_jw_end_object(w);
+        oci_jw_end_object(w);
+        return oci_jw_finish(w, ret, ret_len, err);
+}
+
+#define GIVEN(o) given[(o) - OPT_MEMORY]
+
+/* The per-field flags as a LinuxResources object (their values already parsed into res). */
+static int
+flags_json(const oci_resources *res, const bool given[], char **ret, size_t *ret_len, msp_err *err)
+{
+        _cleanup_jw_ oci_jw *w = oci_jw_new(false);
+        const oci_memory *m = &res->memory;
+        const oci_cpu *c = &res->cpu;
+
+        if (!w)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        oci_jw_begin_object(w);
+        if (res->has_memory) {
+                oci_jw_key(w, "memory");
+                oci_jw_begin_object(w);
+                if (GIVEN(OPT_MEMORY))
+                        oci_jw_kv_int64(w, "limit", m->limit);
+                if (GIVEN(OPT_MEMORY_RESERVATION))
+                        oci_jw_kv_int64(w, "reservation", m->reservation);
+                if (GIVEN(OPT_MEMORY_SWAP))
+                        oci_jw_kv_int64(w, "swap", m->swap);
+                if (GIVEN(OPT_KERNEL_MEMORY))
+                        oci_jw_kv_int64(w, "kernel", m->kernel);
+                if (GIVEN(OPT_KERNEL_MEMORY_TCP))
+                        oci_jw_kv_int64(w, "kernelTCP", m->kernel_tcp);
+                oci_jw_end_object(w);
+        }
+        if (GIVEN(OPT_PIDS_LIMIT)) {
+                oci_jw_key(w, "pids");
+                oci_jw_begin_object(w);
+                oci_jw_kv_int64(w, "limit", res->pids_limit);
+                oci_jw_end_object(w);
+        }
+        if (res->has_cpu) {
+                oci_jw_key(w, "cpu");
+                oci_jw_begin_object(w);
+                if (GIVEN(OPT_CPU_SHARES))
+                        oci_jw_kv_uint64(w, "shares", c->shares);
+                if (GIVEN(OPT_CPU_QUOTA))
+                        oci_jw_kv_int64(w, "quota", c->quota);
+                if (GIVEN(OPT_CPU_PERIOD))
+                        oci_jw_kv_uint64(w, "period", c->period);
+                if (GIVEN(OPT_CPU_BURST))
+                        oci_jw_kv_uint64(w, "burst", c->burst);
+                if (GIVEN(OPT_CPU_RT_PERIOD))
+                        oci_jw_kv_uint64(w, "realtimePeriod", c->realtime_period);
+                if (GIVEN(OPT_CPU_RT_RUNTIME))
+                        oci_jw_kv_int64(w, "realtimeRuntime", c->realtime_runtime);
+                if (GIVEN(OPT_CPU_IDLE))
+                        oci_jw_kv_int64(w, "idle", c->idle);
+                if (GIVEN(OPT_CPUSET_CPUS))
+                        oci_jw_kv_string(w, "cpus", c->cpus);
+                if (GIVEN(OPT_CPUSET_MEMS))
+                        oci_jw_kv_string(w, "mems", c->mems);
+                oci_jw_end_object(w);
+        }
+        if (GIVEN(OPT_BLKIO_WEIGHT)) {
+                oci_jw_key(w, "blockIO");
+                oci_jw_begin_object(w);
+                oci_jw_kv_uint64(w, "weight", res->blockio.weight);
+                oci_jw_end_object(w);
+        }
+        oci_jw_end_object(w);
+        return oci_jw_finish(w, ret, ret_len, err);
+}
+
+/* Rewrite the config copy (the state dir is flock()ed by rt_container_load). */
+static int
+persist_update(rt_container *c, const oci_json_doc *file_doc, const oci_resources *res,
+               const bool given[], bool any_flag, msp_err *err)
+{
+        _cleanup_free_ char *buf = NULL, *fl = NULL, *out = NULL;
+        _cleanup_json_doc_ oci_json_doc *cfg = NULL, *fdoc = NULL;
+        _cleanup_spec_ oci_spec *check = NULL;
+        size_t len = 0, fl_len = 0, out_len = 0;
+        const oci_json *ov[2];
+        size_t n = 0;
+
+        int r = rt_read_file_at(c->dirfd, RT_CONFIG_NAME, true, OCI_CONFIG_MAX_BYTES, &buf, &len, err);
+        if (r < 0)
+                return r;
+        r = oci_json_parse(RT_CONFIG_NAME, buf, len, &cfg, err);
+        if (r < 0)
+                return r;
+        if (file_doc)
+                ov[n++] = oci_json_doc_root(file_doc);
+        if (any_flag) {
+                r = flags_json(res, given, &fl, &fl_len, err);
+                if (r < 0)
+                        return r;
+                r = oci_json_parse("update flags", fl, fl_len, &fdoc, err);
+                if (r < 0)
+                        return r;
+                ov[n++] = oci_json_doc_root(fdoc);
+        }
+        r = merge_config(oci_json_doc_root(cfg), ov, n, &out, &out_len, err);
+        if (r < 0)
+                return r;
+        /* The result must still be a config msp can load. */
+        r = oci_spec_parse_data(RT_CONFIG_NAME, out, out_len, &check, err);
+        if (r < 0)
+                return r;
+        return rt_write_file_atomic(c->dirfd, RT_CONFIG_NAME, out, out_len, 0600, err);
+}
+
 typedef struct given_flag {
         int opt;
         const char *value;
@@ -206,6 +495,8 @@ cmd_update(rt_ctx *ctx, int argc, char **argv)
         };
         _cleanup_container_ rt_container *c = NULL;
         _cleanup_spec_ oci_spec *doc = NULL;
+        _cleanup_json_doc_ oci_json_doc *file_doc = NULL;
+        bool flag_given[OPT_BLKIO_WEIGHT - OPT_MEMORY + 1] = { false };
         const char *file = NULL, *id;
         oci_resources flags_res = { 0 }, *res = &flags_res;
         given_flag given[64];
@@ -228,17 +519,24 @@ cmd_update(rt_ctx *ctx, int argc, char **argv)
                 return cmd_usage_error(ctx, "update", "nothing to update: give --resources FILE or "
                                                       "a limit flag such as --memory");
         if (file) {
-                if (load_resources(file, &doc, &err) < 0) {
+                if (load_resources(file, &doc, &file_doc, &err) < 0) {
                         msp_err_prefix(&err, "cannot update container '%s'", id);
                         return cmd_fail(ctx, &err);
                 }
                 res = doc->linux_->resources;
         }
-        for (size_t i = 0; i < n_given; i++)
+        for (size_t i = 0; i < n_given; i++) {
                 if (set_flag(res, given[i].opt, given[i].value) < 0)
                         return cmd_usage_error(ctx, "update", "--%s: invalid value '%s'", given[i].name,
                                                given[i].value);
+                flag_given[given[i].opt - OPT_MEMORY] = true;
+        }
         if (rt_container_load(ctx, id, true, &c, &err) < 0 || rt_container_update(ctx, c, res, &err) < 0)
                 return cmd_fail(ctx, &err);
+        if (persist_update(c, file_doc, res, flag_given, n_given > 0, &err) < 0) {
+                msp_err_prefix(&err, "container '%s': the limits are applied but not recorded in "
+                                     "its config copy", id);
+                return cmd_fail(ctx, &err);
+        }
         return 0;
 }

@@ -161,6 +161,37 @@ run_detached() {
         assert_nothing_left "$CID"
 }
 
+@test "update: the new limits are kept in the config copy; a later update and exec start from them" {
+        update_config '.linux.resources.memory = {"limit": 33554432, "swappiness": 10} |
+                .linux.resources.pids = {"limit": 40} |
+                .linux.resources.devices = [{"allow": false, "access": "rwm"}]'
+        run_detached /bin/sleep 1000
+        copy="$STATE_ROOT/$CID/config.json"
+        devices=$(jq -c .linux.resources.devices "$copy")
+        msp update --memory 64m "$CID"
+        # the flag's field changed, the other fields are the config's
+        [ "$(jq -c .linux.resources.memory "$copy")" = '{"limit":67108864,"swappiness":10}' ]
+        [ "$(jq .linux.resources.pids.limit "$copy")" = 40 ]
+        # a later update (file plus flag) starts from that, not from the original config
+        echo '{"cpu": {"shares": 512}, "devices": [{"allow": true, "access": "rwm"}]}' |
+                msp update -r - --pids-limit 50 "$CID"
+        [ "$(jq -c .linux.resources.memory "$copy")" = '{"limit":67108864,"swappiness":10}' ]
+        [ "$(jq .linux.resources.pids.limit "$copy")" = 50 ]
+        [ "$(jq .linux.resources.cpu.shares "$copy")" = 512 ]
+        # update does not change device rules, so they are not recorded either
+        [ "$(jq -c .linux.resources.devices "$copy")" = "$devices" ]
+        # the rest of the config is unchanged, and the commands that read it still work
+        [ "$(jq -c .process.args "$copy")" = '["/bin/sleep","1000"]' ]
+        [ "$(state_field "$CID" status)" = running ]
+        run msp exec "$CID" /bin/cat /proc/self/cgroup
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"$CGROUP_PREFIX/$CID"* ]]
+        [ "$(cat "$(cg_dir pids)/pids.max")" = 50 ]
+        [ "$(cg_read memory memory.limit_in_bytes memory.max)" = 67108864 ]
+        msp delete --force "$CID"
+        assert_nothing_left "$CID"
+}
+
 @test "pause freezes the processes (the counter stops), resume thaws them; state says paused" {
         mkdir "$BATS_TEST_TMPDIR/out"
         : >"$BATS_TEST_TMPDIR/out/count"
