@@ -1,0 +1,668 @@
+/* msp-mcp's configuration: built-in defaults, then an optional JSON file (--config FILE,
+ * the same keys as the long flags without "--"), then the flags. One table drives the
+ * flags, the file and --help so that they cannot disagree. */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "macros.h"
+
+#define MIB ((uint64_t) 1024 * 1024)
+
+typedef enum opt_kind {
+        K_SIZE,         /* bytes: 512M */
+        K_COUNT,        /* uint64 */
+        K_UINT,         /* unsigned */
+        K_CPUS,         /* 1.5 -> 1500 millis */
+        K_MSEC,         /* duration into milliseconds: 30s, 500ms, 2m; bare: seconds */
+        K_SEC,          /* duration into seconds: 1h, 30m; bare: seconds */
+        K_STR,
+        K_BOOL,
+        K_ROOTFS,
+        K_LEVEL,
+} opt_kind;
+
+typedef struct opt {
+        const char *name;
+        opt_kind kind;
+        size_t offset;
+        const char *help;
+} opt;
+
+#define O(name, kind, member, help) { name, kind, offsetof(mcp_config, member), help }
+
+static const opt opts[] = {
+        O("runtime", K_STR, runtime_path, "OCI runtime binary (msp or runc)"),
+        O("state-dir", K_STR, state_dir, "directory for instances and sessions"),
+        O("memory", K_SIZE, defaults.memory_bytes, "memory of a run (no swap)"),
+        O("pids", K_COUNT, defaults.pids, "processes of a run"),
+        O("cpus", K_CPUS, defaults.cpu_millis, "CPU quota of a run, in CPUs"),
+        O("timeout", K_MSEC, defaults.timeout_ms, "wall clock of a run (bare number: seconds)"),
+        O("output-limit", K_SIZE, defaults.output_bytes, "stdout and stderr kept, each"),
+        O("tmp-size", K_SIZE, defaults.tmp_bytes, "size of /tmp"),
+        O("workspace-size", K_SIZE, defaults.workspace_bytes, "size of a fresh /workspace"),
+        O("max-memory", K_SIZE, maxima.memory_bytes, "largest memory a call may ask for"),
+        O("max-pids", K_COUNT, maxima.pids, "largest pids a call may ask for"),
+        O("max-cpus", K_CPUS, maxima.cpu_millis, "largest cpus a call may ask for"),
+        O("max-timeout", K_MSEC, maxima.timeout_ms, "largest timeout a call may ask for"),
+        O("max-output-limit", K_SIZE, maxima.output_bytes, "largest output limit"),
+        O("max-tmp-size", K_SIZE, maxima.tmp_bytes, "largest /tmp"),
+        O("max-workspace-size", K_SIZE, maxima.workspace_bytes, "largest fresh /workspace"),
+        O("max-concurrent", K_UINT, max_concurrent, "runs at once (default: CPUs)"),
+        O("max-queue", K_UINT, max_queue, "runs waiting beyond which calls fail"),
+        O("max-sessions", K_UINT, max_sessions, "live sessions"),
+        O("session-ttl", K_SEC, session_ttl_s, "default lifetime of a session"),
+        O("session-max-ttl", K_SEC, session_max_ttl_s, "longest lifetime a session may ask for"),
+        O("allow-network", K_BOOL, allow_network, "sessions may ask for network access"),
+        O("allow-weak-policy", K_BOOL, weak_policy,
+          "start even when the kernel cannot enforce the default policy"),
+        O("seccomp-profile", K_STR, seccomp_profile, "seccomp profile (default: built in)"),
+        O("landlock-profile", K_STR, landlock_profile, "Landlock profile (default: built in)"),
+        O("seed-dir", K_STR, seed_dir, "lower layer of new session workspaces"),
+        O("rootfs", K_ROOTFS, rootfs, "NAME=DIR: a prepared rootfs calls may name (repeatable)"),
+        O("max-message-bytes", K_SIZE, max_message_bytes, "one JSON-RPC message"),
+        O("max-image-bytes", K_SIZE, max_image_bytes, "one image returned as content"),
+        O("run-log-keep", K_UINT, run_log_keep, "full logs of the last N runs kept as resources"),
+        O("log-level", K_LEVEL, log_level, "debug, info, notice, warning, error, ..."),
+};
+
+static const char *const levels[] = { "debug", "info", "notice", "warning", "error",
+                                      "critical", "alert", "emergency", NULL };
+
+static void
+set_defaults(mcp_config *c)
+{
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        unsigned cpus = n > 0 ? (unsigned) n : 1;
+
+        *c = (mcp_config) {
+                .state_dir = "/run/msp-mcp",
+                .defaults = { .memory_bytes = 512 * MIB, .pids = 256, .cpu_millis = 1000,
+                              .timeout_ms = 30000, .output_bytes = 128 * 1024,
+                              .tmp_bytes = 64 * MIB, .workspace_bytes = 256 * MIB },
+                .maxima = { .memory_bytes = 4096 * MIB, .pids = 4096,
+                            .cpu_millis = 1000ull * cpus, .timeout_ms = 600000,
+                            .output_bytes = 16 * MIB, .tmp_bytes = 1024 * MIB,
+                            .workspace_bytes = 4096 * MIB },
+                .max_concurrent = cpus,
+                .max_queue = 64,
+                .max_sessions = 16,
+                .session_ttl_s = 3600,
+                .session_max_ttl_s = 86400,
+                .max_message_bytes = 16 * MIB,
+                .max_image_bytes = MIB,
+                .run_log_keep = 32,
+                .log_level = "info",
+        };
+}
+
+static const char *
+keep(mcp_config *c, const char *s)
+{
+        char *d = strdup(s);
+        if (!d)
+                return NULL;
+        char **p = realloc(c->owned_, (c->n_owned_ + 1) * sizeof(*p));
+        if (!p) {
+                free(d);
+                return NULL;
+        }
+        p[c->n_owned_++] = d;
+        c->owned_ = p;
+        return d;
+}
+
+int
+mcp_parse_size(const char *s, uint64_t *ret)
+{
+        if (!s || *s < '0' || *s > '9')
+                return -EINVAL;
+        errno = 0;
+        char *end;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (errno)
+                return -ERANGE;
+        unsigned shift = 0;
+        switch (*end) {
+        case 'k': case 'K': shift = 10; end++; break;
+        case 'm': case 'M': shift = 20; end++; break;
+        case 'g': case 'G': shift = 30; end++; break;
+        case 't': case 'T': shift = 40; end++; break;
+        default: break;
+        }
+        if (shift && *end == 'i')
+                end++;
+        if (*end == 'B' || (shift && *end == 'b'))
+                end++;
+        if (*end)
+                return -EINVAL;
+        if (shift && v > (UINT64_MAX >> shift))
+                return -ERANGE;
+        *ret = (uint64_t) v << shift;
+        return 0;
+}
+
+/* "1.5" -> 1500: at most three decimals. */
+static int
+parse_cpus(const char *s, uint64_t *ret)
+{
+        if (*s < '0' || *s > '9')
+                return -EINVAL;
+        char *end;
+        errno = 0;
+        unsigned long long whole = strtoull(s, &end, 10);
+        if (errno || whole > 1000000)
+                return -ERANGE;
+        uint64_t frac = 0, scale = 100;
+        if (*end == '.') {
+                end++;
+                if (*end < '0' || *end > '9')
+                        return -EINVAL;
+                for (; *end >= '0' && *end <= '9'; end++) {
+                        if (scale == 0 && *end != '0')
+                                return -EINVAL;
+                        frac += (uint64_t) (*end - '0') * scale;
+                        scale /= 10;
+                }
+        }
+        if (*end)
+                return -EINVAL;
+        *ret = whole * 1000 + frac;
+        return 0;
+}
+
+/* A duration with ms/s/m/h/d; a bare number counts units of bare_usec... in ms. */
+static int
+parse_duration_ms(const char *s, uint64_t bare_ms, uint64_t *ret)
+{
+        if (*s < '0' || *s > '9')
+                return -EINVAL;
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (errno)
+                return -ERANGE;
+        uint64_t mult = bare_ms;
+        if (strcmp(end, "ms") == 0)
+                mult = 1;
+        else if (strcmp(end, "s") == 0)
+                mult = 1000;
+        else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
+                mult = 60000;
+        else if (strcmp(end, "h") == 0)
+                mult = 3600000;
+        else if (strcmp(end, "d") == 0)
+                mult = 86400000;
+        else if (*end)
+                return -EINVAL;
+        if (v > UINT64_MAX / mult)
+                return -ERANGE;
+        *ret = v * mult;
+        return 0;
+}
+
+static int
+parse_bool(const char *s, bool *ret)
+{
+        if (strcmp(s, "true") == 0 || strcmp(s, "yes") == 0 || strcmp(s, "1") == 0)
+                *ret = true;
+        else if (strcmp(s, "false") == 0 || strcmp(s, "no") == 0 || strcmp(s, "0") == 0)
+                *ret = false;
+        else
+                return -EINVAL;
+        return 0;
+}
+
+static int
+add_rootfs(mcp_config *c, const char *spec, msp_err *err)
+{
+        const char *eq = strchr(spec, '=');
+        if (!eq || eq == spec || !eq[1])
+                return msp_err_set(err, EINVAL, "--rootfs \"%s\": expected NAME=DIR", spec);
+        _cleanup_free_ char *name = strndup(spec, (size_t) (eq - spec));
+        if (!name)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        for (const char *p = name; *p; p++)
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.'))
+                        return msp_err_set(err, EINVAL,
+                                           "--rootfs \"%s\": NAME may only hold letters, digits, '-', '_' and '.'",
+                                           spec);
+        if (eq[1] != '/')
+                return msp_err_set(err, EINVAL, "--rootfs \"%s\": DIR must be an absolute path", spec);
+        for (size_t i = 0; i < c->n_rootfs; i++)
+                if (strcmp(c->rootfs[i].name, name) == 0)
+                        return msp_err_set(err, EINVAL, "--rootfs \"%s\": the name \"%s\" is already taken",
+                                           spec, name);
+        struct stat st;
+        if (stat(eq + 1, &st) < 0 || !S_ISDIR(st.st_mode))
+                return msp_err_set(err, ENOENT, "--rootfs \"%s\": \"%s\" is not a directory", spec,
+                                   eq + 1);
+        mcp_rootfs *p = realloc(c->rootfs, (c->n_rootfs + 1) * sizeof(*p));
+        if (!p)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        c->rootfs = p;
+        const char *kn = keep(c, name), *kp = keep(c, eq + 1);
+        if (!kn || !kp)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        c->rootfs[c->n_rootfs++] = (mcp_rootfs) { .name = kn, .path = kp };
+        return 0;
+}
+
+static int
+set_opt(mcp_config *c, const opt *o, const char *val, const char *where, msp_err *err)
+{
+        void *field = (char *) c + o->offset;
+        uint64_t v = 0;
+        int r = 0;
+
+        switch (o->kind) {
+        case K_SIZE:
+                r = mcp_parse_size(val, &v);
+                if (r == 0 && v == 0)
+                        r = -EINVAL;
+                if (r < 0)
+                        return msp_err_set(err, EINVAL, "%s%s \"%s\": expected a size such as 512M (> 0)",
+                                           where, o->name, val);
+                *(uint64_t *) field = v;
+                return 0;
+        case K_COUNT:
+        case K_UINT: {
+                char *end;
+                errno = 0;
+                unsigned long long n = strtoull(val, &end, 10);
+                if (errno || *end || !*val || *val == '-' || n == 0 ||
+                    (o->kind == K_UINT && n > UINT_MAX))
+                        return msp_err_set(err, EINVAL, "%s%s \"%s\": expected a positive integer",
+                                           where, o->name, val);
+                if (o->kind == K_UINT)
+                        *(unsigned *) field = (unsigned) n;
+                else
+                        *(uint64_t *) field = n;
+                return 0;
+        }
+        case K_CPUS:
+                r = parse_cpus(val, &v);
+                if (r < 0 || v == 0)
+                        return msp_err_set(err, EINVAL, "%s%s \"%s\": expected a number of CPUs such as 1.5 (> 0)",
+                                           where, o->name, val);
+                *(uint64_t *) field = v;
+                return 0;
+        case K_MSEC:
+        case K_SEC:
+                r = parse_duration_ms(val, 1000, &v);
+                if (r == 0 && o->kind == K_SEC)
+                        v /= 1000;
+                if (r < 0 || v == 0)
+                        return msp_err_set(err, EINVAL, "%s%s \"%s\": expected a duration such as 30s, 500ms, 2m (> 0)",
+                                           where, o->name, val);
+                *(uint64_t *) field = v;
+                return 0;
+        case K_STR: {
+                if (!*val)
+                        return msp_err_set(err, EINVAL, "%s%s: empty value", where, o->name);
+                const char *k = keep(c, val);
+                if (!k)
+                        return msp_err_set(err, ENOMEM, "out of memory");
+                *(const char **) field = k;
+                return 0;
+        }
+        case K_BOOL:
+                if (parse_bool(val, (bool *) field) < 0)
+                        return msp_err_set(err, EINVAL, "%s%s \"%s\": expected true or false", where,
+                                           o->name, val);
+                return 0;
+        case K_LEVEL:
+                for (size_t i = 0; levels[i]; i++)
+                        if (strcmp(levels[i], val) == 0) {
+                                *(const char **) field = levels[i];
+                                return 0;
+                        }
+                return msp_err_set(err, EINVAL, "%s%s \"%s\": expected one of debug, info, notice, warning, error, critical, alert, emergency",
+                                   where, o->name, val);
+        case K_ROOTFS:
+                r = add_rootfs(c, val, err);
+                if (r < 0 && *where)
+                        msp_err_prefix(err, "%s", where);
+                return r;
+        default:
+                return -EINVAL;
+        }
+}
+
+static const opt *
+find_opt(const char *name, size_t len)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(opts); i++)
+                if (strlen(opts[i].name) == len && strncmp(opts[i].name, name, len) == 0)
+                        return &opts[i];
+        return NULL;
+}
+
+static int
+load_file(mcp_config *c, const char *path, msp_err *err)
+{
+        _cleanup_fclose_ FILE *f = fopen(path, "re");
+        if (!f)
+                return msp_err_sys(err, errno, "--config \"%s\"", path);
+        _cleanup_free_ char *buf = malloc(OCI_CONFIG_MAX_BYTES + 1);
+        if (!buf)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        size_t n = fread(buf, 1, OCI_CONFIG_MAX_BYTES + 1, f);
+        if (ferror(f))
+                return msp_err_sys(err, EIO, "--config \"%s\"", path);
+        char name[PATH_MAX + 16];
+        snprintf(name, sizeof name, "%s", path);
+        _cleanup_json_doc_ oci_json_doc *doc = NULL;
+        int r = oci_json_parse(name, buf, n, &doc, err);
+        if (r < 0)
+                return r;
+        const oci_json *root = oci_json_doc_root(doc);
+        if (oci_json_type_of(root) != OCI_JSON_OBJECT)
+                return msp_err_set(err, EINVAL, "%s: expected a JSON object", path);
+        for (size_t i = 0; i < oci_json_len(root); i++) {
+                char key[64];
+                snprintf(key, sizeof key, "%s", oci_json_key_at(root, i));
+                for (char *p = key; *p; p++)
+                        if (*p == '_')
+                                *p = '-';
+                const opt *o = find_opt(key, strlen(key));
+                char where[PATH_MAX + 16];
+                snprintf(where, sizeof where, "%s: ", path);
+                if (!o)
+                        return msp_err_set(err, EINVAL, "%s: unknown key \"%s\"", path, key);
+                const oci_json *v = oci_json_value_at(root, i);
+                if (o->kind == K_ROOTFS && oci_json_type_of(v) == OCI_JSON_OBJECT) {
+                        for (size_t j = 0; j < oci_json_len(v); j++) {
+                                const char *dir = oci_json_string(oci_json_value_at(v, j));
+                                if (!dir)
+                                        return msp_err_set(err, EINVAL, "%s: rootfs.%s: expected a directory",
+                                                           path, oci_json_key_at(v, j));
+                                _cleanup_free_ char *spec = NULL;
+                                if (asprintf(&spec, "%s=%s", oci_json_key_at(v, j), dir) < 0)
+                                        return msp_err_set(err, ENOMEM, "out of memory");
+                                r = set_opt(c, o, spec, where, err);
+                                if (r < 0)
+                                        return r;
+                        }
+                        continue;
+                }
+                const char *text;
+                switch (oci_json_type_of(v)) {
+                case OCI_JSON_STRING:
+                        text = oci_json_string(v);
+                        break;
+                case OCI_JSON_NUMBER:
+                        text = oci_json_number_text(v);
+                        break;
+                case OCI_JSON_BOOL:
+                        text = oci_json_bool(v) ? "true" : "false";
+                        break;
+                case OCI_JSON_NULL:
+                case OCI_JSON_OBJECT:
+                case OCI_JSON_ARRAY:
+                default:
+                        return msp_err_set(err, EINVAL, "%s: %s: expected a string, number or boolean",
+                                           path, key);
+                }
+                /* In the file a bare number of milliseconds is more natural for timeouts. */
+                r = set_opt(c, o, text, where, err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static const char *
+self_dir_file(char *buf, size_t size, const char *rel)
+{
+        char self[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (n <= 0)
+                return NULL;
+        self[n] = '\0';
+        char *slash = strrchr(self, '/');
+        if (!slash)
+                return NULL;
+        *slash = '\0';
+        snprintf(buf, size, "%s/%s", self, rel);
+        return buf;
+}
+
+static int
+default_runtime(mcp_config *c, msp_err *err)
+{
+        char buf[PATH_MAX + 32];
+        /* Installed side by side; then the build tree (build/mcp-adapter/msp-mcp and
+         * build/runtime/msp). */
+        static const char *const rels[] = { "msp", "../runtime/msp" };
+        for (size_t i = 0; i < ARRAY_SIZE(rels); i++) {
+                const char *p = self_dir_file(buf, sizeof buf, rels[i]);
+                if (p && access(p, X_OK) == 0) {
+                        char *real = realpath(p, NULL);
+                        c->runtime_path = keep(c, real ? real : p);
+                        free(real);
+                        return c->runtime_path ? 0 : msp_err_set(err, ENOMEM, "out of memory");
+                }
+        }
+        return msp_err_set(err, ENOENT,
+                           "--runtime: no msp binary beside msp-mcp (or in ../runtime/); name one with --runtime PATH");
+}
+
+static int
+check(mcp_config *c, msp_err *err)
+{
+        static const struct { const char *what, *flag, *max; size_t off; } lims[] = {
+                { "memory", "--memory", "--max-memory", offsetof(mcp_limits, memory_bytes) },
+                { "pids", "--pids", "--max-pids", offsetof(mcp_limits, pids) },
+                { "cpus", "--cpus", "--max-cpus", offsetof(mcp_limits, cpu_millis) },
+                { "timeout", "--timeout", "--max-timeout", offsetof(mcp_limits, timeout_ms) },
+                { "output", "--output-limit", "--max-output-limit", offsetof(mcp_limits, output_bytes) },
+                { "tmp", "--tmp-size", "--max-tmp-size", offsetof(mcp_limits, tmp_bytes) },
+                { "workspace", "--workspace-size", "--max-workspace-size",
+                  offsetof(mcp_limits, workspace_bytes) },
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(lims); i++) {
+                uint64_t d = *(uint64_t *) ((char *) &c->defaults + lims[i].off);
+                uint64_t m = *(uint64_t *) ((char *) &c->maxima + lims[i].off);
+                if (d > m)
+                        return msp_err_set(err, EINVAL, "%s (%" PRIu64 ") is above %s (%" PRIu64 ")",
+                                           lims[i].flag, d, lims[i].max, m);
+        }
+        if (c->session_ttl_s > c->session_max_ttl_s)
+                return msp_err_set(err, EINVAL, "--session-ttl (%" PRIu64 "s) is above --session-max-ttl (%" PRIu64 "s)",
+                                   c->session_ttl_s, c->session_max_ttl_s);
+        if (c->max_message_bytes < 4096)
+                return msp_err_set(err, EINVAL, "--max-message-bytes (%" PRIu64 ") must be at least 4096",
+                                   c->max_message_bytes);
+        if (c->state_dir[0] != '/')
+                return msp_err_set(err, EINVAL, "--state-dir \"%s\": must be an absolute path",
+                                   c->state_dir);
+        return 0;
+}
+
+int
+mcp_config_load(mcp_config *c, int argc, char **argv, mcp_config_action *ret_action,
+                msp_err *err)
+{
+        set_defaults(c);
+        *ret_action = MCP_ACTION_SERVE;
+
+        /* "host" is always rootfs[0]. */
+        c->rootfs = calloc(1, sizeof(*c->rootfs));
+        if (!c->rootfs)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        c->rootfs[0] = (mcp_rootfs) { .name = "host", .path = NULL };
+        c->n_rootfs = 1;
+
+        /* --config first, so that flags win whatever their order. */
+        for (int i = 1; i < argc; i++) {
+                const char *a = argv[i], *file = NULL;
+                if (strcmp(a, "--config") == 0) {
+                        if (i + 1 >= argc)
+                                return msp_err_set(err, EINVAL, "--config: FILE missing");
+                        file = argv[++i];
+                } else if (strncmp(a, "--config=", 9) == 0) {
+                        file = a + 9;
+                } else if (strcmp(a, "--") == 0) {
+                        break;
+                }
+                if (file) {
+                        int r = load_file(c, file, err);
+                        if (r < 0)
+                                return r;
+                }
+        }
+
+        for (int i = 1; i < argc; i++) {
+                const char *a = argv[i];
+                if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+                        *ret_action = MCP_ACTION_HELP;
+                        return 0;
+                }
+                if (strcmp(a, "--version") == 0) {
+                        *ret_action = MCP_ACTION_VERSION;
+                        return 0;
+                }
+                if (strcmp(a, "--check") == 0) {
+                        *ret_action = MCP_ACTION_CHECK;
+                        continue;
+                }
+                if (strcmp(a, "--config") == 0) {
+                        i++;
+                        continue;
+                }
+                if (strncmp(a, "--config=", 9) == 0)
+                        continue;
+                if (strncmp(a, "--", 2) != 0)
+                        return msp_err_set(err, EINVAL, "unexpected argument \"%s\" (see --help)", a);
+                const char *name = a + 2, *eq = strchr(name, '=');
+                size_t nlen = eq ? (size_t) (eq - name) : strlen(name);
+                const opt *o = find_opt(name, nlen);
+                if (!o)
+                        return msp_err_set(err, EINVAL, "unknown option \"%s\" (see --help)", a);
+                const char *val;
+                if (eq)
+                        val = eq + 1;
+                else if (o->kind == K_BOOL)
+                        val = "true";
+                else if (i + 1 < argc)
+                        val = argv[++i];
+                else
+                        return msp_err_set(err, EINVAL, "--%s: value missing", o->name);
+                int r = set_opt(c, o, val, "--", err);
+                if (r < 0)
+                        return r;
+        }
+
+        if (!c->runtime_path) {
+                int r = default_runtime(c, err);
+                if (r < 0)
+                        return r;
+        }
+        return check(c, err);
+}
+
+void
+mcp_config_done(mcp_config *c)
+{
+        for (size_t i = 0; i < c->n_owned_; i++)
+                free(c->owned_[i]);
+        free(c->owned_);
+        free(c->rootfs);
+        *c = (mcp_config) { 0 };
+}
+
+static void
+default_text(const mcp_config *d, const opt *o, char *buf, size_t size)
+{
+        const void *field = (const char *) d + o->offset;
+        uint64_t v;
+        switch (o->kind) {
+        case K_SIZE:
+                v = *(const uint64_t *) field;
+                if (v % MIB == 0)
+                        snprintf(buf, size, "%" PRIu64 "M", v / MIB);
+                else if (v % 1024 == 0)
+                        snprintf(buf, size, "%" PRIu64 "K", v / 1024);
+                else
+                        snprintf(buf, size, "%" PRIu64, v);
+                return;
+        case K_COUNT:
+                snprintf(buf, size, "%" PRIu64, *(const uint64_t *) field);
+                return;
+        case K_UINT:
+                snprintf(buf, size, "%u", *(const unsigned *) field);
+                return;
+        case K_CPUS:
+                v = *(const uint64_t *) field;
+                snprintf(buf, size, "%" PRIu64 ".%03" PRIu64, v / 1000, v % 1000);
+                return;
+        case K_MSEC:
+                v = *(const uint64_t *) field;
+                if (v % 1000 == 0)
+                        snprintf(buf, size, "%" PRIu64 "s", v / 1000);
+                else
+                        snprintf(buf, size, "%" PRIu64 "ms", v);
+                return;
+        case K_SEC:
+                snprintf(buf, size, "%" PRIu64 "s", *(const uint64_t *) field);
+                return;
+        case K_BOOL:
+                snprintf(buf, size, "%s", *(const bool *) field ? "true" : "false");
+                return;
+        case K_STR:
+        case K_LEVEL:
+                snprintf(buf, size, "%s", *(const char *const *) field ? *(const char *const *) field : "");
+                return;
+        case K_ROOTFS:
+        default:
+                buf[0] = '\0';
+                return;
+        }
+}
+
+void
+mcp_config_help(FILE *out)
+{
+        mcp_config d;
+        set_defaults(&d);
+        fputs("Usage: msp-mcp [OPTION...]\n"
+              "An MCP server (JSON-RPC over stdio) that runs code in a fresh msp sandbox per call.\n\n"
+              "  --help                 this text\n"
+              "  --version              print the version\n"
+              "  --check                print what the default policy needs and what this host has;\n"
+              "                         exit 0 when it can be enforced, 1 otherwise\n"
+              "  --config FILE          JSON object with the options below as keys (\"memory\": \"1G\",\n"
+              "                         \"allow-network\": true, \"rootfs\": {\"NAME\": \"DIR\"}); flags win\n",
+              out);
+        for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
+                const opt *o = &opts[i];
+                char def[64], flag[64];
+                default_text(&d, o, def, sizeof def);
+                const char *arg = o->kind == K_SIZE ? " SIZE" : o->kind == K_BOOL ? "" :
+                                  o->kind == K_MSEC || o->kind == K_SEC ? " TIME" :
+                                  o->kind == K_ROOTFS ? " NAME=DIR" : o->kind == K_CPUS ? " N.N" :
+                                  o->kind == K_STR ? " PATH" : o->kind == K_LEVEL ? " LEVEL" : " N";
+                snprintf(flag, sizeof flag, "--%s%s", o->name, arg);
+                if (strcmp(o->name, "runtime") == 0)
+                        snprintf(def, sizeof def, "msp beside msp-mcp");
+                if (strcmp(o->name, "max-concurrent") == 0 || strcmp(o->name, "max-cpus") == 0)
+                        snprintf(def + strlen(def), sizeof def - strlen(def), " (CPUs here)");
+                if (def[0])
+                        fprintf(out, "  %-26s %s (default %s)\n", flag, o->help, def);
+                else
+                        fprintf(out, "  %-26s %s\n", flag, o->help);
+        }
+        fputs("\nSIZE: bytes with an optional K, M, G or T suffix (binary). TIME: 30s, 500ms, 2m, 1h;\n"
+              "a bare number is seconds. The host rootfs (\"host\") is always available.\n",
+              out);
+}
