@@ -43,9 +43,20 @@ typedef struct mcp_dirent {
         uint64_t size;
 } mcp_dirent;
 
+/* Creates <state_dir>/sessions and removes the sessions of dead msp-mcp processes (their
+ * lock is free). Needs a private mount namespace (workspaces are mounts). */
 int mcp_sessions_new(mcp_loop *loop, const mcp_config *cfg, mcp_session_store **ret, msp_err *err);
-/* Sessions stay on disk (a later start removes the expired ones). */
+/* Unmounts and removes every session of this store (their files die with the server:
+ * see docs/MCP.md, "Sessions and workspaces"). */
 mcp_session_store *mcp_sessions_free(mcp_session_store *store);
+
+/* "s-" and 16 lowercase hex digits: checked on every lookup, so an id is never a path. */
+bool mcp_session_id_valid(const char *id);
+
+/* Called by mcp_session_close(force) on a busy session before it is removed: the engine
+ * cancels the run using it (and may call mcp_session_release() from the callback). */
+typedef void (*mcp_session_evict_fn)(const char *id, void *data);
+void mcp_sessions_set_evict(mcp_session_store *store, mcp_session_evict_fn fn, void *data);
 
 /* -EUSERS at max_sessions; -EINVAL for a bad option (err names it). */
 int mcp_session_create(mcp_session_store *store, const mcp_session_opts *opts,
@@ -58,7 +69,10 @@ int mcp_session_get(mcp_session_store *store, const char *id, mcp_session_info *
 int mcp_session_list(mcp_session_store *store, mcp_session_info **ret, size_t *ret_n, msp_err *err);
 
 /* The merged workspace directory of a session (what the engine binds at /workspace) and its
- * fd; marks the session busy until mcp_session_release(). */
+ * fd (both owned by the store, valid until release); marks the session busy until
+ * mcp_session_release(). One run per session: -EBUSY while another run holds it (the
+ * engine queues the run or returns a tool error). An expired session stays usable by the
+ * run holding it and is removed at its release. */
 int mcp_session_acquire(mcp_session_store *store, const char *id, int *ret_workspace_fd,
                         const char **ret_workspace_path, mcp_session_info *ret_info,
                         msp_err *err);
