@@ -503,8 +503,20 @@ apply_cgroup_resources(create_run *cr, msp_err *err)
                 return msp_err_set(err, ENOMEM, "out of memory");
         if (n)
                 memcpy(devs, res.devices, n * sizeof *devs);
-        memcpy(devs + n, def, n_def * sizeof *devs);
-        n += n_def;
+        /* A config that denies mknod ("m") of a specific device takes mknod over:
+         * runc's two "m on every c/b device" defaults would override that rule (last
+         * match wins; on v1 a deny cannot even punch a hole in a wildcard allow), so
+         * they are left out (docs/CGROUPS.md, "Devices"). */
+        bool config_mknod = false;
+        for (size_t i = 0; i < n; i++) {
+                const oci_device_cgroup *d = &res.devices[i];
+                bool catch_all = (d->type == 'a' || !d->type) && !(d->has_major && d->major >= 0) &&
+                                 !(d->has_minor && d->minor >= 0);
+                config_mknod |= !d->allow && !catch_all && (!d->access[0] || strchr(d->access, 'm'));
+        }
+        for (size_t i = 0; i < n_def; i++)
+                if (!config_mknod || strcmp(def[i].access, "m") != 0)
+                        devs[n++] = def[i];
         for (size_t i = 0; i < n_nodes; i++) {
                 const oci_device *d = &lx->devices[i];
                 if (d->type != 'c' && d->type != 'b' && d->type != 'u')
