@@ -1,0 +1,179 @@
+# Shared setup for tests/podman: the real podman from the distribution driving the built
+# msp, with all of podman's state private to this run.
+#
+# setup_file makes one directory, $PM_DIR (/tmp/msp-podman.XXXXXX), holding podman's
+# --root/--runroot (vfs storage: no overlay mounts), tmp dir, file locks, event log and a
+# containers.conf built from contrib/podman/50-msp.conf.in (so the shipped drop-in is what
+# registers msp). Every container gets --cgroup-parent /$PM_CGROUP, so leftover cgroups
+# are found there and nowhere else is looked at. The image is busybox from the
+# busybox-static package, imported with `podman import`: no registry.
+
+: "${MSP:=$BATS_TEST_DIRNAME/../../build/runtime/msp}"
+REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+PM_IMAGE=localhost/msp-busybox:test
+# Below this host's hard limits (podman's defaults, 1048576 files, exceed them).
+PM_ULIMITS=(--ulimit nofile=1024:1024 --ulimit nproc=4096:4096)
+
+# podman on the private state; fd 3 is bats' own and must not reach conmon/containers.
+pm() {
+        podman --root "$PM_DIR/root" --runroot "$PM_DIR/runroot" --storage-driver vfs "$@" 3>&-
+}
+
+# pm_run [RUN OPTIONS] IMAGE [CMD...]: podman run with the suite's fixed options.
+pm_run() {
+        pm run --network none --cgroup-parent "/$PM_CGROUP" "${PM_ULIMITS[@]}" "$@"
+}
+
+# pm_isolate: copy a containers.conf from stdin to stdout, adding to its [engine] table
+# (and a [network] table) what keeps podman's state in $PM_DIR.
+pm_isolate() {
+        awk -v d="$PM_DIR" '{ print } $0 == "[engine]" {
+                print "runtime = \"msp\""
+                print "cgroup_manager = \"cgroupfs\""
+                print "events_logger = \"file\""
+                print "events_logfile_path = \"" d "/events.log\""
+                print "tmp_dir = \"" d "/tmp\""
+                print "volume_path = \"" d "/volumes\""
+                print "lock_type = \"file\""
+        }
+        END { print "\n[network]\nnetwork_config_dir = \"" d "/net\"" }'
+}
+
+pm_setup_file() {
+        if ! command -v podman >/dev/null 2>&1 || ! command -v conmon >/dev/null 2>&1; then
+                bash "$REPO/contrib/install-deps.sh" podman >&2 || true
+        fi
+        # Loud, never a skip: CI installs podman through contrib/install-deps.sh podman.
+        command -v podman >/dev/null 2>&1 ||
+                { echo "podman is missing and 'contrib/install-deps.sh podman' did not install it" >&2; return 1; }
+        command -v conmon >/dev/null 2>&1 ||
+                { echo "conmon is missing and 'contrib/install-deps.sh podman' did not install it" >&2; return 1; }
+        [ -x "$MSP" ] || { echo "MSP=$MSP is not an executable" >&2; return 1; }
+        [ -x /bin/busybox ] || { echo "/bin/busybox missing (busybox-static)" >&2; return 1; }
+
+        PM_DIR=$(mktemp -d /tmp/msp-podman.XXXXXX)
+        PM_CGROUP="msp-podman-test-${PM_DIR##*.}"
+        export PM_DIR PM_CGROUP
+        mkdir -p "$PM_DIR/tmp" "$PM_DIR/net" "$PM_DIR/rootfs/bin" "$PM_DIR/rootfs/etc" \
+                "$PM_DIR/rootfs/tmp"
+
+        # The shipped drop-in with the built msp, plus what isolates this podman.
+        sed "s|@MSP_PATH@|$MSP|; s|@DROPIN_DIR@|$PM_DIR|" "$REPO/contrib/podman/50-msp.conf.in" |
+                pm_isolate >"$PM_DIR/containers.conf"
+        export CONTAINERS_CONF="$PM_DIR/containers.conf"
+
+        # busybox with its applets as symlinks, users for --user, a non-executable file.
+        cp /bin/busybox "$PM_DIR/rootfs/bin/busybox"
+        local a
+        for a in $(/bin/busybox --list); do
+                [ "$a" = busybox ] || ln -s busybox "$PM_DIR/rootfs/bin/$a"
+        done
+        printf 'root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/tmp:/bin/sh\n' \
+                >"$PM_DIR/rootfs/etc/passwd"
+        printf 'root:x:0:\nuser:x:1000:\n' >"$PM_DIR/rootfs/etc/group"
+        printf 'not a program\n' >"$PM_DIR/rootfs/etc/noexec"
+        chmod 0644 "$PM_DIR/rootfs/etc/noexec"
+        chmod 1777 "$PM_DIR/rootfs/tmp"
+        tar -C "$PM_DIR/rootfs" -c . |
+                pm import --change 'CMD ["/bin/sh"]' - "$PM_IMAGE" >/dev/null
+}
+
+pm_teardown_file() {
+        [ -n "${PM_DIR:-}" ] && [ -d "$PM_DIR" ] || return 0
+        pm rm -af -t 0 >/dev/null 2>&1 || true
+        pm rmi -af >/dev/null 2>&1 || true
+        local m d
+        # Only mounts below our own directory, deepest first (none unless a test failed).
+        grep -F " $PM_DIR/" /proc/self/mountinfo | awk '{print $5}' | sort -r |
+                while read -r m; do umount -l "$m" || true; done
+        for d in /sys/fs/cgroup/*/"$PM_CGROUP" /sys/fs/cgroup/"$PM_CGROUP"; do
+                [ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+        done
+        rm -rf "$PM_DIR"
+}
+
+# teardown: containers a failed test left behind (a passing one removed its own).
+pm_teardown() {
+        pm rm -af -t 0 >/dev/null 2>&1 || true
+}
+
+# Container IDs this podman ever created (from its event log).
+pm_ids() {
+        grep -o '"ID":"[0-9a-f]\{64\}","Image"' "$PM_DIR/events.log" 2>/dev/null |
+                cut -d'"' -f4 | sort -u
+}
+
+# What is left of our containers, one line each; empty when all is clean.
+pm_leftovers() {
+        local id d
+        pm ps -a --format '{{.ID}} {{.Names}} {{.Status}}' | sed 's/^/container: /'
+        for id in $(pm_ids); do
+                [ -e "/run/msp/$id" ] && echo "msp state: /run/msp/$id"
+                pgrep -f "conmon .*-c $id" >/dev/null && echo "conmon of $id still running"
+        done
+        for d in /sys/fs/cgroup/*/"$PM_CGROUP" /sys/fs/cgroup/"$PM_CGROUP"; do
+                # podman keeps conmon's shared cgroup, <parent>/conmon
+                [ -d "$d" ] && find "$d" -mindepth 1 -type d ! -path "*/conmon" | sed 's/^/cgroup: /'
+        done
+        grep -F " $PM_DIR/" /proc/self/mountinfo | awk '{print "mount: " $5}'
+        return 0
+}
+
+# assert_clean: nothing of this test's containers is left. `podman container cleanup`
+# runs asynchronously after a container exits, so poll (bounded) before failing.
+assert_clean() {
+        local left i
+        for i in $(seq 100); do
+                left=$(pm_leftovers)
+                [ -z "$left" ] && return 0
+                sleep 0.1
+        done
+        echo "left behind:"
+        echo "$left"
+        return 1
+}
+
+# wait_status NAME STATUS [SECONDS]: poll podman inspect until .State.Status is STATUS.
+wait_status() {
+        local name=$1 want=$2 max=${3:-10} i s
+        for i in $(seq $((max * 10))); do
+                s=$(pm inspect -f '{{.State.Status}}' "$name" 2>/dev/null) || s=
+                [ "$s" = "$want" ] && return 0
+                sleep 0.1
+        done
+        echo "container $name: status '$s' after ${max}s, wanted '$want'"
+        return 1
+}
+
+# wait_log NAME TEXT [SECONDS]: poll podman logs until a line contains TEXT.
+wait_log() {
+        local name=$1 text=$2 max=${3:-10} i
+        for i in $(seq $((max * 10))); do
+                # not grep -q: it would stop reading early and podman would die of SIGPIPE
+                pm logs "$name" 2>&1 | grep -F -- "$text" >/dev/null && return 0
+                sleep 0.1
+        done
+        echo "container $name: no '$text' in its log after ${max}s:"
+        pm logs "$name" 2>&1 || true
+        return 1
+}
+
+# cgroup_file NAME V1CONTROLLER V1FILE V2FILE: the path of a cgroup file of the container.
+cgroup_file() {
+        local pid path
+        pid=$(pm inspect -f '{{.State.Pid}}' "$1")
+        [ "$pid" -gt 0 ] || { echo "container $1 has no pid" >&2; return 1; }
+        if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+                path=$(awk -F: '$1 == "0" { print $3 }' "/proc/$pid/cgroup")
+                echo "/sys/fs/cgroup$path/$4"
+        else
+                path=$(awk -F: -v c="$2" '{ n = split($2, a, ","); for (i = 1; i <= n; i++) if (a[i] == c) print $3 }' \
+                        "/proc/$pid/cgroup")
+                echo "/sys/fs/cgroup/$2$path/$3"
+        fi
+}
+
+# pty_run [--rows N --cols N] -- CMD...: CMD on a real pty (podman -it checks isatty).
+pty_run() {
+        /usr/bin/python3 "$BATS_TEST_DIRNAME/pty-run.py" --timeout 30 "$@" 3>&-
+}
