@@ -1,0 +1,34 @@
+/* Logging: to stderr (always, at the configured level) and to the client as
+ * notifications/message once it asked with logging/setLevel. Owner: log.c. */
+#pragma once
+
+#include <stdarg.h>
+
+#include "macros.h"
+
+typedef enum mcp_level {
+        MCP_LOG_DEBUG,
+        MCP_LOG_INFO,
+        MCP_LOG_NOTICE,
+        MCP_LOG_WARNING,
+        MCP_LOG_ERROR,
+        MCP_LOG_CRITICAL,
+        MCP_LOG_ALERT,
+        MCP_LOG_EMERGENCY,
+} mcp_level;
+
+/* The client sink: gets messages at or above the client's level. */
+typedef void (*mcp_log_sink)(mcp_level level, const char *msg, void *data);
+
+typedef struct mcp_logger {
+        mcp_level stderr_level;
+        mcp_level client_level;
+        mcp_log_sink sink;              /* NULL until the client set a level */
+        void *sink_data;
+} mcp_logger;
+
+/* -1 for an unknown name. */
+int mcp_level_from_name(const char *name);
+const char *mcp_level_name(mcp_level level);
+
+void mcp_log(mcp_logger *lg, mcp_level level, const char *fmt, ...) _printf_(3, 4);

@@ -1,0 +1,210 @@
+/* UTF-8 repair, base64 and RFC 3339 (see text.h). */
+#include "text.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Length of the valid UTF-8 sequence at p (1..4), or 0 when it is invalid, a NUL, an
+ * overlong form, a surrogate or beyond U+10FFFF. */
+static size_t
+utf8_seq(const unsigned char *p, size_t avail)
+{
+        unsigned c = p[0];
+        if (c == 0)
+                return 0;
+        if (c < 0x80)
+                return 1;
+        size_t n;
+        unsigned cp;
+        if (c >= 0xc2 && c <= 0xdf) {
+                n = 2;
+                cp = c & 0x1f;
+        } else if (c >= 0xe0 && c <= 0xef) {
+                n = 3;
+                cp = c & 0x0f;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+                n = 4;
+                cp = c & 0x07;
+        } else {
+                return 0;
+        }
+        if (avail < n)
+                return 0;
+        for (size_t i = 1; i < n; i++) {
+                if ((p[i] & 0xc0) != 0x80)
+                        return 0;
+                cp = (cp << 6) | (p[i] & 0x3f);
+        }
+        if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+            (cp >= 0xd800 && cp <= 0xdfff))
+                return 0;
+        return n;
+}
+
+bool
+mcp_utf8_valid(const char *buf, size_t len)
+{
+        const unsigned char *p = (const unsigned char *) buf;
+        for (size_t i = 0; i < len;) {
+                size_t n = utf8_seq(p + i, len - i);
+                if (!n)
+                        return false;
+                i += n;
+        }
+        return true;
+}
+
+char *
+mcp_utf8_sanitize(const char *buf, size_t len, size_t *ret_len)
+{
+        const unsigned char *p = (const unsigned char *) buf;
+        /* Worst case: every byte becomes a 3-byte U+FFFD. */
+        if (len > (SIZE_MAX - 1) / 3)
+                return NULL;
+        char *out = malloc(len * 3 + 1);
+        if (!out)
+                return NULL;
+        size_t o = 0;
+        for (size_t i = 0; i < len;) {
+                size_t n = utf8_seq(p + i, len - i);
+                if (n) {
+                        memcpy(out + o, p + i, n);
+                        o += n;
+                        i += n;
+                } else {
+                        memcpy(out + o, "\xef\xbf\xbd", 3);
+                        o += 3;
+                        i++;
+                }
+        }
+        out[o] = '\0';
+        /* Give back the slack of the worst-case allocation when it is large. */
+        if (len > 4096 && o < len * 2) {
+                char *shrunk = realloc(out, o + 1);
+                if (shrunk)
+                        out = shrunk;
+        }
+        if (ret_len)
+                *ret_len = o;
+        return out;
+}
+
+size_t
+mcp_utf8_tail_start(const char *buf, size_t len, size_t max)
+{
+        if (len <= max)
+                return len;
+        size_t start = len - max;
+        /* Skip continuation bytes so that the tail starts on a character. */
+        while (start < len && ((unsigned char) buf[start] & 0xc0) == 0x80)
+                start++;
+        return len - start;
+}
+
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+char *
+mcp_base64_encode(const void *data, size_t len, size_t *ret_len)
+{
+        const unsigned char *p = data;
+        if (len > (SIZE_MAX - 4) / 4 * 3)
+                return NULL;
+        size_t n = (len + 2) / 3 * 4;
+        char *out = malloc(n + 1);
+        if (!out)
+                return NULL;
+        size_t o = 0, i = 0;
+        for (; i + 3 <= len; i += 3) {
+                unsigned v = (unsigned) p[i] << 16 | (unsigned) p[i + 1] << 8 | p[i + 2];
+                out[o++] = b64[v >> 18];
+                out[o++] = b64[(v >> 12) & 63];
+                out[o++] = b64[(v >> 6) & 63];
+                out[o++] = b64[v & 63];
+        }
+        if (i < len) {
+                unsigned v = (unsigned) p[i] << 16 | (i + 1 < len ? (unsigned) p[i + 1] << 8 : 0);
+                out[o++] = b64[v >> 18];
+                out[o++] = b64[(v >> 12) & 63];
+                out[o++] = i + 1 < len ? b64[(v >> 6) & 63] : '=';
+                out[o++] = '=';
+        }
+        out[o] = '\0';
+        if (ret_len)
+                *ret_len = o;
+        return out;
+}
+
+static int
+b64_value(char c)
+{
+        if (c >= 'A' && c <= 'Z')
+                return c - 'A';
+        if (c >= 'a' && c <= 'z')
+                return c - 'a' + 26;
+        if (c >= '0' && c <= '9')
+                return c - '0' + 52;
+        if (c == '+')
+                return 62;
+        if (c == '/')
+                return 63;
+        return -1;
+}
+
+size_t
+mcp_base64_decoded_max(size_t len)
+{
+        return (len + 3) / 4 * 3;
+}
+
+int
+mcp_base64_decode(const char *s, size_t len, unsigned char **ret, size_t *ret_len)
+{
+        if (len % 4 != 0)
+                return -EINVAL;
+        unsigned char *out = malloc(mcp_base64_decoded_max(len) + 1);
+        if (!out)
+                return -ENOMEM;
+        size_t o = 0;
+        for (size_t i = 0; i < len; i += 4) {
+                int v[4];
+                size_t pad = 0;
+                for (size_t j = 0; j < 4; j++) {
+                        if (s[i + j] == '=' && i + 4 == len && j >= 2) {
+                                v[j] = 0;
+                                pad++;
+                                continue;
+                        }
+                        v[j] = pad ? -1 : b64_value(s[i + j]);
+                        if (v[j] < 0) {
+                                free(out);
+                                return -EINVAL;
+                        }
+                }
+                unsigned w = (unsigned) v[0] << 18 | (unsigned) v[1] << 12 | (unsigned) v[2] << 6 |
+                             (unsigned) v[3];
+                out[o++] = (unsigned char) (w >> 16);
+                if (pad < 2)
+                        out[o++] = (unsigned char) (w >> 8);
+                if (pad < 1)
+                        out[o++] = (unsigned char) w;
+        }
+        out[o] = '\0';
+        *ret = out;
+        *ret_len = o;
+        return 0;
+}
+
+void
+mcp_rfc3339(uint64_t wall_usec, char buf[32])
+{
+        time_t t = (time_t) (wall_usec / 1000000);
+        struct tm tm;
+        if (!gmtime_r(&t, &tm)) {
+                snprintf(buf, 32, "1970-01-01T00:00:00Z");
+                return;
+        }
+        strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}

@@ -1,0 +1,24 @@
+/* Text helpers of the protocol layer: UTF-8 repair, base64, RFC 3339 times. Owner: text.c. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A NUL-terminated copy in which every invalid UTF-8 sequence and every NUL byte is
+ * replaced by U+FFFD. NULL on allocation failure. */
+char *mcp_utf8_sanitize(const char *buf, size_t len, size_t *ret_len);
+bool mcp_utf8_valid(const char *buf, size_t len);
+/* The largest n <= len such that buf[len-n..len) starts on a character boundary. */
+size_t mcp_utf8_tail_start(const char *buf, size_t len, size_t max);
+
+/* NUL-terminated base64 (RFC 4648, padded); NULL on allocation failure. */
+char *mcp_base64_encode(const void *data, size_t len, size_t *ret_len);
+/* -EINVAL for characters outside the alphabet or bad padding (whitespace is refused
+ * too); *ret is malloc'd. */
+int mcp_base64_decode(const char *s, size_t len, unsigned char **ret, size_t *ret_len);
+/* Decoded size of a base64 text of len bytes (an upper bound). */
+size_t mcp_base64_decoded_max(size_t len);
+
+/* "2026-11-22T03:04:05Z" from a wall-clock time in microseconds. */
+void mcp_rfc3339(uint64_t wall_usec, char buf[32]);
