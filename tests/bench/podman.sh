@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# podman with msp against podman with runc: `podman run --rm IMAGE /bin/true`.
+#
+#   tests/bench/podman.sh [--runs N] [--warmup N] [--no-install] [--keep]
+#
+# As root. Installs what is missing (contrib/install-deps.sh build bench podman), builds
+# a release msp in build-bench/ (BUILD_DIR overrides), gives podman a private state in a
+# temporary directory (as tests/podman does: vfs storage, a busybox image made with
+# `podman import`, msp registered by contrib/podman/50-msp.conf.in, cgroupfs, file
+# events and locks, --network none, explicit --ulimit) and times, in ONE hyperfine run:
+#
+#   podman run --rm (msp)     podman --runtime msp run --rm ... IMAGE /bin/true
+#   podman run --rm (runc)    the same with --runtime runc
+#   msp run, runc run         the runtime alone on the OCI config podman generated for
+#                             the same image and options (its bundle, copied): the
+#                             runtime's share of a podman run
+#
+# and prints mean ± stddev, median, the runc/msp ratio of the podman runs, and each
+# runtime's share of its podman run. Exit status 0 unless the benchmark could not run.
+# The hyperfine JSON is kept in BUILD_DIR/bench/podman.json.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+build=${BUILD_DIR:-$repo/build-bench}
+runs=40
+warmup=5
+install=1
+keep=0
+
+die() {
+        echo "bench: $*" >&2
+        exit 1
+}
+
+while [ $# -gt 0 ]; do
+        case "$1" in
+        --runs) runs=$2; shift ;;
+        --warmup) warmup=$2; shift ;;
+        --no-install) install=0 ;;
+        --keep) keep=1 ;;
+        -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) die "unknown argument '$1' (see --help)" ;;
+        esac
+        shift
+done
+
+[ "$(id -u)" = 0 ] || die "run as root (rootful podman)"
+
+if [ "$install" = 1 ]; then
+        "$repo/contrib/install-deps.sh" build bench podman >/dev/null ||
+                die "contrib/install-deps.sh build bench podman failed"
+fi
+for t in hyperfine runc podman conmon jq meson ninja; do
+        command -v "$t" >/dev/null || die "$t is missing: run contrib/install-deps.sh bench podman"
+done
+
+if [ ! -f "$build/build.ninja" ]; then
+        meson setup "$build" "$repo" --buildtype=release -Dtests=false >/dev/null ||
+                die "meson setup $build failed"
+fi
+ninja -C "$build" runtime/msp >/dev/null || die "ninja -C $build failed"
+msp=$build/runtime/msp
+[ -x "$msp" ] || die "$msp was not built"
+
+# ---- podman's private state ----
+
+work=$(mktemp -d /tmp/msp-bench-podman.XXXXXX)
+cg=msp-bench-podman-${work##*.}
+P=(podman --root "$work/root" --runroot "$work/runroot" --storage-driver vfs)
+RUN_OPTS="--rm --network none --cgroup-parent /$cg --ulimit nofile=1024:1024 --ulimit nproc=4096:4096"
+image=localhost/msp-bench-busybox:latest
+
+cleanup() {
+        set +e
+        for rt in msp runc; do
+                local b=runc
+                [ "$rt" = msp ] && b=$msp
+                for id in $("$b" --root "$work/state-$rt" list -q 2>/dev/null); do
+                        "$b" --root "$work/state-$rt" delete --force "$id" >/dev/null 2>&1
+                done
+        done
+        "${P[@]}" rm -af -t 0 >/dev/null 2>&1
+        "${P[@]}" rmi -af >/dev/null 2>&1
+        for d in /sys/fs/cgroup/*/"$cg" /sys/fs/cgroup/"$cg"; do
+                [ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+        done
+        if [ "$keep" = 1 ]; then
+                echo "bench: kept $work"
+        elif ! awk -v d="$work" 'index($5, d) == 1 { f = 1 } END { exit !f }' /proc/self/mountinfo; then
+                rm -rf --one-file-system "$work"
+        else
+                echo "bench: something is still mounted under $work; not removing it" >&2
+        fi
+}
+trap cleanup EXIT
+
+mkdir -p "$work/tmp" "$work/net" "$work/rootfs/bin" "$work/rootfs/etc" "$work/rootfs/tmp" \
+        "$work/state-msp" "$work/state-runc"
+sed "s|@MSP_PATH@|$msp|; s|@DROPIN_DIR@|$work|" "$repo/contrib/podman/50-msp.conf.in" |
+        awk -v d="$work" '{ print } $0 == "[engine]" {
+                print "cgroup_manager = \"cgroupfs\""
+                print "events_logger = \"file\""
+                print "events_logfile_path = \"" d "/events.log\""
+                print "tmp_dir = \"" d "/tmp\""
+                print "volume_path = \"" d "/volumes\""
+                print "lock_type = \"file\""
+        }
+        END { print "\n[network]\nnetwork_config_dir = \"" d "/net\"" }' >"$work/containers.conf"
+export CONTAINERS_CONF=$work/containers.conf
+
+cp /bin/busybox "$work/rootfs/bin/busybox"
+for a in $(/bin/busybox --list); do
+        [ "$a" = busybox ] || ln -s busybox "$work/rootfs/bin/$a"
+done
+tar -C "$work/rootfs" -c . | "${P[@]}" import -q - "$image" >/dev/null || die "podman import failed"
+
+# ---- the runtime alone, on podman's own config ----
+
+# `podman init` writes the bundle (config.json, rootfs in vfs storage, /etc/hosts and
+# friends) and creates the container in the runtime; its config is copied with its own
+# cgroup path and without podman's hooks, and runs from msp and runc directly.
+# shellcheck disable=SC2086 # RUN_OPTS split on purpose
+"${P[@]}" --runtime msp create --name ref ${RUN_OPTS/--rm /} "$image" /bin/true >/dev/null || die "podman create failed"
+"${P[@]}" --runtime msp init ref >/dev/null || die "podman init with msp failed"
+userdata=$(dirname "$(find "$work/root" -path '*/userdata/config.json' | head -n 1)")
+[ -f "$userdata/config.json" ] || die "no config.json of the reference container"
+mkdir -p "$work/bundle"
+jq --arg cg "/$cg/bench" 'del(.hooks) | .linux.cgroupsPath = $cg' "$userdata/config.json" \
+        >"$work/bundle/config.json"
+
+# ---- one hyperfine run ----
+
+declare -A bin=([msp]=$msp [runc]=runc)
+for rt in msp runc; do
+        out=$("${bin[$rt]}" --root "$work/state-$rt" run -b "$work/bundle" probe 2>&1) ||
+                die "$rt run of podman's config fails: $out"
+        # shellcheck disable=SC2086
+        out=$("${P[@]}" --runtime "$rt" run $RUN_OPTS "$image" /bin/true 2>&1) ||
+                die "podman --runtime $rt run fails: $out"
+done
+
+mkdir -p "$build/bench"
+json=$build/bench/podman.json
+pm="${P[*]}"
+echo "bench: hyperfine -N --warmup $warmup --runs $runs over 4 commands"
+hyperfine -N --style basic --warmup "$warmup" --runs "$runs" --export-json "$json" \
+        -n "podman run --rm (msp)" "$pm --runtime msp run $RUN_OPTS $image /bin/true" \
+        -n "podman run --rm (runc)" "$pm --runtime runc run $RUN_OPTS $image /bin/true" \
+        -n "msp run" "$msp --root $work/state-msp run -b $work/bundle b" \
+        -n "runc run" "runc --root $work/state-runc run -b $work/bundle b" >&2 ||
+        die "hyperfine failed (a command exited non-zero?)"
+
+# ---- the table ----
+
+stat_of() {     # NAME FIELD -> milliseconds
+        jq -r --arg n "$1" --arg f "$2" \
+                '.results[] | select(.command == $n) | .[$f] * 1000' "$json"
+}
+echo
+printf '%-24s %18s %10s\n' "command" "mean ± sd (ms)" "median"
+for n in "podman run --rm (msp)" "podman run --rm (runc)" "msp run" "runc run"; do
+        printf '%-24s %10.2f ± %5.2f %10.2f\n' "$n" "$(stat_of "$n" mean)" "$(stat_of "$n" stddev)" \
+                "$(stat_of "$n" median)"
+done
+pmsp=$(stat_of "podman run --rm (msp)" median)
+prunc=$(stat_of "podman run --rm (runc)" median)
+msp_alone=$(stat_of "msp run" median)
+runc_alone=$(stat_of "runc run" median)
+echo
+awk -v a="$pmsp" -v b="$prunc" -v m="$msp_alone" -v r="$runc_alone" 'BEGIN {
+        printf "podman run --rm: runc/msp = %.2fx (medians; msp saves %.1f ms a container)\n", b / a, b - a
+        printf "runtime share of podman run --rm: msp %.1f%% (%.2f ms of %.1f), runc %.1f%% (%.2f ms of %.1f)\n",
+                100 * m / a, m, a, 100 * r / b, r, b
+        printf "the runtimes alone on podman'"'"'s config: runc/msp = %.2fx\n", r / m
+}'
