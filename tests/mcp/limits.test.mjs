@@ -1,0 +1,133 @@
+// Limits: the wall-clock timeout, the memory limit (OOM kill), the pids limit (fork bomb),
+// the output cap (flood), and the network (none but loopback).
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import net from "node:net";
+import { startServer, skipReason, finishAll, runCode, assertOk, hostAddress, text } from "./lib.mjs";
+
+const skip = skipReason();
+let srv;
+
+before(async () => {
+        if (skip) return;
+        srv = await startServer();
+});
+after(finishAll);
+
+test("a timeout: while true with timeout_ms 500 → timed_out, and ping right after", { skip, timeout: 60_000 }, async () => {
+        const t0 = Date.now();
+        const res = await runCode(srv, "sh", "echo spinning; while true; do :; done", { timeout_ms: 500 });
+        const took = Date.now() - t0;
+        assert.equal(res.isError, true);
+        const out = res.structuredContent;
+        assert.equal(out.timed_out, true);
+        assert.equal(out.stdout, "spinning\n", "output before the kill is kept");
+        assert.equal(out.exit_code, null);
+        assert.ok(out.duration_ms >= 450 && out.duration_ms < 10_000, `duration_ms ${out.duration_ms}`);
+        assert.ok(took < 15_000, `the result came ${took} ms after the call`);
+        assert.match(text(res), /time/i);
+        assert.deepEqual(await srv.client.ping(), {});
+});
+
+test("a timeout kills the whole process tree, also background children", { skip, timeout: 60_000 }, async () => {
+        const res = await runCode(srv, "sh", "sleep 100 & sleep 100 & (while :; do :; done) & wait", { timeout_ms: 700 });
+        assert.equal(res.structuredContent.timed_out, true);
+        assert.deepEqual(await srv.client.ping(), {});
+});
+
+test("a memory hog with memory_mb 32 is OOM-killed (oom_killed, isError)", { skip, timeout: 60_000 }, async () => {
+        // b"x" * n writes every page (a bytearray of zeros might stay untouched).
+        const res = await runCode(srv, "python", "a = []\nwhile True:\n    a.append(b'x' * (1 << 20))", { memory_mb: 32, timeout_ms: 30_000 });
+        assert.equal(res.isError, true, JSON.stringify(res.structuredContent));
+        assert.equal(res.structuredContent.oom_killed, true, JSON.stringify(res.structuredContent));
+        assert.equal(res.structuredContent.timed_out, false);
+        assert.match(text(res), /memory|oom/i);
+        // Within the limit, the same program style is fine.
+        const ok = await runCode(srv, "python", "a = [b'x' * (1 << 20) for _ in range(8)]\nprint(len(a))", { memory_mb: 64 });
+        assert.equal(assertOk(ok, srv).stdout, "8\n");
+        assert.equal(ok.structuredContent.oom_killed, false);
+});
+
+test("a fork bomb: the pids limit holds, the server stays responsive, the result comes back", { skip, timeout: 120_000 }, async () => {
+        const bomb = runCode(srv, "sh", "echo boom; f() { f | f & }; f; sleep 2; echo survived", { pids: 32, timeout_ms: 5_000 });
+        // While it runs, the server answers.
+        const t0 = Date.now();
+        assert.deepEqual(await srv.client.ping(), {});
+        assert.ok(Date.now() - t0 < 5_000, "ping during the fork bomb");
+        const res = await bomb;
+        assert.ok(res.structuredContent, JSON.stringify(res).slice(0, 500));
+        assert.match(res.structuredContent.stdout, /^boom\n/);
+        // The limit itself: of 60 forks under pids 20, at most 19 succeed (EAGAIN after).
+        const code = [
+                "import os, signal, time",
+                "kids, err = [], None",
+                "for i in range(60):",
+                "    try:",
+                "        pid = os.fork()",
+                "    except OSError as e:",
+                "        err = e.errno; break",
+                "    if pid == 0:",
+                "        time.sleep(30); os._exit(0)",
+                "    kids.append(pid)",
+                "print(len(kids), err)",
+                "for k in kids: os.kill(k, signal.SIGKILL)",
+        ].join("\n");
+        const lim = await runCode(srv, "python", code, { pids: 20, timeout_ms: 20_000 });
+        const [forked, errno] = assertOk(lim, srv, "fork count").stdout.trim().split(" ");
+        assert.ok(Number(forked) < 20, `${forked} forks under pids 20`);
+        assert.equal(errno, "11", "fork fails with EAGAIN");
+        assert.equal(assertOk(await runCode(srv, "sh", "echo alive"), srv).stdout, "alive\n");
+});
+
+test("an output flood (yes | head -c 50M) is truncated; the full log is a resource", { skip, timeout: 120_000 }, async () => {
+        const res = await runCode(srv, "sh", "yes | head -c 50M; echo tail-of-err >&2", { timeout_ms: 60_000 }, { timeout: 110_000 });
+        const out = assertOk(res, srv);
+        assert.equal(out.truncated, true);
+        assert.ok(out.stdout.length > 0 && out.stdout.length < 50 * 1024 * 1024 / 4,
+                  `stdout in the result: ${out.stdout.length} bytes`);
+        assert.ok(out.stdout.startsWith("y\ny\n"));
+        assert.equal(out.stderr, "tail-of-err\n");
+        // The whole message stays bounded.
+        assert.ok(JSON.stringify(res).length < 3 * out.stdout.length + 65536);
+        const log = await srv.client.readResource({ uri: `sandbox://runs/${out.run_id}/stdout` });
+        const body = log.contents[0].text ?? Buffer.from(log.contents[0].blob, "base64").toString();
+        assert.ok(body.length >= out.stdout.length, `resource ${body.length} < result ${out.stdout.length}`);
+        assert.ok(body.startsWith("y\ny\n"));
+        assert.deepEqual(await srv.client.ping(), {});
+});
+
+test("network: the host's address is unreachable from inside; loopback inside works", { skip, timeout: 60_000 }, async (t) => {
+        const addr = hostAddress();
+        if (!addr) return t.skip("the host has no non-loopback IPv4 address to try");
+        let connections = 0;
+        const server = net.createServer((s) => { connections++; s.end("hello\n"); });
+        await new Promise((r) => server.listen(0, "0.0.0.0", r));
+        const port = server.address().port;
+        try {
+                // The test's own listener is reachable from here (a control: the sandbox is
+                // what makes the difference).
+                await new Promise((resolve, reject) => {
+                        const c = net.connect(port, addr, () => { c.destroy(); resolve(); });
+                        c.on("error", reject);
+                });
+                const before = connections;
+                const code = [
+                        "import socket",
+                        "try:",
+                        `    socket.create_connection(("${addr}", ${port}), timeout=3)`,
+                        "    print('connected')",
+                        "except OSError as e:",
+                        "    print('refused', e.errno)",
+                        "srv = socket.socket(); srv.bind(('127.0.0.1', 0)); srv.listen(1)",
+                        "c = socket.create_connection(srv.getsockname(), timeout=3)",
+                        "a, _ = srv.accept(); a.sendall(b'ok'); print('loopback', c.recv(2).decode())",
+                ].join("\n");
+                const res = await runCode(srv, "python", code, { timeout_ms: 20_000 });
+                const out = assertOk(res, srv);
+                assert.match(out.stdout, /^refused \d+\n/, out.stdout);
+                assert.match(out.stdout, /loopback ok\n$/);
+                assert.equal(connections, before, "no connection reached the host's listener");
+        } finally {
+                server.close();
+        }
+});

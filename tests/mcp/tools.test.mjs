@@ -1,0 +1,156 @@
+// tools/list: the schemas every picky client accepts; unknown tools; bad arguments.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { startServer, skipReason, finishAll, call, text } from "./lib.mjs";
+
+const skip = skipReason();
+let srv, tools;
+
+before(async () => {
+        if (skip) return;
+        srv = await startServer();
+        tools = (await srv.client.listTools()).tools;
+});
+after(finishAll);
+
+const EXPECTED = ["run_code", "session_create", "session_list", "session_close",
+                  "write_file", "read_file", "list_files"];
+
+// Walk a JSON schema: every array has items, every object closes its properties.
+function checkSchema(schema, where, problems) {
+        if (!schema || typeof schema !== "object") return;
+        const types = [].concat(schema.type ?? []);
+        if (types.includes("array") && !schema.items) problems.push(`${where}: array without items`);
+        if (types.includes("object") && schema.properties && schema.additionalProperties !== false &&
+            !where.includes("outputSchema"))
+                problems.push(`${where}: object without additionalProperties:false`);
+        for (const [k, v] of Object.entries(schema.properties ?? {})) checkSchema(v, `${where}.${k}`, problems);
+        if (schema.items) checkSchema(schema.items, `${where}[]`, problems);
+        if (schema.additionalProperties && typeof schema.additionalProperties === "object")
+                checkSchema(schema.additionalProperties, `${where}{}`, problems);
+        for (const k of ["anyOf", "oneOf", "allOf"])
+                for (const [i, s] of (schema[k] ?? []).entries()) checkSchema(s, `${where}/${k}${i}`, problems);
+}
+
+test("tools/list names every tool once, with valid names", { skip }, () => {
+        const names = tools.map((t) => t.name);
+        assert.deepEqual([...names].sort(), [...EXPECTED].sort());
+        for (const n of names) assert.match(n, /^[A-Za-z0-9_.-]{1,128}$/);
+});
+
+test("every schema: object input, additionalProperties:false, items on every array, outputSchema, annotations", { skip }, () => {
+        const problems = [];
+        for (const t of tools) {
+                assert.equal(t.inputSchema.type, "object", t.name);
+                assert.equal(t.inputSchema.additionalProperties, false, `${t.name}: inputSchema.additionalProperties`);
+                checkSchema(t.inputSchema, `${t.name}.inputSchema`, problems);
+                assert.ok(t.outputSchema, `${t.name}: outputSchema`);
+                assert.equal(t.outputSchema.type, "object", `${t.name}: outputSchema.type`);
+                checkSchema(t.outputSchema, `${t.name}.outputSchema`, problems);
+                assert.equal(typeof t.description, "string", `${t.name}: description`);
+                assert.ok(t.description.length > 10, `${t.name}: description`);
+                assert.ok(t.annotations, `${t.name}: annotations`);
+                for (const h of ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"])
+                        if (h in t.annotations) assert.equal(typeof t.annotations[h], "boolean", `${t.name}.${h}`);
+                for (const r of t.inputSchema.required ?? [])
+                        assert.ok(r in t.inputSchema.properties, `${t.name}: required ${r} is a property`);
+        }
+        assert.deepEqual(problems, []);
+        const ro = Object.fromEntries(tools.map((t) => [t.name, t.annotations.readOnlyHint ?? false]));
+        assert.equal(ro.session_list, true, "session_list is read-only");
+        assert.equal(ro.read_file, true, "read_file is read-only");
+        assert.equal(ro.list_files, true, "list_files is read-only");
+        assert.equal(ro.run_code, false);
+});
+
+test("run_code: required language and code, the language enum has sh and python, files/args/env typed", { skip }, () => {
+        const rc = tools.find((t) => t.name === "run_code");
+        const p = rc.inputSchema.properties;
+        assert.deepEqual([...rc.inputSchema.required].sort(), ["code", "language"]);
+        const langs = p.language.enum;
+        assert.ok(Array.isArray(langs), "language has an enum");
+        assert.ok(langs.includes("sh"), `sh in ${langs}`);
+        assert.ok(langs.includes("python"), `python in ${langs}`);
+        assert.equal(new Set(langs).size, langs.length, "no duplicates");
+        assert.equal(p.files.type, "array");
+        assert.equal(p.files.items.type, "object");
+        assert.deepEqual([...p.files.items.required].sort(), ["content", "path"]);
+        assert.equal(p.args.items.type, "string");
+        assert.equal(p.env.type, "object");
+        assert.equal(p.timeout_ms.type, "integer");
+        assert.ok(p.timeout_ms.maximum >= 1000, "timeout_ms has a maximum");
+        for (const k of ["stdin", "session_id", "memory_mb", "pids", "cpus"]) assert.ok(p[k], `run_code.${k}`);
+        for (const k of ["exit_code", "stdout", "stderr", "timed_out", "oom_killed", "truncated", "duration_ms"])
+                assert.ok(rc.outputSchema.properties[k], `outputSchema.${k}`);
+});
+
+test("an unknown tool is a protocol error (-32602), not a tool result", { skip }, async () => {
+        await assert.rejects(call(srv, "no_such_tool", {}), (e) => {
+                assert.ok(e instanceof McpError, String(e));
+                assert.equal(e.code, -32602);
+                assert.match(e.message, /no_such_tool/);
+                return true;
+        });
+        // The server is fine afterwards.
+        assert.deepEqual(await srv.client.ping(), {});
+});
+
+// Each bad argument set: the field the error text must name.
+const BAD = [
+        ["missing language", { code: "echo" }, /language/],
+        ["missing code", { language: "sh" }, /code/],
+        ["language not offered", { language: "cobol-85", code: "x" }, /language/],
+        ["language of the wrong type", { language: 7, code: "x" }, /language/],
+        ["unknown property", { language: "sh", code: "true", frobnicate: 1 }, /frobnicate/],
+        ["timeout_ms below the minimum", { language: "sh", code: "true", timeout_ms: 1 }, /timeout_ms/],
+        ["timeout_ms above the maximum", { language: "sh", code: "true", timeout_ms: 1e12 }, /timeout_ms/],
+        ["timeout_ms not an integer", { language: "sh", code: "true", timeout_ms: "soon" }, /timeout_ms/],
+        ["memory_mb above the maximum", { language: "sh", code: "true", memory_mb: 1 << 30 }, /memory_mb/],
+        ["pids above the maximum", { language: "sh", code: "true", pids: 1 << 30 }, /pids/],
+        ["args not strings", { language: "sh", code: "true", args: [1, 2] }, /args/],
+        ["env value not a string", { language: "sh", code: "true", env: { A: 1 } }, /env/],
+        ["files without content", { language: "sh", code: "true", files: [{ path: "a" }] }, /content|files/],
+        ["files path escaping", { language: "sh", code: "true", files: [{ path: "../x", content: "" }] }, /files|path|\.\./],
+        ["unknown session", { language: "sh", code: "true", session_id: "s-does-not-exist" }, /session/],
+];
+
+for (const [what, args, field] of BAD) {
+        test(`bad arguments → isError naming the field: ${what}`, { skip }, async () => {
+                const res = await call(srv, "run_code", args);
+                assert.equal(res.isError, true, `${what}: ${JSON.stringify(res).slice(0, 500)}`);
+                assert.match(text(res), field);
+        });
+}
+
+test("bad arguments to the other tools → isError naming the field", { skip }, async () => {
+        const cases = [
+                ["read_file", {}, /session_id/],
+                ["read_file", { session_id: "s-nope", path: "a" }, /session/],
+                ["write_file", { session_id: "s-nope", path: "a" }, /content/],
+                ["session_close", {}, /session_id/],
+                ["session_create", { ttl_s: -1 }, /ttl_s/],
+                ["session_create", { network: "yes" }, /network/],
+                ["session_list", { extra: true }, /extra/],
+        ];
+        for (const [tool, args, field] of cases) {
+                const res = await call(srv, tool, args);
+                assert.equal(res.isError, true, `${tool} ${JSON.stringify(args)}: ${JSON.stringify(res).slice(0, 400)}`);
+                assert.match(text(res), field, `${tool} ${JSON.stringify(args)}`);
+        }
+});
+
+test("arguments of the wrong JSON type as a whole are refused, the server stays up", { skip }, async () => {
+        // The SDK only sends objects; a raw null arguments goes through the low-level request.
+        const { CallToolResultSchema } = await import("@modelcontextprotocol/sdk/types.js");
+        let res;
+        try {
+                res = await srv.client.request({ method: "tools/call", params: { name: "run_code", arguments: null } },
+                                               CallToolResultSchema);
+                assert.equal(res.isError, true);
+        } catch (e) {
+                assert.ok(e instanceof McpError, String(e));
+                assert.equal(e.code, -32602);
+        }
+        assert.deepEqual(await srv.client.ping(), {});
+});
