@@ -160,9 +160,16 @@ rt_lsm_set_exec_label(int procfd, const oci_process *p, msp_err *err)
                         return msp_err_set(err, ENAMETOOLONG, "process.apparmorProfile: too long");
                 /* The AppArmor-specific file (Linux 5.1, LSM stacking); attr/exec
                  * belongs to whichever major LSM comes first. */
-                r = rt_procfs_write(procfd, "thread-self/attr/apparmor/exec", data, err);
-                if (r == -ENOENT)
-                        r = rt_procfs_write(procfd, "thread-self/attr/exec", data, err);
+                const char *path = "thread-self/attr/apparmor/exec";
+                _cleanup_close_ int dir = rt_procfs_openat(procfd, "thread-self/attr/apparmor",
+                                                           O_PATH | O_DIRECTORY, err);
+                /* (ENOENT from the write itself is AppArmor's "no such profile".) */
+                if (dir == -ENOENT)
+                        path = "thread-self/attr/exec";
+                else if (dir < 0)
+                        return msp_err_prefix(err, "process.apparmorProfile '%s'",
+                                              p->apparmor_profile);
+                r = rt_procfs_write(procfd, path, data, err);
                 if (r < 0)
                         return msp_err_prefix(err, "process.apparmorProfile '%s'",
                                               p->apparmor_profile);

@@ -282,7 +282,76 @@ t_ps_events() {
         msp delete --force ev
 }
 
-# The runtime/lib unit tests that are mode-aware (OOM, pids, destroy, eBPF, freeze...)
+# Landlock on a kernel older than the host's: Debian 12's 6.1 has ABI 2 (no truncate,
+# ABI 3; no network rights, ABI 4; no scoping, ABI 6). Strict mode must refuse what the
+# kernel lacks, naming the right; best effort must run, enforce the rest and say what it
+# dropped.
+t_landlock_old_abi() {
+        abi=$(msp features | jq -r .linux.landlock.abi)
+        echo "guest Landlock ABI $abi, kernel $(uname -r)"
+        [ "$abi" -ge 1 ] && [ "$abi" -lt 3 ]
+        new_bundle ll '.process.landlock = {
+                "handledAccess": {"handledAccessFS": ["execute", "write_file", "read_file",
+                        "read_dir", "make_reg", "truncate"]},
+                "scoped": ["signal"],
+                "rules": {"pathBeneath": [
+                        {"allowedAccess": ["execute", "read_file", "read_dir"], "paths": ["/"]},
+                        {"allowedAccess": ["execute", "write_file", "read_file", "read_dir",
+                                "make_reg", "truncate"], "paths": ["/tmp"]}]},
+                "enableBestEffort": false}
+                | .process.args = ["/bin/msp-helper", "write", "/etc/msp-x", "--",
+                        "write", "/tmp/f"]'
+        # Control: without the right the kernel lacks, strict mode runs and enforces.
+        jq '.process.landlock.handledAccess.handledAccessFS -= ["truncate"] |
+            .process.landlock.rules.pathBeneath[1].allowedAccess -= ["truncate"] |
+            del(.process.landlock.scoped)' "$W/ll/config.json" >"$W/ctl.json"
+        cp "$W/ll/config.json" "$W/ll.json"
+        cp "$W/ctl.json" "$W/ll/config.json"
+        msp run -b "$W/ll" ll >"$W/ll.out" 2>&1 </dev/null || true
+        cat "$W/ll.out"
+        [ "$(sed -n 1p "$W/ll.out")" = write=EACCES ]
+        [ "$(sed -n 2p "$W/ll.out")" = write=ok ]
+        # Strict: create fails, naming the first right the kernel lacks.
+        cp "$W/ll.json" "$W/ll/config.json"
+        if msp create -b "$W/ll" ll >"$W/ll.out" 2>&1 </dev/null; then
+                echo "strict create succeeded"
+                false
+        fi
+        cat "$W/ll.out"
+        grep -q "landlock: the kernel (ABI $abi) lacks 'truncate' requested by" "$W/ll.out"
+        [ ! -e "$ROOT/ll" ]
+        # Best effort: runs, enforces the rest, and --debug names what was dropped.
+        jq '.process.landlock.enableBestEffort = true' "$W/ll.json" >"$W/ll/config.json"
+        msp --debug run -b "$W/ll" ll >"$W/ll.out" 2>&1 </dev/null || true
+        cat "$W/ll.out"
+        grep -q "landlock: best effort, not enforced: truncate, signal (kernel ABI $abi)" "$W/ll.out"
+        grep -qx write=EACCES "$W/ll.out"
+        grep -qx write=ok "$W/ll.out"
+}
+
+# AppArmor is the guest kernel's default LSM (this host runs none): the exec label goes
+# through msp's private procfs handle to attr/apparmor/exec and takes effect at execve.
+t_apparmor() {
+        [ "$(cat /sys/module/apparmor/parameters/enabled)" = Y ]
+        new_bundle aa '.process.apparmorProfile = "unconfined"
+                | .process.args = ["/bin/msp-helper", "read", "/proc/self/attr/current"]'
+        msp run -b "$W/aa" aa >"$W/aa.out" 2>&1 </dev/null
+        cat "$W/aa.out"
+        has_line "$W/aa.out" content=unconfined
+        # A profile the kernel does not have: AppArmor itself refuses the write, and
+        # create fails naming the field and the value.
+        new_bundle ab '.process.apparmorProfile = "msp-no-such-profile"'
+        if msp create -b "$W/ab" ab >"$W/ab.out" 2>&1 </dev/null; then
+                echo "create succeeded"
+                false
+        fi
+        cat "$W/ab.out"
+        grep -q "process.apparmorProfile 'msp-no-such-profile': write '/proc/thread-self/attr/apparmor/exec'" "$W/ab.out"
+        [ ! -e "$ROOT/ab" ]
+}
+
+# The runtime/lib unit tests that are mode-aware (OOM, pids, destroy, eBPF, freeze...),
+# and test-rt-lsm with an LSM (AppArmor) active,
 # run here against real cgroup v2.
 t_unit() {
         ran=0
@@ -309,6 +378,8 @@ t "pause/resume: cgroup.freeze stops the counter and thaws it" t_freeze
 t "devices: the eBPF filter denies d0, allows d1 for reading, null and zero" t_devices
 t "kill --all: every process, without a pid namespace; cgroup.kill when paused" t_kill_all
 t "ps and events --stats" t_ps_events
+t "landlock on an older kernel: strict names the missing right, best effort drops it" t_landlock_old_abi
+t "apparmor: the exec label through the private procfs handle" t_apparmor
 if [ -d /vm/unit ]; then
         t "runtime/lib unit tests in cgroup v2 mode" t_unit
 fi

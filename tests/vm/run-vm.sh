@@ -72,7 +72,7 @@ build_initramfs() {
         copy_with_libs "$MSP" /usr/bin/msp || return 1
         copy_with_libs "$(command -v jq)" /usr/bin/jq || return 1
         install -D -m 0755 "$MSP_HELPER" "$stage/usr/bin/msp-helper" || return 1
-        for u in "$MSP_RT_UNIT_DIR"/test-rt-cgroup*; do
+        for u in "$MSP_RT_UNIT_DIR"/test-rt-cgroup* "$MSP_RT_UNIT_DIR"/test-rt-lsm; do
                 [ -x "$u" ] && [ -f "$u" ] || continue
                 copy_with_libs "$u" "/vm/unit/$(basename "$u")" || return 1
         done
