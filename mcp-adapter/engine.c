@@ -1,0 +1,840 @@
+/* The run engine: instance directory, queue, one bundle and workspace per run.
+ *
+ * Layout of the instance directory <state_dir>/inst-<pid>-<hex>/ (locked with flock for as
+ * long as this process lives; recover.c cleans the ones whose lock is free):
+ *   runtime-path   which runtime made the containers (for recovery)
+ *   runtime/       the runtime's --root
+ *   rootfs/        the shared skeleton (bundle.c)
+ *   b/<run_id>/    config.json, code/main.<ext>, runtime.log
+ *   ws/<run_id>/   a fresh workspace: a size-capped tmpfs mounted there
+ *   logs/<run_id>.out|.err   full output of the last run_log_keep runs
+ *
+ * msp-mcp unshares its mount namespace (made private, recursively) in mcp_engine_new(), so
+ * that the workspace tmpfs mounts are invisible to the host and vanish with the process. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "artifacts.h"
+#include "bundle.h"
+#include "engine.h"
+#include "files.h"
+#include "json.h"
+#include "languages.h"
+#include "recover.h"
+#include "runner.h"
+#include "session.h"
+
+#define RUN_LOG_MAX (16ull << 20)       /* bytes of one stream kept on disk */
+#define RUN_ID_LEN 18                   /* "r-" + 16 hex */
+
+typedef enum run_state { RUN_QUEUED, RUN_RUNNING, RUN_EXITED } run_state;
+
+struct mcp_run {
+        mcp_run *next, **pprev;         /* engine->runs */
+        mcp_run *qnext;                 /* engine->queue */
+        mcp_engine *engine;
+        run_state state;
+        char id[RUN_ID_LEN + 1];
+        mcp_runner runner;
+        mcp_run_output_fn on_output;
+        mcp_run_done_fn on_done;
+        void *data;
+        bool cancelled;
+        char *stdin_copy;
+        char *session_id;               /* acquired until cleanup */
+        int ws_fd;                      /* fresh: owned; session: borrowed */
+        bool ws_mounted;
+        uint64_t start_ns;              /* wall clock, for artifacts */
+        char bundle[4096];
+        char ws_path[4096];
+        char log_path[4200];            /* the runtime's --log */
+};
+
+struct mcp_engine {
+        mcp_loop *loop;
+        const mcp_config *cfg;
+        char inst_name[64];
+        char inst_path[2048];
+        char runtime_root[2100];
+        char skeleton[2100];
+        int inst_fd;                    /* holds the flock */
+        bool v2;                        /* pure cgroup v2 */
+        bool unified;                   /* hybrid with a v2 mount at /sys/fs/cgroup/unified */
+        mcp_hostview view;
+        mcp_languages langs;
+        oci_json_doc *seccomp, *landlock;
+        mcp_session_store *sessions;
+        mcp_procset procs;
+        mcp_run *runs;
+        mcp_run *qhead, **qtail;
+        unsigned n_running, n_queued;
+        char (*logs)[RUN_ID_LEN + 1];   /* ring of the last run_log_keep run ids */
+        unsigned log_next;
+};
+
+static int
+random_hex(char *buf, size_t nbytes)
+{
+        unsigned char r[16];
+        if (nbytes > sizeof r || getrandom(r, nbytes, 0) != (ssize_t) nbytes)
+                return -EIO;
+        for (size_t i = 0; i < nbytes; i++)
+                sprintf(buf + 2 * i, "%02x", r[i]);
+        return 0;
+}
+
+static int
+load_profile(const char *name, const char *file, const char *builtin, oci_json_doc **ret,
+             msp_err *err)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        if (file) {
+                _cleanup_fclose_ FILE *f = fopen(file, "re");
+                if (!f)
+                        return msp_err_sys(err, errno, "%s profile '%s'", name, file);
+                text = malloc(1 << 20);
+                if (!text)
+                        return msp_err_set(err, ENOMEM, "out of memory");
+                len = fread(text, 1, 1 << 20, f);
+                if (len == 1 << 20)
+                        return msp_err_set(err, EFBIG, "%s profile '%s': over 1 MiB", name, file);
+                builtin = text;
+        } else {
+                len = strlen(builtin);
+        }
+        int r = oci_json_parse(name, builtin, len, ret, err);
+        if (r >= 0 && oci_json_type_of(oci_json_doc_root(*ret)) != OCI_JSON_OBJECT) {
+                *ret = oci_json_doc_free(*ret);
+                return msp_err_set(err, EINVAL, "%s profile: not a JSON object", name);
+        }
+        return r;
+}
+
+/* <state>/inst-<pid>-<hex>, locked. */
+static int
+make_instance(mcp_engine *e, msp_err *err)
+{
+        const char *state = e->cfg->state_dir ? e->cfg->state_dir : "/run/msp-mcp";
+        if (mkdir(state, 0711) < 0 && errno != EEXIST)
+                return msp_err_sys(err, errno, "state dir '%s'", state);
+        /* The containers' root (an unprivileged host uid) must be able to traverse it. */
+        struct stat st;
+        if (stat(state, &st) < 0)
+                return msp_err_sys(err, errno, "state dir '%s'", state);
+        if ((st.st_mode & 0011) != 0011 && chmod(state, (st.st_mode & 07777) | 0011) < 0)
+                return msp_err_sys(err, errno, "state dir '%s': chmod", state);
+
+        if (strlen(state) > 1900)
+                return msp_err_set(err, ENAMETOOLONG, "state dir '%.64s...': path too long", state);
+        char hex[17];
+        int r = random_hex(hex, 8);
+        if (r < 0)
+                return msp_err_sys(err, -r, "getrandom");
+        snprintf(e->inst_name, sizeof e->inst_name, "inst-%d-%s", (int) getpid(), hex);
+        snprintf(e->inst_path, sizeof e->inst_path, "%s/%s", state, e->inst_name);
+        if (mkdir(e->inst_path, 0711) < 0)
+                return msp_err_sys(err, errno, "instance dir '%s'", e->inst_path);
+        e->inst_fd = open(e->inst_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (e->inst_fd < 0)
+                return msp_err_sys(err, errno, "instance dir '%s'", e->inst_path);
+        if (flock(e->inst_fd, LOCK_EX | LOCK_NB) < 0)
+                return msp_err_sys(err, errno, "lock '%s'", e->inst_path);
+
+        static const struct { const char *name; mode_t mode; } sub[] = {
+                { "runtime", 0700 }, { "b", 0711 }, { "ws", 0711 }, { "logs", 0700 },
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(sub); i++)
+                if (mkdirat(e->inst_fd, sub[i].name, sub[i].mode) < 0)
+                        return msp_err_sys(err, errno, "mkdir '%s/%s'", e->inst_path, sub[i].name);
+        _cleanup_close_ int fd = openat(e->inst_fd, "runtime-path",
+                                        O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0 || write(fd, e->cfg->runtime_path, strlen(e->cfg->runtime_path)) < 0)
+                return msp_err_sys(err, errno, "write '%s/runtime-path'", e->inst_path);
+        snprintf(e->runtime_root, sizeof e->runtime_root, "%s/runtime", e->inst_path);
+        snprintf(e->skeleton, sizeof e->skeleton, "%s/rootfs", e->inst_path);
+        return mcp_skeleton_create(e->inst_fd, "rootfs", &e->view, err);
+}
+
+/* A private mount namespace: the workspace mounts never reach the host's namespace and
+ * disappear when msp-mcp dies, whatever the way. */
+static int
+private_mounts(msp_err *err)
+{
+        if (unshare(CLONE_NEWNS) < 0)
+                return msp_err_sys(err, errno, "unshare(CLONE_NEWNS)");
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                return msp_err_sys(err, errno, "make / private");
+        return 0;
+}
+
+int
+mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine **ret, msp_err *err)
+{
+        if (!cfg->runtime_path || cfg->runtime_path[0] != '/')
+                return msp_err_set(err, EINVAL, "runtime path '%s' is not absolute",
+                                   cfg->runtime_path ? cfg->runtime_path : "(null)");
+        mcp_engine *e = calloc(1, sizeof *e);
+        if (!e)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        e->loop = loop;
+        e->cfg = cfg;
+        e->inst_fd = -1;
+        e->procs.loop = loop;
+        e->qtail = &e->qhead;
+        int r;
+
+        if ((r = private_mounts(err)) < 0)
+                goto fail;
+        if ((r = mcp_hostview_probe(&e->view, err)) < 0)
+                goto fail;
+        (void) mcp_recover(cfg, NULL);          /* best effort: dead servers' leftovers */
+        if ((r = make_instance(e, err)) < 0)
+                goto fail;
+        for (size_t i = 0; i < cfg->n_rootfs; i++)
+                if (cfg->rootfs[i].path && (r = mcp_rootfs_prepare(cfg->rootfs[i].path, err)) < 0)
+                        goto fail;
+        if ((r = load_profile("seccomp", cfg->seccomp_profile, mcp_profile_seccomp, &e->seccomp,
+                              err)) < 0 ||
+            (r = load_profile("landlock", cfg->landlock_profile, mcp_profile_landlock,
+                              &e->landlock, err)) < 0)
+                goto fail;
+        {
+                _cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                mcp_languages_detect(root, &e->langs);
+        }
+        e->v2 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
+        e->unified = !e->v2 && access("/sys/fs/cgroup/unified/cgroup.controllers", F_OK) == 0;
+        if (cfg->run_log_keep > 0) {
+                e->logs = calloc(cfg->run_log_keep, sizeof *e->logs);
+                if (!e->logs) {
+                        r = msp_err_set(err, ENOMEM, "out of memory");
+                        goto fail;
+                }
+        }
+        if ((r = mcp_sessions_new(loop, cfg, &e->sessions, err)) < 0)
+                goto fail;
+        *ret = e;
+        return 0;
+fail:
+        mcp_engine_free(e);
+        return r;
+}
+
+const char *const *
+mcp_engine_languages(const mcp_engine *e)
+{
+        return e->langs.names;
+}
+
+mcp_session_store *
+mcp_engine_sessions(mcp_engine *e)
+{
+        return e->sessions;
+}
+
+/* ---- run logs ---- */
+
+static void
+log_name(char *buf, size_t size, const char *id, mcp_stream s)
+{
+        snprintf(buf, size, "logs/%s.%s", id, s == MCP_STDOUT ? "out" : "err");
+}
+
+static void
+log_keep(mcp_engine *e, const char *id)
+{
+        if (!e->logs)
+                return;
+        char *slot = e->logs[e->log_next];
+        if (slot[0]) {
+                char name[64];
+                log_name(name, sizeof name, slot, MCP_STDOUT);
+                (void) unlinkat(e->inst_fd, name, 0);
+                log_name(name, sizeof name, slot, MCP_STDERR);
+                (void) unlinkat(e->inst_fd, name, 0);
+        }
+        snprintf(slot, RUN_ID_LEN + 1, "%s", id);
+        e->log_next = (e->log_next + 1) % e->cfg->run_log_keep;
+}
+
+int
+mcp_engine_run_log(mcp_engine *e, const char *run_id, mcp_stream stream, char **ret,
+                   size_t *ret_len, msp_err *err)
+{
+        bool known = false;
+        for (unsigned i = 0; e->logs && i < e->cfg->run_log_keep && !known; i++)
+                known = strcmp(e->logs[i], run_id) == 0;
+        if (!known)
+                return msp_err_set(err, ENOENT, "run '%.64s': no log kept", run_id);
+        char name[64];
+        log_name(name, sizeof name, run_id, stream);
+        _cleanup_close_ int fd = openat(e->inst_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return msp_err_sys(err, errno, "run '%s': log", run_id);
+        char *buf = malloc((size_t) st.st_size + 1);
+        if (!buf)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        ssize_t n = pread(fd, buf, (size_t) st.st_size, 0);
+        if (n < 0) {
+                free(buf);
+                return msp_err_sys(err, errno, "run '%s': read log", run_id);
+        }
+        buf[n] = '\0';
+        *ret = buf;
+        *ret_len = (size_t) n;
+        return 0;
+}
+
+/* ---- one run ---- */
+
+static void run_start_next(mcp_engine *e);
+
+/* Everything the run made on the host; the container is already deleted (or never was). */
+static void
+run_cleanup(mcp_run *run)
+{
+        mcp_engine *e = run->engine;
+        bool fresh = !run->session_id;
+        char name[64];
+        if (run->ws_mounted) {
+                (void) umount2(run->ws_path, MNT_DETACH);
+                run->ws_mounted = false;
+        }
+        if (run->session_id) {
+                mcp_session_release(e->sessions, run->session_id);
+                free(run->session_id);
+                run->session_id = NULL;
+        } else if (run->ws_fd >= 0) {
+                close(run->ws_fd);
+        }
+        run->ws_fd = -1;
+        if (run->ws_path[0] && fresh) {
+                snprintf(name, sizeof name, "ws/%s", run->id);
+                (void) mcp_remove_tree_at(e->inst_fd, name, NULL);
+        }
+        snprintf(name, sizeof name, "b/%s", run->id);
+        (void) mcp_remove_tree_at(e->inst_fd, name, NULL);
+        mcp_runner_done(&run->runner);
+        free(run->stdin_copy);
+        *run->pprev = run->next;
+        if (run->next)
+                run->next->pprev = run->pprev;
+        free(run);
+}
+
+static void
+run_gone(mcp_runner *rn, void *data)
+{
+        (void) rn;
+        run_cleanup(data);
+}
+
+static void
+run_output(mcp_runner *rn, mcp_stream stream, const char *buf, size_t len, void *data)
+{
+        mcp_run *run = data;
+        (void) rn;
+        if (run->on_output && !run->cancelled)
+                run->on_output(run, stream, buf, len, run->data);
+}
+
+static void
+run_exit(mcp_runner *rn, void *data)
+{
+        mcp_run *run = data;
+        mcp_engine *e = run->engine;
+        run->state = RUN_EXITED;
+        e->n_running--;
+
+        mcp_run_result res = {
+                .sandbox_failed = rn->sandbox_failed,
+                .exit_code = rn->exit_code,
+                .term_signal = rn->term_signal,
+                .timed_out = rn->timed_out,
+                .oom_killed = rn->oom_killed,
+                .stdout_truncated = rn->out.truncated,
+                .stderr_truncated = rn->err.truncated,
+                .stdout_buf = rn->out.buf ? rn->out.buf : "",
+                .stdout_len = rn->out.len,
+                .stderr_buf = rn->err.buf ? rn->err.buf : "",
+                .stderr_len = rn->err.len,
+                .duration_ms = rn->duration_ms,
+                .run_id = run->id,
+        };
+        if (rn->sandbox_failed)
+                snprintf(res.error, sizeof res.error, "%s", rn->error);
+        if (rn->timed_out || rn->oom_killed) {
+                res.term_signal = res.term_signal ? res.term_signal : 9;
+                res.exit_code = 0;
+        }
+        mcp_artifact *arts = NULL;
+        size_t n_arts = 0;
+        if (!rn->sandbox_failed && run->ws_fd >= 0) {
+                char prefix[256];
+                if (run->session_id)
+                        snprintf(prefix, sizeof prefix, "sandbox://sessions/%s/files/",
+                                 run->session_id);
+                else
+                        snprintf(prefix, sizeof prefix, "sandbox://runs/%s/files/", run->id);
+                (void) mcp_artifacts_scan(run->ws_fd, run->start_ns, prefix,
+                                          e->cfg->max_image_bytes, &arts, &n_arts, NULL);
+        }
+        res.artifacts = arts;
+        res.n_artifacts = n_arts;
+        log_keep(e, run->id);
+        mcp_run_done_fn done = run->on_done;
+        run->on_done = NULL;
+        run->on_output = NULL;
+        if (done && !run->cancelled)
+                done(run, &res, run->data);
+        mcp_artifacts_free(arts, n_arts);
+        run_start_next(e);
+}
+
+static uint64_t
+pick(uint64_t req, uint64_t dflt)
+{
+        return req ? req : dflt;
+}
+
+static mcp_limits
+effective_limits(const mcp_limits *req, const mcp_limits *base)
+{
+        return (mcp_limits){
+                .memory_bytes = pick(req->memory_bytes, base->memory_bytes),
+                .pids = pick(req->pids, base->pids),
+                .cpu_millis = pick(req->cpu_millis, base->cpu_millis),
+                .timeout_ms = pick(req->timeout_ms, base->timeout_ms),
+                .output_bytes = pick(req->output_bytes, base->output_bytes),
+                .tmp_bytes = pick(req->tmp_bytes, base->tmp_bytes),
+                .workspace_bytes = pick(req->workspace_bytes, base->workspace_bytes),
+        };
+}
+
+/* A fresh workspace: ws/<id> with a tmpfs of workspace_bytes owned by the sandbox user. */
+static int
+fresh_workspace(mcp_run *run, uint64_t bytes, msp_err *err)
+{
+        mcp_engine *e = run->engine;
+        char name[64], opts[128];
+        snprintf(name, sizeof name, "ws/%s", run->id);
+        snprintf(run->ws_path, sizeof run->ws_path, "%s/%s", e->inst_path, name);
+        if (mkdirat(e->inst_fd, name, 0700) < 0)
+                return msp_err_sys(err, errno, "workspace '%s'", run->ws_path);
+        snprintf(opts, sizeof opts, "size=%" PRIu64 ",mode=0755,uid=%u,gid=%u", bytes,
+                 MCP_SANDBOX_HOST_UID, MCP_SANDBOX_HOST_GID);
+        if (mount("tmpfs", run->ws_path, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+                return msp_err_sys(err, errno, "workspace '%s': mount tmpfs", run->ws_path);
+        run->ws_mounted = true;
+        run->ws_fd = openat(e->inst_fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (run->ws_fd < 0)
+                return msp_err_sys(err, errno, "workspace '%s'", run->ws_path);
+        return 0;
+}
+
+static int
+write_at(int dirfd, const char *name, const char *data, size_t len, mode_t mode, msp_err *err)
+{
+        _cleanup_close_ int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+        if (fd < 0)
+                return msp_err_sys(err, errno, "create '%s'", name);
+        while (len > 0) {
+                ssize_t n = write(fd, data, len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return msp_err_sys(err, n < 0 ? errno : EIO, "write '%s'", name);
+                data += n;
+                len -= (size_t) n;
+        }
+        return 0;
+}
+
+/* The bundle: b/<id>/{code/main.<ext>, config.json}. */
+static int
+make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
+            const mcp_limits *lim, bool network, const char *root_path, bool host_view,
+            msp_err *err)
+{
+        mcp_engine *e = run->engine;
+        char name[64];
+        snprintf(name, sizeof name, "b/%s", run->id);
+        snprintf(run->bundle, sizeof run->bundle, "%s/%s", e->inst_path, name);
+        if (mkdirat(e->inst_fd, name, 0711) < 0)
+                return msp_err_sys(err, errno, "bundle '%s'", run->bundle);
+        _cleanup_close_ int bfd = openat(e->inst_fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (bfd < 0 || mkdirat(bfd, "code", 0755) < 0)
+                return msp_err_sys(err, errno, "bundle '%s'", run->bundle);
+        _cleanup_close_ int cfd = openat(bfd, "code", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        char prog[64], code_path[4200], cg[256];
+        snprintf(prog, sizeof prog, "main.%s", lang->ext);
+        int r = write_at(cfd, prog, req->code, req->code_len, 0644, err);
+        if (r < 0)
+                return r;
+
+        /* argv: the language's template, then the request's args. */
+        size_t n = 0;
+        while (n < MCP_LANG_ARGV_MAX && lang->argv[n])
+                n++;
+        _cleanup_free_ const char **argv = calloc(n + req->n_args + 1, sizeof *argv);
+        if (!argv)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        char prog_path[96];
+        snprintf(prog_path, sizeof prog_path, MCP_CODE_DIR "/%s", prog);
+        for (size_t i = 0; i < n; i++) {
+                /* "@PROG@" alone, or inside the compile command of c/cpp */
+                const char *a = lang->argv[i];
+                const char *at = strstr(a, "@PROG@");
+                argv[i] = a;
+                if (at && strcmp(a, "@PROG@") == 0)
+                        argv[i] = prog_path;
+        }
+        /* The compile command embeds the program path: expand it in a copy. */
+        _cleanup_free_ char *expanded = NULL;
+        for (size_t i = 0; i < n; i++) {
+                const char *at = strstr(argv[i], "@PROG@");
+                if (!at)
+                        continue;
+                size_t len = strlen(argv[i]) + strlen(prog_path);
+                expanded = malloc(len);
+                if (!expanded)
+                        return msp_err_set(err, ENOMEM, "out of memory");
+                snprintf(expanded, len, "%.*s%s%s", (int) (at - argv[i]), argv[i], prog_path,
+                         at + 6);
+                argv[i] = expanded;
+                break;
+        }
+        for (size_t i = 0; i < req->n_args; i++)
+                argv[n + i] = req->args[i];
+
+        snprintf(code_path, sizeof code_path, "%s/code", run->bundle);
+        snprintf(cg, sizeof cg, "/msp-mcp/%s/%s", e->inst_name, run->id);
+        uint64_t nproc = lim->pids * (e->cfg->max_concurrent + 1);
+        mcp_bundle_spec spec = {
+                .root_path = root_path,
+                .host_view = host_view,
+                .view = &e->view,
+                .argv = argv,
+                .env = req->env,
+                .n_env = req->n_env,
+                .workspace_path = run->ws_path,
+                .code_path = code_path,
+                .cgroups_path = cg,
+                .network = network,
+                .limits = *lim,
+                .nproc = nproc < 1024 ? 1024 : nproc,
+                .seccomp = oci_json_doc_root(e->seccomp),
+                .landlock = oci_json_doc_root(e->landlock),
+        };
+        _cleanup_free_ char *json = NULL;
+        size_t json_len;
+        if ((r = mcp_bundle_config(&spec, &json, &json_len, err)) < 0)
+                return r;
+        if ((r = write_at(bfd, "config.json", json, json_len, 0600, err)) < 0)
+                return r;
+
+        mcp_runner *rn = &run->runner;
+        if (e->v2) {
+                snprintf(rn->oom_file, sizeof rn->oom_file, "/sys/fs/cgroup%s/memory.events", cg);
+                snprintf(rn->kill_file, sizeof rn->kill_file, "/sys/fs/cgroup%s/cgroup.kill", cg);
+        } else {
+                snprintf(rn->oom_file, sizeof rn->oom_file,
+                         "/sys/fs/cgroup/memory%s/memory.oom_control", cg);
+                if (e->unified)
+                        snprintf(rn->kill_file, sizeof rn->kill_file,
+                                 "/sys/fs/cgroup/unified%s/cgroup.kill", cg);
+        }
+        return 0;
+}
+
+static const mcp_rootfs *
+find_rootfs(const mcp_config *cfg, const char *name)
+{
+        for (size_t i = 0; i < cfg->n_rootfs; i++)
+                if (strcmp(cfg->rootfs[i].name, name) == 0)
+                        return &cfg->rootfs[i];
+        return NULL;
+}
+
+static int
+check_request(mcp_engine *e, const mcp_run_request *req, const mcp_language **ret, msp_err *err)
+{
+        if (!req->language)
+                return msp_err_set(err, EINVAL, "language: missing");
+        const mcp_language *lang = mcp_language_find(&e->langs, req->language);
+        if (!lang)
+                return msp_err_set(err, EINVAL, "language: '%.64s' is not available on this server",
+                                   req->language);
+        if (!req->code && req->code_len)
+                return msp_err_set(err, EINVAL, "code: missing");
+        for (size_t i = 0; i < req->n_env; i++) {
+                int r = mcp_env_check(req->env[i], i, err);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < req->n_args; i++)
+                if (!req->args[i])
+                        return msp_err_set(err, EINVAL, "args[%zu]: null", i);
+        *ret = lang;
+        return 0;
+}
+
+static int
+run_prepare(mcp_run *run, const mcp_run_request *req, const mcp_language *lang, msp_err *err)
+{
+        mcp_engine *e = run->engine;
+        mcp_limits lim;
+        bool network = false;
+        const char *root_path = e->skeleton;
+        bool host_view = true;
+        int r;
+
+        if (req->session_id) {
+                const char *path;
+                mcp_session_info info;
+                r = mcp_session_acquire(e->sessions, req->session_id, &run->ws_fd, &path, &info,
+                                        err);
+                if (r < 0)
+                        return r;
+                run->session_id = strdup(req->session_id);
+                if (!run->session_id) {
+                        mcp_session_release(e->sessions, req->session_id);
+                        return msp_err_set(err, ENOMEM, "out of memory");
+                }
+                snprintf(run->ws_path, sizeof run->ws_path, "%s", path);
+                lim = effective_limits(&req->limits, &info.limits);
+                lim = effective_limits(&lim, &e->cfg->defaults);
+                network = info.network && e->cfg->allow_network;
+                if (info.rootfs && strcmp(info.rootfs, "host") != 0) {
+                        const mcp_rootfs *rf = find_rootfs(e->cfg, info.rootfs);
+                        if (!rf || !rf->path)
+                                return msp_err_set(err, ENOENT, "session rootfs '%s' is not configured",
+                                                   info.rootfs);
+                        root_path = rf->path;
+                        host_view = false;
+                        _cleanup_close_ int rfd = open(rf->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                        if (rfd < 0 || !mcp_language_available(lang, rfd))
+                                return msp_err_set(err, ENOENT,
+                                                   "language: '%s' is not available in rootfs '%s' "
+                                                   "(no %s)",
+                                                   lang->name, info.rootfs, lang->interp);
+                }
+        } else {
+                lim = effective_limits(&req->limits, &e->cfg->defaults);
+                if ((r = fresh_workspace(run, lim.workspace_bytes, err)) < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < req->n_files; i++) {
+                const mcp_file_in *f = &req->files[i];
+                r = mcp_workspace_write_file(run->ws_fd, f->path, f->data, f->len, f->executable,
+                                             err);
+                if (r < 0)
+                        return msp_err_prefix(err, "files[%zu]", i);
+        }
+        if ((r = make_bundle(run, req, lang, &lim, network, root_path, host_view, err)) < 0)
+                return r;
+
+        mcp_runner *rn = &run->runner;
+        snprintf(run->log_path, sizeof run->log_path, "%s/runtime.log", run->bundle);
+        rn->log_path = run->log_path;
+        rn->runtime = e->cfg->runtime_path;
+        rn->runtime_root = e->runtime_root;
+        rn->bundle = run->bundle;
+        rn->id = run->id;
+        rn->timeout_ms = lim.timeout_ms;
+        rn->out = (mcp_capture){ .limit = lim.output_bytes, .log_fd = -1, .log_limit = RUN_LOG_MAX };
+        rn->err = (mcp_capture){ .limit = lim.output_bytes, .log_fd = -1, .log_limit = RUN_LOG_MAX };
+        if (e->logs) {
+                char name[64];
+                log_name(name, sizeof name, run->id, MCP_STDOUT);
+                rn->out.log_fd = openat(e->inst_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+                log_name(name, sizeof name, run->id, MCP_STDERR);
+                rn->err.log_fd = openat(e->inst_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        }
+        if (req->stdin_data) {
+                run->stdin_copy = malloc(req->stdin_len ? req->stdin_len : 1);
+                if (!run->stdin_copy)
+                        return msp_err_set(err, ENOMEM, "out of memory");
+                memcpy(run->stdin_copy, req->stdin_data, req->stdin_len);
+                rn->stdin_data = run->stdin_copy;
+                rn->stdin_len = req->stdin_len;
+        }
+        rn->on_output = run_output;
+        rn->on_exit = run_exit;
+        rn->on_gone = run_gone;
+        rn->data = run;
+        return 0;
+}
+
+/* A run that failed before or at spawn: no container exists. */
+static void
+run_fail_early(mcp_run *run)
+{
+        run_cleanup(run);
+}
+
+static int
+run_spawn(mcp_run *run, msp_err *err)
+{
+        mcp_engine *e = run->engine;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        /* Coarse-clock filesystems may stamp a file up to a tick before "now". */
+        run->start_ns = (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+        run->start_ns = run->start_ns > 20000000ull ? run->start_ns - 20000000ull : 0;
+        int r = mcp_runner_start(&run->runner, &e->procs, err);
+        if (r < 0)
+                return r;
+        run->state = RUN_RUNNING;
+        e->n_running++;
+        return 0;
+}
+
+static void
+run_start_next(mcp_engine *e)
+{
+        while (e->qhead && e->n_running < (e->cfg->max_concurrent ? e->cfg->max_concurrent : 1)) {
+                mcp_run *run = e->qhead;
+                e->qhead = run->qnext;
+                if (!e->qhead)
+                        e->qtail = &e->qhead;
+                e->n_queued--;
+                msp_err err = { 0 };
+                if (run_spawn(run, &err) < 0) {
+                        mcp_run_result res = { .sandbox_failed = true, .run_id = run->id,
+                                               .stdout_buf = "", .stderr_buf = "" };
+                        snprintf(res.error, sizeof res.error, "%s", err.msg);
+                        if (run->on_done)
+                                run->on_done(run, &res, run->data);
+                        run_fail_early(run);
+                }
+        }
+}
+
+int
+mcp_engine_submit(mcp_engine *e, const mcp_run_request *req, mcp_run_output_fn on_output,
+                  mcp_run_done_fn on_done, void *data, mcp_run **ret, msp_err *err)
+{
+        const mcp_language *lang = NULL;
+        int r = check_request(e, req, &lang, err);
+        if (r < 0)
+                return r;
+        unsigned max_running = e->cfg->max_concurrent ? e->cfg->max_concurrent : 1;
+        if (e->n_running >= max_running && e->n_queued >= e->cfg->max_queue)
+                return msp_err_set(err, EBUSY, "server busy: %u runs running and %u queued (--max-queue)",
+                                   e->n_running, e->n_queued);
+
+        mcp_run *run = calloc(1, sizeof *run);
+        if (!run)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        run->engine = e;
+        run->ws_fd = -1;
+        run->runner.out.log_fd = run->runner.err.log_fd = -1;
+        run->on_output = on_output;
+        run->on_done = on_done;
+        run->data = data;
+        run->state = RUN_QUEUED;
+        memcpy(run->id, "r-", 2);
+        if (random_hex(run->id + 2, 8) < 0) {
+                free(run);
+                return msp_err_set(err, EIO, "getrandom failed");
+        }
+        run->next = e->runs;
+        if (run->next)
+                run->next->pprev = &run->next;
+        run->pprev = &e->runs;
+        e->runs = run;
+
+        r = run_prepare(run, req, lang, err);
+        if (r < 0) {
+                run_fail_early(run);
+                return r;
+        }
+        if (e->n_running < max_running) {
+                r = run_spawn(run, err);
+                if (r < 0) {
+                        run_fail_early(run);
+                        return r;
+                }
+        } else {
+                *e->qtail = run;
+                e->qtail = &run->qnext;
+                e->n_queued++;
+        }
+        if (ret)
+                *ret = run;
+        return 0;
+}
+
+void
+mcp_engine_cancel(mcp_engine *e, mcp_run *run)
+{
+        if (!run || run->cancelled)
+                return;
+        run->cancelled = true;
+        run->on_done = NULL;
+        run->on_output = NULL;
+        if (run->state == RUN_QUEUED) {
+                for (mcp_run **p = &e->qhead; *p; p = &(*p)->qnext) {
+                        if (*p != run)
+                                continue;
+                        *p = run->qnext;
+                        if (!*p)
+                                e->qtail = p;
+                        break;
+                }
+                e->n_queued--;
+                run_fail_early(run);
+                return;
+        }
+        run->runner.cancelled = true;
+        mcp_runner_kill(&run->runner);
+}
+
+mcp_engine *
+mcp_engine_free(mcp_engine *e)
+{
+        if (!e)
+                return NULL;
+        /* Containers first (delete --force kills them), then every child is reaped. */
+        for (mcp_run *run = e->runs; run; run = run->next) {
+                run->on_done = NULL;
+                run->on_output = NULL;
+                run->cancelled = run->runner.cancelled = true;
+                if (run->state != RUN_QUEUED && !run->runner.gone) {
+                        const char *argv[] = { e->cfg->runtime_path, "--root", e->runtime_root,
+                                               "delete", "--force", run->id, NULL };
+                        (void) mcp_spawn_wait(argv, NULL);
+                }
+        }
+        mcp_procset_wait_all(&e->procs);
+        while (e->runs) {
+                mcp_run *run = e->runs;
+                /* Its children were reaped above. */
+                run->runner.run = run->runner.killer = run->runner.deleter = NULL;
+                run_cleanup(run);
+        }
+        e->sessions = e->sessions ? mcp_sessions_free(e->sessions) : NULL;
+        e->seccomp = e->seccomp ? oci_json_doc_free(e->seccomp) : NULL;
+        e->landlock = e->landlock ? oci_json_doc_free(e->landlock) : NULL;
+        if (e->inst_fd >= 0) {
+                mcp_recover_instance(e->cfg, e->inst_path, e->inst_name, false);
+                close(e->inst_fd);
+        }
+        free(e->logs);
+        free(e);
+        return NULL;
+}
