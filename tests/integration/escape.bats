@@ -529,6 +529,45 @@ PY
         assert_nothing_left "$CID"
 }
 
+# ---- CVE-2025-24965: files the runtime creates in the rootfs ----
+
+# crun's krun handler wrote .krun_config.json into the rootfs by name, so a symlink in the
+# image sent it outside. msp has no handler that writes files of its own into the image;
+# what it does create there (missing bind-mount targets and mount points, /dev/console,
+# device nodes) is made with *at() calls beneath the root fd. The attack plants dangling
+# symlinks to host paths at each of those names: an O_CREAT or mkdir by name would create
+# the host path.
+@test "CVE-2025-24965: mount targets and /dev/console msp creates never land outside through dangling symlinks" {
+        echo from-src >"$BATS_TEST_TMPDIR/srcfile"
+        # Control: creating a file by that kind of name creates the symlink's host target.
+        ln -s "$OUTSIDE/probe" "$BATS_TEST_TMPDIR/probe-link"
+        : >"$BATS_TEST_TMPDIR/probe-link"
+        [ -f "$OUTSIDE/probe" ]
+        rm "$OUTSIDE/probe"
+        snap=$(outside_snapshot)
+        update_config ".process.terminal = true | .mounts += [
+                {destination: \"/etc/msp-file\", type: \"bind\",
+                 source: \"$BATS_TEST_TMPDIR/srcfile\", options: [\"bind\"]},
+                {destination: \"/msp-dir/sub\", type: \"tmpfs\", source: \"tmpfs\"}]"
+        without_dev_mount
+        image_dev_null
+        mkdir -p "$BUNDLE/rootfs/dev/pts"
+        ln -s "$OUTSIDE/created-file" "$BUNDLE/rootfs/etc/msp-file"
+        ln -s "$OUTSIDE/created-dir" "$BUNDLE/rootfs/msp-dir"
+        ln -s "$OUTSIDE/created-console" "$BUNDLE/rootfs/dev/console"
+        helper_run read /etc/msp-file -- stat /dev/console -- stat /msp-dir/sub
+        output=$(printf '%s\n' "$output" | tr -d '\r')
+        echo "$status $output"
+        if [ "$status" -eq 0 ]; then
+                [ "$(value content)" = from-src ]
+                [[ "$(value stat.rdev)" == 136:* ]]
+        fi
+        [ ! -e "$OUTSIDE/created-file" ] && [ ! -e "$OUTSIDE/created-dir" ] &&
+                [ ! -e "$OUTSIDE/created-console" ]
+        [ "$(outside_snapshot)" = "$snap" ]
+        assert_nothing_left "$CID"
+}
+
 # ---- capabilities ----
 
 @test "capabilities: without them no mount, module load, clock change, raw socket or ptrace outside" {
