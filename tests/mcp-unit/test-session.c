@@ -16,6 +16,7 @@
 #include "files.h"
 #include "json.h"
 #include "loop.h"
+#include "sandbox-ids.h"
 #include "session.h"
 
 static char base[64];                   /* /tmp/mcp-session-XXXXXX */
@@ -416,6 +417,176 @@ TEST(dead_owner_cleaned_live_owner_kept)
         ASSERT_FALSE(session_dir_exists(live.id));
 }
 
+/* ---- a real container on the session workspace (the runtime from $MSP) ---- */
+
+static int
+write_text(const char *path, const char *text)
+{
+        FILE *f = fopen(path, "we");
+        if (!f)
+                return -errno;
+        int r = fputs(text, f) < 0 ? -EIO : 0;
+        if (fclose(f) != 0 && r == 0)
+                r = -errno;
+        return r;
+}
+
+/* A bundle whose rootfs is the host's /usr (read-only) with merged-usr links, the user
+ * namespace msp-mcp uses (sandbox-ids.h), uid 1000, and ws_path bound at /workspace. */
+static int
+make_bundle(const char *bundle, const char *ws_path, const char *script)
+{
+        char p[512], cfg[8192];
+        snprintf(p, sizeof p, "%s/rootfs", bundle);
+        (void) mkdir(bundle, 0711);
+        (void) mkdir(p, 0755);
+        const char *dirs[] = { "usr", "proc", "dev", "workspace" };
+        for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+                snprintf(p, sizeof p, "%s/rootfs/%s", bundle, dirs[i]);
+                (void) mkdir(p, 0755);
+        }
+        const char *links[][2] = { { "bin", "usr/bin" }, { "lib", "usr/lib" },
+                                   { "lib64", "usr/lib64" }, { "sbin", "usr/sbin" } };
+        for (size_t i = 0; i < ARRAY_SIZE(links); i++) {
+                snprintf(p, sizeof p, "%s/rootfs/%s", bundle, links[i][0]);
+                (void) symlink(links[i][1], p);
+        }
+        snprintf(cfg, sizeof cfg,
+                 "{\"ociVersion\":\"1.0.2\","
+                 "\"process\":{\"user\":{\"uid\":%u,\"gid\":%u},"
+                 "\"args\":[\"/bin/sh\",\"-c\",\"%s\"],\"cwd\":\"/workspace\","
+                 "\"env\":[\"PATH=/usr/bin:/bin\"],\"noNewPrivileges\":true},"
+                 "\"root\":{\"path\":\"rootfs\",\"readonly\":true},"
+                 "\"mounts\":[{\"destination\":\"/proc\",\"type\":\"proc\",\"source\":\"proc\"},"
+                 "{\"destination\":\"/dev\",\"type\":\"tmpfs\",\"source\":\"tmpfs\","
+                 "\"options\":[\"nosuid\",\"mode=755\"]},"
+                 "{\"destination\":\"/usr\",\"type\":\"bind\",\"source\":\"/usr\","
+                 "\"options\":[\"rbind\",\"ro\"]},"
+                 "{\"destination\":\"/workspace\",\"type\":\"bind\",\"source\":\"%s\","
+                 "\"options\":[\"rbind\",\"rw\",\"nosuid\",\"nodev\"]}],"
+                 "\"linux\":{\"namespaces\":[{\"type\":\"user\"},{\"type\":\"mount\"},"
+                 "{\"type\":\"pid\"},{\"type\":\"ipc\"},{\"type\":\"uts\"}],"
+                 "\"uidMappings\":[{\"containerID\":0,\"hostID\":%u,\"size\":%u}],"
+                 "\"gidMappings\":[{\"containerID\":0,\"hostID\":%u,\"size\":%u}]}}",
+                 MCP_SANDBOX_UID, MCP_SANDBOX_GID, script, ws_path, MCP_SANDBOX_HOST_BASE,
+                 MCP_SANDBOX_ID_COUNT, MCP_SANDBOX_HOST_BASE, MCP_SANDBOX_ID_COUNT);
+        snprintf(p, sizeof p, "%s/config.json", bundle);
+        return write_text(p, cfg);
+}
+
+/* Runs the bundle to completion; the container's exit status, or -errno. */
+static int
+run_bundle(const char *runtime, const char *bundle, const char *id)
+{
+        char root[256];
+        snprintf(root, sizeof root, "%s/rt", base);
+        pid_t pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                dup2(2, 1);     /* keep TAP's stdout clean */
+                execl(runtime, runtime, "--root", root, "run", "--bundle", bundle, id, (char *) NULL);
+                _exit(127);
+        }
+        int status;
+        if (waitpid(pid, &status, 0) != pid)
+                return -errno;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static char *
+session_read(mcp_session_store *st, const char *id, const char *path)
+{
+        char *buf = NULL;
+        size_t len;
+        uint64_t size;
+        bool trunc;
+        msp_err err = { 0 };
+        if (mcp_session_read_file(st, id, path, 4096, &buf, &len, &size, &trunc, &err) < 0) {
+                tap_diag("read %s: %s", path, err.msg);
+                return NULL;
+        }
+        return buf;
+}
+
+static void
+container_on_workspace(bool seeded)
+{
+        const char *runtime = getenv("MSP");
+        if (!runtime || access(runtime, X_OK) < 0) {
+                tap_skip(seeded ? "container_on_seeded_workspace" : "container_on_workspace",
+                         "$MSP (the msp runtime) not set: run through meson test");
+                return;
+        }
+        _cleanup_loop_ mcp_loop *loop = NULL;
+        mcp_session_store *st = NULL;
+        mcp_config cfg = test_config();
+        cfg.seed_dir = seeded ? seed : NULL;
+        msp_err err = { 0 };
+        mcp_session_info info;
+        char bundle[256], b2[256];
+        snprintf(bundle, sizeof bundle, "%s/bundle1", base);
+        snprintf(b2, sizeof b2, "%s/bundle2", base);
+        tap_current_failed = false;
+        bool ok = mcp_loop_new(&loop) == 0 && mcp_sessions_new(loop, &cfg, &st, &err) == 0 &&
+                  mcp_session_create(st, &(mcp_session_opts){ 0 }, &info, &err) == 0;
+        int wsfd;
+        const char *wspath = NULL;
+        ok = ok && mcp_session_write_file(st, info.id, "in.txt", "from the client\n", 16, false,
+                                          &err) == 0;
+        ok = ok && mcp_session_acquire(st, info.id, &wsfd, &wspath, NULL, &err) == 0;
+        const char *script1 = seeded
+                ? "id -u > uid && cat in.txt >> uid && echo more >> data/seed.txt && "
+                  "echo c > data/new"
+                : "id -u > uid && cat in.txt >> uid && echo x >> in.txt";
+        int r1 = ok ? make_bundle(bundle, wspath, script1) : -1;
+        if (r1 == 0)
+                r1 = run_bundle(runtime, bundle, seeded ? "mcp-unit-ws-s1" : "mcp-unit-ws-1");
+        if (ok)
+                mcp_session_release(st, info.id);
+        /* a second run of the same session sees what the first left */
+        int r2 = -1;
+        if (ok && mcp_session_acquire(st, info.id, &wsfd, &wspath, NULL, &err) == 0) {
+                r2 = make_bundle(b2, wspath, "test -f uid && echo again >> uid");
+                if (r2 == 0)
+                        r2 = run_bundle(runtime, b2, seeded ? "mcp-unit-ws-s2" : "mcp-unit-ws-2");
+                mcp_session_release(st, info.id);
+        }
+        char *uid = ok ? session_read(st, info.id, "uid") : NULL;
+        char *in = ok ? session_read(st, info.id, "in.txt") : NULL;
+        char *sd = ok && seeded ? session_read(st, info.id, "data/seed.txt") : NULL;
+        struct stat sst = { 0 };
+        char sp[256];
+        snprintf(sp, sizeof sp, "%s/data/seed.txt", seed);
+        (void) stat(sp, &sst);
+        if (st)
+                mcp_sessions_free(st);
+        msp_err rm = { 0 };
+        int bfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        (void) mcp_remove_tree_at(bfd, "bundle1", &rm);
+        (void) mcp_remove_tree_at(bfd, "bundle2", &rm);
+        close(bfd);
+        if (!ok)
+                tap_diag("setup: %s", err.msg);
+        tap_check(ok && r1 == 0 && r2 == 0, "%s: two runs in one session (exit %d, %d)",
+                  seeded ? "seeded" : "plain", r1, r2);
+        if (!tap_check(uid && strcmp(uid, "1000\nfrom the client\nagain\n") == 0,
+                       "%s: the container ran as uid 1000, read the client's file, the second "
+                       "run saw the first's", seeded ? "seeded" : "plain"))
+                tap_diag("uid file: %s", uid ? uid : "(none)");
+        if (seeded) {
+                tap_check(sd && strcmp(sd, "from the seed\nmore\n") == 0,
+                          "seeded: the container changed a seed file in its upper layer");
+                tap_check(sst.st_size == 14, "seeded: the seed itself is untouched");
+        } else {
+                tap_check(in && strcmp(in, "from the client\nx\n") == 0,
+                          "plain: the container could modify the file the client wrote");
+        }
+        free(uid);
+        free(in);
+        free(sd);
+}
+
 static int
 rm_rf(const char *path)
 {
@@ -457,6 +628,18 @@ main(void)
                 perror("seed file");
                 return 1;
         }
+        /* the runtime's mapped root must reach the bundles and the state dir; the sandbox
+         * user may change the seed's data/ (in its upper layer) */
+        snprintf(p, sizeof p, "%s/data", seed);
+        if (chmod(base, 0711) < 0 || chown(p, MCP_SANDBOX_HOST_UID, MCP_SANDBOX_HOST_GID) < 0) {
+                perror("seed owner");
+                return 1;
+        }
+        snprintf(p, sizeof p, "%s/data/seed.txt", seed);
+        if (chown(p, MCP_SANDBOX_HOST_UID, MCP_SANDBOX_HOST_GID) < 0) {
+                perror("seed owner");
+                return 1;
+        }
         RUN(create_get_list_close);
         RUN(bad_options_and_ids);
         RUN(max_sessions);
@@ -465,6 +648,8 @@ main(void)
         RUN(expiry);
         RUN(seed_overlay);
         RUN(dead_owner_cleaned_live_owner_kept);
+        container_on_workspace(false);
+        container_on_workspace(true);
         snprintf(p, sizeof p, "%s/sessions", state);
         tap_check(mounts_under_base() == 0, "no mounts left under %s", base);
         int left = 0;
