@@ -289,6 +289,8 @@ mcp_loop_run(mcp_loop *l)
 {
         struct epoll_event evs[MAX_EVENTS];
 
+        /* A loop may be run again after an exit (the engine's tests run it in steps). */
+        l->exiting = false;
         while (!l->exiting) {
                 int n = epoll_wait(l->epfd, evs, MAX_EVENTS, -1);
                 if (n < 0) {
