@@ -33,6 +33,7 @@
 
 #define ID_HEX 16
 #define ID_LEN (2 + ID_HEX)
+#define ORPHAN_GRACE_S 60               /* age of a lock-less session dir that is removed */
 
 typedef struct session session;
 struct session {
@@ -309,6 +310,11 @@ remove_orphans(mcp_session_store *store)
                 _cleanup_close_ int lk = lock_session(sd, false);
                 if (lk == -EWOULDBLOCK)
                         continue;       /* a live msp-mcp owns it */
+                struct stat st;
+                /* no lock yet: maybe a live server between its mkdir and its lock */
+                if (lk == -ENOENT && fstat(sd, &st) == 0 &&
+                    (uint64_t) st.st_mtime + ORPHAN_GRACE_S > mcp_wallclock_usec() / 1000000)
+                        continue;
                 remove_dir(store, de->d_name);
         }
 }

@@ -47,7 +47,7 @@ typedef struct mcp_dirent {
  * lock is free). Needs a private mount namespace (workspaces are mounts). */
 int mcp_sessions_new(mcp_loop *loop, const mcp_config *cfg, mcp_session_store **ret, msp_err *err);
 /* Unmounts and removes every session of this store (their files die with the server:
- * see docs/MCP.md, "Sessions and workspaces"). */
+ * see docs/MCP.md, "Sessions and workspaces"). Call it before freeing the loop. */
 mcp_session_store *mcp_sessions_free(mcp_session_store *store);
 
 /* "s-" and 16 lowercase hex digits: checked on every lookup, so an id is never a path. */

@@ -401,12 +401,24 @@ TEST(dead_owner_cleaned_live_owner_kept)
         ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
         ASSERT_TRUE(n > 0);
         ASSERT_TRUE(session_dir_exists(dead_id));
+        /* lock-less dirs: a fresh one may be a live server's being created, an old one not */
+        char young[256], old[256];
+        snprintf(young, sizeof young, "%s/sessions/s-00000000000000aa", state);
+        snprintf(old, sizeof old, "%s/sessions/s-00000000000000bb", state);
+        ASSERT_OK(NERRNO(mkdir(young, 0711)));
+        ASSERT_OK(NERRNO(mkdir(old, 0711)));
+        struct timespec ts[2] = { { .tv_sec = 1000000 }, { .tv_sec = 1000000 } };
+        ASSERT_OK(NERRNO(utimensat(AT_FDCWD, old, ts, 0)));
         /* a live store's session survives another store's start */
         ASSERT_OK(mcp_loop_new(&loop));
         mcp_session_store *a = NULL, *b = NULL;
         mcp_session_info live;
         ASSERT_OK_ERR(mcp_sessions_new(loop, &cfg, &a, &err), err);
         ASSERT_FALSE(session_dir_exists(dead_id));
+        ASSERT_FALSE(session_dir_exists("s-00000000000000bb"));
+        bool young_kept = session_dir_exists("s-00000000000000aa");
+        (void) rmdir(young);
+        ASSERT_TRUE(young_kept);
         ASSERT_OK_ERR(mcp_session_create(a, &(mcp_session_opts){ 0 }, &live, &err), err);
         int r = mcp_sessions_new(loop, &cfg, &b, &err);
         bool kept = session_dir_exists(live.id);
