@@ -109,3 +109,5 @@ test("SIGTERM: msp-mcp cleans up and exits 0", { skip, timeout: 60_000 }, async 
         assert.equal(signal, null);
         assert.equal(code, 0);
 });
+
+test("nothing left behind: containers, cgroups, mounts, dirs, processes", { skip, timeout: 60_000 }, finishAll);

@@ -104,3 +104,5 @@ test("--runtime runc runs run_code too (the bundles are plain OCI)", { skip: ski
         const { code } = await srv.close();
         assert.equal(code, 0);
 });
+
+test("nothing left behind: containers, cgroups, mounts, dirs, processes", { skip, timeout: 60_000 }, finishAll);

@@ -131,3 +131,10 @@ test("network: the host's address is unreachable from inside; loopback inside wo
                 server.close();
         }
 });
+
+test("the server exits 0 on EOF and leaves nothing behind", { skip, timeout: 60_000 }, async () => {
+        const { code, signal } = await srv.close();
+        assert.equal(signal, null);
+        assert.equal(code, 0);
+        await finishAll();
+});

@@ -244,3 +244,10 @@ test("full stdout/stderr of a run are resources", { skip, timeout: 60_000 }, asy
         // No path of the host leaks in: the result mentions no state dir.
         assert.ok(!JSON.stringify(res).includes(srv.stateDir), "no host path in the result");
 });
+
+test("the server exits 0 on EOF and leaves nothing behind", { skip, timeout: 60_000 }, async () => {
+        const { code, signal } = await srv.close();
+        assert.equal(signal, null);
+        assert.equal(code, 0);
+        await finishAll();
+});

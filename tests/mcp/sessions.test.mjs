@@ -169,3 +169,10 @@ test("a session's limits apply to its runs", { skip, timeout: 60_000 }, async ()
         assert.equal(res.structuredContent.timed_out, true);
         assertOk(await call(srv, "session_close", { session_id: s.session_id }), srv);
 });
+
+test("the server exits 0 on EOF and leaves nothing behind", { skip, timeout: 60_000 }, async () => {
+        const { code, signal } = await srv.close();
+        assert.equal(signal, null);
+        assert.equal(code, 0);
+        await finishAll();
+});

@@ -154,3 +154,10 @@ test("arguments of the wrong JSON type as a whole are refused, the server stays 
         }
         assert.deepEqual(await srv.client.ping(), {});
 });
+
+test("the server exits 0 on EOF and leaves nothing behind", { skip, timeout: 60_000 }, async () => {
+        const { code, signal } = await srv.close();
+        assert.equal(signal, null);
+        assert.equal(code, 0);
+        await finishAll();
+});
