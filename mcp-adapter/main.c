@@ -1,23 +1,160 @@
-/* msp-mcp: the MCP server that will run agents' code in a fresh msp sandbox per call.
+/* msp-mcp: the MCP server that runs agents' code in a fresh msp sandbox per call.
  *
- * Not implemented yet (issue 7). Until then this binary answers --version and refuses
- * everything else with a clear message and exit status 1, so that nothing mistakes the
- * stub for a working server. */
+ * main() parses the configuration, checks that the host can enforce the default policy,
+ * and serves JSON-RPC on stdin/stdout from one event loop until EOF or SIGTERM/SIGINT;
+ * both end with every run killed and cleaned up and exit status 0. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "engine.h"
+#include "log.h"
+#include "loop.h"
+#include "server.h"
 
 #ifndef MSP_VERSION
 #define MSP_VERSION "unknown"
 #endif
 
+static int
+on_signal(mcp_loop *loop, int fd, uint32_t events _unused_, void *data)
+{
+        mcp_logger *lg = data;
+        struct signalfd_siginfo si;
+        if (read(fd, &si, sizeof si) == (ssize_t) sizeof si) {
+                mcp_log(lg, MCP_LOG_INFO, "signal %u: stopping", si.ssi_signo);
+                mcp_loop_exit(loop, 0);
+        }
+        return 0;
+}
+
+/* The protocol stream gets private fds; fds 0 and 1 become /dev/null and stderr so that
+ * nothing else (a child, a stray printf) can read requests or write into the stream. */
+static int
+take_stdio(int *ret_in, int *ret_out)
+{
+        int in = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+        int out = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+        if (in < 0 || out < 0)
+                return -errno;
+        int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+                return -errno;
+        close(null);
+        *ret_in = in;
+        *ret_out = out;
+        return 0;
+}
+
+static int
+serve(mcp_config *cfg, mcp_logger *lg)
+{
+        msp_err err = { 0 };
+        int r;
+
+        _cleanup_fclose_ FILE *devnull = fopen("/dev/null", "we");
+        r = mcp_check_host(cfg, devnull, &err);
+        if (r < 0) {
+                if (!cfg->weak_policy) {
+                        fprintf(stderr,
+                                "msp-mcp: this host cannot enforce the default sandbox policy: %s\n"
+                                "msp-mcp: run 'msp-mcp --check' for every requirement, or start with "
+                                "--allow-weak-policy to run with a weaker policy\n",
+                                err.msg);
+                        return 1;
+                }
+                mcp_log(lg, MCP_LOG_WARNING, "--allow-weak-policy: running although %s", err.msg);
+        }
+
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                return 1;
+        _cleanup_close_ int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        _cleanup_close_ int in = -1, out = -1;
+        if (sfd < 0 || take_stdio(&in, &out) < 0) {
+                fprintf(stderr, "msp-mcp: setting up signals and stdio: %s\n", strerror(errno));
+                return 1;
+        }
+
+        _cleanup_loop_ mcp_loop *loop = NULL;
+        r = mcp_loop_new(&loop);
+        if (r < 0 || mcp_loop_add_io(loop, sfd, EPOLLIN, on_signal, lg) < 0) {
+                fprintf(stderr, "msp-mcp: event loop: %s\n", strerror(r < 0 ? -r : EINVAL));
+                return 1;
+        }
+        mcp_engine *engine = NULL;
+        r = mcp_engine_new(loop, cfg, &engine, &err);
+        if (r < 0) {
+                fprintf(stderr, "msp-mcp: %s\n", err.msg[0] ? err.msg : strerror(-r));
+                return 1;
+        }
+        mcp_server *srv = NULL;
+        r = mcp_server_new(loop, cfg, engine, lg, in, out, &srv);
+        if (r < 0) {
+                fprintf(stderr, "msp-mcp: serving stdio: %s\n", strerror(-r));
+                mcp_engine_free(engine);
+                return 1;
+        }
+        mcp_log(lg, MCP_LOG_INFO, "msp-mcp %s ready (runtime %s)", MSP_VERSION, cfg->runtime_path);
+        r = mcp_loop_run(loop);
+        if (r < 0)
+                mcp_log(lg, MCP_LOG_ERROR, "event loop: %s", strerror(-r));
+        /* Calls first (their runs are cancelled, no responses), then the engine removes
+         * every container, bundle and fresh workspace. */
+        mcp_server_free(srv);
+        mcp_engine_free(engine);
+        mcp_loop_del_io(loop, sfd);
+        return r < 0 ? 1 : 0;
+}
+
 int
 main(int argc, char **argv)
 {
-        if (argc == 2 && strcmp(argv[1], "--version") == 0) {
-                printf("msp-mcp version %s\n", MSP_VERSION);
-                return 0;
-        }
+        /* A client that goes away must not kill us mid-cleanup: EPIPE is handled. */
+        signal(SIGPIPE, SIG_IGN);
 
-        fputs("msp-mcp: the MCP server is not implemented yet (see issue 7)\n", stderr);
-        return 1;
+        mcp_config cfg;
+        mcp_config_action action;
+        msp_err err = { 0 };
+        int r = mcp_config_load(&cfg, argc, argv, &action, &err);
+        if (r < 0) {
+                fprintf(stderr, "msp-mcp: %s\n", err.msg);
+                mcp_config_done(&cfg);
+                return 2;
+        }
+        int status = 0;
+        switch (action) {
+        case MCP_ACTION_HELP:
+                mcp_config_help(stdout);
+                break;
+        case MCP_ACTION_VERSION:
+                printf("msp-mcp version %s\n", MSP_VERSION);
+                break;
+        case MCP_ACTION_CHECK:
+                r = mcp_check_host(&cfg, stdout, &err);
+                if (r < 0)
+                        printf("the default policy cannot be enforced: %s\n", err.msg);
+                status = r < 0 ? 1 : 0;
+                break;
+        case MCP_ACTION_SERVE:
+        default: {
+                mcp_logger lg = { .client_level = MCP_LOG_INFO };
+                int level = mcp_level_from_name(cfg.log_level);
+                lg.stderr_level = level < 0 ? MCP_LOG_INFO : (mcp_level) level;
+                status = serve(&cfg, &lg);
+                break;
+        }
+        }
+        fflush(stdout);
+        mcp_config_done(&cfg);
+        return status;
 }

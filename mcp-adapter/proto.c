@@ -1,0 +1,263 @@
+/* The MCP lifecycle and method dispatch: initialize and version negotiation, ping,
+ * logging, cancellation; the tools and resources methods are handed to tools.c and resources.c. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server.h"
+
+#ifndef MSP_VERSION
+#define MSP_VERSION "unknown"
+#endif
+
+static const char *const version_names[] = {
+        [MCP_V2024_11_05] = "2024-11-05",
+        [MCP_V2025_03_26] = "2025-03-26",
+        [MCP_V2025_06_18] = "2025-06-18",
+        [MCP_V2025_11_25] = "2025-11-25",
+};
+
+mcp_version
+mcp_version_negotiate(const char *requested)
+{
+        if (requested)
+                for (size_t i = 0; i < ARRAY_SIZE(version_names); i++)
+                        if (strcmp(version_names[i], requested) == 0)
+                                return (mcp_version) i;
+        return MCP_V_LATEST;
+}
+
+const char *
+mcp_version_name(mcp_version v)
+{
+        return (unsigned) v < ARRAY_SIZE(version_names) ? version_names[v] : version_names[MCP_V_LATEST];
+}
+
+static void
+send_empty_result(mcp_server *srv, const mcp_rpc_id *id)
+{
+        oci_jw *w = mcp_rpc_begin_result(id);
+        if (w) {
+                oci_jw_begin_object(w);
+                oci_jw_end_object(w);
+        }
+        (void) mcp_rpc_send(srv->rpc, w, id, false);
+}
+
+static void
+initialize(mcp_server *srv, const mcp_rpc_id *id, const oci_json *params)
+{
+        if (srv->initialized) {
+                (void) mcp_rpc_send_error(srv->rpc, id, MCP_RPC_INVALID_REQUEST,
+                                          "Invalid request: already initialized");
+                return;
+        }
+        const char *requested = mcp_json_str(params, "protocolVersion");
+        if (!requested) {
+                (void) mcp_rpc_send_error(srv->rpc, id, MCP_RPC_INVALID_PARAMS,
+                                          "Invalid params: protocolVersion must be a string");
+                return;
+        }
+        mcp_version v = mcp_version_negotiate(requested);
+        srv->version = v;
+
+        oci_jw *w = mcp_rpc_begin_result(id);
+        if (w) {
+                oci_jw_begin_object(w);
+                oci_jw_kv_string(w, "protocolVersion", mcp_version_name(v));
+                oci_jw_key(w, "capabilities");
+                oci_jw_begin_object(w);
+                oci_jw_key(w, "tools");
+                oci_jw_begin_object(w);
+                oci_jw_kv_bool(w, "listChanged", false);
+                oci_jw_end_object(w);
+                oci_jw_key(w, "resources");
+                oci_jw_begin_object(w);
+                oci_jw_kv_bool(w, "subscribe", false);
+                oci_jw_kv_bool(w, "listChanged", false);
+                oci_jw_end_object(w);
+                oci_jw_key(w, "logging");
+                oci_jw_begin_object(w);
+                oci_jw_end_object(w);
+                oci_jw_end_object(w);
+                oci_jw_key(w, "serverInfo");
+                oci_jw_begin_object(w);
+                oci_jw_kv_string(w, "name", "msp-mcp");
+                if (mcp_version_structured(v))
+                        oci_jw_kv_string(w, "title", "msp code sandbox");
+                oci_jw_kv_string(w, "version", MSP_VERSION);
+                oci_jw_end_object(w);
+                oci_jw_kv_string(w, "instructions",
+                                 "Call run_code to execute a program in a fresh, isolated Linux "
+                                 "sandbox (no network, no access to the host's files, limited "
+                                 "memory, CPU and time). Each call starts from an empty "
+                                 "/workspace; to keep files between calls, create a session "
+                                 "with session_create and pass its session_id. Files the code "
+                                 "writes to /workspace/out/ are returned (images inline).");
+                oci_jw_end_object(w);
+        }
+        if (mcp_rpc_send(srv->rpc, w, id, false) == 0) {
+                srv->initialized = true;
+                mcp_log(srv->log, MCP_LOG_INFO, "initialized with protocol version %s (asked for %s)",
+                        mcp_version_name(v), requested);
+        }
+}
+
+static void
+log_sink(mcp_level level, const char *msg, void *data)
+{
+        mcp_server *srv = data;
+        oci_jw *w = mcp_rpc_begin_notification("notifications/message");
+        if (!w)
+                return;
+        oci_jw_begin_object(w);
+        oci_jw_kv_string(w, "level", mcp_level_name(level));
+        oci_jw_kv_string(w, "logger", "msp-mcp");
+        oci_jw_key(w, "data");
+        mcp_jw_text(w, msg);
+        oci_jw_end_object(w);
+        (void) mcp_rpc_send(srv->rpc, w, NULL, true);
+}
+
+static void
+set_level(mcp_server *srv, const mcp_rpc_id *id, const oci_json *params)
+{
+        const char *name = mcp_json_str(params, "level");
+        int level = name ? mcp_level_from_name(name) : -1;
+        if (level < 0) {
+                (void) mcp_rpc_send_error(srv->rpc, id, MCP_RPC_INVALID_PARAMS,
+                                          "Invalid params: level must be one of debug, info, notice, warning, error, critical, alert, emergency");
+                return;
+        }
+        srv->log->client_level = (mcp_level) level;
+        srv->log->sink = log_sink;
+        srv->log->sink_data = srv;
+        send_empty_result(srv, id);
+}
+
+static void
+cancelled(mcp_server *srv, const oci_json *params)
+{
+        const oci_json *req = params ? oci_json_get(params, "requestId") : NULL;
+        mcp_rpc_id id;
+        if (!req || mcp_rpc_id_from_json(req, &id) < 0)
+                return;
+        mcp_tools_cancel(srv, &id);
+        mcp_rpc_id_clear(&id);
+}
+
+static void
+tools_list(mcp_server *srv, const mcp_rpc_id *id)
+{
+        static const char *const none[] = { NULL };
+        oci_jw *w = mcp_rpc_begin_result(id);
+        if (w)
+                mcp_tools_write_list(w, srv->cfg,
+                                     srv->engine ? mcp_engine_languages(srv->engine) : none,
+                                     srv->version);
+        (void) mcp_rpc_send(srv->rpc, w, id, false);
+}
+
+static void
+on_msg(mcp_rpc *rpc _unused_, mcp_rpc_msg *msg, void *data)
+{
+        mcp_server *srv = data;
+        _cleanup_rpc_msg_ mcp_rpc_msg m = *msg;
+        static const oci_json *const no_params = NULL;
+        const oci_json *params = m.params ? m.params : no_params;
+        const char *method = m.method;
+
+        if (m.id.kind == MCP_ID_NONE) {
+                /* Notifications never get an answer; unknown ones are ignored. */
+                if (strcmp(method, "notifications/initialized") == 0)
+                        srv->client_initialized = true;
+                else if (strcmp(method, "notifications/cancelled") == 0)
+                        cancelled(srv, params);
+                else
+                        mcp_log(srv->log, MCP_LOG_DEBUG, "ignored notification %s", method);
+                return;
+        }
+
+        if (strcmp(method, "ping") == 0) {
+                send_empty_result(srv, &m.id);
+                return;
+        }
+        if (strcmp(method, "initialize") == 0) {
+                initialize(srv, &m.id, params);
+                return;
+        }
+        if (!srv->initialized) {
+                (void) mcp_rpc_send_error(srv->rpc, &m.id, MCP_RPC_INVALID_REQUEST,
+                                          "Invalid request: not initialized (send initialize first)");
+                return;
+        }
+        if (strcmp(method, "tools/list") == 0)
+                tools_list(srv, &m.id);
+        else if (strcmp(method, "tools/call") == 0)
+                mcp_tools_call(srv, &m.id, params);
+        else if (strcmp(method, "resources/list") == 0)
+                mcp_resources_list(srv, &m.id);
+        else if (strcmp(method, "resources/templates/list") == 0)
+                mcp_resources_templates(srv, &m.id);
+        else if (strcmp(method, "resources/read") == 0)
+                mcp_resources_read(srv, &m.id, params);
+        else if (strcmp(method, "logging/setLevel") == 0)
+                set_level(srv, &m.id, params);
+        else {
+                char text[200];
+                snprintf(text, sizeof text, "Method not found: %.120s", method);
+                (void) mcp_rpc_send_error(srv->rpc, &m.id, MCP_RPC_METHOD_NOT_FOUND, text);
+        }
+}
+
+static void
+on_eof(mcp_rpc *rpc _unused_, void *data)
+{
+        mcp_server *srv = data;
+        mcp_log(srv->log, MCP_LOG_INFO, "end of input: stopping");
+        mcp_loop_exit(srv->loop, 0);
+}
+
+int
+mcp_server_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logger *log,
+               int in_fd, int out_fd, mcp_server **ret)
+{
+        mcp_server *srv = calloc(1, sizeof *srv);
+        if (!srv)
+                return -ENOMEM;
+        *srv = (mcp_server) { .loop = loop, .cfg = cfg, .engine = engine, .log = log,
+                              .version = MCP_V_LATEST };
+        size_t keep = cfg->run_log_keep ? cfg->run_log_keep : 1;
+        srv->recent_runs = calloc(keep, sizeof(char *));
+        if (!srv->recent_runs) {
+                free(srv);
+                return -ENOMEM;
+        }
+        srv->n_recent = keep;
+        int r = mcp_rpc_new(loop, in_fd, out_fd, cfg->max_message_bytes, on_msg, on_eof, srv,
+                            &srv->rpc);
+        if (r < 0) {
+                free(srv->recent_runs);
+                free(srv);
+                return r;
+        }
+        *ret = srv;
+        return 0;
+}
+
+mcp_server *
+mcp_server_free(mcp_server *srv)
+{
+        if (!srv)
+                return NULL;
+        mcp_tools_cancel_all(srv);
+        if (srv->log && srv->log->sink_data == srv)
+                srv->log->sink = NULL;
+        mcp_rpc_free(srv->rpc);
+        for (size_t i = 0; i < srv->n_recent; i++)
+                free(srv->recent_runs[i]);
+        free(srv->recent_runs);
+        free(srv);
+        return NULL;
+}

@@ -1,0 +1,84 @@
+/* The MCP server state shared by the protocol layer's modules (proto.c: lifecycle and
+ * dispatch; tools.c: tools/list and tools/call; resources.c: the resources methods). Internal to
+ * the protocol layer. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "engine.h"
+#include "jsonrpc.h"
+#include "log.h"
+#include "loop.h"
+#include "session.h"
+
+/* Protocol revisions, oldest first, so that gating is a comparison. */
+typedef enum mcp_version {
+        MCP_V2024_11_05,
+        MCP_V2025_03_26,
+        MCP_V2025_06_18,
+        MCP_V2025_11_25,
+        MCP_V_LATEST = MCP_V2025_11_25,
+} mcp_version;
+
+/* Echoes a supported version, else the latest. */
+mcp_version mcp_version_negotiate(const char *requested);
+const char *mcp_version_name(mcp_version v);
+/* title, outputSchema, structuredContent, resource_link: 2025-06-18 and later. */
+static inline bool
+mcp_version_structured(mcp_version v)
+{
+        return v >= MCP_V2025_06_18;
+}
+/* Tool annotations: 2025-03-26 and later. */
+static inline bool
+mcp_version_annotations(mcp_version v)
+{
+        return v >= MCP_V2025_03_26;
+}
+
+typedef struct mcp_call mcp_call;
+
+/* NULL-safe member access on possibly absent params. */
+static inline const char *
+mcp_json_str(const oci_json *obj, const char *key)
+{
+        const oci_json *v = obj ? oci_json_get(obj, key) : NULL;
+        return v ? oci_json_string(v) : NULL;
+}
+
+typedef struct mcp_server {
+        mcp_loop *loop;
+        const mcp_config *cfg;
+        mcp_engine *engine;             /* NULL in unit tests that only list tools */
+        mcp_logger *log;
+        mcp_rpc *rpc;
+        bool initialized;               /* initialize answered */
+        bool client_initialized;        /* notifications/initialized received */
+        mcp_version version;
+        mcp_call *calls;                /* in-flight tools/call runs */
+        char **recent_runs;             /* ring of run ids whose logs are resources */
+        size_t n_recent, recent_next;
+} mcp_server;
+
+int mcp_server_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logger *log,
+                   int in_fd, int out_fd, mcp_server **ret);
+/* Cancels the in-flight runs (no responses), flushes the output. */
+mcp_server *mcp_server_free(mcp_server *srv);
+
+/* tools.c */
+void mcp_tools_write_list(oci_jw *w, const mcp_config *cfg, const char *const *languages,
+                          mcp_version v);
+void mcp_tools_call(mcp_server *srv, const mcp_rpc_id *id, const oci_json *params);
+/* notifications/cancelled: kill the run, send nothing; unknown ids are ignored. */
+void mcp_tools_cancel(mcp_server *srv, const mcp_rpc_id *id);
+void mcp_tools_cancel_all(mcp_server *srv);
+/* Writes s, repaired to valid UTF-8 when it is not. */
+void mcp_jw_text(oci_jw *w, const char *s);
+
+/* resources.c */
+void mcp_resources_list(mcp_server *srv, const mcp_rpc_id *id);
+void mcp_resources_templates(mcp_server *srv, const mcp_rpc_id *id);
+void mcp_resources_read(mcp_server *srv, const mcp_rpc_id *id, const oci_json *params);
+void mcp_resources_note_run(mcp_server *srv, const char *run_id);

@@ -1,0 +1,1801 @@
+/* tools/list and tools/call: the tool schemas, argument validation (every bad argument is a
+ * tool result with isError naming the field, the value and the limit: SEP-1303), runs
+ * through the engine with progress notifications, and the session and file tools. */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server.h"
+#include "text.h"
+
+#define MIB ((uint64_t) 1024 * 1024)
+#define CODE_MAX MIB
+#define STDIN_MAX MIB
+#define FILES_MAX 64
+#define FILES_BYTES_MAX (8 * MIB)
+#define PATH_MAX_LEN 4096
+#define ARGS_MAX 256
+#define ARG_MAX_LEN (128 * 1024)
+#define ENV_MAX 128
+#define ENV_KEY_MAX 256
+#define ENV_VALUE_MAX (32 * 1024)
+#define SESSION_ID_MAX 64
+#define READ_DEFAULT MIB
+#define READ_MAX (8 * MIB)
+#define LIST_MAX 1000
+#define TIMEOUT_MIN 100
+#define PROGRESS_INTERVAL_USEC 250000   /* at most 4 notifications a second */
+#define TAIL_KEEP 2048
+#define TAIL_BYTES 1024
+#define TAIL_LINES 20
+
+/* ---- writing helpers ---- */
+
+void
+mcp_jw_text(oci_jw *w, const char *s)
+{
+        if (!s) {
+                oci_jw_null(w);
+                return;
+        }
+        size_t len = strlen(s);
+        if (mcp_utf8_valid(s, len)) {
+                oci_jw_string(w, s);
+                return;
+        }
+        _cleanup_free_ char *fixed = mcp_utf8_sanitize(s, len, NULL);
+        oci_jw_string(w, fixed ? fixed : "");
+}
+
+/* Raw bytes (output of a run) as a JSON string: invalid UTF-8 and NULs become U+FFFD. */
+static void
+jw_bytes(oci_jw *w, const char *buf, size_t len)
+{
+        _cleanup_free_ char *fixed = mcp_utf8_sanitize(buf ? buf : "", buf ? len : 0, NULL);
+        oci_jw_string(w, fixed ? fixed : "");
+}
+
+static void
+obj_begin(oci_jw *w, const char *key)
+{
+        if (key)
+                oci_jw_key(w, key);
+        oci_jw_begin_object(w);
+}
+
+/* ---- schemas ---- */
+
+static void
+s_type(oci_jw *w, const char *type, const char *desc)
+{
+        oci_jw_kv_string(w, "type", type);
+        if (desc)
+                oci_jw_kv_string(w, "description", desc);
+}
+
+static void
+p_str(oci_jw *w, const char *name, const char *desc, uint64_t max_len)
+{
+        obj_begin(w, name);
+        s_type(w, "string", desc);
+        if (max_len)
+                oci_jw_kv_uint64(w, "maxLength", max_len);
+        oci_jw_end_object(w);
+}
+
+static void
+p_int(oci_jw *w, const char *name, const char *desc, uint64_t min, uint64_t max)
+{
+        obj_begin(w, name);
+        s_type(w, "integer", desc);
+        oci_jw_kv_uint64(w, "minimum", min);
+        oci_jw_kv_uint64(w, "maximum", max);
+        oci_jw_end_object(w);
+}
+
+static void
+p_bool(oci_jw *w, const char *name, const char *desc)
+{
+        obj_begin(w, name);
+        s_type(w, "boolean", desc);
+        oci_jw_end_object(w);
+}
+
+static void
+p_enum(oci_jw *w, const char *name, const char *desc, const char *const *values)
+{
+        obj_begin(w, name);
+        s_type(w, "string", desc);
+        oci_jw_kv_strlist(w, "enum", values);
+        oci_jw_end_object(w);
+}
+
+static void
+p_typed(oci_jw *w, const char *name, const char *t1, const char *t2)
+{
+        obj_begin(w, name);
+        oci_jw_key(w, "type");
+        oci_jw_begin_array(w);
+        oci_jw_string(w, t1);
+        oci_jw_string(w, t2);
+        oci_jw_end_array(w);
+        oci_jw_end_object(w);
+}
+
+static void
+p_plain(oci_jw *w, const char *name, const char *type)
+{
+        obj_begin(w, name);
+        oci_jw_kv_string(w, "type", type);
+        oci_jw_end_object(w);
+}
+
+static void
+required(oci_jw *w, const char *const *names)
+{
+        oci_jw_kv_strlist(w, "required", names);
+}
+
+static void
+p_cpus(oci_jw *w, uint64_t max_millis)
+{
+        obj_begin(w, "cpus");
+        s_type(w, "number", "CPU quota in CPUs (e.g. 0.5)");
+        oci_jw_kv_uint64(w, "exclusiveMinimum", 0);
+        /* The writer has integers only: a fractional maximum is left to the check. */
+        if (max_millis % 1000 == 0)
+                oci_jw_kv_uint64(w, "maximum", max_millis / 1000);
+        oci_jw_end_object(w);
+}
+
+static void
+limit_props(oci_jw *w, const mcp_config *cfg)
+{
+        p_int(w, "timeout_ms", "wall-clock limit of a run in milliseconds", TIMEOUT_MIN,
+              cfg->maxima.timeout_ms);
+        p_int(w, "memory_mb", "memory limit in MiB (no swap)", 1, cfg->maxima.memory_bytes / MIB);
+        p_int(w, "pids", "limit on processes and threads", 1, cfg->maxima.pids);
+        p_cpus(w, cfg->maxima.cpu_millis);
+}
+
+static void
+in_run_code(oci_jw *w, const mcp_config *cfg, const char *const *languages)
+{
+        oci_jw_key(w, "properties");
+        oci_jw_begin_object(w);
+        p_enum(w, "language", "the interpreter or compiler", languages);
+        p_str(w, "code", "the program", CODE_MAX);
+        p_str(w, "stdin", "standard input of the program (default: empty)", STDIN_MAX);
+
+        obj_begin(w, "files");
+        s_type(w, "array", "files placed in /workspace before the run");
+        oci_jw_kv_uint64(w, "maxItems", FILES_MAX);
+        obj_begin(w, "items");
+        oci_jw_kv_string(w, "type", "object");
+        oci_jw_key(w, "properties");
+        oci_jw_begin_object(w);
+        p_str(w, "path", "relative to /workspace", PATH_MAX_LEN);
+        p_str(w, "content", NULL, 0);
+        p_enum(w, "encoding", "of content (default utf8)",
+               (const char *const[]) { "utf8", "base64", NULL });
+        p_bool(w, "executable", "mode 0755 instead of 0644");
+        oci_jw_end_object(w);
+        required(w, (const char *const[]) { "path", "content", NULL });
+        oci_jw_kv_bool(w, "additionalProperties", false);
+        oci_jw_end_object(w);
+        oci_jw_end_object(w);
+
+        obj_begin(w, "args");
+        s_type(w, "array", "arguments after the program");
+        oci_jw_kv_uint64(w, "maxItems", ARGS_MAX);
+        obj_begin(w, "items");
+        oci_jw_kv_string(w, "type", "string");
+        oci_jw_end_object(w);
+        oci_jw_end_object(w);
+
+        obj_begin(w, "env");
+        s_type(w, "object", "environment variables added to the sandbox's");
+        oci_jw_kv_uint64(w, "maxProperties", ENV_MAX);
+        obj_begin(w, "additionalProperties");
+        oci_jw_kv_string(w, "type", "string");
+        oci_jw_end_object(w);
+        oci_jw_end_object(w);
+
+        limit_props(w, cfg);
+        p_str(w, "session_id", "run in this session's persistent /workspace", SESSION_ID_MAX);
+        oci_jw_end_object(w);
+        required(w, (const char *const[]) { "language", "code", NULL });
+}
+
+static void
+out_run_code(oci_jw *w)
+{
+        oci_jw_key(w, "properties");
+        oci_jw_begin_object(w);
+        p_typed(w, "exit_code", "integer", "null");
+        p_typed(w, "signal", "string", "null");
+        p_plain(w, "stdout", "string");
+        p_plain(w, "stderr", "string");
+        p_plain(w, "timed_out", "boolean");
+        p_plain(w, "oom_killed", "boolean");
+        p_plain(w, "truncated", "boolean");
+        p_plain(w, "duration_ms", "integer");
+        p_plain(w, "run_id", "string");
+        p_typed(w, "session_id", "string", "null");
+        obj_begin(w, "files");
+        oci_jw_kv_string(w, "type", "array");
+        obj_begin(w, "items");
+        oci_jw_kv_string(w, "type", "object");
+        oci_jw_key(w, "properties");
+        oci_jw_begin_object(w);
+        p_plain(w, "path", "string");
+        p_plain(w, "mime_type", "string");
+        p_plain(w, "size", "integer");
+        p_plain(w, "uri", "string");
+        oci_jw_end_object(w);
+        oci_jw_end_object(w);
+        oci_jw_end_object(w);
+        p_plain(w, "error", "string");
+        oci_jw_end_object(w);
+        required(w, (const char *const[]) { "exit_code", "signal", "stdout", "stderr", "timed_out",
+                                            "oom_killed", "truncated", "duration_ms", "run_id", NULL });
+}
+
+static void
+in_session_create(oci_jw *w, const mcp_config *cfg, const char *const *languages _unused_)
+{
+        oci_jw_key(w, "properties");
+        oci_jw_begin_object(w);
+        limit_props(w, cfg);
+        p_int(w, "ttl_s", "lifetime in seconds", 1, cfg->session_max_ttl_s);
+        p_bool(w, "network", cfg->allow_network ? "network access for the session's runs"
+                                                : "network access (this server does not allow it)");
+        const char *names[17] = { 0 };
+        for (size_t i = 0; i < cfg->n_rootfs && i < 16; i++)
+                names[i] = cfg->rootfs[i].name;
+        p_enum(w, "rootfs", "root filesystem (default host)", names);
+        oci_jw_end_object(w);
+}
+
+static void
+limits_out_props(oci_jw *w)
+{
+        obj_begin(w, "limits");
+        oci_jw_kv_string(w, "type", "object");
+        oci_jw_key(w, "properties");
+        oci_jw_begin_object(w);
+        p_plain(w, "memory_mb", "integer");
+        p_plain(w, "pids", "integer");
+        p_plain(w, "cpu_millis", "integer");
+        p_plain(w, "timeout_ms", "integer");
+        oci_jw_end_object(w);
+        oci_jw_end_object(w);
+}
+
+static void
+out_session_create(oci_jw *w)
+{
+        oci_jw_key(w, "properties");
+        oci_jw_begin_object(w);
+        p_plain(w, "session_id", "string");
+        p_plain(w, "rootfs", "string");
+        p_plain(w, "network", "boolean");
+        p_plain(w, "expires_at", "string");
+        limits_out_props(w);
+        oci_jw_end_object(w);
+        required(w, (const char *const[]) { "session_id", "rootfs", "network", "expires_at",
+                                            "limits", NULL });
+}
+
+static void
+in_none(oci_jw *w, const mcp_config *cfg _unused_, const char *const *languages _unused_)
+{
+        oci_jw_key(w, "properties");
+        oci_jw_begin_object(w);
+        oci_jw_end_object(w);
+}
+
+static void
+out_session_list(oci_jw *w)
+{
+        oci_jw_key(w, "properties");
+        oci_jw_begin_object(w);
+        obj_begin(w, "sessions");
+        oci_jw_kv_string(w, "type", "array");
+        obj_begin(w, "items");
+        oci_jw_kv_string(w, "type", "object");
+        oci_jw_key(w, "properties");
+        oci_jw_begin_object(w);
+        p_plain(w, "session_id", "string");
+        p_plain(w, "rootfs", "string");
+        p_plain(w, "network", "boolean");
+        p_plain(w, "created_at", "string");
+        p_plain(w, "expires_at", "string");
+        p_plain(w, "runs", "integer");
+        p_plain(w, "busy", "boolean");
+        oci_jw_end_object(w);
+        oci_jw_end_object(w);
+        oci_jw_end_object(w);
+        oci_jw_end_object(w);
+        required(w, (const char *const[]) { "sessions", NULL });
+}
+
+static void
+in_session_id(oci_jw *w, const mcp_config *cfg _unused_, const char *const *languages _unused_)
+{
+        oci_jw_key(w, "properties");
+        oci_jw_begin_object(w);
+        p_str(w, "session_id", NULL, SESSION_ID_MAX);
+        oci_jw_end_object(w);
+        required(w, (const char *const[]) { "session_id", NULL });
+}
+
+static void
+out_session_close(oci_jw *w)
+{
+        oci_jw_key(w, "properties");
+        oci_jw_begin_object(w);
+        p_plain(w, "session_id", "string");
+        p_plain(w, "closed", "boolean");
+        oci_jw_end_object(w);
+        required(w, (const char *const[]) { "session_id", "closed", NULL });
+}
+
+static void
+in_write_file(oci_jw *w, const mcp_config *cfg, const char *const *languages _unused_)
+{
+        oci_jw_key(w, "properties");
+        oci_jw_begin_object(w);
+        p_str(w, "session_id", NULL, SESSION_ID_MAX);
+        p_str(w, "path", "relative to /workspace", PATH_MAX_LEN);
+        p_str(w, "content", NULL, cfg->max_message_bytes);
+        p_enum(w, "encoding", "of content (default utf8)",
+               (const char *const[]) { "utf8", "base64", NULL });
+        p_bool(w, "executable", "mode 0755 instead of 0644");
+        oci_jw_end_object(w);
+        required(w, (const char *const[]) { "session_id", "path", "content", NULL });
+}
+
+static void
+out_write_file(oci_jw *w)
+{
+        oci_jw_key(w, "properties");
+        oci_jw_begin_object(w);
+        p_plain(w, "path", "string");
+        p_plain(w, "bytes", "integer");
+        oci_jw_end_object(w);
+        required(w, (const char *const[]) { "path", "bytes", NULL });
+}
+
+static void
+in_read_file(oci_jw *w, const mcp_config *cfg _unused_, const char *const *languages _unused_)
+{
+        oci_jw_key(w, "properties");
+        oci_jw_begin_object(w);
+        p_str(w, "session_id", NULL, SESSION_ID_MAX);
+        p_str(w, "path", "relative to /workspace", PATH_MAX_LEN);
+        p_enum(w, "encoding", "of the returned content (default utf8)",
+               (const char *const[]) { "utf8", "base64", NULL });
+        p_int(w, "max_bytes", "bytes returned at most (default 1 MiB)", 1, READ_MAX);
+        oci_jw_end_object(w);
+        required(w, (const char *const[]) { "session_id", "path", NULL });
+}
+
+static void
+out_read_file(oci_jw *w)
+{
+        oci_jw_key(w, "properties");
+        oci_jw_begin_object(w);
+        p_plain(w, "path", "string");
+        p_plain(w, "content", "string");
+        p_plain(w, "encoding", "string");
+        p_plain(w, "size", "integer");
+        p_plain(w, "truncated", "boolean");
+        oci_jw_end_object(w);
+        required(w, (const char *const[]) { "path", "content", "encoding", "size", "truncated", NULL });
+}
+
+static void
+in_list_files(oci_jw *w, const mcp_config *cfg _unused_, const char *const *languages _unused_)
+{
+        oci_jw_key(w, "properties");
+        oci_jw_begin_object(w);
+        p_str(w, "session_id", NULL, SESSION_ID_MAX);
+        p_str(w, "path", "directory relative to /workspace (default: the workspace)", PATH_MAX_LEN);
+        oci_jw_end_object(w);
+        required(w, (const char *const[]) { "session_id", NULL });
+}
+
+static void
+out_list_files(oci_jw *w)
+{
+        oci_jw_key(w, "properties");
+        oci_jw_begin_object(w);
+        p_plain(w, "path", "string");
+        obj_begin(w, "entries");
+        oci_jw_kv_string(w, "type", "array");
+        obj_begin(w, "items");
+        oci_jw_kv_string(w, "type", "object");
+        oci_jw_key(w, "properties");
+        oci_jw_begin_object(w);
+        p_plain(w, "name", "string");
+        p_enum(w, "type", NULL, (const char *const[]) { "file", "directory", "symlink", "other", NULL });
+        p_plain(w, "size", "integer");
+        oci_jw_end_object(w);
+        oci_jw_end_object(w);
+        oci_jw_end_object(w);
+        p_plain(w, "truncated", "boolean");
+        oci_jw_end_object(w);
+        required(w, (const char *const[]) { "path", "entries", "truncated", NULL });
+}
+
+/* ---- the tool table ---- */
+
+typedef struct targs {
+        const oci_json *obj;            /* the arguments object; NULL: none given */
+        char msg[1024];
+} targs;
+
+typedef void (*tool_fn)(mcp_server *srv, const mcp_rpc_id *id, targs *a,
+                        const mcp_rpc_id *progress_token);
+
+typedef struct tool {
+        const char *name, *title, *description;
+        void (*in)(oci_jw *w, const mcp_config *cfg, const char *const *languages);
+        void (*out)(oci_jw *w);
+        bool read_only, destructive, idempotent, open_world_if_network;
+        const char *const *args;        /* allowed argument names */
+        tool_fn fn;
+} tool;
+
+static void t_run_code(mcp_server *, const mcp_rpc_id *, targs *, const mcp_rpc_id *);
+static void t_session_create(mcp_server *, const mcp_rpc_id *, targs *, const mcp_rpc_id *);
+static void t_session_list(mcp_server *, const mcp_rpc_id *, targs *, const mcp_rpc_id *);
+static void t_session_close(mcp_server *, const mcp_rpc_id *, targs *, const mcp_rpc_id *);
+static void t_write_file(mcp_server *, const mcp_rpc_id *, targs *, const mcp_rpc_id *);
+static void t_read_file(mcp_server *, const mcp_rpc_id *, targs *, const mcp_rpc_id *);
+static void t_list_files(mcp_server *, const mcp_rpc_id *, targs *, const mcp_rpc_id *);
+
+static const tool tools[] = {
+        { "run_code", "Run code in a sandbox",
+          "Run a program in a fresh, isolated Linux sandbox: no network, an empty /workspace "
+          "(or a session's), limited memory, processes, CPU and time. Returns exit_code, stdout, "
+          "stderr (each capped; the full logs are resources), timed_out, oom_killed. Images "
+          "written to /workspace/out/ come back as image content.",
+          in_run_code, out_run_code, false, false, false, true,
+          (const char *const[]) { "language", "code", "stdin", "files", "args", "env",
+                                  "timeout_ms", "memory_mb", "pids", "cpus", "session_id", NULL },
+          t_run_code },
+        { "session_create", "Create a session",
+          "Create a session: a /workspace that persists across run_code calls (pass its "
+          "session_id), with its own limits, until it is closed or expires.",
+          in_session_create, out_session_create, false, false, false, true,
+          (const char *const[]) { "timeout_ms", "memory_mb", "pids", "cpus", "ttl_s", "network",
+                                  "rootfs", NULL },
+          t_session_create },
+        { "session_list", "List sessions", "List the live sessions.",
+          in_none, out_session_list, true, false, true, false,
+          (const char *const[]) { NULL }, t_session_list },
+        { "session_close", "Close a session",
+          "Close a session and delete its workspace.",
+          in_session_id, out_session_close, false, true, true, false,
+          (const char *const[]) { "session_id", NULL }, t_session_close },
+        { "write_file", "Write a file",
+          "Write a file into a session's /workspace (parent directories are created).",
+          in_write_file, out_write_file, false, true, true, false,
+          (const char *const[]) { "session_id", "path", "content", "encoding", "executable", NULL },
+          t_write_file },
+        { "read_file", "Read a file", "Read a file from a session's /workspace.",
+          in_read_file, out_read_file, true, false, true, false,
+          (const char *const[]) { "session_id", "path", "encoding", "max_bytes", NULL },
+          t_read_file },
+        { "list_files", "List files", "List a directory of a session's /workspace.",
+          in_list_files, out_list_files, true, false, true, false,
+          (const char *const[]) { "session_id", "path", NULL }, t_list_files },
+};
+
+void
+mcp_tools_write_list(oci_jw *w, const mcp_config *cfg, const char *const *languages,
+                     mcp_version v)
+{
+        oci_jw_begin_object(w);
+        oci_jw_key(w, "tools");
+        oci_jw_begin_array(w);
+        for (size_t i = 0; i < ARRAY_SIZE(tools); i++) {
+                const tool *t = &tools[i];
+                oci_jw_begin_object(w);
+                oci_jw_kv_string(w, "name", t->name);
+                if (mcp_version_structured(v))
+                        oci_jw_kv_string(w, "title", t->title);
+                oci_jw_kv_string(w, "description", t->description);
+                obj_begin(w, "inputSchema");
+                oci_jw_kv_string(w, "type", "object");
+                t->in(w, cfg, languages);
+                oci_jw_kv_bool(w, "additionalProperties", false);
+                oci_jw_end_object(w);
+                if (mcp_version_structured(v)) {
+                        obj_begin(w, "outputSchema");
+                        oci_jw_kv_string(w, "type", "object");
+                        t->out(w);
+                        oci_jw_end_object(w);
+                }
+                if (mcp_version_annotations(v)) {
+                        obj_begin(w, "annotations");
+                        oci_jw_kv_string(w, "title", t->title);
+                        oci_jw_kv_bool(w, "readOnlyHint", t->read_only);
+                        if (!t->read_only)
+                                oci_jw_kv_bool(w, "destructiveHint", t->destructive);
+                        oci_jw_kv_bool(w, "idempotentHint", t->idempotent);
+                        oci_jw_kv_bool(w, "openWorldHint",
+                                       t->open_world_if_network && cfg->allow_network);
+                        oci_jw_end_object(w);
+                }
+                oci_jw_end_object(w);
+        }
+        oci_jw_end_array(w);
+        oci_jw_end_object(w);
+}
+
+/* ---- argument checks ---- */
+
+static int tbad(targs *a, const char *fmt, ...) _printf_(2, 3);
+
+static int
+tbad(targs *a, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(a->msg, sizeof a->msg, fmt, ap);
+        va_end(ap);
+        return -EINVAL;
+}
+
+static const oci_json *
+tget(targs *a, const char *key)
+{
+        const oci_json *v = a->obj ? oci_json_get(a->obj, key) : NULL;
+        /* Clients often send null for an optional argument: treat it as absent. */
+        return v && oci_json_type_of(v) != OCI_JSON_NULL ? v : NULL;
+}
+
+static const char *
+describe(const oci_json *v, char *buf, size_t size)
+{
+        oci_json_describe(v, buf, size);
+        return buf;
+}
+
+static int
+t_unknown(targs *a, const tool *t)
+{
+        if (!a->obj)
+                return 0;
+        for (size_t i = 0; i < oci_json_len(a->obj); i++) {
+                const char *key = oci_json_key_at(a->obj, i);
+                bool ok = false;
+                for (const char *const *p = t->args; *p && !ok; p++)
+                        ok = strcmp(*p, key) == 0;
+                if (ok)
+                        continue;
+                char allowed[512] = "";
+                size_t n = 0;
+                for (const char *const *p = t->args; *p; p++)
+                        n += (size_t) snprintf(allowed + n, n < sizeof allowed ? sizeof allowed - n : 0,
+                                               "%s%s", n ? ", " : "", *p);
+                char q[96];
+                oci_json_quote(key, q, sizeof q);
+                return tbad(a, "unknown argument %s (%s takes %s)", q, t->name,
+                            allowed[0] ? allowed : "no arguments");
+        }
+        return 0;
+}
+
+/* 1 when set, 0 when absent, < 0 on error. */
+static int
+t_str(targs *a, const char *key, bool req, size_t max, const char **ret)
+{
+        const oci_json *v = tget(a, key);
+        char d[96];
+        if (!v)
+                return req ? tbad(a, "%s: required argument missing", key) : 0;
+        if (oci_json_type_of(v) != OCI_JSON_STRING)
+                return tbad(a, "%s: expected a string, got %s", key, describe(v, d, sizeof d));
+        size_t len = strlen(oci_json_string(v));
+        if (max && len > max)
+                return tbad(a, "%s: %zu bytes is above the limit of %zu bytes", key, len, max);
+        *ret = oci_json_string(v);
+        return 1;
+}
+
+static int
+parse_int_text(const char *s, int64_t *ret)
+{
+        const char *p = s;
+        if (*p == '-')
+                p++;
+        if (!*p)
+                return -EINVAL;
+        for (; *p; p++)
+                if (*p < '0' || *p > '9')
+                        return -EINVAL;
+        errno = 0;
+        long long v = strtoll(s, NULL, 10);
+        if (errno)
+                return -ERANGE;
+        *ret = v;
+        return 0;
+}
+
+static int
+t_uint(targs *a, const char *key, uint64_t min, uint64_t max, uint64_t *ret)
+{
+        const oci_json *v = tget(a, key);
+        char d[96];
+        int64_t n;
+        if (!v)
+                return 0;
+        if (oci_json_type_of(v) != OCI_JSON_NUMBER ||
+            parse_int_text(oci_json_number_text(v), &n) < 0)
+                return tbad(a, "%s: expected an integer from %" PRIu64 " to %" PRIu64 ", got %s",
+                            key, min, max, describe(v, d, sizeof d));
+        if (n < 0 || (uint64_t) n < min)
+                return tbad(a, "%s: %" PRId64 " is below the minimum %" PRIu64, key, n, min);
+        if ((uint64_t) n > max)
+                return tbad(a, "%s: %" PRId64 " is above the maximum %" PRIu64, key, n, max);
+        *ret = (uint64_t) n;
+        return 1;
+}
+
+static int
+t_bool(targs *a, const char *key, bool *ret)
+{
+        const oci_json *v = tget(a, key);
+        char d[96];
+        if (!v)
+                return 0;
+        if (oci_json_type_of(v) != OCI_JSON_BOOL)
+                return tbad(a, "%s: expected true or false, got %s", key, describe(v, d, sizeof d));
+        *ret = oci_json_bool(v);
+        return 1;
+}
+
+static int
+t_enum(targs *a, const char *key, bool req, const char *const *values, const char **ret)
+{
+        const char *s = NULL;
+        int r = t_str(a, key, req, 256, &s);
+        if (r <= 0)
+                return r;
+        for (const char *const *p = values; *p; p++)
+                if (strcmp(*p, s) == 0) {
+                        *ret = *p;
+                        return 1;
+                }
+        char list[512] = "";
+        size_t n = 0;
+        for (const char *const *p = values; *p; p++)
+                n += (size_t) snprintf(list + n, n < sizeof list ? sizeof list - n : 0, "%s%s",
+                                       n ? ", " : "", *p);
+        char q[96];
+        oci_json_quote(s, q, sizeof q);
+        return tbad(a, "%s: %s is not one of %s", key, q, list[0] ? list : "(none available)");
+}
+
+/* "0.5" -> 500 millis; at most three decimals, no exponent. */
+static int
+t_cpus(targs *a, uint64_t max_millis, uint64_t *ret)
+{
+        const oci_json *v = tget(a, "cpus");
+        char d[96];
+        if (!v)
+                return 0;
+        const char *s = oci_json_type_of(v) == OCI_JSON_NUMBER ? oci_json_number_text(v) : NULL;
+        uint64_t whole = 0, frac = 0, scale = 100;
+        const char *p = s;
+        bool ok = p && *p >= '0' && *p <= '9';
+        for (; ok && *p >= '0' && *p <= '9'; p++) {
+                whole = whole * 10 + (uint64_t) (*p - '0');
+                if (whole > 1000000)
+                        ok = false;
+        }
+        if (ok && *p == '.')
+                for (p++; *p >= '0' && *p <= '9'; p++) {
+                        frac += (uint64_t) (*p - '0') * scale;
+                        scale /= 10;
+                }
+        if (!ok || *p)
+                return tbad(a, "cpus: expected a number such as 0.5, got %s", describe(v, d, sizeof d));
+        uint64_t millis = whole * 1000 + frac;
+        if (millis == 0)
+                return tbad(a, "cpus: %s is below the minimum 0.001", s);
+        if (millis > max_millis)
+                return tbad(a, "cpus: %s is above the maximum %" PRIu64 ".%03" PRIu64, s,
+                            max_millis / 1000, max_millis % 1000);
+        *ret = millis;
+        return 1;
+}
+
+static int
+t_limits(targs *a, const mcp_config *cfg, mcp_limits *l)
+{
+        uint64_t mb = 0;
+        int r;
+        if ((r = t_uint(a, "timeout_ms", TIMEOUT_MIN, cfg->maxima.timeout_ms, &l->timeout_ms)) < 0 ||
+            (r = t_uint(a, "memory_mb", 1, cfg->maxima.memory_bytes / MIB, &mb)) < 0 ||
+            (r = t_uint(a, "pids", 1, cfg->maxima.pids, &l->pids)) < 0 ||
+            (r = t_cpus(a, cfg->maxima.cpu_millis, &l->cpu_millis)) < 0)
+                return r;
+        l->memory_bytes = mb * MIB;
+        return 0;
+}
+
+/* The content of a file argument, decoded; *ret_buf owns a base64 decoding. */
+static int
+t_content(targs *a, const char *field, const char *content, const char *encoding, size_t max,
+          const char **ret, size_t *ret_len, unsigned char **ret_buf)
+{
+        size_t len = strlen(content);
+        *ret_buf = NULL;
+        if (!encoding || strcmp(encoding, "utf8") == 0) {
+                if (len > max)
+                        return tbad(a, "%s: %zu bytes is above the limit of %zu bytes", field, len, max);
+                *ret = content;
+                *ret_len = len;
+                return 0;
+        }
+        if (mcp_base64_decoded_max(len) > max + 3)
+                return tbad(a, "%s: about %zu bytes decoded is above the limit of %zu bytes", field,
+                            mcp_base64_decoded_max(len), max);
+        size_t n;
+        int r = mcp_base64_decode(content, len, ret_buf, &n);
+        if (r == -ENOMEM)
+                return tbad(a, "%s: out of memory", field);
+        if (r < 0)
+                return tbad(a, "%s: not valid base64 (RFC 4648, padded, no whitespace)", field);
+        if (n > max)
+                return tbad(a, "%s: %zu bytes decoded is above the limit of %zu bytes", field, n, max);
+        *ret = (const char *) *ret_buf;
+        *ret_len = n;
+        return 0;
+}
+
+/* ---- results ---- */
+
+typedef void (*struct_fn)(oci_jw *w, const void *ctx);
+
+static void
+send_tool_error(mcp_server *srv, const mcp_rpc_id *id, const char *msg)
+{
+        oci_jw *w = mcp_rpc_begin_result(id);
+        if (w) {
+                oci_jw_begin_object(w);
+                oci_jw_key(w, "content");
+                oci_jw_begin_array(w);
+                oci_jw_begin_object(w);
+                oci_jw_kv_string(w, "type", "text");
+                oci_jw_key(w, "text");
+                mcp_jw_text(w, msg);
+                oci_jw_end_object(w);
+                oci_jw_end_array(w);
+                oci_jw_kv_bool(w, "isError", true);
+                oci_jw_end_object(w);
+        }
+        (void) mcp_rpc_send(srv->rpc, w, id, false);
+}
+
+static void
+send_tool_errorf(mcp_server *srv, const mcp_rpc_id *id, const char *fmt, ...) _printf_(3, 4);
+
+static void
+send_tool_errorf(mcp_server *srv, const mcp_rpc_id *id, const char *fmt, ...)
+{
+        char msg[2048];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        send_tool_error(srv, id, msg);
+}
+
+/* The structured result and the same JSON as a text block. */
+static void
+send_structured(mcp_server *srv, const mcp_rpc_id *id, struct_fn fn, const void *ctx)
+{
+        _cleanup_jw_ oci_jw *tw = oci_jw_new(false);
+        _cleanup_free_ char *text = NULL;
+        if (!tw) {
+                send_tool_error(srv, id, "out of memory");
+                return;
+        }
+        fn(tw, ctx);
+        msp_err err = { 0 };
+        if (oci_jw_finish(tw, &text, NULL, &err) < 0) {
+                send_tool_error(srv, id, err.msg);
+                return;
+        }
+        oci_jw *w = mcp_rpc_begin_result(id);
+        if (w) {
+                oci_jw_begin_object(w);
+                oci_jw_key(w, "content");
+                oci_jw_begin_array(w);
+                oci_jw_begin_object(w);
+                oci_jw_kv_string(w, "type", "text");
+                oci_jw_kv_string(w, "text", text);
+                oci_jw_end_object(w);
+                oci_jw_end_array(w);
+                if (mcp_version_structured(srv->version)) {
+                        oci_jw_key(w, "structuredContent");
+                        fn(w, ctx);
+                }
+                oci_jw_end_object(w);
+        }
+        (void) mcp_rpc_send(srv->rpc, w, id, false);
+}
+
+/* A session or file error: the engine's message names the field and value. */
+static void
+send_errno(mcp_server *srv, const mcp_rpc_id *id, int r, const msp_err *err, const char *what)
+{
+        if (err->msg[0])
+                send_tool_errorf(srv, id, "%s: %s", what, err->msg);
+        else
+                send_tool_errorf(srv, id, "%s: %s", what, strerror(-r));
+}
+
+/* ---- run_code ---- */
+
+struct mcp_call {
+        mcp_server *srv;
+        mcp_call *next, *prev;
+        mcp_rpc_id id;
+        mcp_run *run;
+        mcp_rpc_id token;               /* progress token; MCP_ID_NONE: no progress */
+        uint64_t seen;                  /* output bytes so far */
+        uint64_t sent;                  /* progress value last sent */
+        uint64_t last_sent_usec;
+        mcp_timer *timer;
+        char *session_id;
+        bool submitting, finished;
+        size_t tail_len;
+        char tail[TAIL_KEEP];
+};
+
+static void
+call_free(mcp_call *c)
+{
+        if (!c)
+                return;
+        mcp_server *srv = c->srv;
+        if (c->timer)
+                mcp_timer_cancel(srv->loop, c->timer);
+        if (c->prev)
+                c->prev->next = c->next;
+        else if (srv->calls == c)
+                srv->calls = c->next;
+        if (c->next)
+                c->next->prev = c->prev;
+        mcp_rpc_id_clear(&c->id);
+        mcp_rpc_id_clear(&c->token);
+        free(c->session_id);
+        free(c);
+}
+
+static void
+send_progress(mcp_call *c)
+{
+        if (c->seen <= c->sent)
+                return;
+        /* The tail: the last TAIL_BYTES, cut on a character, then the last TAIL_LINES. */
+        size_t n = mcp_utf8_tail_start(c->tail, c->tail_len, TAIL_BYTES);
+        const char *t = c->tail + c->tail_len - n;
+        size_t lines = 0;
+        for (size_t i = n; i > 0; i--)
+                if (t[i - 1] == '\n' && i != n && ++lines >= TAIL_LINES) {
+                        t += i;
+                        n -= i;
+                        break;
+                }
+        oci_jw *w = mcp_rpc_begin_notification("notifications/progress");
+        if (!w)
+                return;
+        oci_jw_begin_object(w);
+        oci_jw_key(w, "progressToken");
+        mcp_rpc_id_write(w, &c->token);
+        oci_jw_kv_uint64(w, "progress", c->seen);
+        oci_jw_key(w, "message");
+        jw_bytes(w, t, n);
+        oci_jw_end_object(w);
+        /* A full output queue drops it; the next one carries a larger value anyway. */
+        if (mcp_rpc_send(c->srv->rpc, w, NULL, true) == 0) {
+                c->sent = c->seen;
+                c->last_sent_usec = mcp_now_usec();
+        }
+}
+
+static int
+on_progress_timer(mcp_loop *loop _unused_, void *data)
+{
+        mcp_call *c = data;
+        c->timer = NULL;
+        send_progress(c);
+        return 0;
+}
+
+static void
+on_output(mcp_run *run _unused_, mcp_stream stream _unused_, const char *buf, size_t len,
+          void *data)
+{
+        mcp_call *c = data;
+        if (c->finished || len == 0)
+                return;
+        c->seen += len;
+        if (len >= TAIL_KEEP) {
+                memcpy(c->tail, buf + len - TAIL_KEEP, TAIL_KEEP);
+                c->tail_len = TAIL_KEEP;
+        } else {
+                if (c->tail_len + len > TAIL_KEEP) {
+                        size_t drop = c->tail_len + len - TAIL_KEEP;
+                        memmove(c->tail, c->tail + drop, c->tail_len - drop);
+                        c->tail_len -= drop;
+                }
+                memcpy(c->tail + c->tail_len, buf, len);
+                c->tail_len += len;
+        }
+        if (c->token.kind == MCP_ID_NONE || c->timer)
+                return;
+        uint64_t now = mcp_now_usec(), due = c->last_sent_usec + PROGRESS_INTERVAL_USEC;
+        (void) mcp_loop_add_timer(c->srv->loop, due > now ? due - now : 0, on_progress_timer, c,
+                                  &c->timer);
+}
+
+static const char *
+signal_name(int sig, char buf[32])
+{
+        const char *abbrev = sigabbrev_np(sig);
+        if (abbrev)
+                snprintf(buf, 32, "SIG%s", abbrev);
+        else
+                snprintf(buf, 32, "SIG%d", sig);
+        return buf;
+}
+
+typedef struct run_view {
+        const mcp_run_result *res;
+        const char *session_id;
+} run_view;
+
+static void
+write_run_structured(oci_jw *w, const void *ctx)
+{
+        const run_view *v = ctx;
+        const mcp_run_result *res = v->res;
+        char sig[32];
+        oci_jw_begin_object(w);
+        oci_jw_key(w, "exit_code");
+        if (res->sandbox_failed || res->term_signal > 0)
+                oci_jw_null(w);
+        else
+                oci_jw_int64(w, res->exit_code);
+        oci_jw_key(w, "signal");
+        if (res->term_signal > 0)
+                oci_jw_string(w, signal_name(res->term_signal, sig));
+        else
+                oci_jw_null(w);
+        oci_jw_key(w, "stdout");
+        jw_bytes(w, res->stdout_buf, res->stdout_len);
+        oci_jw_key(w, "stderr");
+        jw_bytes(w, res->stderr_buf, res->stderr_len);
+        oci_jw_kv_bool(w, "timed_out", res->timed_out);
+        oci_jw_kv_bool(w, "oom_killed", res->oom_killed);
+        oci_jw_kv_bool(w, "truncated", res->stdout_truncated || res->stderr_truncated);
+        oci_jw_kv_uint64(w, "duration_ms", res->duration_ms);
+        oci_jw_key(w, "run_id");
+        mcp_jw_text(w, res->run_id ? res->run_id : "");
+        oci_jw_key(w, "session_id");
+        mcp_jw_text(w, v->session_id);
+        oci_jw_key(w, "files");
+        oci_jw_begin_array(w);
+        for (size_t i = 0; i < res->n_artifacts; i++) {
+                const mcp_artifact *f = &res->artifacts[i];
+                oci_jw_begin_object(w);
+                oci_jw_key(w, "path");
+                mcp_jw_text(w, f->path);
+                oci_jw_key(w, "mime_type");
+                mcp_jw_text(w, f->mime_type ? f->mime_type : "application/octet-stream");
+                oci_jw_kv_uint64(w, "size", f->size);
+                oci_jw_key(w, "uri");
+                mcp_jw_text(w, f->uri ? f->uri : "");
+                oci_jw_end_object(w);
+        }
+        oci_jw_end_array(w);
+        if (res->sandbox_failed) {
+                oci_jw_key(w, "error");
+                mcp_jw_text(w, res->error);
+        }
+        oci_jw_end_object(w);
+}
+
+static bool
+run_failed(const mcp_run_result *res)
+{
+        return res->sandbox_failed || res->timed_out || res->oom_killed || res->term_signal > 0 ||
+               res->exit_code != 0;
+}
+
+/* "exit code 0 in 7 ms", then stdout and stderr for people. */
+static void
+write_run_text(oci_jw *w, const mcp_run_result *res, uint64_t timeout_ms)
+{
+        char head[1400], sig[32];
+        if (res->sandbox_failed)
+                snprintf(head, sizeof head, "sandbox failed: %s", res->error);
+        else if (res->timed_out)
+                snprintf(head, sizeof head, "timed out after %" PRIu64 " ms (the run was killed)",
+                         timeout_ms ? timeout_ms : res->duration_ms);
+        else if (res->oom_killed)
+                snprintf(head, sizeof head, "killed: out of memory (the memory limit was reached)");
+        else if (res->term_signal > 0)
+                snprintf(head, sizeof head, "killed by %s", signal_name(res->term_signal, sig));
+        else
+                snprintf(head, sizeof head, "exit code %d", res->exit_code);
+        size_t n = strlen(head);
+        snprintf(head + n, sizeof head - n, " (%" PRIu64 " ms)%s", res->duration_ms,
+                 res->stdout_truncated || res->stderr_truncated
+                         ? "; output truncated, the full logs are resources sandbox://runs/<run_id>/stdout and stderr"
+                         : "");
+
+        size_t cap = strlen(head) + res->stdout_len + res->stderr_len + 64;
+        _cleanup_free_ char *text = malloc(cap);
+        if (!text) {
+                oci_jw_string(w, head);
+                return;
+        }
+        size_t o = (size_t) snprintf(text, cap, "%s\n", head);
+        if (res->stdout_len) {
+                o += (size_t) snprintf(text + o, cap - o, "--- stdout ---\n");
+                memcpy(text + o, res->stdout_buf, res->stdout_len);
+                o += res->stdout_len;
+                if (text[o - 1] != '\n')
+                        text[o++] = '\n';
+        }
+        if (res->stderr_len) {
+                o += (size_t) snprintf(text + o, cap - o, "--- stderr ---\n");
+                memcpy(text + o, res->stderr_buf, res->stderr_len);
+                o += res->stderr_len;
+        }
+        jw_bytes(w, text, o);
+}
+
+static void
+send_run_result(mcp_call *c, const mcp_run_result *res)
+{
+        mcp_server *srv = c->srv;
+        run_view view = { .res = res, .session_id = c->session_id };
+        _cleanup_jw_ oci_jw *tw = oci_jw_new(false);
+        _cleanup_free_ char *json = NULL;
+        if (tw) {
+                write_run_structured(tw, &view);
+                (void) oci_jw_finish(tw, &json, NULL, NULL);
+        }
+        bool structured = mcp_version_structured(srv->version);
+
+        oci_jw *w = mcp_rpc_begin_result(&c->id);
+        if (w) {
+                oci_jw_begin_object(w);
+                oci_jw_key(w, "content");
+                oci_jw_begin_array(w);
+                oci_jw_begin_object(w);
+                oci_jw_kv_string(w, "type", "text");
+                oci_jw_key(w, "text");
+                write_run_text(w, res, 0);
+                oci_jw_end_object(w);
+                if (json) {
+                        oci_jw_begin_object(w);
+                        oci_jw_kv_string(w, "type", "text");
+                        oci_jw_kv_string(w, "text", json);
+                        oci_jw_end_object(w);
+                }
+                for (size_t i = 0; i < res->n_artifacts; i++) {
+                        const mcp_artifact *f = &res->artifacts[i];
+                        if (f->data && f->size <= srv->cfg->max_image_bytes) {
+                                _cleanup_free_ char *b64 = mcp_base64_encode(f->data, f->size, NULL);
+                                if (!b64)
+                                        continue;
+                                oci_jw_begin_object(w);
+                                oci_jw_kv_string(w, "type", "image");
+                                oci_jw_kv_string(w, "data", b64);
+                                oci_jw_key(w, "mimeType");
+                                mcp_jw_text(w, f->mime_type ? f->mime_type : "image/png");
+                                oci_jw_end_object(w);
+                        } else if (structured && f->uri) {
+                                oci_jw_begin_object(w);
+                                oci_jw_kv_string(w, "type", "resource_link");
+                                oci_jw_key(w, "uri");
+                                mcp_jw_text(w, f->uri);
+                                oci_jw_key(w, "name");
+                                mcp_jw_text(w, f->path);
+                                if (f->mime_type) {
+                                        oci_jw_key(w, "mimeType");
+                                        mcp_jw_text(w, f->mime_type);
+                                }
+                                oci_jw_kv_uint64(w, "size", f->size);
+                                oci_jw_end_object(w);
+                        }
+                }
+                oci_jw_end_array(w);
+                if (structured) {
+                        oci_jw_key(w, "structuredContent");
+                        write_run_structured(w, &view);
+                }
+                if (run_failed(res))
+                        oci_jw_kv_bool(w, "isError", true);
+                oci_jw_end_object(w);
+        }
+        (void) mcp_rpc_send(srv->rpc, w, &c->id, false);
+}
+
+static void
+on_done(mcp_run *run _unused_, const mcp_run_result *res, void *data)
+{
+        mcp_call *c = data;
+        if (c->timer) {
+                mcp_timer_cancel(c->srv->loop, c->timer);
+                c->timer = NULL;
+        }
+        /* The progress notifications stop before the response. */
+        c->finished = true;
+        c->run = NULL;
+        send_run_result(c, res);
+        if (res->run_id)
+                mcp_resources_note_run(c->srv, res->run_id);
+        if (!c->submitting)
+                call_free(c);
+}
+
+typedef struct run_args {
+        mcp_file_in files[FILES_MAX];
+        unsigned char *decoded[FILES_MAX];
+        size_t n_files;
+        const char *args[ARGS_MAX];
+        size_t n_args;
+        char *env[ENV_MAX];
+        size_t n_env;
+} run_args;
+
+static void
+run_args_free(run_args *ra)
+{
+        for (size_t i = 0; i < ra->n_files; i++)
+                free(ra->decoded[i]);
+        for (size_t i = 0; i < ra->n_env; i++)
+                free(ra->env[i]);
+}
+
+static int
+t_files(targs *a, run_args *ra)
+{
+        const oci_json *v = tget(a, "files");
+        char d[96];
+        if (!v)
+                return 0;
+        if (oci_json_type_of(v) != OCI_JSON_ARRAY)
+                return tbad(a, "files: expected an array, got %s", describe(v, d, sizeof d));
+        size_t n = oci_json_len(v), total = 0;
+        if (n > FILES_MAX)
+                return tbad(a, "files: %zu files is above the limit of %d", n, FILES_MAX);
+        for (size_t i = 0; i < n; i++) {
+                const oci_json *f = oci_json_value_at(v, i);
+                if (oci_json_type_of(f) != OCI_JSON_OBJECT)
+                        return tbad(a, "files[%zu]: expected an object, got %s", i,
+                                    describe(f, d, sizeof d));
+                targs fa = { .obj = f };
+                static const char *const file_args[] = { "path", "content", "encoding",
+                                                         "executable", NULL };
+                const tool file_shape = { .name = "a file", .args = file_args };
+                const char *path = NULL, *content = NULL, *encoding = NULL;
+                bool exec = false;
+                int r;
+                if ((r = t_unknown(&fa, &file_shape)) < 0 ||
+                    (r = t_str(&fa, "path", true, PATH_MAX_LEN, &path)) < 0 ||
+                    (r = t_str(&fa, "content", true, 0, &content)) < 0 ||
+                    (r = t_enum(&fa, "encoding", false, (const char *const[]) { "utf8", "base64", NULL },
+                                &encoding)) < 0 ||
+                    (r = t_bool(&fa, "executable", &exec)) < 0)
+                        return tbad(a, "files[%zu].%s", i, fa.msg);
+                if (!*path)
+                        return tbad(a, "files[%zu].path: empty", i);
+                char field[48];
+                snprintf(field, sizeof field, "files[%zu].content", i);
+                const char *data;
+                size_t len;
+                r = t_content(&fa, field, content, encoding, FILES_BYTES_MAX - total, &data, &len,
+                              &ra->decoded[i]);
+                ra->n_files = i + 1;
+                if (r < 0)
+                        return tbad(a, "%s (all files together: at most %" PRIu64 " bytes)", fa.msg,
+                                    FILES_BYTES_MAX);
+                total += len;
+                ra->files[i] = (mcp_file_in) { .path = path, .data = data, .len = len,
+                                               .executable = exec };
+        }
+        return 1;
+}
+
+static int
+t_args(targs *a, run_args *ra)
+{
+        const oci_json *v = tget(a, "args");
+        char d[96];
+        if (!v)
+                return 0;
+        if (oci_json_type_of(v) != OCI_JSON_ARRAY)
+                return tbad(a, "args: expected an array of strings, got %s", describe(v, d, sizeof d));
+        size_t n = oci_json_len(v);
+        if (n > ARGS_MAX)
+                return tbad(a, "args: %zu arguments is above the limit of %d", n, ARGS_MAX);
+        for (size_t i = 0; i < n; i++) {
+                const oci_json *s = oci_json_value_at(v, i);
+                if (oci_json_type_of(s) != OCI_JSON_STRING)
+                        return tbad(a, "args[%zu]: expected a string, got %s", i, describe(s, d, sizeof d));
+                if (strlen(oci_json_string(s)) > ARG_MAX_LEN)
+                        return tbad(a, "args[%zu]: %zu bytes is above the limit of %d bytes", i,
+                                    strlen(oci_json_string(s)), ARG_MAX_LEN);
+                ra->args[i] = oci_json_string(s);
+        }
+        ra->n_args = n;
+        return 1;
+}
+
+static bool
+env_name_ok(const char *k)
+{
+        if (!*k || (*k >= '0' && *k <= '9'))
+                return false;
+        for (; *k; k++)
+                if (!((*k >= 'A' && *k <= 'Z') || (*k >= 'a' && *k <= 'z') ||
+                      (*k >= '0' && *k <= '9') || *k == '_'))
+                        return false;
+        return true;
+}
+
+static int
+t_env(targs *a, run_args *ra)
+{
+        const oci_json *v = tget(a, "env");
+        char d[96], q[96];
+        if (!v)
+                return 0;
+        if (oci_json_type_of(v) != OCI_JSON_OBJECT)
+                return tbad(a, "env: expected an object of strings, got %s", describe(v, d, sizeof d));
+        size_t n = oci_json_len(v);
+        if (n > ENV_MAX)
+                return tbad(a, "env: %zu variables is above the limit of %d", n, ENV_MAX);
+        for (size_t i = 0; i < n; i++) {
+                const char *k = oci_json_key_at(v, i);
+                const oci_json *s = oci_json_value_at(v, i);
+                oci_json_quote(k, q, sizeof q);
+                if (!env_name_ok(k) || strlen(k) > ENV_KEY_MAX)
+                        return tbad(a, "env: %s is not a variable name ([A-Za-z_][A-Za-z0-9_]*, at most %d bytes)",
+                                    q, ENV_KEY_MAX);
+                if (oci_json_type_of(s) != OCI_JSON_STRING)
+                        return tbad(a, "env.%s: expected a string, got %s", k, describe(s, d, sizeof d));
+                size_t len = strlen(oci_json_string(s));
+                if (len > ENV_VALUE_MAX)
+                        return tbad(a, "env.%s: %zu bytes is above the limit of %d bytes", k, len,
+                                    ENV_VALUE_MAX);
+                if (asprintf(&ra->env[i], "%s=%s", k, oci_json_string(s)) < 0)
+                        return tbad(a, "env: out of memory");
+                ra->n_env = i + 1;
+        }
+        return 1;
+}
+
+static void
+t_run_code(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *token)
+{
+        static const char *const none[] = { NULL };
+        const char *const *languages = srv->engine ? mcp_engine_languages(srv->engine) : none;
+        mcp_run_request req = { 0 };
+        run_args ra = { 0 };
+        int r;
+        if ((r = t_enum(a, "language", true, languages, &req.language)) < 0 ||
+            (r = t_str(a, "code", true, CODE_MAX, &req.code)) < 0 ||
+            (r = t_str(a, "stdin", false, STDIN_MAX, &req.stdin_data)) < 0 ||
+            (r = t_files(a, &ra)) < 0 || (r = t_args(a, &ra)) < 0 || (r = t_env(a, &ra)) < 0 ||
+            (r = t_limits(a, srv->cfg, &req.limits)) < 0 ||
+            (r = t_str(a, "session_id", false, SESSION_ID_MAX, &req.session_id)) < 0) {
+                run_args_free(&ra);
+                send_tool_error(srv, id, a->msg);
+                return;
+        }
+        req.code_len = strlen(req.code);
+        req.stdin_len = req.stdin_data ? strlen(req.stdin_data) : 0;
+        req.files = ra.files;
+        req.n_files = ra.n_files;
+        req.args = ra.args;
+        req.n_args = ra.n_args;
+        req.env = (const char *const *) ra.env;
+        req.n_env = ra.n_env;
+
+        mcp_call *c = calloc(1, sizeof *c);
+        if (!c || mcp_rpc_id_copy(&c->id, id) < 0 ||
+            (token && mcp_rpc_id_copy(&c->token, token) < 0) ||
+            (req.session_id && !(c->session_id = strdup(req.session_id)))) {
+                if (c) {
+                        mcp_rpc_id_clear(&c->id);
+                        mcp_rpc_id_clear(&c->token);
+                        free(c);
+                }
+                run_args_free(&ra);
+                send_tool_error(srv, id, "out of memory");
+                return;
+        }
+        c->srv = srv;
+        c->next = srv->calls;
+        if (c->next)
+                c->next->prev = c;
+        srv->calls = c;
+
+        msp_err err = { 0 };
+        c->submitting = true;
+        r = srv->engine ? mcp_engine_submit(srv->engine, &req, on_output, on_done, c, &c->run, &err)
+                        : msp_err_set(&err, ENOSYS, "no engine");
+        c->submitting = false;
+        run_args_free(&ra);
+        if (c->finished) {
+                /* on_done ran inside submit and answered. */
+                call_free(c);
+                return;
+        }
+        if (r < 0) {
+                char q[96];
+                if (r == -EBUSY)
+                        send_tool_errorf(srv, id, "the server is busy: %u runs are queued (--max-queue); retry later",
+                                         srv->cfg->max_queue);
+                else if (r == -ENOENT && req.session_id) {
+                        oci_json_quote(req.session_id, q, sizeof q);
+                        send_tool_errorf(srv, id, "session_id: %s: no such session (expired or closed?)%s%s",
+                                         q, err.msg[0] ? ": " : "", err.msg);
+                } else
+                        send_errno(srv, id, r, &err, "run_code");
+                call_free(c);
+                return;
+        }
+        mcp_log(srv->log, MCP_LOG_DEBUG, "run_code %s started", req.language);
+}
+
+void
+mcp_tools_cancel(mcp_server *srv, const mcp_rpc_id *id)
+{
+        for (mcp_call *c = srv->calls; c; c = c->next)
+                if (mcp_rpc_id_equal(&c->id, id)) {
+                        if (c->run && !c->finished && srv->engine)
+                                mcp_engine_cancel(srv->engine, c->run);
+                        mcp_log(srv->log, MCP_LOG_INFO, "run cancelled by the client");
+                        call_free(c);
+                        return;
+                }
+}
+
+void
+mcp_tools_cancel_all(mcp_server *srv)
+{
+        while (srv->calls) {
+                mcp_call *c = srv->calls;
+                if (c->run && !c->finished && srv->engine)
+                        mcp_engine_cancel(srv->engine, c->run);
+                call_free(c);
+        }
+}
+
+/* ---- session tools ---- */
+
+static mcp_session_store *
+store_of(mcp_server *srv)
+{
+        return srv->engine ? mcp_engine_sessions(srv->engine) : NULL;
+}
+
+static void
+write_limits(oci_jw *w, const mcp_limits *l)
+{
+        obj_begin(w, "limits");
+        oci_jw_kv_uint64(w, "memory_mb", l->memory_bytes / MIB);
+        oci_jw_kv_uint64(w, "pids", l->pids);
+        oci_jw_kv_uint64(w, "cpu_millis", l->cpu_millis);
+        oci_jw_kv_uint64(w, "timeout_ms", l->timeout_ms);
+        oci_jw_end_object(w);
+}
+
+static void
+write_session_created(oci_jw *w, const void *ctx)
+{
+        const mcp_session_info *s = ctx;
+        char t[32];
+        oci_jw_begin_object(w);
+        oci_jw_key(w, "session_id");
+        mcp_jw_text(w, s->id);
+        oci_jw_key(w, "rootfs");
+        mcp_jw_text(w, s->rootfs ? s->rootfs : "host");
+        oci_jw_kv_bool(w, "network", s->network);
+        mcp_rfc3339(s->expires_usec, t);
+        oci_jw_kv_string(w, "expires_at", t);
+        write_limits(w, &s->limits);
+        oci_jw_end_object(w);
+}
+
+static void
+t_session_create(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *token _unused_)
+{
+        mcp_session_opts o = { 0 };
+        const char *names[17] = { 0 };
+        for (size_t i = 0; i < srv->cfg->n_rootfs && i < 16; i++)
+                names[i] = srv->cfg->rootfs[i].name;
+        int r;
+        if ((r = t_limits(a, srv->cfg, &o.limits)) < 0 ||
+            (r = t_uint(a, "ttl_s", 1, srv->cfg->session_max_ttl_s, &o.ttl_s)) < 0 ||
+            (r = t_bool(a, "network", &o.network)) < 0 ||
+            (r = t_enum(a, "rootfs", false, names, &o.rootfs)) < 0) {
+                send_tool_error(srv, id, a->msg);
+                return;
+        }
+        if (o.network && !srv->cfg->allow_network) {
+                send_tool_error(srv, id, "network: true is not allowed by this server (start msp-mcp with --allow-network)");
+                return;
+        }
+        mcp_session_store *st = store_of(srv);
+        mcp_session_info info = { 0 };
+        msp_err err = { 0 };
+        r = st ? mcp_session_create(st, &o, &info, &err) : msp_err_set(&err, ENOSYS, "no session store");
+        if (r == -EUSERS) {
+                send_tool_errorf(srv, id, "session_create: the limit of %u live sessions is reached (--max-sessions); close one first",
+                                 srv->cfg->max_sessions);
+                return;
+        }
+        if (r < 0) {
+                send_errno(srv, id, r, &err, "session_create");
+                return;
+        }
+        send_structured(srv, id, write_session_created, &info);
+}
+
+typedef struct session_list_view {
+        const mcp_session_info *s;
+        size_t n;
+} session_list_view;
+
+static void
+write_session_list(oci_jw *w, const void *ctx)
+{
+        const session_list_view *v = ctx;
+        char t[32];
+        oci_jw_begin_object(w);
+        oci_jw_key(w, "sessions");
+        oci_jw_begin_array(w);
+        for (size_t i = 0; i < v->n; i++) {
+                const mcp_session_info *s = &v->s[i];
+                oci_jw_begin_object(w);
+                oci_jw_key(w, "session_id");
+                mcp_jw_text(w, s->id);
+                oci_jw_key(w, "rootfs");
+                mcp_jw_text(w, s->rootfs ? s->rootfs : "host");
+                oci_jw_kv_bool(w, "network", s->network);
+                mcp_rfc3339(s->created_usec, t);
+                oci_jw_kv_string(w, "created_at", t);
+                mcp_rfc3339(s->expires_usec, t);
+                oci_jw_kv_string(w, "expires_at", t);
+                oci_jw_kv_uint64(w, "runs", s->runs);
+                oci_jw_kv_bool(w, "busy", s->busy);
+                oci_jw_end_object(w);
+        }
+        oci_jw_end_array(w);
+        oci_jw_end_object(w);
+}
+
+static void
+t_session_list(mcp_server *srv, const mcp_rpc_id *id, targs *a _unused_, const mcp_rpc_id *token _unused_)
+{
+        mcp_session_store *st = store_of(srv);
+        _cleanup_free_ mcp_session_info *list = NULL;
+        size_t n = 0;
+        msp_err err = { 0 };
+        int r = st ? mcp_session_list(st, &list, &n, &err) : 0;
+        if (r < 0) {
+                send_errno(srv, id, r, &err, "session_list");
+                return;
+        }
+        session_list_view v = { .s = list, .n = n };
+        send_structured(srv, id, write_session_list, &v);
+}
+
+static void
+write_closed(oci_jw *w, const void *ctx)
+{
+        oci_jw_begin_object(w);
+        oci_jw_key(w, "session_id");
+        mcp_jw_text(w, ctx);
+        oci_jw_kv_bool(w, "closed", true);
+        oci_jw_end_object(w);
+}
+
+static int
+t_session_id(mcp_server *srv, const mcp_rpc_id *id, targs *a, mcp_session_store **ret_st,
+             const char **ret_sid)
+{
+        if (t_str(a, "session_id", true, SESSION_ID_MAX, ret_sid) < 0) {
+                send_tool_error(srv, id, a->msg);
+                return -EINVAL;
+        }
+        *ret_st = store_of(srv);
+        if (!*ret_st) {
+                send_tool_error(srv, id, "sessions are not available");
+                return -ENOSYS;
+        }
+        return 0;
+}
+
+static void
+send_session_errno(mcp_server *srv, const mcp_rpc_id *id, int r, const msp_err *err,
+                   const char *tool_name, const char *sid)
+{
+        char q[96];
+        oci_json_quote(sid, q, sizeof q);
+        if (r == -ENOENT && !err->msg[0])
+                send_tool_errorf(srv, id, "session_id: %s: no such session (expired or closed?)", q);
+        else if (r == -EBUSY && !err->msg[0])
+                send_tool_errorf(srv, id, "session_id: %s: a run is using the session; retry when it is done", q);
+        else
+                send_errno(srv, id, r, err, tool_name);
+}
+
+static void
+t_session_close(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *token _unused_)
+{
+        mcp_session_store *st;
+        const char *sid;
+        if (t_session_id(srv, id, a, &st, &sid) < 0)
+                return;
+        msp_err err = { 0 };
+        int r = mcp_session_close(st, sid, false, &err);
+        if (r < 0) {
+                send_session_errno(srv, id, r, &err, "session_close", sid);
+                return;
+        }
+        send_structured(srv, id, write_closed, sid);
+}
+
+typedef struct written_view {
+        const char *path;
+        size_t bytes;
+} written_view;
+
+static void
+write_written(oci_jw *w, const void *ctx)
+{
+        const written_view *v = ctx;
+        oci_jw_begin_object(w);
+        oci_jw_key(w, "path");
+        mcp_jw_text(w, v->path);
+        oci_jw_kv_uint64(w, "bytes", v->bytes);
+        oci_jw_end_object(w);
+}
+
+static void
+t_write_file(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *token _unused_)
+{
+        mcp_session_store *st;
+        const char *sid, *path = NULL, *content = NULL, *encoding = NULL;
+        bool exec = false;
+        if (t_session_id(srv, id, a, &st, &sid) < 0)
+                return;
+        if (t_str(a, "path", true, PATH_MAX_LEN, &path) < 0 ||
+            t_str(a, "content", true, 0, &content) < 0 ||
+            t_enum(a, "encoding", false, (const char *const[]) { "utf8", "base64", NULL }, &encoding) < 0 ||
+            t_bool(a, "executable", &exec) < 0) {
+                send_tool_error(srv, id, a->msg);
+                return;
+        }
+        const char *data;
+        size_t len;
+        _cleanup_free_ unsigned char *decoded = NULL;
+        if (t_content(a, "content", content, encoding, srv->cfg->max_message_bytes, &data, &len,
+                      &decoded) < 0) {
+                send_tool_error(srv, id, a->msg);
+                return;
+        }
+        msp_err err = { 0 };
+        int r = mcp_session_write_file(st, sid, path, data, len, exec, &err);
+        if (r < 0) {
+                send_session_errno(srv, id, r, &err, "write_file", sid);
+                return;
+        }
+        written_view v = { .path = path, .bytes = len };
+        send_structured(srv, id, write_written, &v);
+}
+
+typedef struct read_view {
+        const char *path, *content, *encoding;
+        uint64_t size;
+        bool truncated;
+} read_view;
+
+static void
+write_read(oci_jw *w, const void *ctx)
+{
+        const read_view *v = ctx;
+        oci_jw_begin_object(w);
+        oci_jw_key(w, "path");
+        mcp_jw_text(w, v->path);
+        oci_jw_kv_string(w, "content", v->content);
+        oci_jw_kv_string(w, "encoding", v->encoding);
+        oci_jw_kv_uint64(w, "size", v->size);
+        oci_jw_kv_bool(w, "truncated", v->truncated);
+        oci_jw_end_object(w);
+}
+
+static void
+t_read_file(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *token _unused_)
+{
+        mcp_session_store *st;
+        const char *sid, *path = NULL, *encoding = "utf8";
+        uint64_t max = READ_DEFAULT;
+        if (t_session_id(srv, id, a, &st, &sid) < 0)
+                return;
+        if (t_str(a, "path", true, PATH_MAX_LEN, &path) < 0 ||
+            t_enum(a, "encoding", false, (const char *const[]) { "utf8", "base64", NULL }, &encoding) < 0 ||
+            t_uint(a, "max_bytes", 1, READ_MAX, &max) < 0) {
+                send_tool_error(srv, id, a->msg);
+                return;
+        }
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0;
+        uint64_t size = 0;
+        bool truncated = false;
+        msp_err err = { 0 };
+        int r = mcp_session_read_file(st, sid, path, max, &buf, &len, &size, &truncated, &err);
+        if (r < 0) {
+                send_session_errno(srv, id, r, &err, "read_file", sid);
+                return;
+        }
+        _cleanup_free_ char *content = NULL;
+        if (strcmp(encoding, "base64") == 0)
+                content = mcp_base64_encode(buf ? buf : "", len, NULL);
+        else {
+                /* A cut may split a character: drop the partial one at the end. */
+                size_t n = len;
+                if (truncated)
+                        while (n > 0 && n > len - 4 && !mcp_utf8_valid(buf, n))
+                                n--;
+                if (!mcp_utf8_valid(buf ? buf : "", n) || (buf && memchr(buf, 0, n))) {
+                        char q[96];
+                        oci_json_quote(path, q, sizeof q);
+                        send_tool_errorf(srv, id, "path: %s is not UTF-8 text; read it with encoding \"base64\"", q);
+                        return;
+                }
+                content = strndup(buf ? buf : "", n);
+        }
+        if (!content) {
+                send_tool_error(srv, id, "out of memory");
+                return;
+        }
+        read_view v = { .path = path, .content = content, .encoding = encoding, .size = size,
+                        .truncated = truncated };
+        send_structured(srv, id, write_read, &v);
+}
+
+typedef struct list_view {
+        const char *path;
+        const mcp_dirent *ents;
+        size_t n;
+        bool truncated;
+} list_view;
+
+static const char *
+type_name(mcp_file_type t)
+{
+        switch (t) {
+        case MCP_FILE_REG:
+                return "file";
+        case MCP_FILE_DIR:
+                return "directory";
+        case MCP_FILE_SYMLINK:
+                return "symlink";
+        case MCP_FILE_OTHER:
+        default:
+                return "other";
+        }
+}
+
+static void
+write_list(oci_jw *w, const void *ctx)
+{
+        const list_view *v = ctx;
+        oci_jw_begin_object(w);
+        oci_jw_key(w, "path");
+        mcp_jw_text(w, v->path);
+        oci_jw_key(w, "entries");
+        oci_jw_begin_array(w);
+        for (size_t i = 0; i < v->n; i++) {
+                oci_jw_begin_object(w);
+                oci_jw_key(w, "name");
+                mcp_jw_text(w, v->ents[i].name);
+                oci_jw_kv_string(w, "type", type_name(v->ents[i].type));
+                oci_jw_kv_uint64(w, "size", v->ents[i].size);
+                oci_jw_end_object(w);
+        }
+        oci_jw_end_array(w);
+        oci_jw_kv_bool(w, "truncated", v->truncated);
+        oci_jw_end_object(w);
+}
+
+static void
+t_list_files(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *token _unused_)
+{
+        mcp_session_store *st;
+        const char *sid, *path = "";
+        if (t_session_id(srv, id, a, &st, &sid) < 0)
+                return;
+        if (t_str(a, "path", false, PATH_MAX_LEN, &path) < 0) {
+                send_tool_error(srv, id, a->msg);
+                return;
+        }
+        mcp_dirent *ents = NULL;
+        size_t n = 0;
+        bool truncated = false;
+        msp_err err = { 0 };
+        int r = mcp_session_list_files(st, sid, path, LIST_MAX, &ents, &n, &truncated, &err);
+        if (r < 0) {
+                send_session_errno(srv, id, r, &err, "list_files", sid);
+                return;
+        }
+        list_view v = { .path = path, .ents = ents, .n = n, .truncated = truncated };
+        send_structured(srv, id, write_list, &v);
+        mcp_dirents_free(ents, n);
+}
+
+/* ---- tools/call ---- */
+
+void
+mcp_tools_call(mcp_server *srv, const mcp_rpc_id *id, const oci_json *params)
+{
+        const char *name = mcp_json_str(params, "name");
+        if (!name) {
+                (void) mcp_rpc_send_error(srv->rpc, id, MCP_RPC_INVALID_PARAMS,
+                                          "Invalid params: name must be a string");
+                return;
+        }
+        const tool *t = NULL;
+        for (size_t i = 0; i < ARRAY_SIZE(tools) && !t; i++)
+                if (strcmp(tools[i].name, name) == 0)
+                        t = &tools[i];
+        if (!t) {
+                char msg[200];
+                snprintf(msg, sizeof msg, "Unknown tool: %.120s", name);
+                (void) mcp_rpc_send_error(srv->rpc, id, MCP_RPC_INVALID_PARAMS, msg);
+                return;
+        }
+        const oci_json *args = oci_json_get(params, "arguments");
+        if (args && oci_json_type_of(args) == OCI_JSON_NULL)
+                args = NULL;
+        if (args && oci_json_type_of(args) != OCI_JSON_OBJECT) {
+                (void) mcp_rpc_send_error(srv->rpc, id, MCP_RPC_INVALID_PARAMS,
+                                          "Invalid params: arguments must be an object");
+                return;
+        }
+        mcp_rpc_id token = { .kind = MCP_ID_NONE };
+        const oci_json *meta = oci_json_get(params, "_meta");
+        const oci_json *tok = meta ? oci_json_get(meta, "progressToken") : NULL;
+        if (tok && mcp_rpc_id_from_json(tok, &token) < 0)
+                token.kind = MCP_ID_NONE;
+
+        targs a = { .obj = args };
+        if (t_unknown(&a, t) < 0)
+                send_tool_error(srv, id, a.msg);
+        else
+                t->fn(srv, id, &a, token.kind == MCP_ID_NONE ? NULL : &token);
+        mcp_rpc_id_clear(&token);
+}
