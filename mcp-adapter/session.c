@@ -412,6 +412,16 @@ mcp_sessions_new(mcp_loop *loop, const mcp_config *cfg, mcp_session_store **ret,
                 r = msp_err_set(err, ENOMEM, "out of memory");
         }
         _cleanup_close_ int state = -1;
+        if (r >= 0 && cfg->seed_dir) {
+                struct stat st;
+                if (cfg->seed_dir[0] != '/' || stat(cfg->seed_dir, &st) < 0 ||
+                    !S_ISDIR(st.st_mode)) {
+                        r = msp_err_set(err, EINVAL, "--seed-dir \"%s\": not an absolute path of "
+                                        "a directory", cfg->seed_dir);
+                        mcp_sessions_free(store);
+                        return r;
+                }
+        }
         if (r >= 0)
                 r = state = mkdir_open(AT_FDCWD, cfg->state_dir, 0711, err);
         if (r >= 0)

@@ -150,6 +150,13 @@ TEST(bad_options_and_ids)
         ASSERT_EQ_INT(bad_ok, (int) ARRAY_SIZE(bad));
         ASSERT_EQ_INT(r4, -ENOENT);
         ASSERT_TRUE(mcp_session_id_valid("s-0123456789abcdef"));
+        cfg.seed_dir = "relative/seed";
+        st = NULL;
+        ASSERT_EQ_INT(mcp_sessions_new(loop, &cfg, &st, &err), -EINVAL);
+        ASSERT_TRUE(strstr(err.msg, "--seed-dir") != NULL);
+        cfg.seed_dir = "/nonexistent/seed";
+        ASSERT_EQ_INT(mcp_sessions_new(loop, &cfg, &st, &err), -EINVAL);
+        ASSERT_NULL(st);
 }
 
 TEST(max_sessions)
