@@ -72,6 +72,11 @@ build_initramfs() {
         copy_with_libs "$MSP" /usr/bin/msp || return 1
         copy_with_libs "$(command -v jq)" /usr/bin/jq || return 1
         install -D -m 0755 "$MSP_HELPER" "$stage/usr/bin/msp-helper" || return 1
+        # AppArmor's parser (package apparmor), when the host has it: the guest kernel runs
+        # AppArmor, so a profile can be loaded there and its confinement tested.
+        if command -v apparmor_parser >/dev/null; then
+                copy_with_libs "$(command -v apparmor_parser)" /usr/sbin/apparmor_parser || return 1
+        fi
         for u in "$MSP_RT_UNIT_DIR"/test-rt-cgroup* "$MSP_RT_UNIT_DIR"/test-rt-lsm; do
                 [ -x "$u" ] && [ -f "$u" ] || continue
                 copy_with_libs "$u" "/vm/unit/$(basename "$u")" || return 1
