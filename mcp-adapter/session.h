@@ -72,7 +72,9 @@ int mcp_session_list(mcp_session_store *store, mcp_session_info **ret, size_t *r
  * fd (both owned by the store, valid until release); marks the session busy until
  * mcp_session_release(). One run per session: -EBUSY while another run holds it (the
  * engine queues the run or returns a tool error). An expired session stays usable by the
- * run holding it and is removed at its release. */
+ * run holding it and is removed at its release. Release as soon as the container's
+ * processes are gone, before the result is sent: a client's next run_code on the session
+ * otherwise finds it busy while the container is being deleted. */
 int mcp_session_acquire(mcp_session_store *store, const char *id, int *ret_workspace_fd,
                         const char **ret_workspace_path, mcp_session_info *ret_info,
                         msp_err *err);
