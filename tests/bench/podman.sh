@@ -82,8 +82,13 @@ cleanup() {
         done
         "${P[@]}" rm -af -t 0 >/dev/null 2>&1
         "${P[@]}" rmi -af >/dev/null 2>&1
-        for d in /sys/fs/cgroup/*/"$cg" /sys/fs/cgroup/"$cg"; do
-                [ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+        # conmon of the last runs may still be exiting: retry for up to 10 s
+        for _ in $(seq 100); do
+                for d in /sys/fs/cgroup/*/"$cg" /sys/fs/cgroup/"$cg"; do
+                        [ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+                done
+                compgen -G "/sys/fs/cgroup/*/$cg" >/dev/null || break
+                sleep 0.1
         done
         if [ "$keep" = 1 ]; then
                 echo "bench: kept $work"

@@ -86,8 +86,13 @@ pm_teardown_file() {
         # Only mounts below our own directory, deepest first (none unless a test failed).
         grep -F " $PM_DIR/" /proc/self/mountinfo | awk '{print $5}' | sort -r |
                 while read -r m; do umount -l "$m" || true; done
-        for d in /sys/fs/cgroup/*/"$PM_CGROUP" /sys/fs/cgroup/"$PM_CGROUP"; do
-                [ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+        # conmon of the last containers may still be exiting: retry for up to 10 s
+        for _ in $(seq 100); do
+                for d in /sys/fs/cgroup/*/"$PM_CGROUP" /sys/fs/cgroup/"$PM_CGROUP"; do
+                        [ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
+                done
+                compgen -G "/sys/fs/cgroup/*/$PM_CGROUP" >/dev/null || break
+                sleep 0.1
         done
         rm -rf "$PM_DIR"
 }
