@@ -607,8 +607,10 @@ mcp_session_create(mcp_session_store *store, const mcp_session_opts *opts,
                 session_free(store, s, s->id[0] != '\0');
                 return r;
         }
-        s->next = store->list;
-        store->list = s;
+        session **tail = &store->list;          /* oldest first: session_list's order */
+        while (*tail)
+                tail = &(*tail)->next;
+        *tail = s;
         store->n++;
         fill_info(s, ret);
         return 0;

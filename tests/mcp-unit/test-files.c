@@ -399,6 +399,55 @@ TEST(remove_tree_confined)
         close(fd);
 }
 
+/* Random paths over a tree with symlinks that point outside: whatever the path, nothing
+ * outside changes and every failure is one of the documented errnos. */
+TEST(random_paths_stay_inside)
+{
+        char ws[256];
+        msp_err err = { 0 };
+        int fd = new_ws(ws, sizeof ws);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(NERRNO(mkdirat(fd, "a", 0755)));
+        ASSERT_OK(NERRNO(symlinkat("../../outside", fd, "up")));
+        ASSERT_OK(NERRNO(symlinkat(outside, fd, "a/abs")));
+        ASSERT_OK(NERRNO(symlinkat("..", fd, "a/dotdot")));
+        ASSERT_OK(NERRNO(symlinkat("/", fd, "a/root")));
+        static const char *const parts[] = { "a", "up", "abs", "dotdot", "root", "..", ".", "",
+                                             "canary", "outside", "x", "/workspace", "tmp" };
+        unsigned seed = 7;
+        int writes_ok = 0;
+        for (int i = 0; i < 2000; i++) {
+                char path[512] = "";
+                int n = 1 + (int) (rand_r(&seed) % 6);
+                if (rand_r(&seed) % 3 == 0)
+                        strcat(path, "/");
+                for (int k = 0; k < n; k++) {
+                        strcat(path, parts[rand_r(&seed) % ARRAY_SIZE(parts)]);
+                        if (k + 1 < n)
+                                strcat(path, "/");
+                }
+                int r = mcp_workspace_write_file(fd, path, "r", 1, false, &err);
+                writes_ok += r == 0;
+                if (r < 0 && r != -EXDEV && r != -ELOOP && r != -EISDIR && r != -ENOTDIR &&
+                    r != -ENOENT && r != -EINVAL)
+                        TAP_FAIL_("write %s: unexpected %d: %s", path, r, err.msg);
+                char *buf = NULL;
+                size_t len;
+                uint64_t size;
+                bool trunc;
+                r = mcp_workspace_read_file(fd, path, 64, &buf, &len, &size, &trunc, &err);
+                if (r == 0 && strcmp(buf, "r") != 0) {
+                        free(buf);
+                        TAP_FAIL_("read %s: got content that is not ours", path);
+                }
+                free(buf);
+                if (!canary_intact())
+                        TAP_FAIL_("after %s: the canary changed", path);
+        }
+        ASSERT_TRUE(writes_ok > 0);
+        close(fd);
+}
+
 static void
 teardown(void)
 {
@@ -457,6 +506,7 @@ main(void)
         RUN(bad_bytes_in_path);
         RUN(list_sorted_and_capped);
         RUN(remove_tree_confined);
+        RUN(random_paths_stay_inside);
         tap_check(canary_intact(), "canary outside the workspaces untouched");
         teardown();
         tap_check(access(base, F_OK) < 0, "no leftovers in /tmp");

@@ -110,7 +110,9 @@ TEST(create_get_list_close)
         size_t ln = 0;
         ASSERT_OK_ERR(mcp_session_list(st, &list, &ln, &err), err);
         ASSERT_EQ_INT(ln, 2);
+        bool ordered = strcmp(list[0].id, info.id) == 0 && strcmp(list[1].id, other.id) == 0;
         free(list);
+        ASSERT_TRUE(ordered);           /* oldest first */
         ASSERT_OK_ERR(mcp_session_close(st, info.id, false, &err), err);
         ASSERT_EQ_INT(mcp_session_get(st, info.id, &got, &err), -ENOENT);
         ASSERT_TRUE(strstr(err.msg, info.id) != NULL);
