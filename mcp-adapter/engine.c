@@ -52,7 +52,8 @@ struct mcp_run {
         void *data;
         bool cancelled;
         char *stdin_copy;
-        char *session_id;               /* acquired until cleanup */
+        char *session_id;               /* acquired until the container exits */
+        bool was_session;
         int ws_fd;                      /* fresh: owned; session: borrowed */
         bool ws_mounted;
         uint64_t start_ns;              /* wall clock, for artifacts */
@@ -179,6 +180,22 @@ private_mounts(msp_err *err)
         return 0;
 }
 
+static void session_release(mcp_run *run);
+
+/* A session closed with force while a run uses it: cancel the run, free the session. */
+static void
+session_evict(const char *id, void *data)
+{
+        mcp_engine *e = data;
+        for (mcp_run *run = e->runs; run; run = run->next) {
+                if (!run->session_id || strcmp(run->session_id, id) != 0)
+                        continue;
+                session_release(run);   /* first: a queued run is freed by the cancel */
+                mcp_engine_cancel(e, run);
+                return;
+        }
+}
+
 int
 mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine **ret, msp_err *err)
 {
@@ -225,6 +242,7 @@ mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine **ret, msp_err 
         }
         if ((r = mcp_sessions_new(loop, cfg, &e->sessions, err)) < 0)
                 goto fail;
+        mcp_sessions_set_evict(e->sessions, session_evict, e);
         *ret = e;
         return 0;
 fail:
@@ -302,24 +320,32 @@ mcp_engine_run_log(mcp_engine *e, const char *run_id, mcp_stream stream, char **
 
 static void run_start_next(mcp_engine *e);
 
+static void
+session_release(mcp_run *run)
+{
+        if (!run->session_id)
+                return;
+        mcp_session_release(run->engine->sessions, run->session_id);
+        free(run->session_id);
+        run->session_id = NULL;
+        run->ws_fd = -1;                /* the store's */
+}
+
 /* Everything the run made on the host; the container is already deleted (or never was). */
 static void
 run_cleanup(mcp_run *run)
 {
         mcp_engine *e = run->engine;
-        bool fresh = !run->session_id;
+        bool fresh = !run->session_id && !run->was_session;
         char name[64];
         if (run->ws_mounted) {
                 (void) umount2(run->ws_path, MNT_DETACH);
                 run->ws_mounted = false;
         }
-        if (run->session_id) {
-                mcp_session_release(e->sessions, run->session_id);
-                free(run->session_id);
-                run->session_id = NULL;
-        } else if (run->ws_fd >= 0) {
+        if (run->session_id)
+                session_release(run);
+        else if (run->ws_fd >= 0)
                 close(run->ws_fd);
-        }
         run->ws_fd = -1;
         if (run->ws_path[0] && fresh) {
                 snprintf(name, sizeof name, "ws/%s", run->id);
@@ -382,6 +408,11 @@ run_exit(mcp_runner *rn, void *data)
         }
         mcp_artifact *arts = NULL;
         size_t n_arts = 0;
+        if (run->cancelled) {
+                session_release(run);
+                run_start_next(e);
+                return;
+        }
         if (!rn->sandbox_failed && run->ws_fd >= 0) {
                 char prefix[256];
                 if (run->session_id)
@@ -394,6 +425,8 @@ run_exit(mcp_runner *rn, void *data)
         }
         res.artifacts = arts;
         res.n_artifacts = n_arts;
+        /* The container is dead: the session is free for the next run at once. */
+        session_release(run);
         log_keep(e, run->id);
         mcp_run_done_fn done = run->on_done;
         run->on_done = NULL;
@@ -609,6 +642,7 @@ run_prepare(mcp_run *run, const mcp_run_request *req, const mcp_language *lang, 
                                         err);
                 if (r < 0)
                         return r;
+                run->was_session = true;
                 run->session_id = strdup(req->session_id);
                 if (!run->session_id) {
                         mcp_session_release(e->sessions, req->session_id);
@@ -691,10 +725,10 @@ run_spawn(mcp_run *run, msp_err *err)
 {
         mcp_engine *e = run->engine;
         struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        /* Coarse-clock filesystems may stamp a file up to a tick before "now". */
+        /* The clock file timestamps come from: a file written during the run is never
+         * older than this, one from an earlier run is (unless within the same tick). */
+        clock_gettime(CLOCK_REALTIME_COARSE, &ts);
         run->start_ns = (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
-        run->start_ns = run->start_ns > 20000000ull ? run->start_ns - 20000000ull : 0;
         int r = mcp_runner_start(&run->runner, &e->procs, err);
         if (r < 0)
                 return r;

@@ -465,8 +465,8 @@ run_exited(mcp_proc *p, int code, int status, void *data)
             runtime_error(r))
                 r->sandbox_failed = true;
         r->oom_killed = read_oom(r->oom_file);
-        if (r->on_exit && !r->cancelled)
-                r->on_exit(r, r->data);
+        if (r->on_exit)
+                r->on_exit(r, r->data);         /* also when cancelled: the slot is free */
 
         const char *argv[] = { r->runtime, "--root", r->runtime_root, "delete", "--force",
                                r->id, NULL };

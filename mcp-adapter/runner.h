@@ -50,7 +50,8 @@ typedef struct mcp_capture {
 typedef struct mcp_runner mcp_runner;
 typedef void (*mcp_runner_output_fn)(mcp_runner *r, mcp_stream stream, const char *buf,
                                      size_t len, void *data);
-/* The container has exited (or could not start); fields below are final. */
+/* The container has exited (or could not start); fields below are final. Called after a
+ * cancel too. */
 typedef void (*mcp_runner_exit_fn)(mcp_runner *r, void *data);
 /* `delete --force` has finished: the run's resources may go. */
 typedef void (*mcp_runner_gone_fn)(mcp_runner *r, void *data);

@@ -1,0 +1,508 @@
+/* mcp-adapter/engine.c: real runs through the real runtime ($MSP, or $MCP_RUNTIME=runc) on
+ * this host, driven by the real loop: exit codes, signals, stdin, files/args/env, timeout
+ * kill, OOM on a 32 MiB limit, output cap and run logs, artifacts, queue and -EBUSY,
+ * cancel, sessions, and no leftovers (containers, cgroups, mounts, dirs) after free.
+ * Root only. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../unit/tap.h"
+#include "engine.h"
+#include "loop.h"
+#include "session.h"
+
+static char base[64];                   /* /tmp/mcp-engine-XXXXXX */
+static char state[128];
+static mcp_rootfs rootfs[] = { { "host", NULL } };
+static mcp_config cfg;
+static mcp_loop *loop;
+static mcp_engine *engine;
+
+typedef struct outcome {
+        bool done;
+        mcp_run_result r;               /* buffers copied below */
+        char out[1 << 16], errb[1 << 16];
+        size_t n_art;
+        char art_path[4][128], art_mime[4][64];
+        bool art_data[4];
+        char run_id[64];
+        size_t chunks;
+} outcome;
+
+static int pending;
+
+static void
+on_output(mcp_run *run, mcp_stream s, const char *buf, size_t len, void *data)
+{
+        (void) run;
+        (void) s;
+        (void) buf;
+        (void) len;
+        ((outcome *) data)->chunks++;
+}
+
+static void
+on_done(mcp_run *run, const mcp_run_result *r, void *data)
+{
+        outcome *o = data;
+        (void) run;
+        o->done = true;
+        o->r = *r;
+        snprintf(o->out, sizeof o->out, "%.*s", (int) r->stdout_len, r->stdout_buf);
+        snprintf(o->errb, sizeof o->errb, "%.*s", (int) r->stderr_len, r->stderr_buf);
+        snprintf(o->run_id, sizeof o->run_id, "%s", r->run_id);
+        o->r.stdout_buf = o->r.stderr_buf = NULL;
+        o->r.artifacts = NULL;
+        o->n_art = r->n_artifacts;
+        for (size_t i = 0; i < r->n_artifacts && i < 4; i++) {
+                snprintf(o->art_path[i], sizeof o->art_path[i], "%s", r->artifacts[i].path);
+                snprintf(o->art_mime[i], sizeof o->art_mime[i], "%s", r->artifacts[i].mime_type);
+                o->art_data[i] = r->artifacts[i].data != NULL;
+        }
+        if (--pending == 0)
+                mcp_loop_exit(loop, 0);
+}
+
+static int
+watchdog(mcp_loop *l, void *data)
+{
+        (void) data;
+        mcp_loop_exit(l, -ETIMEDOUT);
+        return 0;
+}
+
+/* Run the loop until every submitted run is done (bounded). */
+static int
+wait_runs(unsigned seconds)
+{
+        mcp_timer *t = NULL;
+        if (pending == 0)
+                return 0;
+        mcp_loop_add_timer(loop, (uint64_t) seconds * 1000000, watchdog, NULL, &t);
+        int r = mcp_loop_run(loop);
+        if (r != -ETIMEDOUT)
+                mcp_timer_cancel(loop, t);
+        return r;
+}
+
+static int
+submit(mcp_run_request *req, outcome *o, mcp_run **ret, msp_err *err)
+{
+        int r = mcp_engine_submit(engine, req, on_output, on_done, o, ret, err);
+        if (r >= 0)
+                pending++;
+        return r;
+}
+
+static int
+run_sh(const char *lang, const char *code, mcp_limits lim, outcome *o)
+{
+        msp_err err = { 0 };
+        mcp_run_request req = { .language = lang, .code = code, .code_len = strlen(code),
+                                .limits = lim };
+        int r = submit(&req, o, NULL, &err);
+        if (r < 0) {
+                tap_diag("submit: %s", err.msg);
+                return r;
+        }
+        return wait_runs(60);
+}
+
+TEST(echo_hi)
+{
+        static outcome o;
+        ASSERT_OK(run_sh("sh", "echo hi", (mcp_limits){ 0 }, &o));
+        ASSERT_TRUE(o.done);
+        if (o.r.sandbox_failed)
+                tap_diag("sandbox failed: %s", o.r.error);
+        ASSERT_FALSE(o.r.sandbox_failed);
+        ASSERT_EQ_INT(o.r.exit_code, 0);
+        ASSERT_EQ_INT(o.r.term_signal, 0);
+        ASSERT_STREQ(o.out, "hi\n");
+        ASSERT_STREQ(o.errb, "");
+        ASSERT_TRUE(strncmp(o.run_id, "r-", 2) == 0);
+        ASSERT_TRUE(o.chunks >= 1);
+}
+
+TEST(exit_code_and_signal)
+{
+        static outcome a, b;
+        ASSERT_OK(run_sh("sh", "echo err >&2; exit 3", (mcp_limits){ 0 }, &a));
+        ASSERT_EQ_INT(a.r.exit_code, 3);
+        ASSERT_STREQ(a.errb, "err\n");
+        ASSERT_FALSE(a.r.sandbox_failed);
+        /* The program is the container's pid 1: only a forced signal (a fault) kills it. */
+        ASSERT_OK(run_sh("python", "import ctypes\nctypes.string_at(0)", (mcp_limits){ 0 }, &b));
+        ASSERT_FALSE(b.r.sandbox_failed);
+        ASSERT_EQ_INT(b.r.term_signal, SIGSEGV);
+        ASSERT_FALSE(b.r.timed_out);
+}
+
+TEST(sandbox_identity)
+{
+        static outcome o;
+        ASSERT_OK(run_sh("sh",
+                         "id -u; id -g; pwd; grep -E '^(CapEff|NoNewPrivs|Seccomp):' /proc/self/status;"
+                         " cat /etc/shadow 2>/dev/null || echo noshadow; ls /root 2>/dev/null | wc -l;"
+                         " touch /usr/x 2>/dev/null || echo rofs; echo $HOME $LANG",
+                         (mcp_limits){ 0 }, &o));
+        ASSERT_FALSE(o.r.sandbox_failed);
+        ASSERT_STREQ(o.out, "1000\n1000\n/workspace\nCapEff:\t0000000000000000\nNoNewPrivs:\t1\n"
+                            "Seccomp:\t2\nnoshadow\n0\nrofs\n/workspace C.UTF-8\n");
+}
+
+TEST(stdin_files_args_env)
+{
+        static outcome o;
+        msp_err err = { 0 };
+        const char *args[] = { "one", "two words" };
+        const char *env[] = { "FOO=bar", "LANG=C" };
+        mcp_file_in files[] = { { .path = "data/in.txt", .data = "filedata\n", .len = 9 } };
+        const char *code = "cat; cat data/in.txt; echo \"$1|$2|$FOO|$LANG\"";
+        mcp_run_request req = { .language = "sh", .code = code, .code_len = strlen(code),
+                                .stdin_data = "from stdin\n", .stdin_len = 11,
+                                .files = files, .n_files = 1, .args = args, .n_args = 2,
+                                .env = env, .n_env = 2 };
+        ASSERT_OK_ERR(submit(&req, &o, NULL, &err), err);
+        ASSERT_OK(wait_runs(60));
+        ASSERT_STREQ(o.out, "from stdin\nfiledata\none|two words|bar|C\n");
+}
+
+TEST(bad_requests)
+{
+        static outcome o;
+        msp_err err = { 0 };
+        mcp_run_request req = { .language = "cobol", .code = "x", .code_len = 1 };
+        ASSERT_EQ_INT(mcp_engine_submit(engine, &req, NULL, on_done, &o, NULL, &err), -EINVAL);
+        ASSERT_TRUE(strstr(err.msg, "cobol") != NULL);
+        const char *env[] = { "BAD KEY=1" };
+        req = (mcp_run_request){ .language = "sh", .code = "x", .code_len = 1, .env = env,
+                                 .n_env = 1 };
+        ASSERT_EQ_INT(mcp_engine_submit(engine, &req, NULL, on_done, &o, NULL, &err), -EINVAL);
+        ASSERT_TRUE(strstr(err.msg, "env[0]") != NULL);
+        mcp_file_in files[] = { { .path = "../escape", .data = "x", .len = 1 } };
+        req = (mcp_run_request){ .language = "sh", .code = "x", .code_len = 1, .files = files,
+                                 .n_files = 1 };
+        ASSERT_TRUE(mcp_engine_submit(engine, &req, NULL, on_done, &o, NULL, &err) < 0);
+        ASSERT_TRUE(strstr(err.msg, "files[0]") != NULL);
+        ASSERT_FALSE(o.done);
+}
+
+TEST(timeout_kills)
+{
+        static outcome o;
+        uint64_t t0 = mcp_now_usec();
+        ASSERT_OK(run_sh("sh", "echo started; sleep 30 & sleep 30", (mcp_limits){ .timeout_ms = 300 },
+                         &o));
+        uint64_t ms = (mcp_now_usec() - t0) / 1000;
+        ASSERT_TRUE(o.r.timed_out);
+        ASSERT_EQ_INT(o.r.term_signal, SIGKILL);
+        ASSERT_STREQ(o.out, "started\n");
+        ASSERT_TRUE(o.r.duration_ms >= 300);
+        if (ms > 5000)
+                TAP_FAIL_("the timeout took %ju ms", (uintmax_t) ms);
+}
+
+TEST(oom_32mib)
+{
+        static outcome o;
+        bool python = false;
+        for (const char *const *l = mcp_engine_languages(engine); *l; l++)
+                python |= strcmp(*l, "python") == 0;
+        if (!python)
+                TAP_FAIL_("this test needs python (/usr/bin/python3)");
+        ASSERT_OK(run_sh("python", "b = b'x' * (200 << 20)\nprint('survived')",
+                         (mcp_limits){ .memory_bytes = 32u << 20 }, &o));
+        ASSERT_FALSE(o.r.sandbox_failed);
+        ASSERT_TRUE(o.r.oom_killed);
+        ASSERT_EQ_INT(o.r.term_signal, SIGKILL);
+        ASSERT_TRUE(strstr(o.out, "survived") == NULL);
+}
+
+TEST(output_cap_and_log)
+{
+        static outcome o;
+        ASSERT_OK(run_sh("sh", "head -c 1000000 /dev/zero | tr '\\0' a; echo done >&2",
+                         (mcp_limits){ .output_bytes = 1000 }, &o));
+        ASSERT_EQ_INT(o.r.stdout_len, 1000);
+        ASSERT_TRUE(o.r.stdout_truncated);
+        ASSERT_FALSE(o.r.stderr_truncated);
+        ASSERT_STREQ(o.errb, "done\n");
+        char *log = NULL;
+        size_t len = 0;
+        msp_err err = { 0 };
+        ASSERT_OK_ERR(mcp_engine_run_log(engine, o.run_id, MCP_STDOUT, &log, &len, &err), err);
+        ASSERT_EQ_INT(len, 1000000);
+        free(log);
+        ASSERT_EQ_INT(mcp_engine_run_log(engine, "r-unknown", MCP_STDOUT, &log, &len, &err), -ENOENT);
+}
+
+TEST(artifacts)
+{
+        static outcome o;
+        ASSERT_OK(run_sh("sh",
+                         "mkdir -p out/sub; printf '\\211PNG\\r\\n\\032\\nxxxx' > out/a.png;"
+                         " echo '<svg xmlns=\"http://www.w3.org/2000/svg\"/>' > out/sub/b.svg;"
+                         " echo text > out/c.txt; ln -s /etc/passwd out/link",
+                         (mcp_limits){ 0 }, &o));
+        ASSERT_EQ_INT(o.r.exit_code, 0);
+        ASSERT_EQ_INT(o.n_art, 3);
+        int png = -1, svg = -1, txt = -1;
+        for (int i = 0; i < 3; i++) {
+                if (strcmp(o.art_path[i], "out/a.png") == 0)
+                        png = i;
+                if (strcmp(o.art_path[i], "out/sub/b.svg") == 0)
+                        svg = i;
+                if (strcmp(o.art_path[i], "out/c.txt") == 0)
+                        txt = i;
+        }
+        ASSERT_TRUE(png >= 0 && svg >= 0 && txt >= 0);
+        ASSERT_STREQ(o.art_mime[png], "image/png");
+        ASSERT_TRUE(o.art_data[png]);
+        ASSERT_STREQ(o.art_mime[svg], "image/svg+xml");
+        ASSERT_STREQ(o.art_mime[txt], "text/plain");
+        ASSERT_FALSE(o.art_data[txt]);
+}
+
+TEST(languages)
+{
+        const char *const *l = mcp_engine_languages(engine);
+        ASSERT_STREQ(l[0], "sh");
+        for (size_t i = 0; l[i]; i++) {
+                static outcome o;
+                const char *code = NULL;
+                if (strcmp(l[i], "python") == 0)
+                        code = "print(6*7)";
+                else if (strcmp(l[i], "node") == 0)
+                        code = "console.log(6*7)";
+                else if (strcmp(l[i], "perl") == 0)
+                        code = "print 6*7, \"\\n\";";
+                else if (strcmp(l[i], "c") == 0)
+                        code = "#include <stdio.h>\nint main(void){printf(\"%d\\n\",6*7);return 0;}";
+                if (!code)
+                        continue;
+                memset(&o, 0, sizeof o);
+                ASSERT_OK(run_sh(l[i], code, (mcp_limits){ .memory_bytes = 512u << 20 }, &o));
+                if (!tap_check(strcmp(o.out, "42\n") == 0, "language %s prints 42", l[i]))
+                        tap_diag("stdout '%s' stderr '%s' exit %d", o.out, o.errb, o.r.exit_code);
+        }
+}
+
+TEST(queue_and_busy)
+{
+        static outcome o[3];
+        msp_err err = { 0 };
+        const char *code = "sleep 0.2; echo q";
+        mcp_run_request req = { .language = "sh", .code = code, .code_len = strlen(code) };
+        /* max_concurrent 1 and max_queue 1: the third is refused. */
+        ASSERT_OK_ERR(submit(&req, &o[0], NULL, &err), err);
+        ASSERT_OK_ERR(submit(&req, &o[1], NULL, &err), err);
+        ASSERT_EQ_INT(mcp_engine_submit(engine, &req, on_output, on_done, &o[2], NULL, &err), -EBUSY);
+        ASSERT_OK(wait_runs(60));
+        ASSERT_STREQ(o[0].out, "q\n");
+        ASSERT_STREQ(o[1].out, "q\n");
+        ASSERT_FALSE(o[2].done);
+}
+
+static int
+cancel_it(mcp_loop *l, void *data)
+{
+        mcp_engine_cancel(engine, data);
+        pending--;
+        mcp_loop_exit(l, 0);
+        return 0;
+}
+
+TEST(cancel)
+{
+        static outcome o, q;
+        msp_err err = { 0 };
+        mcp_run *run = NULL, *queued = NULL;
+        const char *code = "echo x; sleep 30";
+        mcp_run_request req = { .language = "sh", .code = code, .code_len = strlen(code) };
+        ASSERT_OK_ERR(submit(&req, &o, &run, &err), err);
+        ASSERT_OK_ERR(submit(&req, &q, &queued, &err), err);
+        mcp_engine_cancel(engine, queued);              /* a queued run goes at once */
+        pending--;
+        ASSERT_OK(mcp_loop_add_timer(loop, 200000, cancel_it, run, NULL));
+        ASSERT_OK(mcp_loop_run(loop));
+        /* The next run proves the slot is free again; the cancelled ones never finish. */
+        static outcome n;
+        ASSERT_OK(run_sh("sh", "echo next", (mcp_limits){ 0 }, &n));
+        ASSERT_STREQ(n.out, "next\n");
+        ASSERT_FALSE(o.done);
+        ASSERT_FALSE(q.done);
+}
+
+TEST(session_runs)
+{
+        mcp_session_store *st = mcp_engine_sessions(engine);
+        mcp_session_info info;
+        msp_err err = { 0 };
+        ASSERT_OK_ERR(mcp_session_create(st, &(mcp_session_opts){ 0 }, &info, &err), err);
+        static outcome a, b;
+        const char *c1 = "echo kept > state.txt; mkdir -p out; echo x > out/r.txt";
+        mcp_run_request req = { .language = "sh", .code = c1, .code_len = strlen(c1),
+                                .session_id = info.id };
+        ASSERT_OK_ERR(submit(&req, &a, NULL, &err), err);
+        ASSERT_OK(wait_runs(60));
+        ASSERT_EQ_INT(a.r.exit_code, 0);
+        ASSERT_EQ_INT(a.n_art, 1);
+        const char *c2 = "cat state.txt";
+        req.code = c2;
+        req.code_len = strlen(c2);
+        ASSERT_OK_ERR(submit(&req, &b, NULL, &err), err);
+        ASSERT_OK(wait_runs(60));
+        ASSERT_STREQ(b.out, "kept\n");
+        ASSERT_EQ_INT(b.n_art, 0);                      /* out/r.txt is from the first run */
+        ASSERT_OK_ERR(mcp_session_close(st, info.id, false, &err), err);
+        req.code = "true";
+        req.code_len = 4;
+        ASSERT_EQ_INT(mcp_engine_submit(engine, &req, NULL, on_done, &a, NULL, &err), -ENOENT);
+}
+
+TEST(timing)
+{
+        /* The time of one `echo hi` through the engine, for the report (not a pass/fail). */
+        uint64_t best = UINT64_MAX, sum = 0;
+        for (int i = 0; i < 10; i++) {
+                static outcome o;
+                memset(&o, 0, sizeof o);
+                uint64_t t0 = mcp_now_usec();
+                ASSERT_OK(run_sh("sh", "echo hi", (mcp_limits){ 0 }, &o));
+                uint64_t us = mcp_now_usec() - t0;
+                ASSERT_STREQ(o.out, "hi\n");
+                sum += us;
+                best = us < best ? us : best;
+        }
+        tap_diag("echo hi through the engine: best %.1f ms, mean %.1f ms", best / 1000.0,
+                 sum / 10000.0);
+}
+
+static int
+count_entries(const char *path)
+{
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "ls -A %s 2>/dev/null | wc -l", path);
+        FILE *p = popen(cmd, "r");
+        int n = -1;
+        if (p) {
+                if (fscanf(p, "%d", &n) != 1)
+                        n = -1;
+                pclose(p);
+        }
+        return n;
+}
+
+TEST(no_leftovers_after_free)
+{
+        static outcome o;
+        msp_err err = { 0 };
+        const char *code = "sleep 30";
+        mcp_run_request req = { .language = "sh", .code = code, .code_len = strlen(code) };
+        ASSERT_OK_ERR(submit(&req, &o, NULL, &err), err);
+        engine = mcp_engine_free(engine);               /* kills the running one */
+        pending = 0;
+        ASSERT_EQ_INT(count_entries(state), 1);         /* only sessions/ */
+        FILE *f = fopen("/proc/self/mountinfo", "re");
+        char line[4096];
+        int mounts = 0;
+        while (f && fgets(line, sizeof line, f))
+                mounts += strstr(line, base) != NULL;
+        if (f)
+                fclose(f);
+        ASSERT_EQ_INT(mounts, 0);
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "/sys/fs/cgroup/memory/msp-mcp");
+        int n = count_entries("/sys/fs/cgroup/memory/msp-mcp/inst-*");
+        ASSERT_TRUE(n <= 0);
+        (void) cmd;
+}
+
+int
+main(void)
+{
+        if (geteuid() != 0) {
+                tap_skip("engine", "needs root (containers, cgroups, mounts)");
+                return tap_done();
+        }
+        const char *rt = getenv("MCP_RUNTIME");
+        if (!rt)
+                rt = getenv("MSP");
+        static char beside[4096];               /* <build>/tests/x -> <build>/runtime/msp */
+        ssize_t n = readlink("/proc/self/exe", beside, sizeof beside - 32);
+        if (!rt && n > 0) {
+                beside[n] = '\0';
+                char *slash = strrchr(beside, '/');
+                if (slash) {
+                        *slash = '\0';
+                        slash = strrchr(beside, '/');
+                }
+                if (slash) {
+                        strcpy(slash, "/runtime/msp");
+                        rt = beside;
+                }
+        }
+        if (!rt || access(rt, X_OK) < 0) {
+                tap_skip("engine", "no runtime: set MSP (meson test does) or MCP_RUNTIME");
+                return tap_done();
+        }
+        alarm(600);
+        snprintf(base, sizeof base, "/tmp/mcp-engine-XXXXXX");
+        if (!mkdtemp(base) || chmod(base, 0711) < 0) {
+                perror("mkdtemp");
+                return 1;
+        }
+        snprintf(state, sizeof state, "%s/state", base);
+        cfg = (mcp_config){
+                .runtime_path = rt,
+                .state_dir = state,
+                .defaults = { .memory_bytes = 256u << 20, .pids = 64, .cpu_millis = 1000,
+                              .timeout_ms = 20000, .output_bytes = 65536, .tmp_bytes = 16u << 20,
+                              .workspace_bytes = 16u << 20 },
+                .max_concurrent = 1,
+                .max_queue = 1,
+                .max_sessions = 4,
+                .session_ttl_s = 600,
+                .session_max_ttl_s = 3600,
+                .rootfs = rootfs,
+                .n_rootfs = 1,
+                .max_image_bytes = 1 << 20,
+                .run_log_keep = 4,
+        };
+        cfg.maxima = cfg.defaults;
+        msp_err err = { 0 };
+        if (mcp_loop_new(&loop) < 0 || mcp_engine_new(loop, &cfg, &engine, &err) < 0) {
+                printf("Bail out! engine: %s\n", err.msg);
+                return 1;
+        }
+        RUN(echo_hi);
+        RUN(exit_code_and_signal);
+        RUN(sandbox_identity);
+        RUN(stdin_files_args_env);
+        RUN(bad_requests);
+        RUN(timeout_kills);
+        RUN(oom_32mib);
+        RUN(output_cap_and_log);
+        RUN(artifacts);
+        RUN(languages);
+        RUN(queue_and_busy);
+        RUN(cancel);
+        RUN(session_runs);
+        RUN(timing);
+        RUN(no_leftovers_after_free);
+        mcp_loop_free(loop);
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", base);
+        if (system(cmd) != 0)
+                tap_diag("cleanup of %s failed", base);
+        return tap_done();
+}
