@@ -1,0 +1,284 @@
+/* mcp-adapter/jsonrpc.c: every class of malformed input gets the right JSON-RPC error
+ * (and the request's id when it can be read); the transport skips an over-long line,
+ * answers the next one, writes one line per message and never blocks on a full pipe. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "../unit/tap.h"
+#include "jsonrpc.h"
+#include "macros.h"
+
+#define MAX 4096
+
+typedef struct decode_case {
+        const char *name;
+        const char *line;
+        int code;                       /* 0: valid; 1: blank (skipped) */
+        const char *id;                 /* expected id of the error or message: "5", "\"a\"", NULL */
+} decode_case;
+
+static const decode_case cases[] = {
+        { "request with an integer id", "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}", 0, "5" },
+        { "request with a string id", "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"x\",\"params\":{}}", 0, "\"a\"" },
+        { "notification", "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", 0, NULL },
+        { "negative id", "{\"jsonrpc\":\"2.0\",\"id\":-3,\"method\":\"ping\"}", 0, "-3" },
+        { "surrounding whitespace and CR", "  {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} \r", 0, "1" },
+        { "a response from the client", "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", 0, "1" },
+        { "blank line", "   \r", 1, NULL },
+        { "not JSON", "hello", MCP_RPC_PARSE_ERROR, NULL },
+        { "truncated JSON", "{\"jsonrpc\":\"2.0\",\"id\":1", MCP_RPC_PARSE_ERROR, NULL },
+        { "trailing garbage", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} x", MCP_RPC_PARSE_ERROR, NULL },
+        { "duplicate key", "{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"ping\"}", MCP_RPC_PARSE_ERROR, NULL },
+        { "escaped NUL", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\\u0000\"}", MCP_RPC_PARSE_ERROR, NULL },
+        { "invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\xfe\"}", MCP_RPC_PARSE_ERROR, NULL },
+        { "comment", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} // c", MCP_RPC_PARSE_ERROR, NULL },
+        { "batch", "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", MCP_RPC_INVALID_REQUEST, NULL },
+        { "empty batch", "[]", MCP_RPC_INVALID_REQUEST, NULL },
+        { "a number", "42", MCP_RPC_INVALID_REQUEST, NULL },
+        { "a string", "\"ping\"", MCP_RPC_INVALID_REQUEST, NULL },
+        { "null", "null", MCP_RPC_INVALID_REQUEST, NULL },
+        { "jsonrpc missing", "{\"id\":7,\"method\":\"ping\"}", MCP_RPC_INVALID_REQUEST, "7" },
+        { "jsonrpc 1.0", "{\"jsonrpc\":\"1.0\",\"id\":7,\"method\":\"ping\"}", MCP_RPC_INVALID_REQUEST, "7" },
+        { "jsonrpc a number", "{\"jsonrpc\":2.0,\"id\":\"q\",\"method\":\"ping\"}", MCP_RPC_INVALID_REQUEST, "\"q\"" },
+        { "id null", "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}", MCP_RPC_INVALID_REQUEST, NULL },
+        { "id fractional", "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}", MCP_RPC_INVALID_REQUEST, NULL },
+        { "id exponent", "{\"jsonrpc\":\"2.0\",\"id\":1e3,\"method\":\"ping\"}", MCP_RPC_INVALID_REQUEST, NULL },
+        { "id beyond int64", "{\"jsonrpc\":\"2.0\",\"id\":99999999999999999999,\"method\":\"ping\"}", MCP_RPC_INVALID_REQUEST, NULL },
+        { "id boolean", "{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"ping\"}", MCP_RPC_INVALID_REQUEST, NULL },
+        { "id object", "{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"ping\"}", MCP_RPC_INVALID_REQUEST, NULL },
+        { "method missing", "{\"jsonrpc\":\"2.0\",\"id\":8}", MCP_RPC_INVALID_REQUEST, "8" },
+        { "method a number", "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":1}", MCP_RPC_INVALID_REQUEST, "8" },
+        { "params an array", "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"x\",\"params\":[1]}", MCP_RPC_INVALID_REQUEST, "9" },
+        { "params a string", "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"x\",\"params\":\"p\"}", MCP_RPC_INVALID_REQUEST, "9" },
+        { "params null", "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"x\",\"params\":null}", MCP_RPC_INVALID_REQUEST, "9" },
+};
+
+static void
+id_text(const mcp_rpc_id *id, char *buf, size_t size)
+{
+        if (id->kind == MCP_ID_INT)
+                snprintf(buf, size, "%" PRId64, id->num);
+        else if (id->kind == MCP_ID_STR)
+                snprintf(buf, size, "\"%s\"", id->str);
+        else
+                buf[0] = '\0';
+}
+
+TEST(decode_table)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                const decode_case *c = &cases[i];
+                mcp_rpc_msg msg;
+                mcp_rpc_error e;
+                int r = mcp_rpc_decode(c->line, strlen(c->line), MAX, &msg, &e);
+                char got[64];
+                bool ok;
+                if (c->code == 0) {
+                        id_text(&msg.id, got, sizeof got);
+                        ok = r == 0 && strcmp(got, c->id ? c->id : "") == 0;
+                        if (!ok)
+                                tap_diag("r=%d code=%d message=%s id=%s", r, e.code, e.message, got);
+                        mcp_rpc_msg_clear(&msg);
+                } else if (c->code == 1) {
+                        ok = r == -ENODATA;
+                } else {
+                        id_text(&e.id, got, sizeof got);
+                        ok = r < 0 && e.code == c->code && strcmp(got, c->id ? c->id : "") == 0 &&
+                             e.message[0];
+                        if (!ok)
+                                tap_diag("r=%d code=%d (want %d) id=%s message=%s", r, e.code,
+                                         c->code, got, e.message);
+                        mcp_rpc_id_clear(&e.id);
+                }
+                tap_check(ok, "decode: %s", c->name);
+        }
+}
+
+TEST(decode_fields)
+{
+        const char *line = "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":\"tools/call\",\"params\":{\"name\":\"n\"}}";
+        _cleanup_rpc_msg_ mcp_rpc_msg msg = { 0 };
+        mcp_rpc_error e;
+        ASSERT_OK(mcp_rpc_decode(line, strlen(line), MAX, &msg, &e));
+        ASSERT_STREQ(msg.method, "tools/call");
+        ASSERT_NOT_NULL(msg.params);
+        ASSERT_STREQ(oci_json_string(oci_json_get(msg.params, "name")), "n");
+}
+
+TEST(decode_too_large)
+{
+        char line[MAX + 100];
+        memset(line, ' ', sizeof line);
+        memcpy(line, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"a\":\"", 52);
+        line[sizeof line - 3] = '"';
+        line[sizeof line - 2] = '}';
+        line[sizeof line - 1] = '}';
+        mcp_rpc_msg msg;
+        mcp_rpc_error e;
+        ASSERT_TRUE(mcp_rpc_decode(line, sizeof line, MAX, &msg, &e) < 0);
+        ASSERT_EQ_INT(e.code, MCP_RPC_INVALID_REQUEST);
+        ASSERT_TRUE(strstr(e.message, "too large") != NULL);
+}
+
+TEST(decode_too_deep)
+{
+        char line[600];
+        size_t n = 0;
+        for (int i = 0; i < 200; i++)
+                line[n++] = '[';
+        for (int i = 0; i < 200; i++)
+                line[n++] = ']';
+        mcp_rpc_msg msg;
+        mcp_rpc_error e;
+        ASSERT_TRUE(mcp_rpc_decode(line, n, MAX, &msg, &e) < 0);
+        ASSERT_EQ_INT(e.code, MCP_RPC_INVALID_REQUEST);
+}
+
+TEST(error_is_one_escaped_line)
+{
+        mcp_rpc_id id = { .kind = MCP_ID_STR, .str = (char *) "a\nb" };
+        _cleanup_free_ char *json = NULL;
+        size_t len = 0;
+        ASSERT_OK(mcp_rpc_format_error(&id, -32600, "bad\n\t\x01 thing", &json, &len));
+        ASSERT_TRUE(memchr(json, '\n', len) == NULL);
+        ASSERT_TRUE(memchr(json, '\x01', len) == NULL);
+        ASSERT_TRUE(strstr(json, "\\u0001") != NULL || strstr(json, "\\u0001") != NULL);
+        ASSERT_STREQ(json, "{\"jsonrpc\":\"2.0\",\"id\":\"a\\nb\",\"error\":{\"code\":-32600,\"message\":\"bad\\n\\t\\u0001 thing\"}}");
+}
+
+/* ---- transport ---- */
+
+typedef struct echo_ctx {
+        mcp_loop *loop;
+        int msgs;
+        bool eof;
+} echo_ctx;
+
+static void
+echo_msg(mcp_rpc *rpc, mcp_rpc_msg *msg, void *data)
+{
+        echo_ctx *c = data;
+        c->msgs++;
+        oci_jw *w = mcp_rpc_begin_result(&msg->id);
+        oci_jw_begin_object(w);
+        oci_jw_kv_string(w, "method", msg->method);
+        oci_jw_end_object(w);
+        (void) mcp_rpc_send(rpc, w, &msg->id, false);
+        mcp_rpc_msg_clear(msg);
+}
+
+static void
+echo_eof(mcp_rpc *rpc, void *data)
+{
+        (void) rpc;
+        echo_ctx *c = data;
+        c->eof = true;
+        mcp_loop_exit(c->loop, 0);
+}
+
+static int
+guard(mcp_loop *loop, void *data)
+{
+        (void) data;
+        mcp_loop_exit(loop, 99);
+        return 0;
+}
+
+TEST(transport_skips_an_overlong_line)
+{
+        int in[2], out[2];
+        ASSERT_OK(pipe2(in, O_CLOEXEC));
+        ASSERT_OK(pipe2(out, O_CLOEXEC));
+        (void) fcntl(out[0], F_SETPIPE_SZ, 1 << 20);
+        _cleanup_loop_ mcp_loop *l = NULL;
+        ASSERT_OK(mcp_loop_new(&l));
+        ASSERT_OK(mcp_loop_add_timer(l, 5000000, guard, NULL, NULL));
+        echo_ctx c = { .loop = l };
+        mcp_rpc *rpc = NULL;
+        ASSERT_OK(mcp_rpc_new(l, in[0], out[1], MAX, echo_msg, echo_eof, &c, &rpc));
+
+        /* A 20000-byte line (5x the limit), then a valid request, written by a child so
+         * that the pipe never blocks this process. */
+        pid_t pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+                char big[20000];
+                memset(big, 'a', sizeof big);
+                big[0] = '{';
+                if (write(in[1], big, sizeof big) != (ssize_t) sizeof big)
+                        _exit(1);
+                const char *tail = "\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"after\"}\n\n";
+                _exit(write(in[1], tail, strlen(tail)) == (ssize_t) strlen(tail) ? 0 : 1);
+        }
+        close(in[1]);
+        ASSERT_EQ_INT(mcp_loop_run(l), 0);
+        mcp_rpc_free(rpc);
+        int status;
+        waitpid(pid, &status, 0);
+        close(in[0]);
+        close(out[1]);
+        char buf[4096];
+        ssize_t n = read(out[0], buf, sizeof buf - 1);
+        close(out[0]);
+        ASSERT_TRUE(n > 0);
+        buf[n] = '\0';
+        ASSERT_TRUE(c.eof);
+        ASSERT_EQ_INT(c.msgs, 1);
+        char *nl = strchr(buf, '\n');
+        ASSERT_NOT_NULL(nl);
+        ASSERT_TRUE(strstr(buf, "\"code\":-32600") != NULL && strstr(buf, "\"code\":-32600") < nl);
+        ASSERT_TRUE(strstr(buf, "too large") != NULL);
+        ASSERT_STREQ(nl + 1, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"method\":\"after\"}}\n");
+}
+
+TEST(transport_never_blocks_on_a_full_pipe)
+{
+        int in[2], out[2];
+        ASSERT_OK(pipe2(in, O_CLOEXEC));
+        ASSERT_OK(pipe2(out, O_CLOEXEC));
+        _cleanup_loop_ mcp_loop *l = NULL;
+        ASSERT_OK(mcp_loop_new(&l));
+        echo_ctx c = { .loop = l };
+        mcp_rpc *rpc = NULL;
+        ASSERT_OK(mcp_rpc_new(l, in[0], out[1], MAX, echo_msg, echo_eof, &c, &rpc));
+        /* Nobody reads out[0]: 1 MiB of notifications must queue, not block. */
+        char text[1024];
+        memset(text, 'x', sizeof text - 1);
+        text[sizeof text - 1] = '\0';
+        uint64_t start = mcp_now_usec();
+        for (int i = 0; i < 1024; i++) {
+                oci_jw *w = mcp_rpc_begin_notification("notifications/message");
+                oci_jw_begin_object(w);
+                oci_jw_kv_string(w, "data", text);
+                oci_jw_end_object(w);
+                ASSERT_OK(mcp_rpc_send(rpc, w, NULL, false));
+        }
+        ASSERT_TRUE(mcp_now_usec() - start < 2000000);
+        ASSERT_TRUE(mcp_rpc_queued(rpc) > 512 * 1024);
+        /* The reader goes away: freeing gives up on the queue (EPIPE) at once. */
+        close(out[0]);
+        start = mcp_now_usec();
+        mcp_rpc_free(rpc);
+        ASSERT_TRUE(mcp_now_usec() - start < 1000000);
+        close(in[0]);
+        close(in[1]);
+        close(out[1]);
+}
+
+int
+main(void)
+{
+        signal(SIGPIPE, SIG_IGN);
+        RUN(decode_table);
+        RUN(decode_fields);
+        RUN(decode_too_large);
+        RUN(decode_too_deep);
+        RUN(error_is_one_escaped_line);
+        RUN(transport_skips_an_overlong_line);
+        RUN(transport_never_blocks_on_a_full_pipe);
+        return tap_done();
+}
