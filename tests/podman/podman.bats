@@ -54,6 +54,21 @@ teardown() {
         assert_clean
 }
 
+@test "podman reads msp's errors as JSON lines from --log (runtime_supports_json)" {
+        run -127 pm_run --name badexec "$PM_IMAGE" /no/such/program
+        [ "$status" -eq 127 ]
+        id=$(pm inspect -f '{{.ID}}' badexec)
+        log=$(find "$PM_DIR/runroot" -path "*/$id/userdata/oci-log")
+        [ -n "$log" ]
+        cat "$log"
+        # every line one object with msg, level and time; the error names the program
+        jq -e -s 'length >= 1 and all(.[]; (.msg | type == "string") and (.level | type == "string")
+                and (.time | type == "string"))' "$log" >/dev/null
+        jq -r 'select(.level == "error") | .msg' "$log" | grep -F '/no/such/program' >/dev/null
+        pm rm badexec >/dev/null
+        assert_clean
+}
+
 @test "run -d, logs, ps, inspect; rm -f of a running container" {
         pm_run -d --name daemon "$PM_IMAGE" sh -c 'echo out-line; echo err-line >&2; exec sleep 1000' >/dev/null
         wait_log daemon err-line
