@@ -1,0 +1,166 @@
+/* mcp_check_host(): what the default policy needs from the kernel and the host, each probed
+ * by trying it (features, not versions), one line each: "ok|MISSING  name  what". */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/landlock.h>
+#include <linux/openat2.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "macros.h"
+#include "runner.h"
+
+#define LANDLOCK_ABI_NEEDED 6           /* the default profile's scopes */
+
+typedef struct checker {
+        FILE *out;
+        msp_err *err;
+        int first_missing;              /* -errno of the first missing requirement */
+} checker;
+
+static void line(checker *c, bool ok, const char *name, const char *fmt, ...) _printf_(4, 5);
+
+static void
+line(checker *c, bool ok, const char *name, const char *fmt, ...)
+{
+        char what[512];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(what, sizeof what, fmt, ap);
+        va_end(ap);
+        if (c->out)
+                fprintf(c->out, "%-8s %-14s %s\n", ok ? "ok" : "MISSING", name, what);
+        if (!ok && !c->first_missing)
+                c->first_missing = msp_err_set(c->err, ENOTSUP, "%s: %s", name, what);
+}
+
+static void
+read_small(const char *path, char *buf, size_t size)
+{
+        buf[0] = '\0';
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        ssize_t n = read(fd, buf, size - 1);
+        buf[n > 0 ? n : 0] = '\0';
+        char *nl = strchr(buf, '\n');
+        if (nl && nl[1] == '\0')
+                *nl = '\0';
+}
+
+/* Try it: a child that unshares a user namespace. */
+static bool
+userns_works(void)
+{
+        pid_t pid = fork();
+        if (pid < 0)
+                return false;
+        if (pid == 0)
+                _exit(unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+        int st;
+        while (waitpid(pid, &st, 0) < 0)
+                if (errno != EINTR)
+                        return false;
+        return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+static void
+check_cgroups(checker *c)
+{
+        char buf[1024];
+        if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0) {
+                read_small("/sys/fs/cgroup/cgroup.controllers", buf, sizeof buf);
+                bool ok = strstr(buf, "memory") && strstr(buf, "pids") && strstr(buf, "cpu");
+                line(c, true, "cgroup", "unified (v2)");
+                line(c, ok, "controllers", "v2: %s (needs memory, pids, cpu)", buf);
+                return;
+        }
+        bool hybrid = access("/sys/fs/cgroup/unified/cgroup.controllers", F_OK) == 0;
+        line(c, true, "cgroup", "%s", hybrid ? "hybrid (v1 controllers, v2 at /sys/fs/cgroup/unified)"
+                                             : "legacy (v1)");
+        static const char *const ctl[] = { "memory", "pids", "cpu" };
+        char have[128] = "", missing[128] = "";
+        for (size_t i = 0; i < ARRAY_SIZE(ctl); i++) {
+                char p[64];
+                snprintf(p, sizeof p, "/sys/fs/cgroup/%s/tasks", ctl[i]);
+                char *dst = access(p, F_OK) == 0 ? have : missing;
+                strncat(dst, ctl[i], sizeof have - strlen(dst) - 2);
+                strcat(dst, " ");
+        }
+        line(c, !missing[0], "controllers", "v1: %s%s%s", have, missing[0] ? "missing: " : "",
+             missing);
+        bool memsw = access("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes", F_OK) == 0;
+        line(c, memsw, "swap-limit", "%s", memsw ? "memory.memsw (swap accounting) present"
+                                                 : "no memory.memsw: swapaccount=1 is off, "
+                                                   "memory limits cannot exclude swap");
+}
+
+int
+mcp_check_host(const mcp_config *cfg, FILE *out, msp_err *err)
+{
+        checker c = { .out = out, .err = err };
+        char buf[1024];
+        struct utsname u;
+        if (uname(&u) == 0)
+                line(&c, true, "kernel", "%s %s", u.release, u.machine);
+
+        long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+        line(&c, abi >= LANDLOCK_ABI_NEEDED, "landlock", "ABI %ld%s (the default profile needs %d)",
+             abi < 0 ? 0 : abi, abi < 0 ? " (not enabled)" : "", LANDLOCK_ABI_NEEDED);
+
+        read_small("/proc/sys/user/max_user_namespaces", buf, sizeof buf);
+        bool userns = userns_works();
+        line(&c, userns, "userns", "%s (max_user_namespaces %s)",
+             userns ? "unshare(CLONE_NEWUSER) works" : "unshare(CLONE_NEWUSER) fails",
+             buf[0] ? buf : "?");
+
+        check_cgroups(&c);
+
+        int sc = prctl(PR_GET_SECCOMP, 0, 0, 0, 0);
+        line(&c, sc >= 0, "seccomp", "%s", sc >= 0 ? "filter mode available" : strerror(errno));
+
+        char fs[8192];
+        read_small("/proc/filesystems", fs, sizeof fs);
+        line(&c, strstr(fs, "\toverlay\n") != NULL, "overlayfs", "%s",
+             strstr(fs, "\toverlay\n") ? "in /proc/filesystems" : "not in /proc/filesystems "
+                                                                  "(session seed directories)");
+        line(&c, strstr(fs, "\ttmpfs\n") != NULL, "tmpfs", "%s",
+             strstr(fs, "\ttmpfs\n") ? "in /proc/filesystems" : "not in /proc/filesystems");
+
+        int pfd = (int) syscall(SYS_pidfd_open, getpid(), 0);
+        line(&c, pfd >= 0, "pidfd", "%s", pfd >= 0 ? "pidfd_open works" : strerror(errno));
+        if (pfd >= 0)
+                close(pfd);
+        struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT };
+        int ofd = (int) syscall(SYS_openat2, AT_FDCWD, "/", &how, sizeof how);
+        line(&c, ofd >= 0, "openat2", "%s", ofd >= 0 ? "RESOLVE_IN_ROOT works" : strerror(errno));
+        if (ofd >= 0)
+                close(ofd);
+
+        const char *rt = cfg->runtime_path ? cfg->runtime_path : "(none)";
+        struct stat st;
+        bool exe = stat(rt, &st) == 0 && S_ISREG(st.st_mode) && access(rt, X_OK) == 0;
+        int ver = -1;
+        if (exe) {
+                const char *argv[] = { rt, "--version", NULL };
+                ver = mcp_spawn_wait(argv, NULL);
+        }
+        line(&c, exe && ver == 0, "runtime", "%s: %s", rt,
+             !exe ? "not an executable file" : ver == 0 ? "--version works" : "--version fails");
+
+        const char *state = cfg->state_dir ? cfg->state_dir : "/run/msp-mcp";
+        bool made = mkdir(state, 0711) == 0 || errno == EEXIST;
+        bool w = made && access(state, W_OK | X_OK) == 0;
+        line(&c, w, "state-dir", "%s: %s", state, w ? "writable" : strerror(errno));
+        return c.first_missing;
+}
