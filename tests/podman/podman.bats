@@ -88,8 +88,8 @@ teardown() {
         assert_clean
 }
 
-@test "exec: output, exit codes 3, 127, 126, --user, --workdir, --env" {
-        pm_run -d --name ex "$PM_IMAGE" sleep 1000 >/dev/null
+@test "exec: output, exit codes 3, 127, 126, --user, --workdir, --env, oomScoreAdj" {
+        pm_run -d --name ex --oom-score-adj 321 "$PM_IMAGE" sleep 1000 >/dev/null
         run pm exec ex sh -c 'echo in-exec; exit 3'
         [ "$status" -eq 3 ]
         [ "$output" = in-exec ]
@@ -106,6 +106,9 @@ teardown() {
         # the exec'd process is in the container's pid namespace: ps sees pid 1 = sleep
         run pm exec ex sh -c 'cat /proc/1/cmdline | tr "\0" " "'
         [ "$output" = "sleep 1000 " ]
+        # podman's process.json carries the container's oomScoreAdj
+        run pm exec ex cat /proc/self/oom_score_adj
+        [ "$output" = 321 ]
         pm rm -f -t 0 ex >/dev/null
         assert_clean
 }
