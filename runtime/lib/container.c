@@ -257,7 +257,10 @@ drive_init(create_run *cr, int sync_fd, msp_err *err)
                 return msp_err_set(err, EPIPE, "the container init exited during setup");
         /* Record the pid while the init builds the rootfs, before any hook can block: a
          * `delete --force` after this process is killed must find the init (which also
-         * dies with us: PDEATHSIG, and the sync socket closes). */
+         * dies with us: PDEATHSIG, and the sync socket closes). The status is already
+         * "created": with a live pid and the exec fifo present, that is what every reader
+         * computes (rt_state_refresh), and it spares a last save after READY. */
+        cr->c->state->status = (char *) "created";
         r = rt_state_save(cr->c->dirfd, cr->c->state, err);
         if (r < 0)
                 return r;
@@ -666,10 +669,6 @@ rt_container_create(const rt_ctx *ctx, const rt_create_opts *o, rt_container **r
         }
         if (r >= 0)
                 r = spawn_init(cr, &pidfd, err);
-        if (r >= 0) {
-                c->state->status = (char *) "created";
-                r = rt_state_save(c->dirfd, c->state, err);
-        }
         if (r >= 0 && o->pid_file)
                 r = write_pid_file(o->pid_file, cr->pid, err);
         if (r < 0) {
