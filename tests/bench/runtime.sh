@@ -179,8 +179,11 @@ for i in "${!names[@]}"; do
         args+=(-n "${names[$i]}" "${cmds[$i]}")
 done
 echo "bench: hyperfine -N --warmup $warmup --runs $runs over ${#names[@]} commands"
+# The machine's load before and after: the numbers mean little above ~1 per core.
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 hyperfine -N --style basic --warmup "$warmup" --runs "$runs" --export-json "$json" "${args[@]}" >&2 ||
         die "hyperfine failed (a command exited non-zero?)"
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---- peak RSS of msp run ----
 
@@ -210,6 +213,7 @@ echo
 echo "msp runtime benchmark, $(date -u +%Y-%m-%d), kernel $(uname -r), $(nproc) CPUs, cgroups $cgmode"
 echo "bundle: busybox /bin/true; pid, net, ipc, uts, mount namespaces; runc spec mounts and devices"
 echo "hyperfine -N, $warmup warmup + $runs runs each; mean ± sd; ratio = mean / mean(msp run)"
+echo "load average (1, 5, 15 min): $load_before before, $load_after after"
 echo
 jq -r --argjson base "$msp_mean" '
         .results[] | [.command, (.mean * 1000), (.stddev * 1000), (.median * 1000),
