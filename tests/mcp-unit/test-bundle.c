@@ -1,0 +1,320 @@
+/* mcp-adapter/bundle.c: the config.json of a sandbox run, parsed back with msp's own OCI
+ * parser (oci/spec.h), has every hardened field; env keys are checked; the embedded
+ * profiles are the files of contrib/profiles/; the skeleton has every mount point. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../unit/tap.h"
+#include "bundle.h"
+#include "json.h"
+#include "spec.h"
+
+static oci_json_doc *seccomp_doc, *landlock_doc;
+static mcp_hostview view;
+
+static mcp_bundle_spec
+test_spec(bool network)
+{
+        static const char *const argv[] = { "/bin/sh", "/.msp/main.sh", "arg", NULL };
+        static const char *const env[] = { "FOO=bar", "LANG=C" };
+        return (mcp_bundle_spec){
+                .root_path = "/state/inst/rootfs",
+                .host_view = true,
+                .view = &view,
+                .argv = argv,
+                .env = env,
+                .n_env = 2,
+                .workspace_path = "/state/inst/ws/r-1",
+                .code_path = "/state/inst/b/r-1/code",
+                .cgroups_path = "/msp-mcp/inst/r-1",
+                .network = network,
+                .limits = { .memory_bytes = 64u << 20, .pids = 32, .cpu_millis = 500,
+                            .timeout_ms = 1000, .output_bytes = 1000, .tmp_bytes = 8u << 20,
+                            .workspace_bytes = 4u << 20 },
+                .nproc = 2048,
+                .seccomp = oci_json_doc_root(seccomp_doc),
+                .landlock = oci_json_doc_root(landlock_doc),
+        };
+}
+
+static oci_spec *
+parse(const mcp_bundle_spec *s, msp_err *err)
+{
+        char *json = NULL;
+        size_t len;
+        oci_spec *spec = NULL;
+        if (mcp_bundle_config(s, &json, &len, err) < 0)
+                return NULL;
+        if (oci_spec_parse_data("config.json", json, len, &spec, err) < 0)
+                spec = NULL;
+        free(json);
+        return spec;
+}
+
+static bool
+has_ns(const oci_spec *s, oci_ns_type t)
+{
+        for (size_t i = 0; i < s->linux_->n_namespaces; i++)
+                if (s->linux_->namespaces[i].type == t && !s->linux_->namespaces[i].path)
+                        return true;
+        return false;
+}
+
+static const oci_mount *
+mount_at(const oci_spec *s, const char *dest)
+{
+        for (size_t i = 0; i < s->n_mounts; i++)
+                if (strcmp(s->mounts[i].destination, dest) == 0)
+                        return &s->mounts[i];
+        return NULL;
+}
+
+static bool
+has_opt(const oci_mount *m, const char *opt)
+{
+        for (size_t i = 0; m && i < m->options.n; i++)
+                if (strcmp(m->options.v[i], opt) == 0)
+                        return true;
+        return false;
+}
+
+TEST(hardened_fields)
+{
+        msp_err err = { 0 };
+        mcp_bundle_spec bs = test_spec(false);
+        _cleanup_spec_ oci_spec *s = parse(&bs, &err);
+        if (!s)
+                TAP_FAIL_("parse: %s", err.msg);
+        const oci_process *p = s->process;
+        ASSERT_NOT_NULL(p);
+        ASSERT_EQ_INT(p->user.uid, MCP_SANDBOX_UID);
+        ASSERT_EQ_INT(p->user.gid, MCP_SANDBOX_GID);
+        ASSERT_STREQ(p->cwd, "/workspace");
+        ASSERT_TRUE(p->no_new_privileges);
+        ASSERT_TRUE(p->has_capabilities);
+        ASSERT_EQ_U64(p->capabilities.bounding | p->capabilities.effective |
+                      p->capabilities.permitted | p->capabilities.inheritable |
+                      p->capabilities.ambient, 0);
+        ASSERT_TRUE(p->has_oom_score_adj);
+        ASSERT_EQ_INT(p->oom_score_adj, 1000);
+        ASSERT_STREQ(p->args.v[0], "/bin/sh");
+        ASSERT_STREQ(p->args.v[2], "arg");
+        /* base env, with the request's LANG replacing the base one */
+        ASSERT_EQ_INT(p->env.n, 5);
+        ASSERT_STREQ(p->env.v[0], "PATH=/usr/local/bin:/usr/bin:/bin");
+        ASSERT_STREQ(p->env.v[1], "HOME=/workspace");
+        ASSERT_STREQ(p->env.v[2], "TERM=dumb");
+        ASSERT_STREQ(p->env.v[3], "FOO=bar");
+        ASSERT_STREQ(p->env.v[4], "LANG=C");
+        bool core0 = false, nproc = false, nofile = false, fsize = false;
+        for (size_t i = 0; i < p->n_rlimits; i++) {
+                const oci_rlimit *r = &p->rlimits[i];
+                core0 |= r->resource == RLIMIT_CORE && r->hard == 0;
+                nproc |= r->resource == RLIMIT_NPROC && r->hard == 2048;
+                nofile |= r->resource == RLIMIT_NOFILE && r->hard == 1024;
+                fsize |= r->resource == RLIMIT_FSIZE && r->hard == (8u << 20);
+        }
+        ASSERT_TRUE(core0 && nproc && nofile && fsize);
+
+        /* Landlock: the profile's handled rights and scopes, plus the program's dir. */
+        ASSERT_NOT_NULL(p->landlock);
+        ASSERT_TRUE(p->landlock->handled_access_fs != 0);
+        ASSERT_TRUE(p->landlock->handled_access_net != 0);
+        ASSERT_TRUE(p->landlock->scoped != 0);
+        bool code_rule = false, ws_rule = false;
+        for (size_t i = 0; i < p->landlock->n_path_beneath; i++)
+                for (size_t k = 0; k < p->landlock->path_beneath[i].paths.n; k++) {
+                        const char *path = p->landlock->path_beneath[i].paths.v[k];
+                        code_rule |= strcmp(path, MCP_CODE_DIR) == 0;
+                        ws_rule |= strcmp(path, "/workspace") == 0;
+                }
+        ASSERT_TRUE(code_rule && ws_rule);
+
+        ASSERT_TRUE(s->root_readonly);
+        ASSERT_STREQ(s->root_path, "/state/inst/rootfs");
+        const oci_linux *l = s->linux_;
+        ASSERT_NOT_NULL(l);
+        ASSERT_TRUE(has_ns(s, OCI_NS_USER) && has_ns(s, OCI_NS_PID) && has_ns(s, OCI_NS_MOUNT) &&
+                    has_ns(s, OCI_NS_IPC) && has_ns(s, OCI_NS_UTS) && has_ns(s, OCI_NS_CGROUP) &&
+                    has_ns(s, OCI_NS_NETWORK));
+        ASSERT_EQ_INT(l->n_uid_mappings, 1);
+        ASSERT_EQ_INT(l->uid_mappings[0].container_id, 0);
+        ASSERT_EQ_INT(l->uid_mappings[0].host_id, MCP_SANDBOX_HOST_BASE);
+        ASSERT_EQ_INT(l->uid_mappings[0].size, MCP_SANDBOX_ID_COUNT);
+        ASSERT_EQ_INT(l->n_gid_mappings, 1);
+        ASSERT_STREQ(l->cgroups_path, "/msp-mcp/inst/r-1");
+        ASSERT_NOT_NULL(l->resources);
+        ASSERT_TRUE(l->resources->has_memory && l->resources->memory.has_limit &&
+                    l->resources->memory.has_swap);
+        ASSERT_EQ_INT(l->resources->memory.limit, 64 << 20);
+        ASSERT_EQ_INT(l->resources->memory.swap, 64 << 20);
+        ASSERT_EQ_INT(l->resources->pids_limit, 32);
+        ASSERT_EQ_INT(l->resources->cpu.quota, 50000);
+        ASSERT_EQ_U64(l->resources->cpu.period, 100000);
+        ASSERT_NOT_NULL(l->seccomp);
+        ASSERT_EQ_INT(l->seccomp->default_action, OCI_SECCOMP_ERRNO);
+        ASSERT_TRUE(l->seccomp->n_syscalls > 5);
+        ASSERT_TRUE(l->masked_paths.n >= 5);
+        ASSERT_TRUE(l->readonly_paths.n >= 5);
+
+        const oci_mount *ws = mount_at(s, "/workspace"), *code = mount_at(s, MCP_CODE_DIR);
+        const oci_mount *usr = mount_at(s, "/usr"), *tmp = mount_at(s, "/tmp");
+        ASSERT_NOT_NULL(ws);
+        ASSERT_STREQ(ws->source, "/state/inst/ws/r-1");
+        ASSERT_TRUE(has_opt(ws, "rw") && has_opt(ws, "nosuid") && has_opt(ws, "nodev"));
+        ASSERT_TRUE(has_opt(code, "ro") && has_opt(code, "noexec"));
+        ASSERT_TRUE(has_opt(usr, "ro") && has_opt(usr, "nosuid"));
+        ASSERT_TRUE(has_opt(tmp, "size=8388608"));
+        ASSERT_NOT_NULL(mount_at(s, "/proc"));
+        ASSERT_NOT_NULL(mount_at(s, "/dev/pts"));
+        ASSERT_NULL(mount_at(s, "/etc/resolv.conf"));
+        /* never the host's secrets or homes */
+        ASSERT_NULL(mount_at(s, "/etc"));
+        ASSERT_NULL(mount_at(s, "/root"));
+        ASSERT_NULL(mount_at(s, "/home"));
+        ASSERT_NULL(mount_at(s, "/etc/shadow"));
+        ASSERT_NULL(mount_at(s, "/etc/passwd"));
+}
+
+TEST(network_session)
+{
+        msp_err err = { 0 };
+        mcp_bundle_spec bs = test_spec(true);
+        _cleanup_spec_ oci_spec *s = parse(&bs, &err);
+        if (!s)
+                TAP_FAIL_("parse: %s", err.msg);
+        ASSERT_FALSE(has_ns(s, OCI_NS_NETWORK));
+        ASSERT_TRUE(has_ns(s, OCI_NS_USER));
+        ASSERT_NOT_NULL(mount_at(s, "/etc/resolv.conf"));
+        /* Landlock no longer handles TCP (the profile has no port rules). */
+        ASSERT_EQ_U64(s->process->landlock->handled_access_net, 0);
+        ASSERT_TRUE(s->process->landlock->scoped != 0);
+}
+
+TEST(env_check)
+{
+        msp_err err = { 0 };
+        ASSERT_OK(mcp_env_check("A=1", 0, &err));
+        ASSERT_OK(mcp_env_check("_x9=", 0, &err));
+        ASSERT_OK(mcp_env_check("K=a=b", 0, &err));
+        static const char *const bad[] = { "=1", "NOVALUE", "1A=x", "A B=x", "A-B=x", "Ä=x" };
+        for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+                int r = mcp_env_check(bad[i], i, &err);
+                tap_check(r == -EINVAL && strstr(err.msg, "env[") != NULL, "env '%s' refused",
+                          bad[i]);
+        }
+        char big[400];
+        memset(big, 'A', 300);
+        strcpy(big + 300, "=1");
+        ASSERT_EQ_INT(mcp_env_check(big, 0, &err), -EINVAL);
+}
+
+static char *
+slurp(const char *path)
+{
+        FILE *f = fopen(path, "re");
+        if (!f)
+                return NULL;
+        char *buf = calloc(1, 1 << 20);
+        size_t n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+        (void) n;
+        fclose(f);
+        return buf;
+}
+
+/* contrib/profiles/<name>: __FILE__ is .../tests/mcp-unit/test-bundle.c, absolute or
+ * relative to the build root, which is the parent of this executable's directory. */
+static void
+profile_path(const char *name, char *buf, size_t size)
+{
+        char dir[2048] = "", exe[2048] = "";
+        snprintf(dir, sizeof dir, "%s", __FILE__);
+        char *slash = strrchr(dir, '/');
+        if (slash)
+                *slash = '\0';
+        if (dir[0] != '/') {
+                ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+                exe[n > 0 ? n : 0] = '\0';
+                for (int i = 0; i < 2; i++)
+                        if ((slash = strrchr(exe, '/')))
+                                *slash = '\0';
+                snprintf(buf, size, "%s/%s/../../contrib/profiles/%s", exe, dir, name);
+        } else {
+                snprintf(buf, size, "%s/../../contrib/profiles/%s", dir, name);
+        }
+}
+
+TEST(embedded_profiles_match_contrib)
+{
+        char p[8192];
+        profile_path("seccomp-default.json", p, sizeof p);
+        _cleanup_free_ char *sc = slurp(p);
+        if (!sc)
+                tap_diag("cannot read %s", p);
+        profile_path("landlock-default.json", p, sizeof p);
+        _cleanup_free_ char *ll = slurp(p);
+        ASSERT_NOT_NULL(sc);
+        ASSERT_NOT_NULL(ll);
+        ASSERT_TRUE(strcmp(sc, mcp_profile_seccomp) == 0);
+        ASSERT_TRUE(strcmp(ll, mcp_profile_landlock) == 0);
+}
+
+TEST(skeleton)
+{
+        char dir[] = "/tmp/mcp-bundle-XXXXXX";
+        ASSERT_NOT_NULL(mkdtemp(dir));
+        int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        msp_err err = { 0 };
+        int r = mcp_skeleton_create(fd, "rootfs", &view, &err);
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd, "cd %s/rootfs && test -d proc && test -d dev && test -d tmp && "
+                 "test -d workspace && test -d .msp && test -d usr && test -f etc/passwd && "
+                 "test -f etc/ld.so.cache && test -f etc/resolv.conf && ! test -e etc/shadow && "
+                 "grep -q '^sandbox:x:1000:1000:' etc/passwd", dir);
+        int ok = system(cmd);
+        /* merged /usr: the symlinks as the host has them */
+        struct stat st;
+        bool bin_ok = true;
+        if (lstat("/bin", &st) == 0 && S_ISLNK(st.st_mode)) {
+                char a[256], b[256];
+                snprintf(a, sizeof a, "%s/rootfs/bin", dir);
+                ssize_t n1 = readlink(a, b, sizeof b - 1);
+                char c[256];
+                ssize_t n2 = readlink("/bin", c, sizeof c - 1);
+                bin_ok = n1 > 0 && n1 == n2 && memcmp(b, c, (size_t) n1) == 0;
+        }
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        (void) system(cmd);
+        close(fd);
+        ASSERT_OK_ERR(r, err);
+        ASSERT_EQ_INT(ok, 0);
+        ASSERT_TRUE(bin_ok);
+}
+
+int
+main(void)
+{
+        msp_err err = { 0 };
+        if (mcp_hostview_probe(&view, &err) < 0 ||
+            oci_json_parse("seccomp", mcp_profile_seccomp, strlen(mcp_profile_seccomp),
+                           &seccomp_doc, &err) < 0 ||
+            oci_json_parse("landlock", mcp_profile_landlock, strlen(mcp_profile_landlock),
+                           &landlock_doc, &err) < 0) {
+                printf("Bail out! %s\n", err.msg);
+                return 1;
+        }
+        RUN(hardened_fields);
+        RUN(network_session);
+        RUN(env_check);
+        RUN(embedded_profiles_match_contrib);
+        RUN(skeleton);
+        oci_json_doc_free(seccomp_doc);
+        oci_json_doc_free(landlock_doc);
+        return tap_done();
+}
