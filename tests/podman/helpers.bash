@@ -89,7 +89,9 @@ pm_teardown_file() {
         # conmon of the last containers may still be exiting: retry for up to 10 s
         for _ in $(seq 100); do
                 for d in /sys/fs/cgroup/*/"$PM_CGROUP" /sys/fs/cgroup/"$PM_CGROUP"; do
-                        [ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
+                        if [ -d "$d" ]; then
+                                find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
+                        fi
                 done
                 compgen -G "/sys/fs/cgroup/*/$PM_CGROUP" >/dev/null || break
                 sleep 0.1
@@ -127,8 +129,8 @@ pm_leftovers() {
 # assert_clean: nothing of this test's containers is left. `podman container cleanup`
 # runs asynchronously after a container exits, so poll (bounded) before failing.
 assert_clean() {
-        local left i
-        for i in $(seq 100); do
+        local left
+        for _ in $(seq 100); do
                 left=$(pm_leftovers)
                 [ -z "$left" ] && return 0
                 sleep 0.1
@@ -140,8 +142,8 @@ assert_clean() {
 
 # wait_status NAME STATUS [SECONDS]: poll podman inspect until .State.Status is STATUS.
 wait_status() {
-        local name=$1 want=$2 max=${3:-10} i s
-        for i in $(seq $((max * 10))); do
+        local name=$1 want=$2 max=${3:-10} s
+        for _ in $(seq $((max * 10))); do
                 s=$(pm inspect -f '{{.State.Status}}' "$name" 2>/dev/null) || s=
                 [ "$s" = "$want" ] && return 0
                 sleep 0.1
@@ -152,8 +154,8 @@ wait_status() {
 
 # wait_log NAME TEXT [SECONDS]: poll podman logs until a line contains TEXT.
 wait_log() {
-        local name=$1 text=$2 max=${3:-10} i
-        for i in $(seq $((max * 10))); do
+        local name=$1 text=$2 max=${3:-10}
+        for _ in $(seq $((max * 10))); do
                 # not grep -q: it would stop reading early and podman would die of SIGPIPE
                 pm logs "$name" 2>&1 | grep -F -- "$text" >/dev/null && return 0
                 sleep 0.1

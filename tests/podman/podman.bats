@@ -169,7 +169,7 @@ teardown() {
         run pm stop -t 1 hostpid
         [ "$status" -eq 0 ]
         [ "$(pm inspect -f '{{.State.Status}}' hostpid)" = exited ]
-        for i in $(seq 50); do
+        for _ in $(seq 50); do
                 [ -d "/proc/$bg" ] || break
                 sleep 0.1
         done
@@ -362,7 +362,7 @@ JSON
         wait_status again exited
         [ "$(pm inspect -f '{{.State.ExitCode}}' again)" = 3 ]
         pm start again >/dev/null
-        for i in $(seq 100); do
+        for _ in $(seq 100); do
                 [ "$(pm logs again | grep -c '^run-')" -ge 2 ] && break
                 sleep 0.1
         done
