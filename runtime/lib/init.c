@@ -181,6 +181,7 @@ enter_namespaces(init_run *ir, msp_err *err)
         if (r < 0)
                 return r;
         ir->host_pid = msg.value > 0 ? (pid_t) msg.value : getpid();
+        (void) prctl(PR_SET_DUMPABLE, 0);
         /* First, as the parent's cgroup.procs write was: before any other namespace is
          * entered and before the cgroup namespace is rooted. */
         r = rt_cgroup_join_child(ir->a->cgroup_join, err);
@@ -525,7 +526,10 @@ rt_init_child(const rt_init_args *a)
         close(a->lock_fd);
         close(a->state_root_fd);
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
-        (void) prctl(PR_SET_DUMPABLE, 0);
+        /* Rootless: the unprivileged parent writes our id maps through /proc/<pid>, which
+         * a non-dumpable process has owned by root; we become non-dumpable at GO. */
+        if (!a->ctx->rootless)
+                (void) prctl(PR_SET_DUMPABLE, 0);
         sigfillset(&all);
         (void) sigprocmask(SIG_UNBLOCK, &all, NULL);
 

@@ -1,0 +1,110 @@
+#!/usr/bin/env bats
+# Rootless mode, first step (docs/SECURITY_MODEL.md, "Rootless"): msp run by an
+# unprivileged user (uid 65534 through setpriv, no capabilities), the container in a new
+# user namespace whose only mapping is that user, with --cgroup-manager disabled. Container
+# root is then the caller's uid on the host: it cannot do anything the caller cannot.
+
+load helpers
+
+RL_UID=65534
+RL_GID=65534
+
+setup() {
+        command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
+        setup_bundle
+        # The rootless default config (msp spec --rootless) with the caller's ids mapped.
+        (cd "$BUNDLE" && rm config.json && "$MSP" spec --rootless)
+        update_config ".linux.uidMappings = [{containerID: 0, hostID: $RL_UID, size: 1}]
+                | .linux.gidMappings = [{containerID: 0, hostID: $RL_GID, size: 1}]
+                | .process.terminal = false | .root.readonly = false"
+        RL_RUN="$BATS_TEST_TMPDIR/xdg"
+        mkdir -p "$RL_RUN"
+        chown -R "$RL_UID:$RL_GID" "$BUNDLE" "$RL_RUN"
+        make_traversable "$BUNDLE"
+        STATE_ROOT="$RL_RUN/msp"
+}
+
+teardown() {
+        # as root: whatever the user's msp left behind
+        teardown_containers
+}
+
+# rl_msp ARGS...: msp as the unprivileged user, state under its XDG_RUNTIME_DIR.
+rl_msp() {
+        XDG_RUNTIME_DIR="$RL_RUN" setpriv --reuid="$RL_UID" --regid="$RL_GID" --clear-groups \
+                --inh-caps=-all --bounding-set=-all "$MSP" "$@" 3>&-
+}
+
+@test "rootless: an unprivileged user runs a container; its root is the user on the host" {
+        set_args /bin/sh -c 'id -u; cat /proc/self/uid_map; echo made-inside >/made; stat -c %u /made'
+        run rl_msp --cgroup-manager disabled run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "${lines[0]}" = 0 ]
+        [ "$(echo ${lines[1]})" = "0 $RL_UID 1" ]
+        [ "${lines[2]}" = 0 ]
+        # on the host, what container root made belongs to the user
+        [ "$(stat -c %u:%g "$BUNDLE/rootfs/made")" = "$RL_UID:$RL_GID" ]
+        # the state lived under the user's runtime dir (the default root when rootless)
+        [ "$(stat -c '%u %a' "$RL_RUN/msp")" = "$RL_UID 700" ]
+        assert_nothing_left "$CID"
+}
+
+@test "rootless: create, start, state, kill and delete as the user; no cgroup is made" {
+        set_args /bin/sleep 1000
+        rl_msp --cgroup-manager disabled create -b "$BUNDLE" "$CID" \
+                >"$BATS_TEST_TMPDIR/create.out" 2>&1 </dev/null ||
+                { cat "$BATS_TEST_TMPDIR/create.out"; false; }
+        rl_msp start "$CID"
+        [ "$(rl_msp state "$CID" | jq -r .status)" = running ]
+        pid=$(rl_msp state "$CID" | jq -r .pid)
+        [ "$(stat -c %u /proc/"$pid")" = "$RL_UID" ]
+        [ -z "$(leftover_cgroups)" ]
+        rl_msp kill "$CID" KILL
+        wait_pid_exit "$pid"
+        rl_msp delete "$CID"
+        assert_nothing_left "$CID"
+}
+
+# The attack: container root tries what only host root could do. A host directory is
+# bind-mounted read-write; in it a root-owned 0644 file and a root-only 0600 file, and a
+# file of the user's (the control: it is writable).
+@test "rootless: container root cannot write or read root's host files; only the user's id is mapped" {
+        shared="$BATS_TEST_TMPDIR/shared"
+        mkdir -p "$shared"
+        echo root-file >"$shared/root-644"
+        echo root-secret >"$shared/root-600"
+        chmod 644 "$shared/root-644"
+        chmod 600 "$shared/root-600"
+        echo user-file >"$shared/user"
+        chown "$RL_UID:$RL_GID" "$shared/user"
+        chmod 777 "$shared"
+        make_traversable "$shared"
+        before=$(cd "$shared" && sha256sum root-644 root-600)
+        update_config ".mounts += [{destination: \"/shared\", type: \"bind\", source: \"$shared\",
+                options: [\"rbind\", \"rw\"]}]"
+        set_args /bin/msp-helper write /shared/user -- write /shared/root-644 -- \
+                read /shared/root-600 -- stat /shared/user -- stat /shared/root-644
+        run rl_msp --cgroup-manager disabled run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "${lines[0]}" = write=ok ]
+        [ "${lines[1]}" = write=EACCES ]
+        [ "${lines[2]}" = read=EACCES ]
+        # the user's file is container root's; host root's shows as the overflow uid (no
+        # host id but the user's is mapped)
+        [ "$(printf '%s\n' "$output" | grep '^stat.uid=' | sed -n 1p)" = stat.uid=0 ]
+        [ "$(printf '%s\n' "$output" | grep '^stat.uid=' | sed -n 2p)" = \
+                "stat.uid=$(cat /proc/sys/kernel/overflowuid)" ]
+        [ "$(cd "$shared" && sha256sum root-644 root-600)" = "$before" ]
+        [ "$(cat "$shared/user")" = msp-helper ]
+        assert_nothing_left "$CID"
+}
+
+@test "rootless: without --cgroup-manager disabled, create fails naming the cgroup it cannot make" {
+        set_args /bin/true
+        run rl_msp create -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"create cgroup '"*"': Permission denied"* ]]
+        assert_nothing_left "$CID"
+}
