@@ -118,6 +118,9 @@ mcp_skeleton_create(int dirfd, const char *name, const mcp_hostview *view, msp_e
         for (size_t i = 0; i < ARRAY_SIZE(skel_dirs); i++)
                 if ((r = mkdir_at(fd, skel_dirs[i], 0755, err)) < 0)
                         return r;
+        /* runc gives a tmpfs the mode of the directory it covers. */
+        if (fchmodat(fd, "tmp", 01777, 0) < 0)
+                return msp_err_sys(err, errno, "skeleton: chmod 'tmp'");
         for (size_t i = 0; i < view->n_binds; i++)
                 if ((r = mkdir_at(fd, view->binds[i] + 1, 0755, err)) < 0)
                         return r;

@@ -843,12 +843,15 @@ mcp_engine_free(mcp_engine *e)
 {
         if (!e)
                 return NULL;
-        /* Containers first (delete --force kills them), then every child is reaped. */
+        /* Containers first (killed until their `run` exits, then deleted), then every
+         * child is reaped. */
         for (mcp_run *run = e->runs; run; run = run->next) {
                 run->on_done = NULL;
                 run->on_output = NULL;
                 run->cancelled = run->runner.cancelled = true;
-                if (run->state != RUN_QUEUED && !run->runner.gone) {
+                if (run->state == RUN_RUNNING)
+                        mcp_runner_kill_sync(&run->runner);
+                else if (run->state == RUN_EXITED && !run->runner.gone) {
                         const char *argv[] = { e->cfg->runtime_path, "--root", e->runtime_root,
                                                "delete", "--force", run->id, NULL };
                         (void) mcp_spawn_wait(argv, NULL);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <poll.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,6 +170,16 @@ mcp_proc_signal(mcp_proc *p, int sig)
 {
         if (p)
                 (void) syscall(SYS_pidfd_send_signal, p->pidfd, sig, NULL, 0);
+}
+
+bool
+mcp_proc_exited_within(mcp_proc *p, int ms)
+{
+        struct pollfd pfd = { .fd = p->pidfd, .events = POLLIN };
+        int n;
+        while ((n = poll(&pfd, 1, ms)) < 0 && errno == EINTR)
+                ;
+        return n > 0;
 }
 
 void
@@ -525,6 +536,31 @@ fail:
                         close(pi[i]);
         }
         return ret;
+}
+
+void
+mcp_runner_kill_sync(mcp_runner *r)
+{
+        const char *kill_argv[] = { r->runtime, "--root", r->runtime_root, "kill", "--all",
+                                    r->id, "KILL", NULL };
+        const char *del_argv[] = { r->runtime, "--root", r->runtime_root, "delete", "--force",
+                                   r->id, NULL };
+        /* At most ~10 s: `kill` fails until the runtime has created the container. */
+        for (int i = 0; r->run && i < 200; i++) {
+                if (r->kill_file[0]) {
+                        int fd = open(r->kill_file, O_WRONLY | O_CLOEXEC);
+                        if (fd >= 0) {
+                                (void) !write(fd, "1", 1);
+                                close(fd);
+                        }
+                }
+                (void) mcp_spawn_wait(kill_argv, NULL);
+                if (mcp_proc_exited_within(r->run, 50))
+                        break;
+        }
+        if (r->run && !mcp_proc_exited_within(r->run, 0))
+                mcp_proc_signal(r->run, SIGKILL);       /* give up on it: never hang */
+        (void) mcp_spawn_wait(del_argv, NULL);
 }
 
 void

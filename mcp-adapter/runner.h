@@ -31,6 +31,8 @@ int mcp_proc_spawn(mcp_procset *set, const char *const argv[], int in, int out, 
 /* No callback any more; still reaped (by the loop, or by mcp_procset_wait_all()). */
 void mcp_proc_forget(mcp_proc *proc);
 void mcp_proc_signal(mcp_proc *proc, int sig);
+/* Blocking, for teardown: true once the child has exited (not reaped), within ms. */
+bool mcp_proc_exited_within(mcp_proc *proc, int ms);
 /* Blocking: reap every child of the set (engine teardown). */
 void mcp_procset_wait_all(mcp_procset *set);
 /* Blocking spawn and wait with stdio on /dev/null (recovery, teardown): the exit status,
@@ -93,5 +95,8 @@ struct mcp_runner {
 int mcp_runner_start(mcp_runner *r, mcp_procset *set, msp_err *err);
 /* Kill the container (timeout or cancel); on_exit still follows when the run exits. */
 void mcp_runner_kill(mcp_runner *r);
+/* Teardown without the loop: kill the container until the runtime's `run` has exited
+ * (the container may still be being created), then delete it. Blocking, bounded. */
+void mcp_runner_kill_sync(mcp_runner *r);
 /* Releases buffers and fds; only after on_gone, or for a runner never started. */
 void mcp_runner_done(mcp_runner *r);
