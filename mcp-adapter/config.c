@@ -56,7 +56,7 @@ static const opt opts[] = {
         O("max-output-limit", K_SIZE, maxima.output_bytes, "largest output limit"),
         O("max-tmp-size", K_SIZE, maxima.tmp_bytes, "largest /tmp"),
         O("max-workspace-size", K_SIZE, maxima.workspace_bytes, "largest fresh /workspace"),
-        O("max-concurrent", K_UINT, max_concurrent, "runs at once (default: CPUs)"),
+        O("max-concurrent", K_UINT, max_concurrent, "runs at once"),
         O("max-queue", K_UINT, max_queue, "runs waiting beyond which calls fail"),
         O("max-sessions", K_UINT, max_sessions, "live sessions"),
         O("session-ttl", K_SEC, session_ttl_s, "default lifetime of a session"),

@@ -232,7 +232,7 @@ write_listing(oci_jw *w, const mcp_dirent *ents, size_t n, bool truncated)
                 oci_jw_begin_object(w);
                 oci_jw_key(w, "name");
                 mcp_jw_text(w, ents[i].name);
-                oci_jw_kv_string(w, "type", ents[i].type == MCP_FILE_DIR ? "directory" :
+                oci_jw_kv_string(w, "type", ents[i].type == MCP_FILE_DIR ? "dir" :
                                             ents[i].type == MCP_FILE_REG ? "file" :
                                             ents[i].type == MCP_FILE_SYMLINK ? "symlink" : "other");
                 oci_jw_kv_uint64(w, "size", ents[i].size);

@@ -423,7 +423,7 @@ out_list_files(oci_jw *w)
         oci_jw_key(w, "properties");
         oci_jw_begin_object(w);
         p_plain(w, "name", "string");
-        p_enum(w, "type", NULL, (const char *const[]) { "file", "directory", "symlink", "other", NULL });
+        p_enum(w, "type", NULL, (const char *const[]) { "file", "dir", "symlink", "other", NULL });
         p_plain(w, "size", "integer");
         oci_jw_end_object(w);
         oci_jw_end_object(w);
@@ -966,6 +966,7 @@ signal_name(int sig, char buf[32])
 typedef struct run_view {
         const mcp_run_result *res;
         const char *session_id;
+        bool no_output;                 /* the text copy: stdout/stderr are in the other block */
 } run_view;
 
 static void
@@ -985,10 +986,12 @@ write_run_structured(oci_jw *w, const void *ctx)
                 oci_jw_string(w, signal_name(res->term_signal, sig));
         else
                 oci_jw_null(w);
-        oci_jw_key(w, "stdout");
-        jw_bytes(w, res->stdout_buf, res->stdout_len);
-        oci_jw_key(w, "stderr");
-        jw_bytes(w, res->stderr_buf, res->stderr_len);
+        if (!v->no_output) {
+                oci_jw_key(w, "stdout");
+                jw_bytes(w, res->stdout_buf, res->stdout_len);
+                oci_jw_key(w, "stderr");
+                jw_bytes(w, res->stderr_buf, res->stderr_len);
+        }
         oci_jw_kv_bool(w, "timed_out", res->timed_out);
         oci_jw_kv_bool(w, "oom_killed", res->oom_killed);
         oci_jw_kv_bool(w, "truncated", res->stdout_truncated || res->stderr_truncated);
@@ -1028,14 +1031,13 @@ run_failed(const mcp_run_result *res)
 
 /* "exit code 0 in 7 ms", then stdout and stderr for people. */
 static void
-write_run_text(oci_jw *w, const mcp_run_result *res, uint64_t timeout_ms)
+write_run_text(oci_jw *w, const mcp_run_result *res)
 {
         char head[1400], sig[32];
         if (res->sandbox_failed)
                 snprintf(head, sizeof head, "sandbox failed: %s", res->error);
         else if (res->timed_out)
-                snprintf(head, sizeof head, "timed out after %" PRIu64 " ms (the run was killed)",
-                         timeout_ms ? timeout_ms : res->duration_ms);
+                snprintf(head, sizeof head, "timed out: the run was killed at its time limit");
         else if (res->oom_killed)
                 snprintf(head, sizeof head, "killed: out of memory (the memory limit was reached)");
         else if (res->term_signal > 0)
@@ -1075,10 +1077,13 @@ send_run_result(mcp_call *c, const mcp_run_result *res)
 {
         mcp_server *srv = c->srv;
         run_view view = { .res = res, .session_id = c->session_id };
+        /* The output is in the result twice (people's text, structuredContent), not three
+         * times: the JSON text block carries everything else. */
+        run_view meta = { .res = res, .session_id = c->session_id, .no_output = true };
         _cleanup_jw_ oci_jw *tw = oci_jw_new(false);
         _cleanup_free_ char *json = NULL;
         if (tw) {
-                write_run_structured(tw, &view);
+                write_run_structured(tw, &meta);
                 (void) oci_jw_finish(tw, &json, NULL, NULL);
         }
         bool structured = mcp_version_structured(srv->version);
@@ -1091,7 +1096,7 @@ send_run_result(mcp_call *c, const mcp_run_result *res)
                 oci_jw_begin_object(w);
                 oci_jw_kv_string(w, "type", "text");
                 oci_jw_key(w, "text");
-                write_run_text(w, res, 0);
+                write_run_text(w, res);
                 oci_jw_end_object(w);
                 if (json) {
                         oci_jw_begin_object(w);
@@ -1701,7 +1706,7 @@ type_name(mcp_file_type t)
         case MCP_FILE_REG:
                 return "file";
         case MCP_FILE_DIR:
-                return "directory";
+                return "dir";
         case MCP_FILE_SYMLINK:
                 return "symlink";
         case MCP_FILE_OTHER:
