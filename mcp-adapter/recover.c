@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -70,7 +71,9 @@ rmdir_cgroup(const char *path, int depth)
                 if (snprintf(sub, sizeof sub, "%s/%s", path, de->d_name) < (int) sizeof sub)
                         rmdir_cgroup(sub, depth + 1);
         }
-        (void) rmdir(path);
+        /* A cgroup whose last task is still exiting is busy for a moment: bounded retry. */
+        for (int i = 0; i < 100 && rmdir(path) < 0 && errno == EBUSY; i++)
+                (void) poll(NULL, 0, 10);
 }
 
 static void
