@@ -221,3 +221,61 @@ stop_racer() {
         assert_nothing_left "$CID"
         assert_nothing_left "$RACER_ID"
 }
+
+# ---- CVE-2025-52881 / CVE-2021-30465: a mount target in a shared volume ----
+
+# The victim mounts the shared volume at /mnt/v and then a bind mount at /mnt/v/target,
+# a destination inside the volume. The racer exchanges "target" (a directory) with a
+# symlink to the outside directory. A runtime that mounted onto the path string (runc
+# before 1.0.0-rc95) would, in the runs that see the symlink, mount over the outside
+# directory; /shared, an rbind of the outside directory made after it, would then show
+# that mount. msp resolves the destination once beneath the root fd and mounts onto that
+# fd, so an absolute symlink stays inside the rootfs.
+@test "CVE-2021-30465: a racing container swapping a mount target in a shared volume cannot move the mount outside" {
+        mkdir -p "$VOL/target" "$BATS_TEST_TMPDIR/src"
+        echo from-src >"$BATS_TEST_TMPDIR/src/file"
+        update_config ".mounts += [
+                {destination: \"/mnt/v\", type: \"bind\", source: \"$VOL\", options: [\"rbind\", \"rw\"]},
+                {destination: \"/mnt/v/target\", type: \"bind\", source: \"$BATS_TEST_TMPDIR/src\",
+                 options: [\"rbind\"]},
+                {destination: \"/shared\", type: \"bind\", source: \"$OUTSIDE\",
+                 options: [\"rbind\", \"ro\"]}]"
+        start_racer "$OUTSIDE" target target-link
+        # Control: the victim sees the name flip between the directory and the symlink.
+        # (without the racing mount, so that the name itself is seen)
+        update_config '.mounts |= map(select(.destination != "/mnt/v/target"))'
+        set_args /bin/msp-helper stat /mnt/v/target-link
+        seen_link=0 seen_dir=0
+        for i in $(seq 60); do
+                run msp run -b "$BUNDLE" "$CID" </dev/null
+                case "$(value stat.mode)" in
+                120*) seen_link=1 ;;
+                040*) seen_dir=1 ;;
+                esac
+                [ $((seen_link + seen_dir)) -lt 2 ] || break
+        done
+        echo "the victim saw the symlink: $seen_link, the directory: $seen_dir (after $i runs)"
+        [ "$seen_link" = 1 ] && [ "$seen_dir" = 1 ]
+        update_config ".mounts |= (.[0:-1] + [{destination: \"/mnt/v/target\", type: \"bind\",
+                source: \"$BATS_TEST_TMPDIR/src\", options: [\"rbind\"]}] + .[-1:])"
+        [ "$(jq -r '.mounts[-2].destination' "$BUNDLE/config.json")" = /mnt/v/target ]
+        snap=$(outside_snapshot)
+        # The attack.
+        set_args /bin/msp-helper stat /shared/file -- read /mnt/v/target/file
+        ok=0
+        for i in $(seq 40); do
+                run msp run -b "$BUNDLE" "$CID" </dev/null
+                echo "run $i: $status ${output:0:120}" | tr '\n' ' '
+                echo
+                # nothing shows through the outside directory's rbind
+                [[ "$output" != *stat.mode* ]] || { echo "run $i escaped: $output"; false; }
+                [[ "$output" == *read=* ]] && ok=$((ok + 1))
+                [ "$(outside_snapshot)" = "$snap" ]
+        done
+        stop_racer
+        echo "$ok of 40 runs started"
+        [ "$ok" -gt 0 ]
+        [ "$(outside_snapshot)" = "$snap" ]
+        assert_nothing_left "$CID"
+        assert_nothing_left "$RACER_ID"
+}
