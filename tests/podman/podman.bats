@@ -373,6 +373,65 @@ JSON
         assert_clean
 }
 
+@test "-v bind volumes (rw and :ro), --hostname, -e, -w, --init (catatonit)" {
+        mkdir -p "$BATS_TEST_TMPDIR/vol"
+        echo host-data >"$BATS_TEST_TMPDIR/vol/f"
+        run pm_run --rm -v "$BATS_TEST_TMPDIR/vol:/data" "$PM_IMAGE" sh -c 'cat /data/f; echo new >/data/g'
+        [ "$status" -eq 0 ]
+        [ "$output" = host-data ]
+        [ "$(cat "$BATS_TEST_TMPDIR/vol/g")" = new ]
+        run pm_run --rm -v "$BATS_TEST_TMPDIR/vol:/data:ro" "$PM_IMAGE" sh -c 'echo x >/data/h'
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"Read-only file system"* ]]
+        [ ! -e "$BATS_TEST_TMPDIR/vol/h" ]
+        run pm_run --rm --hostname box -e GREETING=hi -w /tmp "$PM_IMAGE" sh -c 'hostname; echo $GREETING; pwd'
+        [ "$output" = "$(printf 'box\nhi\n/tmp')" ]
+        run pm_run --rm --init "$PM_IMAGE" sh -c 'tr "\0" " " </proc/1/cmdline'
+        echo "$output"
+        [[ "$output" == "/run/podman-init -- sh -c"* ]]
+        assert_clean
+}
+
+@test "--uidmap/--gidmap: a user namespace, root inside is 100000 outside" {
+        run pm_run --rm --uidmap 0:100000:65536 --gidmap 0:100000:65536 "$PM_IMAGE" \
+                sh -c 'id -u; cat /proc/self/uid_map'
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "${lines[0]}" = 0 ]
+        [ "$(echo "${lines[1]}" | awk '{print $1, $2, $3}')" = "0 100000 65536" ]
+        assert_clean
+}
+
+@test "wait, restart, exec -d" {
+        pm_run -d --name waited "$PM_IMAGE" sh -c 'sleep 1; exit 9' >/dev/null
+        run pm wait waited
+        [ "$output" = 9 ]
+        pm_run -d --name restarted "$PM_IMAGE" sleep 1000 >/dev/null
+        pid1=$(pm inspect -f '{{.State.Pid}}' restarted)
+        run pm restart -t 0 restarted
+        [ "$status" -eq 0 ]
+        [ "$(pm inspect -f '{{.State.Status}}' restarted)" = running ]
+        [ "$(pm inspect -f '{{.State.Pid}}' restarted)" != "$pid1" ]
+        run pm exec -d restarted sh -c 'echo detached >/tmp/d'
+        [ "$status" -eq 0 ]
+        for _ in $(seq 50); do
+                [ "$(pm exec restarted cat /tmp/d 2>/dev/null)" = detached ] && break
+                sleep 0.1
+        done
+        [ "$(pm exec restarted cat /tmp/d)" = detached ]
+        pm rm -f -t 0 waited restarted >/dev/null
+        assert_clean
+}
+
+@test "--privileged: the caller's capabilities and the host's devices" {
+        run pm_run --rm --privileged "$PM_IMAGE" sh -c 'grep "^CapEff" /proc/self/status; test -e /dev/kmsg && echo kmsg'
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(echo "${lines[0]}" | awk '{print $2}')" = "$(awk '/^CapEff/ {print $2}' /proc/self/status)" ]
+        [ "${lines[1]}" = kmsg ]
+        assert_clean
+}
+
 @test "checkpoint: msp says it cannot, podman reports the failure" {
         run "$MSP" checkpoint --help
         echo "$output"
