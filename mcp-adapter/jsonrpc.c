@@ -243,11 +243,18 @@ struct mcp_rpc {
         bool in_epoll;                  /* else a regular file read from a timer */
         mcp_timer *in_timer;
         bool paused, in_eof, eof_reported;
+        char why[96];                   /* what ended the stream */
 
         char *obuf;
         size_t olen, ooff, ocap;
         bool out_epoll, out_watching;
 };
+
+const char *
+mcp_rpc_eof_reason(const mcp_rpc *rpc)
+{
+        return rpc->why[0] ? rpc->why : "end of input";
+}
 
 size_t
 mcp_rpc_queued(const mcp_rpc *rpc)
@@ -308,6 +315,8 @@ flush_out(mcp_rpc *rpc)
                         break;
                 if (n <= 0) {
                         /* The client is gone (EPIPE) or the fd broke: nothing more can be said. */
+                        snprintf(rpc->why, sizeof rpc->why, "writing to the client: %s",
+                                 n < 0 ? strerror(errno) : "nothing written");
                         rpc->ooff = rpc->olen = 0;
                         report_eof(rpc);
                         return;
@@ -556,8 +565,11 @@ read_some(mcp_rpc *rpc)
                         continue;
                 if (n < 0 && errno == EAGAIN)
                         return false;
-                if (n <= 0)
+                if (n <= 0) {
+                        snprintf(rpc->why, sizeof rpc->why, "%s",
+                                 n < 0 ? strerror(errno) : "end of input");
                         return true;
+                }
                 if (absorb(rpc, buf, (size_t) n) < 0) {
                         mcp_rpc_id none = { .kind = MCP_ID_NONE };
                         (void) mcp_rpc_send_error(rpc, &none, MCP_RPC_INTERNAL_ERROR,

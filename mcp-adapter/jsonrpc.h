@@ -83,6 +83,8 @@ oci_jw *mcp_rpc_begin_notification(const char *method);
  * (-ENOBUFS then). */
 int mcp_rpc_send(mcp_rpc *rpc, oci_jw *w, const mcp_rpc_id *id, bool droppable);
 int mcp_rpc_send_error(mcp_rpc *rpc, const mcp_rpc_id *id, int code, const char *message);
+/* Why on_eof was called: "end of input", "writing to the client: Broken pipe", ... */
+const char *mcp_rpc_eof_reason(const mcp_rpc *rpc);
 /* Bytes queued and not written yet. */
 size_t mcp_rpc_queued(const mcp_rpc *rpc);
 

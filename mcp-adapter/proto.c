@@ -212,10 +212,10 @@ on_msg(mcp_rpc *rpc _unused_, mcp_rpc_msg *msg, void *data)
 }
 
 static void
-on_eof(mcp_rpc *rpc _unused_, void *data)
+on_eof(mcp_rpc *rpc, void *data)
 {
         mcp_server *srv = data;
-        mcp_log(srv->log, MCP_LOG_INFO, "end of input: stopping");
+        mcp_log(srv->log, MCP_LOG_INFO, "%s: stopping", mcp_rpc_eof_reason(rpc));
         mcp_loop_exit(srv->loop, 0);
 }
 

@@ -178,17 +178,56 @@ guess_mime(const char *path, bool text)
         return text ? "text/plain" : "application/octet-stream";
 }
 
+/* A response line must stay well under what clients buffer for one message (the
+ * TypeScript SDK: 10 MiB): the text or blob is cut so that its escaped form fits. */
+#define BODY_MAX (8u * 1024 * 1024)
+
+/* Raw bytes of buf whose JSON-escaped form fits in max, cut on a character boundary. */
+static size_t
+text_fits(const char *buf, size_t len, size_t max)
+{
+        size_t out = 0, i = 0;
+        for (; i < len; i++) {
+                unsigned char c = (unsigned char) buf[i];
+                size_t w = c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' ||
+                                   c == '\r' || c == '\t' ? 2 : c < 0x20 ? 6 : 1;
+                if (out + w > max)
+                        break;
+                out += w;
+        }
+        while (i > 0 && i < len && ((unsigned char) buf[i] & 0xc0) == 0x80)
+                i--;
+        return i;
+}
+
 static void
 send_contents(mcp_server *srv, const mcp_rpc_id *id, const char *uri, const char *mime,
               const char *buf, size_t len, bool force_text)
 {
         bool text = force_text || (mcp_utf8_valid(buf, len) && !memchr(buf, 0, len));
-        _cleanup_free_ char *body = text ? mcp_utf8_sanitize(buf, len, NULL)
-                                         : mcp_base64_encode(buf, len, NULL);
+        size_t keep = len < BODY_MAX ? len : BODY_MAX;
+        _cleanup_free_ char *body = NULL;
+        if (text) {
+                /* Repaired first (U+FFFD takes 3 bytes), then cut to the escaped budget. */
+                size_t n = 0;
+                body = mcp_utf8_sanitize(buf, keep, &n);
+                if (body) {
+                        size_t fit = text_fits(body, n, BODY_MAX);
+                        body[fit] = '\0';
+                        if (fit < n)
+                                keep = keep * fit / n;  /* about: for the log and _meta */
+                }
+        } else {
+                keep = len < BODY_MAX / 4 * 3 ? len : BODY_MAX / 4 * 3;
+                body = mcp_base64_encode(buf, keep, NULL);
+        }
         if (!body) {
                 (void) mcp_rpc_send_error(srv->rpc, id, MCP_RPC_INTERNAL_ERROR, "out of memory");
                 return;
         }
+        if (keep < len)
+                mcp_log(srv->log, MCP_LOG_NOTICE, "resources/read %s: about %zu of %zu bytes returned",
+                        uri, keep, len);
         oci_jw *w = mcp_rpc_begin_result(id);
         if (w) {
                 oci_jw_begin_object(w);
@@ -199,6 +238,15 @@ send_contents(mcp_server *srv, const mcp_rpc_id *id, const char *uri, const char
                 mcp_jw_text(w, uri);
                 oci_jw_kv_string(w, "mimeType", mime);
                 oci_jw_kv_string(w, text ? "text" : "blob", body);
+                if (keep < len) {
+                        /* Said where a client can see it: only the head was returned. */
+                        oci_jw_key(w, "_meta");
+                        oci_jw_begin_object(w);
+                        oci_jw_kv_bool(w, "msp/truncated", true);
+                        oci_jw_kv_uint64(w, "msp/size", len);
+                        oci_jw_kv_uint64(w, "msp/returned", keep);
+                        oci_jw_end_object(w);
+                }
                 oci_jw_end_object(w);
                 oci_jw_end_array(w);
                 oci_jw_end_object(w);
