@@ -419,6 +419,10 @@ prepare_process(init_run *ir, msp_err *err)
         r = rt_process_sched_apply(p, lx ? lx->personality : NULL, err);
         if (r < 0)
                 return r;
+        /* Before the session keyring: with SELinux its label comes from attr/keycreate. */
+        r = set_exec_label(p, err);
+        if (r < 0)
+                return r;
         if (!a->no_new_keyring && syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 &&
             errno != ENOSYS)
                 return msp_err_sys(err, errno, "create a session keyring");
@@ -438,9 +442,6 @@ prepare_process(init_run *ir, msp_err *err)
                         rt_debug(a->ctx, "landlock: best effort, not enforced: %s", dropped);
         }
         r = build_env(ir, err);
-        if (r < 0)
-                return r;
-        r = set_exec_label(p, err);
         if (r < 0)
                 return r;
         /* Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: load it before the

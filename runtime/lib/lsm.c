@@ -176,6 +176,11 @@ rt_lsm_set_exec_label(int procfd, const oci_process *p, msp_err *err)
         }
         if (p->selinux_label && *p->selinux_label) {
                 r = rt_procfs_write(procfd, "thread-self/attr/exec", p->selinux_label, err);
+                /* The session keyring the init creates next gets the process's label too,
+                 * as with runc. */
+                if (r >= 0)
+                        r = rt_procfs_write(procfd, "thread-self/attr/keycreate", p->selinux_label,
+                                            err);
                 if (r < 0)
                         return msp_err_prefix(err, "process.selinuxLabel '%s'", p->selinux_label);
         }

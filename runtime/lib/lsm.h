@@ -21,6 +21,7 @@ int rt_lsm_check(const oci_process *p, const oci_linux *lx, msp_err *err);
 
 /* In the init, before no_new_privs and the capability drop (AppArmor restricts
  * transitions under no_new_privs): the label the next execve switches to, written to
- * <procfd>/thread-self/attr/apparmor/exec ("exec PROFILE") or .../attr/exec. A no-op
+ * <procfd>/thread-self/attr/apparmor/exec ("exec PROFILE") or .../attr/exec; an SELinux
+ * label also to attr/keycreate (call it before creating the session keyring). A no-op
  * without a label. */
 int rt_lsm_set_exec_label(int procfd, const oci_process *p, msp_err *err);
