@@ -1,0 +1,316 @@
+/* mcp-adapter/proto.c and tools.c without the engine: version negotiation, the fields
+ * gated by the negotiated version, the tool schemas' shape, and the lifecycle rules
+ * (only ping before initialize, errors for unknown methods and tools, no answer to
+ * notifications, argument errors as tool results) through a real server over pipes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "../unit/tap.h"
+#include "json.h"
+#include "macros.h"
+#include "server.h"
+
+static const char *const langs[] = { "sh", "python", NULL };
+
+TEST(version_negotiation)
+{
+        ASSERT_STREQ(mcp_version_name(mcp_version_negotiate("2025-11-25")), "2025-11-25");
+        ASSERT_STREQ(mcp_version_name(mcp_version_negotiate("2025-06-18")), "2025-06-18");
+        ASSERT_STREQ(mcp_version_name(mcp_version_negotiate("2025-03-26")), "2025-03-26");
+        ASSERT_STREQ(mcp_version_name(mcp_version_negotiate("2024-11-05")), "2024-11-05");
+        ASSERT_STREQ(mcp_version_name(mcp_version_negotiate("2099-01-01")), "2025-11-25");
+        ASSERT_STREQ(mcp_version_name(mcp_version_negotiate("")), "2025-11-25");
+        ASSERT_STREQ(mcp_version_name(mcp_version_negotiate(NULL)), "2025-11-25");
+        ASSERT_STREQ(mcp_version_name(mcp_version_negotiate("2025-11-25 ")), "2025-11-25");
+}
+
+static int
+load_config(mcp_config *cfg, bool network)
+{
+        char *argv[] = { (char *) "msp-mcp", (char *) "--runtime", (char *) "/bin/true",
+                         (char *) "--allow-network", NULL };
+        mcp_config_action action;
+        msp_err err = { 0 };
+        int r = mcp_config_load(cfg, network ? 4 : 3, argv, &action, &err);
+        if (r < 0)
+                tap_diag("config: %s", err.msg);
+        return r;
+}
+
+static oci_json_doc *
+tools_doc(const mcp_config *cfg, mcp_version v)
+{
+        _cleanup_jw_ oci_jw *w = oci_jw_new(false);
+        mcp_tools_write_list(w, cfg, langs, v);
+        _cleanup_free_ char *json = NULL;
+        size_t len;
+        msp_err err = { 0 };
+        if (oci_jw_finish(w, &json, &len, &err) < 0)
+                return NULL;
+        oci_json_doc *doc = NULL;
+        if (oci_json_parse("tools", json, len, &doc, &err) < 0)
+                tap_diag("tools/list: %s", err.msg);
+        return doc;
+}
+
+/* Every schema object of type array has items; returns the number of arrays seen, or -1. */
+static int
+arrays_have_items(const oci_json *v)
+{
+        int n = 0;
+        if (oci_json_type_of(v) == OCI_JSON_OBJECT) {
+                const oci_json *t = oci_json_get(v, "type");
+                if (t && oci_json_string(t) && strcmp(oci_json_string(t), "array") == 0) {
+                        if (!oci_json_get(v, "items"))
+                                return -1;
+                        n++;
+                }
+        }
+        for (size_t i = 0; i < oci_json_len(v); i++) {
+                int r = arrays_have_items(oci_json_value_at(v, i));
+                if (r < 0)
+                        return -1;
+                n += r;
+        }
+        return n;
+}
+
+TEST(gating_by_version)
+{
+        mcp_config cfg;
+        ASSERT_OK(load_config(&cfg, false));
+        static const struct { mcp_version v; bool title, output, annotations; } want[] = {
+                { MCP_V2024_11_05, false, false, false },
+                { MCP_V2025_03_26, false, false, true },
+                { MCP_V2025_06_18, true, true, true },
+                { MCP_V2025_11_25, true, true, true },
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+                _cleanup_json_doc_ oci_json_doc *doc = tools_doc(&cfg, want[i].v);
+                if (!tap_check(doc != NULL, "tools/list for %s parses", mcp_version_name(want[i].v)))
+                        continue;
+                const oci_json *tools = oci_json_get(oci_json_doc_root(doc), "tools");
+                bool ok = tools && oci_json_len(tools) == 7;
+                for (size_t t = 0; ok && t < oci_json_len(tools); t++) {
+                        const oci_json *tool = oci_json_value_at(tools, t);
+                        ok = (oci_json_get(tool, "title") != NULL) == want[i].title &&
+                             (oci_json_get(tool, "outputSchema") != NULL) == want[i].output &&
+                             (oci_json_get(tool, "annotations") != NULL) == want[i].annotations &&
+                             oci_json_get(tool, "execution") == NULL;
+                }
+                tap_check(ok, "%s: title %d, outputSchema %d, annotations %d, no execution",
+                          mcp_version_name(want[i].v), want[i].title, want[i].output,
+                          want[i].annotations);
+        }
+        mcp_config_done(&cfg);
+}
+
+TEST(schemas_are_strict)
+{
+        mcp_config cfg;
+        ASSERT_OK(load_config(&cfg, false));
+        _cleanup_json_doc_ oci_json_doc *doc = tools_doc(&cfg, MCP_V_LATEST);
+        ASSERT_NOT_NULL(doc);
+        const oci_json *tools = oci_json_get(oci_json_doc_root(doc), "tools");
+        ASSERT_NOT_NULL(tools);
+        for (size_t t = 0; t < oci_json_len(tools); t++) {
+                const oci_json *tool = oci_json_value_at(tools, t);
+                const char *name = oci_json_string(oci_json_get(tool, "name"));
+                const oci_json *in = oci_json_get(tool, "inputSchema");
+                ASSERT_NOT_NULL(in);
+                ASSERT_STREQ(oci_json_string(oci_json_get(in, "type")), "object");
+                const oci_json *ap = oci_json_get(in, "additionalProperties");
+                if (!tap_check(ap && oci_json_type_of(ap) == OCI_JSON_BOOL && !oci_json_bool(ap),
+                               "%s: additionalProperties false", name))
+                        continue;
+                tap_check(arrays_have_items(tool) >= 0, "%s: items on every array", name);
+                const oci_json *ow = oci_json_get(oci_json_get(tool, "annotations"), "openWorldHint");
+                tap_check(ow && !oci_json_bool(ow), "%s: openWorldHint false without --allow-network", name);
+        }
+        /* run_code: the language enum is the engine's list. */
+        const oci_json *lang = oci_json_get(oci_json_get(oci_json_get(oci_json_value_at(tools, 0),
+                                                                      "inputSchema"), "properties"),
+                                            "language");
+        ASSERT_NOT_NULL(lang);
+        const oci_json *e = oci_json_get(lang, "enum");
+        ASSERT_EQ_INT(oci_json_len(e), 2);
+        ASSERT_STREQ(oci_json_string(oci_json_value_at(e, 1)), "python");
+        mcp_config_done(&cfg);
+}
+
+TEST(open_world_with_network)
+{
+        mcp_config cfg;
+        ASSERT_OK(load_config(&cfg, true));
+        _cleanup_json_doc_ oci_json_doc *doc = tools_doc(&cfg, MCP_V_LATEST);
+        ASSERT_NOT_NULL(doc);
+        const oci_json *tools = oci_json_get(oci_json_doc_root(doc), "tools");
+        for (size_t t = 0; t < oci_json_len(tools); t++) {
+                const oci_json *tool = oci_json_value_at(tools, t);
+                const char *name = oci_json_string(oci_json_get(tool, "name"));
+                bool ow = oci_json_bool(oci_json_get(oci_json_get(tool, "annotations"), "openWorldHint"));
+                bool want = strcmp(name, "run_code") == 0 || strcmp(name, "session_create") == 0;
+                tap_check(ow == want, "--allow-network: %s openWorldHint %d", name, want);
+        }
+        mcp_config_done(&cfg);
+}
+
+/* ---- a server over pipes ---- */
+
+typedef struct exchange {
+        char out[65536];
+        size_t len;
+} exchange;
+
+static int
+guard(mcp_loop *loop, void *data)
+{
+        (void) data;
+        mcp_loop_exit(loop, 99);
+        return 0;
+}
+
+/* Feeds the lines to a server with no engine, runs it to EOF, collects its output. */
+static int
+converse(const char *input, exchange *x)
+{
+        mcp_config cfg;
+        if (load_config(&cfg, false) < 0)
+                return -EINVAL;
+        int in[2], out[2];
+        if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
+                return -errno;
+        (void) fcntl(out[0], F_SETPIPE_SZ, 1 << 20);
+        size_t n = strlen(input);
+        if (write(in[1], input, n) != (ssize_t) n)
+                return -EIO;
+        close(in[1]);
+        mcp_loop *loop = NULL;
+        mcp_logger lg = { .stderr_level = MCP_LOG_EMERGENCY, .client_level = MCP_LOG_INFO };
+        mcp_server *srv = NULL;
+        int r = mcp_loop_new(&loop);
+        if (r == 0)
+                r = mcp_loop_add_timer(loop, 5000000, guard, NULL, NULL);
+        if (r == 0)
+                r = mcp_server_new(loop, &cfg, NULL, &lg, in[0], out[1], &srv);
+        if (r == 0)
+                r = mcp_loop_run(loop);
+        mcp_server_free(srv);
+        mcp_loop_free(loop);
+        close(in[0]);
+        close(out[1]);
+        ssize_t got = read(out[0], x->out, sizeof x->out - 1);
+        x->len = got > 0 ? (size_t) got : 0;
+        x->out[x->len] = '\0';
+        close(out[0]);
+        mcp_config_done(&cfg);
+        return r;
+}
+
+/* The line answering id (as JSON text), or NULL. */
+static const char *
+answer(const exchange *x, const char *id, char *buf, size_t size)
+{
+        char needle[64];
+        snprintf(needle, sizeof needle, "\"id\":%s,", id);
+        const char *p = strstr(x->out, needle);
+        if (!p)
+                return NULL;
+        const char *start = p;
+        while (start > x->out && start[-1] != '\n')
+                start--;
+        const char *end = strchr(p, '\n');
+        snprintf(buf, size, "%.*s", (int) (end ? end - start : (long) strlen(start)), start);
+        return buf;
+}
+
+static size_t
+count_lines(const exchange *x)
+{
+        size_t n = 0;
+        for (const char *p = x->out; *p; p++)
+                n += *p == '\n';
+        return n;
+}
+
+#define INIT(v) "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"" v "\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"0\"}}}\n"
+
+TEST(lifecycle)
+{
+        static exchange x;
+        ASSERT_OK(converse(
+                "{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"ping\"}\n"
+                "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"tools/list\"}\n"
+                "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/whatever\"}\n"
+                INIT("2099-01-01")
+                INIT("2025-06-18")
+                "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
+                "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":42}}\n"
+                "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"no/such\"}\n"
+                "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"nope\"}}\n"
+                "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"run_code\",\"arguments\":{\"language\":\"sh\",\"code\":\"x\",\"timeout_ms\":99999999}}}\n"
+                "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"logging/setLevel\",\"params\":{\"level\":\"loud\"}}\n"
+                "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"logging/setLevel\",\"params\":{\"level\":\"debug\"}}\n"
+                "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"resources/read\",\"params\":{\"uri\":\"sandbox://nope\"}}\n"
+                "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"run_code\",\"arguments\":[]}}\n"
+                "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/call\",\"params\":{\"name\":\"session_list\",\"arguments\":{\"x\":1}}}\n",
+                &x));
+        char b[4096];
+        tap_check(answer(&x, "\"p\"", b, sizeof b) && strstr(b, "\"result\":{}"), "ping before initialize");
+        tap_check(answer(&x, "0", b, sizeof b) && strstr(b, "-32600") && strstr(b, "not initialized"),
+                  "tools/list before initialize: -32600 not initialized");
+        /* The first initialize wins: an unknown version gets the latest... */
+        tap_check(strstr(x.out, "\"protocolVersion\":\"2025-11-25\"") != NULL, "2099-01-01 falls back to 2025-11-25");
+        /* ...and a second one is refused. */
+        tap_check(strstr(x.out, "already initialized") != NULL, "a second initialize is refused");
+        tap_check(answer(&x, "3", b, sizeof b) && strstr(b, "-32601"), "unknown method: -32601");
+        tap_check(answer(&x, "4", b, sizeof b) && strstr(b, "-32602") && strstr(b, "Unknown tool: nope"),
+                  "unknown tool: -32602");
+        tap_check(answer(&x, "5", b, sizeof b) && strstr(b, "\"isError\":true") && strstr(b, "language") &&
+                          strstr(b, "\\\"sh\\\"") && !strstr(b, "\"error\""),
+                  "a bad argument is a tool result with isError naming field and value");
+        tap_check(answer(&x, "6", b, sizeof b) && strstr(b, "-32602"), "logging/setLevel with a bad level: -32602");
+        tap_check(answer(&x, "7", b, sizeof b) && strstr(b, "\"result\":{}"), "logging/setLevel debug");
+        tap_check(answer(&x, "8", b, sizeof b) && strstr(b, "-32002"), "unknown resource: -32002");
+        tap_check(answer(&x, "9", b, sizeof b) && strstr(b, "-32602"), "arguments not an object: -32602");
+        tap_check(answer(&x, "10", b, sizeof b) && strstr(b, "\"isError\":true") && strstr(b, "unknown argument \\\"x\\\""),
+                  "an unknown argument is named");
+        tap_check(strstr(x.out, "whatever") == NULL && strstr(x.out, "42") == NULL,
+                  "notifications get no answer");
+        /* 1 ping, 1 error, 2 initialize, 10 answers after; notifications/message lines after
+         * setLevel debug are allowed (they carry no id). */
+        size_t lines = count_lines(&x), with_id = 0;
+        for (const char *p = x.out; (p = strstr(p, "\"id\":")); p++)
+                with_id++;
+        tap_check(with_id == 12, "exactly one answer per request (%zu lines, %zu with an id)", lines, with_id);
+}
+
+TEST(old_versions_get_no_structured_content)
+{
+        static exchange x;
+        ASSERT_OK(converse(INIT("2025-03-26")
+                           "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"session_list\"}}\n",
+                           &x));
+        char b[4096];
+        ASSERT_NOT_NULL(answer(&x, "1", b, sizeof b));
+        ASSERT_TRUE(strstr(b, "\"protocolVersion\":\"2025-03-26\"") != NULL);
+        ASSERT_TRUE(strstr(b, "\"title\"") == NULL);
+        ASSERT_NOT_NULL(answer(&x, "2", b, sizeof b));
+        ASSERT_TRUE(strstr(b, "structuredContent") == NULL);
+        ASSERT_TRUE(strstr(b, "sessions") != NULL);
+}
+
+int
+main(void)
+{
+        signal(SIGPIPE, SIG_IGN);
+        RUN(version_negotiation);
+        RUN(gating_by_version);
+        RUN(schemas_are_strict);
+        RUN(open_world_with_network);
+        RUN(lifecycle);
+        RUN(old_versions_get_no_structured_content);
+        return tap_done();
+}
