@@ -227,14 +227,19 @@ teardown() {
         assert_clean
 }
 
-@test "update --memory: the new limit is in the container's cgroup" {
-        pm_run -d --name upd --memory 64m "$PM_IMAGE" sleep 1000 >/dev/null
+@test "update --memory, --cpus: the new limits are in the container's cgroup" {
+        pm_run -d --name upd --memory 64m --cpus 0.5 "$PM_IMAGE" sleep 1000 >/dev/null
         f=$(cgroup_file upd memory memory.limit_in_bytes memory.max)
         [ "$(cat "$f")" = $((64 * 1024 * 1024)) ]
+        cpu=$(cgroup_file upd cpu cpu.cfs_quota_us cpu.max)
+        [[ "$(cat "$cpu")" == 50000* ]]
         run pm update --memory 128m upd
         echo "$output"
         [ "$status" -eq 0 ]
         [ "$(cat "$f")" = $((128 * 1024 * 1024)) ]
+        run pm update --cpus 1 upd
+        [ "$status" -eq 0 ]
+        [[ "$(cat "$cpu")" == 100000* ]]
         pm rm -f -t 0 upd >/dev/null
         assert_clean
 }
