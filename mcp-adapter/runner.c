@@ -472,9 +472,19 @@ run_exited(mcp_proc *p, int code, int status, void *data)
                 r->sandbox_failed = true;
                 snprintf(r->error, sizeof r->error, "the runtime died by signal %d", status);
         }
-        if (!r->sandbox_failed && !(code == CLD_EXITED && status == 0) && !r->timed_out &&
-            runtime_error(r))
-                r->sandbox_failed = true;
+        if (!r->sandbox_failed && !(code == CLD_EXITED && status == 0) && !r->timed_out) {
+                char state[4200];
+                snprintf(state, sizeof state, "%s/%s", r->runtime_root, r->id);
+                if (runtime_error(r)) {
+                        r->sandbox_failed = true;
+                } else if (access(state, F_OK) < 0) {
+                        /* No container state (kept by --keep): the runtime failed first. */
+                        r->sandbox_failed = true;
+                        snprintf(r->error, sizeof r->error,
+                                 "the runtime exited with status %d before creating the "
+                                 "container (see stderr)", status);
+                }
+        }
         r->oom_killed = read_oom(r->oom_file);
         if (r->on_exit)
                 r->on_exit(r, r->data);         /* also when cancelled: the slot is free */

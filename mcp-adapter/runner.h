@@ -91,7 +91,8 @@ struct mcp_runner {
         bool killing, cancelled, gone;
 };
 
-/* Starts `run --keep`; on failure nothing is left running and on_exit is not called. */
+/* Starts `run --keep`; on failure nothing is left running and on_exit is not called.
+ * stdin is written to a pipe: the process must ignore SIGPIPE (main.c does). */
 int mcp_runner_start(mcp_runner *r, mcp_procset *set, msp_err *err);
 /* Kill the container (timeout or cancel); on_exit still follows when the run exits. */
 void mcp_runner_kill(mcp_runner *r);

@@ -3,6 +3,7 @@
  * kill, OOM on a 32 MiB limit, output cap and run logs, artifacts, queue and -EBUSY,
  * cancel, sessions, and no leftovers (containers, cgroups, mounts, dirs) after free.
  * Root only. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../unit/tap.h"
@@ -21,7 +23,8 @@
 
 static char base[64];                   /* /tmp/mcp-engine-XXXXXX */
 static char state[128];
-static mcp_rootfs rootfs[] = { { "host", NULL } };
+static char empty_root[128];
+static mcp_rootfs rootfs[] = { { "host", NULL }, { "empty", empty_root } };
 static mcp_config cfg;
 static mcp_loop *loop;
 static mcp_engine *engine;
@@ -174,6 +177,74 @@ TEST(stdin_files_args_env)
         ASSERT_OK_ERR(submit(&req, &o, NULL, &err), err);
         ASSERT_OK(wait_runs(60));
         ASSERT_STREQ(o.out, "from stdin\nfiledata\none|two words|bar|C\n");
+}
+
+TEST(stdin_not_read)
+{
+        /* 1 MiB of stdin the program never reads: the pipe closes, the run still ends. */
+        static outcome o;
+        static char big[1 << 20];
+        msp_err err = { 0 };
+        memset(big, 'x', sizeof big);
+        mcp_run_request req = { .language = "sh", .code = "echo ok", .code_len = 7,
+                                .stdin_data = big, .stdin_len = sizeof big };
+        ASSERT_OK_ERR(submit(&req, &o, NULL, &err), err);
+        ASSERT_OK(wait_runs(60));
+        ASSERT_STREQ(o.out, "ok\n");
+        ASSERT_EQ_INT(o.r.exit_code, 0);
+}
+
+TEST(prepared_rootfs_without_language)
+{
+        mcp_session_store *st = mcp_engine_sessions(engine);
+        mcp_session_info info;
+        msp_err err = { 0 };
+        ASSERT_OK_ERR(mcp_session_create(st, &(mcp_session_opts){ .rootfs = "empty" }, &info, &err),
+                      err);
+        static outcome o;
+        mcp_run_request req = { .language = "sh", .code = "true", .code_len = 4,
+                                .session_id = info.id };
+        int r = mcp_engine_submit(engine, &req, NULL, on_done, &o, NULL, &err);
+        (void) mcp_session_close(st, info.id, true, NULL);
+        ASSERT_EQ_INT(r, -ENOENT);
+        ASSERT_TRUE(strstr(err.msg, "'sh'") && strstr(err.msg, "'empty'"));
+        ASSERT_FALSE(o.done);
+}
+
+/* In a child: a second engine unshares another mount namespace, which the first one's
+ * sessions must not see. Exit 0 when the run is a sandbox failure with the message. */
+static int
+broken_runtime_child(void)
+{
+        static outcome o;
+        mcp_config c2 = cfg;
+        c2.runtime_path = "/bin/false";
+        mcp_engine *e2 = NULL;
+        msp_err err = { 0 };
+        if (mcp_loop_new(&loop) < 0 || mcp_engine_new(loop, &c2, &e2, &err) < 0) {
+                printf("# engine: %s\n", err.msg);
+                return 1;
+        }
+        engine = e2;
+        mcp_run_request req = { .language = "sh", .code = "echo hi", .code_len = 7 };
+        int r = submit(&req, &o, NULL, &err);
+        int w = r < 0 ? r : wait_runs(30);
+        mcp_engine_free(e2);
+        printf("# submit %d wait %d failed %d error '%s'\n", r, w, o.r.sandbox_failed, o.r.error);
+        return r >= 0 && w >= 0 && o.r.sandbox_failed &&
+                       strstr(o.r.error, "before creating the container") ? 0 : 1;
+}
+
+TEST(runtime_failure_is_sandbox_failure)
+{
+        fflush(stdout);
+        pid_t pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0)
+                _exit(broken_runtime_child());
+        int st;
+        ASSERT_EQ_INT(waitpid(pid, &st, 0), pid);
+        ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
 TEST(bad_requests)
@@ -402,12 +473,31 @@ count_entries(const char *path)
         return n;
 }
 
+/* The instance directory's name (inst-<pid>-<hex>): the name of its cgroups too. */
+static bool
+instance_name(char *buf, size_t size)
+{
+        DIR *d = opendir(state);
+        struct dirent *de;
+        bool found = false;
+        while (d && (de = readdir(d)))
+                if (strncmp(de->d_name, "inst-", 5) == 0 && !found) {
+                        snprintf(buf, size, "%s", de->d_name);
+                        found = true;
+                }
+        if (d)
+                closedir(d);
+        return found;
+}
+
 TEST(no_leftovers_after_free)
 {
         static outcome o;
         msp_err err = { 0 };
         const char *code = "sleep 30";
         mcp_run_request req = { .language = "sh", .code = code, .code_len = strlen(code) };
+        char inst[300];
+        ASSERT_TRUE(instance_name(inst, sizeof inst));
         ASSERT_OK_ERR(submit(&req, &o, NULL, &err), err);
         engine = mcp_engine_free(engine);               /* kills the running one */
         pending = 0;
@@ -420,11 +510,21 @@ TEST(no_leftovers_after_free)
         if (f)
                 fclose(f);
         ASSERT_EQ_INT(mounts, 0);
-        char cmd[512];
-        snprintf(cmd, sizeof cmd, "/sys/fs/cgroup/memory/msp-mcp");
-        int n = count_entries("/sys/fs/cgroup/memory/msp-mcp/inst-*");
-        ASSERT_TRUE(n <= 0);
-        (void) cmd;
+        /* No cgroup of this instance in any hierarchy (v1 controllers, the v2 mount). */
+        DIR *d = opendir("/sys/fs/cgroup");
+        struct dirent *de;
+        int left = 0;
+        while (d && (de = readdir(d))) {
+                char p[1024];
+                snprintf(p, sizeof p, "/sys/fs/cgroup/%s/msp-mcp/%s", de->d_name, inst);
+                if (access(p, F_OK) == 0) {
+                        tap_diag("left: %s", p);
+                        left++;
+                }
+        }
+        if (d)
+                closedir(d);
+        ASSERT_EQ_INT(left, 0);
 }
 
 int
@@ -462,6 +562,12 @@ main(void)
                 return 1;
         }
         snprintf(state, sizeof state, "%s/state", base);
+        snprintf(empty_root, sizeof empty_root, "%s/empty-root", base);
+        if (mkdir(empty_root, 0755) < 0) {
+                perror("mkdir");
+                return 1;
+        }
+        signal(SIGPIPE, SIG_IGN);               /* as main.c: stdin pipes may close early */
         cfg = (mcp_config){
                 .runtime_path = rt,
                 .state_dir = state,
@@ -474,7 +580,7 @@ main(void)
                 .session_ttl_s = 600,
                 .session_max_ttl_s = 3600,
                 .rootfs = rootfs,
-                .n_rootfs = 1,
+                .n_rootfs = 2,
                 .max_image_bytes = 1 << 20,
                 .run_log_keep = 4,
         };
@@ -488,6 +594,9 @@ main(void)
         RUN(exit_code_and_signal);
         RUN(sandbox_identity);
         RUN(stdin_files_args_env);
+        RUN(stdin_not_read);
+        RUN(prepared_rootfs_without_language);
+        RUN(runtime_failure_is_sandbox_failure);
         RUN(bad_requests);
         RUN(timeout_kills);
         RUN(oom_32mib);
