@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Fuzz the oci/ parsers (config.json, exec --process, update --resources, state) with
-# libFuzzer for a bounded time.
+# Fuzz the oci/ parsers (config.json, exec --process, update --resources, state) and
+# msp-mcp's JSON-RPC decoder (15 s more, MSP_FUZZ_MCP_SECONDS) with libFuzzer for a
+# bounded time.
 #
 #   tests/fuzz/run-fuzz.sh [SECONDS]          default 30
 #
@@ -42,8 +43,8 @@ if [ ! -f "$build/build.ninja" ]; then
         CC=clang meson setup "$build" -Dfuzzing=enabled >/dev/null ||
                 { echo "run-fuzz.sh: meson setup $build failed" >&2; exit 1; }
 fi
-ninja -C "$build" tests/fuzz-oci-parse >/dev/null ||
-        { echo "run-fuzz.sh: building tests/fuzz-oci-parse in $build failed" >&2; exit 1; }
+ninja -C "$build" tests/fuzz-oci-parse tests/fuzz-mcp-jsonrpc >/dev/null ||
+        { echo "run-fuzz.sh: building the fuzz targets in $build failed" >&2; exit 1; }
 
 top=$(pwd)
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/msp-fuzz.XXXXXX")
@@ -69,6 +70,22 @@ tail -n 25 "$scratch/run.log"
 [ "$jobs" -gt 1 ] && tail -n 5 "$scratch"/fuzz-*.log 2>/dev/null
 if [ "$rc" -ne 0 ]; then
         echo "run-fuzz.sh: FAILED (exit $rc); newest files in $artifacts/:" >&2
+        ls -t "$artifacts" | head -5 >&2
+        exit 1
+fi
+
+# msp-mcp's JSON-RPC decoder: MSP_FUZZ_MCP_SECONDS more (default 15), its own corpus.
+mcp_seconds=${MSP_FUZZ_MCP_SECONDS:-15}
+mkdir "$scratch/mcp-corpus"
+cp tests/fuzz/mcp-corpus/* "$scratch/mcp-corpus/"
+echo "run-fuzz.sh: fuzzing the msp-mcp JSON-RPC decoder for ${mcp_seconds}s"
+(cd "$scratch" && "$top/$build/tests/fuzz-mcp-jsonrpc" \
+        -max_total_time="$mcp_seconds" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
+        -artifact_prefix="$artifacts/" -error_exitcode=1 -timeout_exitcode=1 \
+        -print_final_stats=1 "${extra[@]}" mcp-corpus >mcp.log 2>&1) || rc=$?
+tail -n 12 "$scratch/mcp.log"
+if [ "$rc" -ne 0 ]; then
+        echo "run-fuzz.sh: msp-mcp JSON-RPC fuzzing FAILED (exit $rc); newest files in $artifacts/:" >&2
         ls -t "$artifacts" | head -5 >&2
         exit 1
 fi
