@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # podman with msp against podman with runc: `podman run --rm IMAGE /bin/true`.
 #
-#   tests/bench/podman.sh [--runs N] [--warmup N] [--no-install] [--keep]
+#   tests/bench/podman.sh [--runs N] [--warmup N] [--pairs N] [--no-install] [--keep]
 #
 # As root. Installs what is missing (contrib/install-deps.sh build bench podman), builds
 # a release msp in build-bench/ (BUILD_DIR overrides), gives podman a private state in a
@@ -16,7 +16,10 @@
 #                             runtime's share of a podman run
 #
 # and prints mean ± stddev, median, the runc/msp ratio of the podman runs, and each
-# runtime's share of its podman run. Exit status 0 unless the benchmark could not run.
+# runtime's share of its podman run. hyperfine runs one command after the other, so load
+# that changes meanwhile (a shared machine) biases the ratio; --pairs N (default 20) then
+# times N alternating msp/runc podman runs and gives their medians as a second ratio.
+# Exit status 0 unless the benchmark could not run.
 # The hyperfine JSON is kept in BUILD_DIR/bench/podman.json.
 set -euo pipefail
 
@@ -25,6 +28,7 @@ repo=$(cd "$here/../.." && pwd)
 build=${BUILD_DIR:-$repo/build-bench}
 runs=40
 warmup=5
+pairs=20
 install=1
 keep=0
 
@@ -37,9 +41,10 @@ while [ $# -gt 0 ]; do
         case "$1" in
         --runs) runs=$2; shift ;;
         --warmup) warmup=$2; shift ;;
+        --pairs) pairs=$2; shift ;;
         --no-install) install=0 ;;
         --keep) keep=1 ;;
-        -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown argument '$1' (see --help)" ;;
         esac
         shift
@@ -179,3 +184,28 @@ awk -v a="$pmsp" -v b="$prunc" -v m="$msp_alone" -v r="$runc_alone" 'BEGIN {
                 100 * m / a, m, a, 100 * r / b, r, b
         printf "the runtimes alone on podman'"'"'s config: runc/msp = %.2fx\n", r / m
 }'
+
+# ---- alternating pairs ----
+
+if [ "$pairs" -gt 0 ]; then
+        : >"$work/pairs"
+        for _ in $(seq "$pairs"); do
+                for rt in msp runc; do
+                        t0=$(date +%s%N)
+                        # shellcheck disable=SC2086
+                        "${P[@]}" --runtime "$rt" run $RUN_OPTS "$image" /bin/true ||
+                                die "podman --runtime $rt run failed"
+                        echo "$rt $(( ($(date +%s%N) - t0) / 1000 ))" >>"$work/pairs"
+                done
+        done
+        median() {
+                awk -v r="$1" '$1 == r { print $2 }' "$work/pairs" | sort -n |
+                        awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) / 1000 }'
+        }
+        pm_msp=$(median msp)
+        pm_runc=$(median runc)
+        awk -v a="$pm_msp" -v b="$pm_runc" -v n="$pairs" 'BEGIN {
+                printf "%d alternating pairs, medians: podman+msp %.1f ms, podman+runc %.1f ms, runc/msp = %.2fx\n",
+                        n, a, b, b / a
+        }'
+fi
