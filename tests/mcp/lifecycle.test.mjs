@@ -67,7 +67,7 @@ test("msp-mcp --check lists every requirement and exits 0 on this host", { skip,
                 const r = runSync(MSP_MCP, ["--check", "--runtime", MSP, "--state-dir", dir]);
                 const out = r.stdout + r.stderr;
                 assert.equal(r.status, 0, out);
-                for (const word of [/landlock/i, /user namespace/i, /cgroup/i, /seccomp/i, /overlay/i, /runtime/i])
+                for (const word of [/landlock/i, /userns|user namespace/i, /cgroup/i, /seccomp/i, /overlay/i, /runtime/i])
                         assert.match(r.stdout, word, r.stdout);
                 assert.match(r.stdout, /ABI \d+/i, "the Landlock ABI is named");
                 // Nothing but the report: no server started, nothing on stdin read.
