@@ -640,6 +640,8 @@ run_prepare(mcp_run *run, const mcp_run_request *req, const mcp_language *lang, 
                 mcp_session_info info;
                 r = mcp_session_acquire(e->sessions, req->session_id, &run->ws_fd, &path, &info,
                                         err);
+                if (r == -EBUSY)
+                        return -EAGAIN;         /* not the server's queue: err says why */
                 if (r < 0)
                         return r;
                 run->was_session = true;

@@ -95,7 +95,8 @@ const char *const *mcp_engine_languages(const mcp_engine *engine);
 mcp_session_store *mcp_engine_sessions(mcp_engine *engine);
 
 /* Queue or start a run. -EBUSY when the queue is full, -ENOENT for an unknown session,
- * -EINVAL for a bad request (err names the field and value). */
+ * -EAGAIN while another run uses the session, -EINVAL for a bad request (err names the
+ * field and value). */
 int mcp_engine_submit(mcp_engine *engine, const mcp_run_request *req, mcp_run_output_fn on_output,
                       mcp_run_done_fn on_done, void *data, mcp_run **ret, msp_err *err);
 /* Kill the run's container, clean up; on_done is not called. */

@@ -434,6 +434,17 @@ TEST(session_runs)
         ASSERT_OK(wait_runs(60));
         ASSERT_STREQ(b.out, "kept\n");
         ASSERT_EQ_INT(b.n_art, 0);                      /* out/r.txt is from the first run */
+        /* One run per session: a second one while the first runs is refused. */
+        static outcome c, d;
+        const char *c3 = "sleep 0.3";
+        req.code = c3;
+        req.code_len = strlen(c3);
+        ASSERT_OK_ERR(submit(&req, &c, NULL, &err), err);
+        ASSERT_EQ_INT(mcp_engine_submit(engine, &req, NULL, on_done, &d, NULL, &err), -EAGAIN);
+        ASSERT_TRUE(strstr(err.msg, info.id) != NULL);
+        ASSERT_OK(wait_runs(60));
+        ASSERT_EQ_INT(c.r.exit_code, 0);
+        ASSERT_FALSE(d.done);
         ASSERT_OK_ERR(mcp_session_close(st, info.id, false, &err), err);
         req.code = "true";
         req.code_len = 4;
