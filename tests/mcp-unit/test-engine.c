@@ -19,6 +19,7 @@
 #include "../unit/tap.h"
 #include "engine.h"
 #include "loop.h"
+#include "recover.h"
 #include "session.h"
 
 static char base[64];                   /* /tmp/mcp-engine-XXXXXX */
@@ -484,6 +485,84 @@ count_entries(const char *path)
         return n;
 }
 
+static bool instance_name(char *buf, size_t size);
+
+/* A server killed with SIGKILL while a container runs: the next start (mcp_recover) deletes
+ * the container, removes its cgroups and the instance directory. */
+static void
+started(mcp_run *run, mcp_stream s, const char *buf, size_t len, void *data)
+{
+        (void) run;
+        (void) s;
+        (void) buf;
+        (void) len;
+        (void) data;
+        raise(SIGKILL);                 /* die like a crashed server: nothing cleaned */
+}
+
+static int
+dying_server_child(void)
+{
+        mcp_engine *e2 = NULL;
+        msp_err err = { 0 };
+        if (mcp_loop_new(&loop) < 0 || mcp_engine_new(loop, &cfg, &e2, &err) < 0)
+                return 1;
+        static outcome o;
+        const char *code = "echo started; exec sleep 60";
+        mcp_run_request req = { .language = "sh", .code = code, .code_len = strlen(code) };
+        if (mcp_engine_submit(e2, &req, started, on_done, &o, NULL, &err) < 0)
+                return 1;
+        pending = 1;
+        (void) wait_runs(30);
+        return 1;                       /* not reached when the run started */
+}
+
+TEST(recover_after_sigkill)
+{
+        char before[300];
+        ASSERT_TRUE(instance_name(before, sizeof before));
+        fflush(stdout);
+        pid_t pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0)
+                _exit(dying_server_child());
+        int st;
+        ASSERT_EQ_INT(waitpid(pid, &st, 0), pid);
+        ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+        char dead[600], p[1200];
+        snprintf(dead, sizeof dead, "inst-%d-", (int) pid);
+        DIR *d = opendir(state);
+        struct dirent *de;
+        bool found = false;
+        while (d && (de = readdir(d)))
+                if (strncmp(de->d_name, dead, strlen(dead)) == 0) {
+                        snprintf(dead, sizeof dead, "%s", de->d_name);
+                        found = true;
+                        break;
+                }
+        if (d)
+                closedir(d);
+        ASSERT_TRUE(found);
+        snprintf(p, sizeof p, "/sys/fs/cgroup/pids/msp-mcp/%s", dead);
+        ASSERT_TRUE(access(p, F_OK) == 0);              /* its container still runs */
+        msp_err err = { 0 };
+        ASSERT_EQ_INT(mcp_recover(&cfg, &err), 1);      /* ours is alive: only the dead one */
+        snprintf(p, sizeof p, "%s/%s", state, dead);
+        ASSERT_TRUE(access(p, F_OK) < 0);
+        d = opendir("/sys/fs/cgroup");
+        int left = 0;
+        while (d && (de = readdir(d))) {
+                snprintf(p, sizeof p, "/sys/fs/cgroup/%s/msp-mcp/%s", de->d_name, dead);
+                left += access(p, F_OK) == 0;
+        }
+        if (d)
+                closedir(d);
+        ASSERT_EQ_INT(left, 0);
+        char now[300];
+        ASSERT_TRUE(instance_name(now, sizeof now));
+        ASSERT_STREQ(now, before);
+}
+
 /* The instance directory's name (inst-<pid>-<hex>): the name of its cgroups too. */
 static bool
 instance_name(char *buf, size_t size)
@@ -618,6 +697,7 @@ main(void)
         RUN(cancel);
         RUN(session_runs);
         RUN(timing);
+        RUN(recover_after_sigkill);
         RUN(no_leftovers_after_free);
         mcp_loop_free(loop);
         char cmd[256];
