@@ -54,6 +54,7 @@ struct mcp_run {
         char *stdin_copy;
         char *session_id;               /* acquired until the container exits */
         bool was_session;
+        bool log_kept;                  /* its logs are in engine->logs */
         int ws_fd;                      /* fresh: owned; session: borrowed */
         bool ws_mounted;
         uint64_t start_ns;              /* wall clock, for artifacts */
@@ -353,6 +354,12 @@ run_cleanup(mcp_run *run)
         }
         snprintf(name, sizeof name, "b/%s", run->id);
         (void) mcp_remove_tree_at(e->inst_fd, name, NULL);
+        if (!run->log_kept) {           /* cancelled or failed before the run */
+                log_name(name, sizeof name, run->id, MCP_STDOUT);
+                (void) unlinkat(e->inst_fd, name, 0);
+                log_name(name, sizeof name, run->id, MCP_STDERR);
+                (void) unlinkat(e->inst_fd, name, 0);
+        }
         mcp_runner_done(&run->runner);
         free(run->stdin_copy);
         *run->pprev = run->next;
@@ -428,6 +435,7 @@ run_exit(mcp_runner *rn, void *data)
         /* The container is dead: the session is free for the next run at once. */
         session_release(run);
         log_keep(e, run->id);
+        run->log_kept = true;
         mcp_run_done_fn done = run->on_done;
         run->on_done = NULL;
         run->on_output = NULL;

@@ -156,11 +156,12 @@ TEST(sandbox_identity)
         ASSERT_OK(run_sh("sh",
                          "id -u; id -g; pwd; grep -E '^(CapEff|NoNewPrivs|Seccomp):' /proc/self/status;"
                          " cat /etc/shadow 2>/dev/null || echo noshadow; ls /root 2>/dev/null | wc -l;"
-                         " touch /usr/x 2>/dev/null || echo rofs; echo $HOME $LANG",
+                         " touch /usr/x 2>/dev/null || echo rofs; echo $HOME $LANG;"
+                         " tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '",
                          (mcp_limits){ 0 }, &o));
         ASSERT_FALSE(o.r.sandbox_failed);
         ASSERT_STREQ(o.out, "1000\n1000\n/workspace\nCapEff:\t0000000000000000\nNoNewPrivs:\t1\n"
-                            "Seccomp:\t2\nnoshadow\n0\nrofs\n/workspace C.UTF-8\n");
+                            "Seccomp:\t2\nnoshadow\n0\nrofs\n/workspace C.UTF-8\nlo\n");
 }
 
 TEST(stdin_files_args_env)
