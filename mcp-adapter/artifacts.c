@@ -73,7 +73,9 @@ add_file(scan *s, int dirfd, const char *name, const char *rel)
         if (!a.path || !a.mime_type || !a.uri)
                 goto oom;
         snprintf(a.uri, ulen, "%s%s", s->uri_prefix, rel);
-        if (image && a.size <= s->max_image) {
+        /* Small files of any type carry their data: images become image content, the
+         * protocol layer keeps the others of a fresh run readable as resources. */
+        if (a.size <= s->max_image) {
                 a.data = malloc(a.size ? a.size : 1);
                 if (!a.data)
                         goto oom;

@@ -12,7 +12,8 @@
 
 /* Regular files under <workspace>/out/ whose mtime is >= since_ns (CLOCK_REALTIME), never
  * following a symlink. uri_prefix + path is each file's URI ("sandbox://runs/<id>/files/").
- * Images (by content: PNG, JPEG, GIF, SVG) of at most max_image_bytes carry their data. */
+ * Files of at most max_image_bytes carry their data (images by content: PNG, JPEG, GIF,
+ * SVG, with an image/ mime type). */
 int mcp_artifacts_scan(int workspace_fd, uint64_t since_ns, const char *uri_prefix,
                        uint64_t max_image_bytes, mcp_artifact **ret, size_t *ret_n,
                        msp_err *err);

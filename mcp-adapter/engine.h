@@ -52,7 +52,7 @@ typedef struct mcp_artifact {
         char *path;                     /* relative to /workspace, e.g. "out/plot.png" */
         char *mime_type;                /* "image/png", "image/jpeg", "image/svg+xml", ... */
         uint64_t size;
-        unsigned char *data;            /* non-NULL only for images within max_image_bytes */
+        unsigned char *data;            /* non-NULL for files within max_image_bytes */
         char *uri;                      /* sandbox://... readable with resources/read */
 } mcp_artifact;
 

@@ -255,6 +255,7 @@ mcp_server_free(mcp_server *srv)
         if (srv->log && srv->log->sink_data == srv)
                 srv->log->sink = NULL;
         mcp_rpc_free(srv->rpc);
+        mcp_resources_free(srv);
         for (size_t i = 0; i < srv->n_recent; i++)
                 free(srv->recent_runs[i]);
         free(srv->recent_runs);

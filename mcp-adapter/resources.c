@@ -13,6 +13,62 @@
 #define READ_CAP (8u * 1024 * 1024)     /* a file returned by resources/read */
 #define LIST_CAP 1000
 
+#define KEPT_MAX 256
+#define KEPT_BYTES_MAX (16u * 1024 * 1024)
+
+struct mcp_kept_file {
+        char *uri, *mime;
+        unsigned char *data;
+        size_t len;
+};
+
+static void
+kept_drop_oldest(mcp_server *srv)
+{
+        struct mcp_kept_file *k = &srv->kept[0];
+        srv->kept_bytes -= k->len;
+        free(k->uri);
+        free(k->mime);
+        free(k->data);
+        memmove(srv->kept, srv->kept + 1, (srv->n_kept - 1) * sizeof(*srv->kept));
+        srv->n_kept--;
+}
+
+void
+mcp_resources_keep_file(mcp_server *srv, const char *uri, const char *mime, const void *data,
+                        size_t len)
+{
+        if (len > KEPT_BYTES_MAX)
+                return;
+        if (!srv->kept) {
+                srv->kept = calloc(KEPT_MAX, sizeof(*srv->kept));
+                if (!srv->kept)
+                        return;
+        }
+        while (srv->n_kept > 0 && (srv->n_kept >= KEPT_MAX || srv->kept_bytes + len > KEPT_BYTES_MAX))
+                kept_drop_oldest(srv);
+        struct mcp_kept_file k = { .uri = strdup(uri), .mime = strdup(mime ? mime : "application/octet-stream"),
+                                   .data = malloc(len ? len : 1), .len = len };
+        if (!k.uri || !k.mime || !k.data) {
+                free(k.uri);
+                free(k.mime);
+                free(k.data);
+                return;
+        }
+        memcpy(k.data, data, len);
+        srv->kept[srv->n_kept++] = k;
+        srv->kept_bytes += len;
+}
+
+void
+mcp_resources_free(mcp_server *srv)
+{
+        while (srv->n_kept > 0)
+                kept_drop_oldest(srv);
+        free(srv->kept);
+        srv->kept = NULL;
+}
+
 void
 mcp_resources_note_run(mcp_server *srv, const char *run_id)
 {
@@ -385,9 +441,16 @@ mcp_resources_read(mcp_server *srv, const mcp_rpc_id *id, const oci_json *params
                 return;
         }
         if (is_run) {
-                /* The files of a fresh workspace are gone with it; those of a session run
-                 * are read through the session. */
-                not_found(srv, id, uri, "a run's files outlive it only in a session: read sandbox://sessions/<id>/files/<path>");
+                /* A fresh workspace is gone with its run: its small files were kept. */
+                for (size_t i = srv->n_kept; i > 0; i--) {
+                        const struct mcp_kept_file *k = &srv->kept[i - 1];
+                        if (strcmp(k->uri, uri) == 0) {
+                                send_contents(srv, id, uri, k->mime, (const char *) k->data, k->len,
+                                              false);
+                                return;
+                        }
+                }
+                not_found(srv, id, uri, "not a file of a recent run (files above --max-image-bytes are not kept)");
                 return;
         }
         read_session_file(srv, id, uri, owner, path);

@@ -1106,7 +1106,12 @@ send_run_result(mcp_call *c, const mcp_run_result *res)
                 }
                 for (size_t i = 0; i < res->n_artifacts; i++) {
                         const mcp_artifact *f = &res->artifacts[i];
-                        if (f->data && f->size <= srv->cfg->max_image_bytes) {
+                        bool image = f->mime_type && strncmp(f->mime_type, "image/", 6) == 0;
+                        /* A fresh workspace is gone after the run: its small files stay
+                         * readable from memory (resources.c). */
+                        if (f->data && !image && f->uri)
+                                mcp_resources_keep_file(srv, f->uri, f->mime_type, f->data, f->size);
+                        if (image && f->data && f->size <= srv->cfg->max_image_bytes) {
                                 _cleanup_free_ char *b64 = mcp_base64_encode(f->data, f->size, NULL);
                                 if (!b64)
                                         continue;
