@@ -19,6 +19,8 @@
 # runtime's share of its podman run. hyperfine runs one command after the other, so load
 # that changes meanwhile (a shared machine) biases the ratio; --pairs N (default 20) then
 # times N alternating msp/runc podman runs and gives their medians as a second ratio.
+# Last, the same pairs again with each runtime behind a small wrapper that logs how long
+# each runtime command took (create, start, delete): the runtime's share in situ.
 # Exit status 0 unless the benchmark could not run.
 # The hyperfine JSON is kept in BUILD_DIR/bench/podman.json.
 set -euo pipefail
@@ -208,4 +210,53 @@ if [ "$pairs" -gt 0 ]; then
                 printf "%d alternating pairs, medians: podman+msp %.1f ms, podman+runc %.1f ms, runc/msp = %.2fx\n",
                         n, a, b, b / a
         }'
+fi
+
+# ---- the runtime's time inside podman run, per command ----
+
+if [ "$pairs" -gt 0 ]; then
+        # A wrapper per runtime (one bash start, ~1-3 ms, on both sides alike) appends
+        # "<runtime> <command> <microseconds>" to a log; podman knows them as msp-timed
+        # and runc-timed, added to the [engine.runtimes] table of our containers.conf.
+        mkdir -p "$work/timed"
+        : >"$work/timed/log"
+        for rt in msp runc; do
+                real=$msp
+                [ "$rt" = runc ] && real=$(command -v runc)
+                # shellcheck disable=SC2016 # the wrapper's own expansions
+                {
+                        echo '#!/bin/bash'
+                        echo 't0=$(date +%s%N)'
+                        printf '"%s" "$@"\n' "$real"
+                        echo 'rc=$?'
+                        echo 'cmd=other'
+                        echo 'for a in "$@"; do case "$a" in create|start|state|kill|delete) cmd=$a; break ;; esac; done'
+                        printf 'echo "%s $cmd $(( ($(date +%%s%%N) - t0) / 1000 ))" >>"%s"\n' "$rt" "$work/timed/log"
+                        echo 'exit $rc'
+                } >"$work/timed/$rt"
+                chmod +x "$work/timed/$rt"
+        done
+        awk -v d="$work/timed" '{ print } $0 == "[engine.runtimes]" {
+                print "msp-timed = [\"" d "/msp\"]"
+                print "runc-timed = [\"" d "/runc\"]"
+        }' "$CONTAINERS_CONF" >"$work/timed.conf"
+        export CONTAINERS_CONF=$work/timed.conf
+        for _ in $(seq "$pairs"); do
+                for rt in msp runc; do
+                        # shellcheck disable=SC2086
+                        "${P[@]}" --runtime "$rt-timed" run $RUN_OPTS "$image" /bin/true ||
+                                die "podman --runtime $rt-timed run failed"
+                done
+        done
+        echo
+        echo "the runtime inside podman run --rm, ms per container (mean of $pairs):"
+        for rt in msp runc; do
+                awk -v r="$rt" -v n="$pairs" '$1 == r { t[$2] += $3; all += $3 }
+                        END {
+                                printf "  %-5s create %6.1f  start %6.1f  delete %6.1f  other %5.1f  total %6.1f\n",
+                                        r, t["create"] / n / 1000, t["start"] / n / 1000,
+                                        t["delete"] / n / 1000, (t["state"] + t["kill"] + t["other"]) / n / 1000,
+                                        all / n / 1000
+                        }' "$work/timed/log"
+        done
 fi
