@@ -1366,7 +1366,11 @@ t_run_code(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *to
                 if (r == -EBUSY)
                         send_tool_errorf(srv, id, "the server is busy: %u runs are queued (--max-queue); retry later",
                                          srv->cfg->max_queue);
-                else if (r == -ENOENT && req.session_id) {
+                else if (r == -EAGAIN && req.session_id) {
+                        oci_json_quote(req.session_id, q, sizeof q);
+                        send_tool_errorf(srv, id, "session_id: %s: another run is using this session; retry when it is done",
+                                         q);
+                } else if (r == -ENOENT && req.session_id) {
                         oci_json_quote(req.session_id, q, sizeof q);
                         send_tool_errorf(srv, id, "session_id: %s: no such session (expired or closed?)%s%s",
                                          q, err.msg[0] ? ": " : "", err.msg);
