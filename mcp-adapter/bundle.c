@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -157,17 +158,41 @@ mcp_skeleton_create(int dirfd, const char *name, const mcp_hostview *view, msp_e
         return 0;
 }
 
+/* A prepared rootfs is never written to: msp-mcp mounts a read-only overlay of it under a
+ * layer that holds only the mount points (lowerdir=<mp>:<rootfs>, no upper), in its own
+ * private mount namespace. */
 int
-mcp_rootfs_prepare(const char *path, msp_err *err)
+mcp_rootfs_view(int dirfd, const char *dir_path, const char *name, const char *rootfs,
+                msp_err *err)
 {
-        _cleanup_close_ int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return msp_err_sys(err, errno, "rootfs '%s'", path);
-        static const char *const need[] = { "proc", "dev", "tmp", "workspace", ".msp" };
-        for (size_t i = 0; i < ARRAY_SIZE(need); i++) {
-                if (mkdirat(fd, need[i], 0755) < 0 && errno != EEXIST)
-                        return msp_err_sys(err, errno, "rootfs '%s': mkdir '%s'", path, need[i]);
-        }
+        static const char *const need[] = { "proc", "dev", "tmp", "workspace", ".msp", "etc" };
+        char mp[64], opts[8192], target[4200];
+        if (strpbrk(rootfs, ":,\\") || rootfs[0] != '/')
+                return msp_err_set(err, EINVAL,
+                                   "rootfs '%s': must be an absolute path without ':', ',' or '\\'",
+                                   rootfs);
+        _cleanup_close_ int rfd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (rfd < 0)
+                return msp_err_sys(err, errno, "rootfs '%s'", rootfs);
+        snprintf(mp, sizeof mp, "%s.mp", name);
+        int r = mkdir_at(dirfd, mp, 0755, err);
+        if (r < 0)
+                return r;
+        _cleanup_close_ int mfd = openat(dirfd, mp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (mfd < 0)
+                return msp_err_sys(err, errno, "rootfs view '%s'", mp);
+        for (size_t i = 0; i < ARRAY_SIZE(need); i++)
+                if ((r = mkdir_at(mfd, need[i], 0755, err)) < 0)
+                        return r;
+        if (fchmodat(mfd, "tmp", 01777, 0) < 0)
+                return msp_err_sys(err, errno, "rootfs view: chmod 'tmp'");
+        if ((r = mkdir_at(dirfd, name, 0755, err)) < 0)
+                return r;
+        snprintf(opts, sizeof opts, "lowerdir=%s/%s:%s", dir_path, mp, rootfs);
+        snprintf(target, sizeof target, "%s/%s", dir_path, name);
+        if (mount("overlay", target, "overlay", MS_RDONLY | MS_NOSUID | MS_NODEV, opts) < 0)
+                return msp_err_sys(err, errno, "rootfs '%s': read-only overlay on '%s'", rootfs,
+                                   target);
         return 0;
 }
 

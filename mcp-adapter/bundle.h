@@ -35,8 +35,11 @@ int mcp_hostview_probe(mcp_hostview *ret, msp_err *err);
  * synthesized /etc/passwd, group, hosts, nsswitch.conf; then read-only from the runtime's
  * point of view (root.readonly). */
 int mcp_skeleton_create(int dirfd, const char *name, const mcp_hostview *view, msp_err *err);
-/* For a prepared rootfs: create the mount points it lacks (once, at start). */
-int mcp_rootfs_prepare(const char *path, msp_err *err);
+/* For a prepared rootfs: mount <dir_path>/<name> (dirfd is dir_path) as a read-only
+ * overlay of rootfs under a layer with the mount points it may lack; rootfs itself is
+ * never written. Once per instance, in msp-mcp's private mount namespace. */
+int mcp_rootfs_view(int dirfd, const char *dir_path, const char *name, const char *rootfs,
+                    msp_err *err);
 
 typedef struct mcp_bundle_spec {
         const char *root_path;          /* the skeleton, or a prepared rootfs */

@@ -37,6 +37,7 @@
 
 #define RUN_LOG_MAX (16ull << 20)       /* bytes of one stream kept on disk */
 #define RUN_ID_LEN 18                   /* "r-" + 16 hex */
+#define MCP_ROOTFS_MAX 32               /* prepared rootfs views per instance */
 
 typedef enum run_state { RUN_QUEUED, RUN_RUNNING, RUN_EXITED } run_state;
 
@@ -61,6 +62,7 @@ struct mcp_run {
         char bundle[4096];
         char ws_path[4096];
         char log_path[4200];            /* the runtime's --log */
+        char root_path[2100];           /* a prepared rootfs' view */
 };
 
 struct mcp_engine {
@@ -82,6 +84,7 @@ struct mcp_engine {
         mcp_run *qhead, **qtail;
         unsigned n_running, n_queued;
         char (*logs)[RUN_ID_LEN + 1];   /* ring of the last run_log_keep run ids */
+        bool rootfs_mounted[MCP_ROOTFS_MAX];    /* <inst>/rootfs-<i>: overlay of cfg->rootfs[i] */
         unsigned log_next;
 };
 
@@ -220,9 +223,16 @@ mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine **ret, msp_err 
         (void) mcp_recover(cfg, NULL);          /* best effort: dead servers' leftovers */
         if ((r = make_instance(e, err)) < 0)
                 goto fail;
-        for (size_t i = 0; i < cfg->n_rootfs; i++)
-                if (cfg->rootfs[i].path && (r = mcp_rootfs_prepare(cfg->rootfs[i].path, err)) < 0)
+        for (size_t i = 0; i < cfg->n_rootfs && i < MCP_ROOTFS_MAX; i++) {
+                if (!cfg->rootfs[i].path)
+                        continue;
+                char name[32];
+                snprintf(name, sizeof name, "rootfs-%zu", i);
+                if ((r = mcp_rootfs_view(e->inst_fd, e->inst_path, name, cfg->rootfs[i].path,
+                                         err)) < 0)
                         goto fail;
+                e->rootfs_mounted[i] = true;
+        }
         if ((r = load_profile("seccomp", cfg->seccomp_profile, mcp_profile_seccomp, &e->seccomp,
                               err)) < 0 ||
             (r = load_profile("landlock", cfg->landlock_profile, mcp_profile_landlock,
@@ -601,13 +611,14 @@ make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
         return 0;
 }
 
-static const mcp_rootfs *
-find_rootfs(const mcp_config *cfg, const char *name)
+/* The index of a configured rootfs with a view mounted, or -1. */
+static int
+find_rootfs(const mcp_engine *e, const char *name)
 {
-        for (size_t i = 0; i < cfg->n_rootfs; i++)
-                if (strcmp(cfg->rootfs[i].name, name) == 0)
-                        return &cfg->rootfs[i];
-        return NULL;
+        for (size_t i = 0; i < e->cfg->n_rootfs && i < MCP_ROOTFS_MAX; i++)
+                if (strcmp(e->cfg->rootfs[i].name, name) == 0 && e->rootfs_mounted[i])
+                        return (int) i;
+        return -1;
 }
 
 static int
@@ -663,13 +674,15 @@ run_prepare(mcp_run *run, const mcp_run_request *req, const mcp_language *lang, 
                 lim = effective_limits(&lim, &e->cfg->defaults);
                 network = info.network && e->cfg->allow_network;
                 if (info.rootfs && strcmp(info.rootfs, "host") != 0) {
-                        const mcp_rootfs *rf = find_rootfs(e->cfg, info.rootfs);
-                        if (!rf || !rf->path)
+                        int i = find_rootfs(e, info.rootfs);
+                        if (i < 0)
                                 return msp_err_set(err, ENOENT, "session rootfs '%s' is not configured",
                                                    info.rootfs);
-                        root_path = rf->path;
+                        snprintf(run->root_path, sizeof run->root_path, "%s/rootfs-%d",
+                                 e->inst_path, i);
+                        root_path = run->root_path;
                         host_view = false;
-                        _cleanup_close_ int rfd = open(rf->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                        _cleanup_close_ int rfd = open(root_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
                         if (rfd < 0 || !mcp_language_available(lang, rfd))
                                 return msp_err_set(err, ENOENT,
                                                    "language: '%s' is not available in rootfs '%s' "
@@ -877,6 +890,13 @@ mcp_engine_free(mcp_engine *e)
         e->sessions = e->sessions ? mcp_sessions_free(e->sessions) : NULL;
         e->seccomp = e->seccomp ? oci_json_doc_free(e->seccomp) : NULL;
         e->landlock = e->landlock ? oci_json_doc_free(e->landlock) : NULL;
+        for (size_t i = 0; i < MCP_ROOTFS_MAX; i++) {
+                if (!e->rootfs_mounted[i])
+                        continue;
+                char p[2200];
+                snprintf(p, sizeof p, "%s/rootfs-%zu", e->inst_path, i);
+                (void) umount2(p, MNT_DETACH);
+        }
         if (e->inst_fd >= 0) {
                 mcp_recover_instance(e->cfg, e->inst_path, e->inst_name, false);
                 close(e->inst_fd);

@@ -25,7 +25,31 @@
 static char base[64];                   /* /tmp/mcp-engine-XXXXXX */
 static char state[128];
 static char empty_root[128];
-static mcp_rootfs rootfs[] = { { "host", NULL }, { "empty", empty_root } };
+static char busybox_root[4200];         /* bundles/busybox/rootfs (git-ignored, prepared) */
+static mcp_rootfs rootfs[] = { { "host", NULL }, { "empty", empty_root },
+                               { "busybox", busybox_root } };
+
+/* <source>/<rel>: __FILE__ is absolute or relative to the build root (the parent of this
+ * executable's directory). */
+static void
+source_path(const char *rel, char *buf, size_t size)
+{
+        char dir[2048] = "", exe[2048] = "";
+        snprintf(dir, sizeof dir, "%s", __FILE__);
+        char *slash = strrchr(dir, '/');
+        if (slash)
+                *slash = '\0';
+        if (dir[0] == '/') {
+                snprintf(buf, size, "%s/../../%s", dir, rel);
+                return;
+        }
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        exe[n > 0 ? n : 0] = '\0';
+        for (int i = 0; i < 2; i++)
+                if ((slash = strrchr(exe, '/')))
+                        *slash = '\0';
+        snprintf(buf, size, "%s/%s/../../%s", exe, dir, rel);
+}
 static mcp_config cfg;
 static mcp_loop *loop;
 static mcp_engine *engine;
@@ -249,6 +273,32 @@ TEST(runtime_failure_is_sandbox_failure)
         ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+TEST(prepared_rootfs_busybox)
+{
+        mcp_session_store *st = mcp_engine_sessions(engine);
+        mcp_session_info info;
+        msp_err err = { 0 };
+        ASSERT_OK_ERR(mcp_session_create(st, &(mcp_session_opts){ .rootfs = "busybox" }, &info,
+                                         &err), err);
+        static outcome o;
+        const char *code = "busybox 2>&1 | head -n 1 | cut -d' ' -f1; id -u; echo w > f; cat f;"
+                           " test -e /usr/bin/python3 || echo no-host-python";
+        mcp_run_request req = { .language = "sh", .code = code, .code_len = strlen(code),
+                                .session_id = info.id };
+        int r = submit(&req, &o, NULL, &err);
+        int w = r < 0 ? r : wait_runs(60);
+        (void) mcp_session_close(st, info.id, true, NULL);
+        ASSERT_OK_ERR(r, err);
+        ASSERT_OK(w);
+        ASSERT_STREQ(o.out, "BusyBox\n1000\nw\nno-host-python\n");
+        /* The prepared rootfs itself was never written (a read-only overlay is used). */
+        char p[4400];
+        snprintf(p, sizeof p, "%s/.msp", busybox_root);
+        ASSERT_TRUE(access(p, F_OK) < 0);
+        snprintf(p, sizeof p, "%s/workspace", busybox_root);
+        ASSERT_TRUE(access(p, F_OK) < 0);
+}
+
 TEST(bad_requests)
 {
         static outcome o;
@@ -342,7 +392,7 @@ TEST(artifacts)
         ASSERT_TRUE(o.art_data[png]);
         ASSERT_STREQ(o.art_mime[svg], "image/svg+xml");
         ASSERT_STREQ(o.art_mime[txt], "text/plain");
-        ASSERT_FALSE(o.art_data[txt]);
+        ASSERT_TRUE(o.art_data[txt]);                   /* small files carry their data */
 }
 
 TEST(languages)
@@ -659,6 +709,8 @@ main(void)
                 return 1;
         }
         signal(SIGPIPE, SIG_IGN);               /* as main.c: stdin pipes may close early */
+        source_path("bundles/busybox/rootfs", busybox_root, sizeof busybox_root);
+        bool have_busybox = access(busybox_root, F_OK) == 0;
         cfg = (mcp_config){
                 .runtime_path = rt,
                 .state_dir = state,
@@ -671,11 +723,13 @@ main(void)
                 .session_ttl_s = 600,
                 .session_max_ttl_s = 3600,
                 .rootfs = rootfs,
-                .n_rootfs = 2,
+                .n_rootfs = 2,          /* 3 with bundles/busybox/rootfs */
                 .max_image_bytes = 1 << 20,
                 .run_log_keep = 4,
         };
         cfg.maxima = cfg.defaults;
+        if (have_busybox)
+                cfg.n_rootfs = 3;
         msp_err err = { 0 };
         if (mcp_loop_new(&loop) < 0 || mcp_engine_new(loop, &cfg, &engine, &err) < 0) {
                 printf("Bail out! engine: %s\n", err.msg);
@@ -687,6 +741,11 @@ main(void)
         RUN(stdin_files_args_env);
         RUN(stdin_not_read);
         RUN(prepared_rootfs_without_language);
+        if (have_busybox)
+                RUN(prepared_rootfs_busybox);
+        else
+                tap_skip("prepared_rootfs_busybox", "bundles/busybox/rootfs not prepared "
+                         "(bundles/busybox/prepare.sh)");
         RUN(runtime_failure_is_sandbox_failure);
         RUN(bad_requests);
         RUN(timeout_kills);
