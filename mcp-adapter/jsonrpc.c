@@ -248,6 +248,8 @@ struct mcp_rpc {
         char *obuf;
         size_t olen, ooff, ocap;
         bool out_epoll, out_watching;
+        int in_flags, out_flags;        /* restored on free: the fds share their file
+                                         * descriptions with the parent (a terminal) */
 };
 
 const char *
@@ -641,11 +643,12 @@ resume_input(mcp_rpc *rpc)
 }
 
 static int
-set_nonblock(int fd)
+set_nonblock(int fd, int *ret_flags)
 {
         int fl = fcntl(fd, F_GETFL);
         if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
                 return -errno;
+        *ret_flags = fl;
         return 0;
 }
 
@@ -659,9 +662,9 @@ mcp_rpc_new(mcp_loop *loop, int in_fd, int out_fd, size_t max_message, mcp_rpc_m
         *rpc = (mcp_rpc) { .loop = loop, .in_fd = in_fd, .out_fd = out_fd,
                            .max_message = max_message, .on_msg = on_msg, .on_eof = on_eof,
                            .data = data };
-        int r = set_nonblock(in_fd);
+        int r = set_nonblock(in_fd, &rpc->in_flags);
         if (r == 0)
-                r = set_nonblock(out_fd);
+                r = set_nonblock(out_fd, &rpc->out_flags);
         if (r < 0) {
                 free(rpc);
                 return r;
@@ -715,6 +718,8 @@ mcp_rpc_free(mcp_rpc *rpc)
                 struct pollfd p = { .fd = rpc->out_fd, .events = POLLOUT };
                 (void) poll(&p, 1, (int) ((deadline - now) / 1000) + 1);
         }
+        (void) fcntl(rpc->in_fd, F_SETFL, rpc->in_flags);
+        (void) fcntl(rpc->out_fd, F_SETFL, rpc->out_flags);
         free(rpc->ibuf);
         free(rpc->obuf);
         free(rpc);
