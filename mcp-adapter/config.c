@@ -330,8 +330,9 @@ set_opt(mcp_config *c, const opt *o, const char *val, const char *where, msp_err
                                    where, o->name, val);
         case K_ROOTFS:
                 r = add_rootfs(c, val, err);
-                if (r < 0 && *where)
-                        msp_err_prefix(err, "%s", where);
+                /* From the file: "FILE: --rootfs ..." (where is "FILE: " then). */
+                if (r < 0 && strcmp(where, "--") != 0 && strlen(where) > 2)
+                        msp_err_prefix(err, "%.*s", (int) strlen(where) - 2, where);
                 return r;
         default:
                 return -EINVAL;
