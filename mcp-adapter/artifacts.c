@@ -17,7 +17,8 @@
 #include "macros.h"
 
 typedef struct scan {
-        uint64_t since_ns;
+        const mcp_artifacts_snap *before;
+        mcp_artifacts_snap *snap;       /* non-NULL: record instead of report */
         const char *uri_prefix;
         uint64_t max_image;
         mcp_artifact *a;
@@ -57,9 +58,15 @@ add_file(scan *s, int dirfd, const char *name, const char *rel)
         struct stat st;
         if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
                 return 0;
-        uint64_t mtime = (uint64_t) st.st_mtim.tv_sec * 1000000000ull + (uint64_t) st.st_mtim.tv_nsec;
-        if (mtime < s->since_ns)
+        uint64_t ctime = (uint64_t) st.st_ctim.tv_sec * 1000000000ull + (uint64_t) st.st_ctim.tv_nsec;
+        if (s->snap) {
+                if (s->snap->n < MCP_ARTIFACTS_SNAP_MAX)
+                        s->snap->seen[s->snap->n++] = (struct mcp_artifacts_seen){ st.st_ino, ctime };
                 return 0;
+        }
+        for (size_t i = 0; s->before && i < s->before->n; i++)
+                if (s->before->seen[i].ino == st.st_ino && s->before->seen[i].ctime_ns == ctime)
+                        return 0;               /* unchanged since before the run */
         unsigned char head[512];
         ssize_t hn = pread(fd, head, sizeof head, 0);
         bool image;
@@ -103,7 +110,8 @@ walk(scan *s, int fd, const char *rel, int depth)
                 return 0;
         }
         struct dirent *de;
-        while ((de = readdir(d)) && s->n < MCP_ARTIFACTS_MAX) {
+        while ((de = readdir(d)) && s->n < MCP_ARTIFACTS_MAX &&
+               !(s->snap && s->snap->n >= MCP_ARTIFACTS_SNAP_MAX)) {
                 if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                         continue;
                 char path[4096];
@@ -128,19 +136,49 @@ walk(scan *s, int fd, const char *rel, int depth)
         return 0;
 }
 
+static int
+open_out(int workspace_fd)
+{
+        struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+                                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS |
+                                           RESOLVE_NO_MAGICLINKS };
+        return (int) syscall(SYS_openat2, workspace_fd, "out", &how, sizeof how);
+}
+
 int
-mcp_artifacts_scan(int workspace_fd, uint64_t since_ns, const char *uri_prefix,
+mcp_artifacts_snapshot(int workspace_fd, mcp_artifacts_snap *ret, msp_err *err)
+{
+        *ret = (mcp_artifacts_snap){ 0 };
+        int fd = open_out(workspace_fd);
+        if (fd < 0)
+                return 0;                       /* no out/ yet */
+        ret->seen = calloc(MCP_ARTIFACTS_SNAP_MAX, sizeof *ret->seen);
+        if (!ret->seen) {
+                close(fd);
+                return msp_err_set(err, ENOMEM, "artifacts: out of memory");
+        }
+        scan s = { .snap = ret };
+        (void) walk(&s, fd, "out", 0);
+        return 0;
+}
+
+void
+mcp_artifacts_snap_done(mcp_artifacts_snap *snap)
+{
+        free(snap->seen);
+        *snap = (mcp_artifacts_snap){ 0 };
+}
+
+int
+mcp_artifacts_scan(int workspace_fd, const mcp_artifacts_snap *before, const char *uri_prefix,
                    uint64_t max_image_bytes, mcp_artifact **ret, size_t *ret_n, msp_err *err)
 {
         *ret = NULL;
         *ret_n = 0;
-        struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
-                                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS |
-                                           RESOLVE_NO_MAGICLINKS };
-        int fd = (int) syscall(SYS_openat2, workspace_fd, "out", &how, sizeof how);
+        int fd = open_out(workspace_fd);
         if (fd < 0)
                 return 0;                       /* no out/ (or a symlink): nothing to report */
-        scan s = { .since_ns = since_ns, .uri_prefix = uri_prefix, .max_image = max_image_bytes };
+        scan s = { .before = before, .uri_prefix = uri_prefix, .max_image = max_image_bytes };
         s.a = calloc(MCP_ARTIFACTS_MAX, sizeof *s.a);
         if (!s.a) {
                 close(fd);

@@ -58,7 +58,7 @@ struct mcp_run {
         bool log_kept;                  /* its logs are in engine->logs */
         int ws_fd;                      /* fresh: owned; session: borrowed */
         bool ws_mounted;
-        uint64_t start_ns;              /* wall clock, for artifacts */
+        mcp_artifacts_snap before;      /* out/ before the run */
         char bundle[4096];
         char ws_path[4096];
         char log_path[4200];            /* the runtime's --log */
@@ -371,6 +371,7 @@ run_cleanup(mcp_run *run)
                 (void) unlinkat(e->inst_fd, name, 0);
         }
         mcp_runner_done(&run->runner);
+        mcp_artifacts_snap_done(&run->before);
         free(run->stdin_copy);
         *run->pprev = run->next;
         if (run->next)
@@ -437,7 +438,7 @@ run_exit(mcp_runner *rn, void *data)
                                  run->session_id);
                 else
                         snprintf(prefix, sizeof prefix, "sandbox://runs/%s/files/", run->id);
-                (void) mcp_artifacts_scan(run->ws_fd, run->start_ns, prefix,
+                (void) mcp_artifacts_scan(run->ws_fd, &run->before, prefix,
                                           e->cfg->max_image_bytes, &arts, &n_arts, NULL);
         }
         res.artifacts = arts;
@@ -747,11 +748,10 @@ static int
 run_spawn(mcp_run *run, msp_err *err)
 {
         mcp_engine *e = run->engine;
-        struct timespec ts;
-        /* The clock file timestamps come from: a file written during the run is never
-         * older than this, one from an earlier run is (unless within the same tick). */
-        clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-        run->start_ns = (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+        /* What out/ holds before the run (a session's earlier files) is not reported. */
+        mcp_artifacts_snap_done(&run->before);
+        if (run->ws_fd >= 0)
+                (void) mcp_artifacts_snapshot(run->ws_fd, &run->before, NULL);
         int r = mcp_runner_start(&run->runner, &e->procs, err);
         if (r < 0)
                 return r;

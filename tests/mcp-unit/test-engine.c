@@ -486,6 +486,14 @@ TEST(session_runs)
         ASSERT_OK(wait_runs(60));
         ASSERT_STREQ(b.out, "kept\n");
         ASSERT_EQ_INT(b.n_art, 0);                      /* out/r.txt is from the first run */
+        static outcome b2;
+        const char *c4 = "echo y > out/r.txt";          /* rewritten in place: reported */
+        req.code = c4;
+        req.code_len = strlen(c4);
+        ASSERT_OK_ERR(submit(&req, &b2, NULL, &err), err);
+        ASSERT_OK(wait_runs(60));
+        ASSERT_EQ_INT(b2.n_art, 1);
+        ASSERT_STREQ(b2.art_path[0], "out/r.txt");
         /* One run per session: a second one while the first runs is refused. */
         static outcome c, d;
         const char *c3 = "sleep 0.3";
