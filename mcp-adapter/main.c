@@ -2,7 +2,7 @@
  *
  * main() parses the configuration, checks that the host can enforce the default policy,
  * and serves JSON-RPC on stdin/stdout from one event loop until EOF or SIGTERM/SIGINT;
- * both end with every run killed and cleaned up and exit status 0. */
+ * both (and SIGHUP) end with every run killed and cleaned up and exit status 0. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -76,6 +76,7 @@ serve(mcp_config *cfg, mcp_logger *lg)
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);       /* the terminal went away: the same clean stop */
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
                 return 1;
         _cleanup_close_ int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
