@@ -85,6 +85,7 @@ outside_snapshot() {
 start_racer() {
         local rb="$BATS_TEST_TMPDIR/racer-bundle"
         mkdir -p "$rb"
+        rm -f "$VOL/.ready"
         mkfifo "$VOL/.ready"
         jq --arg root "$BUNDLE/rootfs" --arg vol "$VOL" --arg cg "/$CGROUP_PREFIX/$RACER_ID" \
                 --arg t "$1" --arg a "/vol/$2" --arg b "/vol/$3" \
@@ -136,10 +137,14 @@ stop_racer() {
         done
         echo "a write by name reached the host file in run $landed"
         [ "$landed" -gt 0 ]
+        # Reset what the control wrote, with the racer stopped (a write by name now would
+        # race it too), then race again.
+        stop_racer
         echo host-secret >"$OUTSIDE/secret"
         for f in domainname domainname-link; do
                 [ -L "$VOL/$f" ] || echo decoy >"$VOL/$f"
         done
+        start_racer /canary/secret domainname domainname-link
         snap=$(outside_snapshot)
         # The attack: msp sets the sysctl under the same race.
         update_config '.linux.sysctl = {"kernel.domainname": "msp-race"}'
