@@ -17,6 +17,9 @@ setup() {
         update_config ".linux.uidMappings = [{containerID: 0, hostID: $RL_UID, size: 1}]
                 | .linux.gidMappings = [{containerID: 0, hostID: $RL_GID, size: 1}]
                 | .process.terminal = false | .root.readonly = false"
+        # a copy the user can reach (the build tree may be under a private directory)
+        RL_MSP="$BATS_TEST_TMPDIR/msp"
+        install -m 0755 "$MSP" "$RL_MSP"
         RL_RUN="$BATS_TEST_TMPDIR/xdg"
         mkdir -p "$RL_RUN"
         chown -R "$RL_UID:$RL_GID" "$BUNDLE" "$RL_RUN"
@@ -32,7 +35,7 @@ teardown() {
 # rl_msp ARGS...: msp as the unprivileged user, state under its XDG_RUNTIME_DIR.
 rl_msp() {
         XDG_RUNTIME_DIR="$RL_RUN" setpriv --reuid="$RL_UID" --regid="$RL_GID" --clear-groups \
-                --inh-caps=-all --bounding-set=-all "$MSP" "$@" 3>&-
+                --inh-caps=-all --bounding-set=-all "$RL_MSP" "$@" 3>&-
 }
 
 @test "rootless: an unprivileged user runs a container; its root is the user on the host" {
