@@ -1,0 +1,93 @@
+/* mcp-adapter/text.c: RFC 4648 vectors, refused base64, UTF-8 repair of every invalid
+ * class (stray continuation, overlong, surrogate, beyond U+10FFFF, truncated, NUL), the
+ * character-safe tail cut, RFC 3339. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "../unit/tap.h"
+#include "macros.h"
+#include "text.h"
+
+TEST(base64_vectors)
+{
+        static const char *const v[][2] = {
+                { "", "" }, { "f", "Zg==" }, { "fo", "Zm8=" }, { "foo", "Zm9v" },
+                { "foob", "Zm9vYg==" }, { "fooba", "Zm9vYmE=" }, { "foobar", "Zm9vYmFy" },
+                { "\xff\xfe\x00", "//4A" },
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(v); i++) {
+                size_t len = i == ARRAY_SIZE(v) - 1 ? 3 : strlen(v[i][0]);
+                _cleanup_free_ char *enc = mcp_base64_encode(v[i][0], len, NULL);
+                _cleanup_free_ unsigned char *dec = NULL;
+                size_t n = 0;
+                int r = mcp_base64_decode(v[i][1], strlen(v[i][1]), &dec, &n);
+                tap_check(enc && strcmp(enc, v[i][1]) == 0 && r == 0 && n == len &&
+                          memcmp(dec, v[i][0], len) == 0, "base64 \"%s\"", v[i][1]);
+        }
+}
+
+TEST(base64_refused)
+{
+        static const char *const bad[] = { "Zg=", "Zg", "Z===", "Zm9v\n", "Zm 9", "Zm9v!A==",
+                                           "=Zm9", "Zg==Zg==", "Zm-_" };
+        for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+                unsigned char *dec = NULL;
+                size_t n;
+                int r = mcp_base64_decode(bad[i], strlen(bad[i]), &dec, &n);
+                tap_check(r == -EINVAL && !dec, "bad base64 %zu refused", i);
+                free(dec);
+        }
+}
+
+TEST(utf8_repair)
+{
+        static const struct { const char *in; size_t len; const char *out; } c[] = {
+                { "plain", 5, "plain" },
+                { "h\xc3\xa9", 3, "h\xc3\xa9" },
+                { "\xf0\x9f\x98\x80", 4, "\xf0\x9f\x98\x80" },
+                { "a\x80z", 3, "a\xef\xbf\xbdz" },                      /* stray continuation */
+                { "\xc0\xaf", 2, "\xef\xbf\xbd\xef\xbf\xbd" },          /* overlong '/' */
+                { "\xe0\x80\xaf", 3, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" }, /* overlong */
+                { "\xed\xa0\x80", 3, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" }, /* surrogate */
+                { "\xf4\x90\x80\x80", 4, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
+                { "x\xe2\x82", 3, "x\xef\xbf\xbd\xef\xbf\xbd" },        /* truncated */
+                { "a\0b", 3, "a\xef\xbf\xbd" "b" },                     /* NUL */
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(c); i++) {
+                size_t n = 0;
+                _cleanup_free_ char *out = mcp_utf8_sanitize(c[i].in, c[i].len, &n);
+                bool valid_in = mcp_utf8_valid(c[i].in, c[i].len);
+                tap_check(out && n == strlen(c[i].out) && strcmp(out, c[i].out) == 0 &&
+                          mcp_utf8_valid(out, n) && valid_in == (strcmp(c[i].in, c[i].out) == 0 && c[i].len == n),
+                          "utf8 case %zu", i);
+        }
+}
+
+TEST(tail_cut_on_a_character)
+{
+        const char *s = "ab\xc3\xa9\xc3\xa9";       /* a b é é: 6 bytes */
+        ASSERT_EQ_INT(mcp_utf8_tail_start(s, 6, 10), 6);
+        ASSERT_EQ_INT(mcp_utf8_tail_start(s, 6, 4), 4);
+        ASSERT_EQ_INT(mcp_utf8_tail_start(s, 6, 3), 2);  /* not the half of the first é */
+        ASSERT_EQ_INT(mcp_utf8_tail_start(s, 6, 1), 0);
+}
+
+TEST(rfc3339)
+{
+        char buf[32];
+        mcp_rfc3339(0, buf);
+        ASSERT_STREQ(buf, "1970-01-01T00:00:00Z");
+        mcp_rfc3339(UINT64_C(1795316645) * 1000000 + 999999, buf);
+        ASSERT_STREQ(buf, "2026-11-22T03:04:05Z");
+}
+
+int
+main(void)
+{
+        RUN(base64_vectors);
+        RUN(base64_refused);
+        RUN(utf8_repair);
+        RUN(tail_cut_on_a_character);
+        RUN(rfc3339);
+        return tap_done();
+}
