@@ -12,11 +12,6 @@ RL_GID=65534
 setup() {
         command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
         setup_bundle
-        # The rootless default config (msp spec --rootless) with the caller's ids mapped.
-        (cd "$BUNDLE" && rm config.json && "$MSP" spec --rootless)
-        update_config ".linux.uidMappings = [{containerID: 0, hostID: $RL_UID, size: 1}]
-                | .linux.gidMappings = [{containerID: 0, hostID: $RL_GID, size: 1}]
-                | .process.terminal = false | .root.readonly = false"
         # a copy the user can reach (the build tree may be under a private directory)
         RL_MSP="$BATS_TEST_TMPDIR/msp"
         install -m 0755 "$MSP" "$RL_MSP"
@@ -25,6 +20,11 @@ setup() {
         chown -R "$RL_UID:$RL_GID" "$BUNDLE" "$RL_RUN"
         make_traversable "$BUNDLE"
         STATE_ROOT="$RL_RUN/msp"
+        # The rootless default config, written by the user: its own ids are the mapping.
+        (cd "$BUNDLE" && rm config.json && rl_msp spec --rootless)
+        [ "$(jq -c .linux.uidMappings "$BUNDLE/config.json")" = \
+                "[{\"containerID\":0,\"hostID\":$RL_UID,\"size\":1}]" ]
+        update_config '.process.terminal = false | .root.readonly = false'
 }
 
 teardown() {
