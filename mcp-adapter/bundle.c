@@ -414,7 +414,8 @@ write_mounts(oci_jw *w, const mcp_bundle_spec *s)
                     (const char *const[]){ "nosuid", "noexec", "nodev", "mode=1777",
                                            "size=65536k", NULL });
         write_mount(w, "/tmp", "tmpfs", "tmpfs",
-                    (const char *const[]){ "nosuid", "nodev", "mode=1777", tmp_size, NULL });
+                    (const char *const[]){ "nosuid", "nodev", "mode=1777", "nr_inodes=65536",
+                                           tmp_size, NULL });
         if (s->host_view) {
                 for (size_t i = 0; i < s->view->n_binds; i++)
                         write_mount(w, s->view->binds[i], "bind", s->view->binds[i], ro_bind);

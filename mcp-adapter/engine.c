@@ -486,7 +486,7 @@ fresh_workspace(mcp_run *run, uint64_t bytes, msp_err *err)
         snprintf(run->ws_path, sizeof run->ws_path, "%s/%s", e->inst_path, name);
         if (mkdirat(e->inst_fd, name, 0700) < 0)
                 return msp_err_sys(err, errno, "workspace '%s'", run->ws_path);
-        snprintf(opts, sizeof opts, "size=%" PRIu64 ",mode=0755,uid=%u,gid=%u", bytes,
+        snprintf(opts, sizeof opts, "size=%" PRIu64 ",nr_inodes=65536,mode=0755,uid=%u,gid=%u", bytes,
                  MCP_SANDBOX_HOST_UID, MCP_SANDBOX_HOST_GID);
         if (mount("tmpfs", run->ws_path, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
                 return msp_err_sys(err, errno, "workspace '%s': mount tmpfs", run->ws_path);

@@ -42,7 +42,10 @@ delete_containers(const mcp_config *cfg, const char *path)
                 ssize_t n = read(fd, rt, sizeof rt - 1);
                 rt[n > 0 ? n : 0] = '\0';
         }
-        if (rt[0] != '/' || access(rt, X_OK) < 0)
+        /* Only a root-owned binary nobody else can replace; otherwise our own runtime. */
+        struct stat st;
+        if (rt[0] != '/' || stat(rt, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+            (st.st_mode & 022) || access(rt, X_OK) < 0)
                 snprintf(rt, sizeof rt, "%s", cfg->runtime_path);
         _cleanup_closedir_ DIR *d = opendir(root);
         struct dirent *de;
