@@ -327,11 +327,13 @@ killer_exited(mcp_proc *p, int code, int status, void *data)
 static void
 runner_kill_now(mcp_runner *r)
 {
-        if (r->kill_file[0]) {
+        /* cgroup.kill once; if the run is still there 100 ms later, the runtime's kill. */
+        if (r->kill_file[0] && !r->kill_file_used) {
                 int fd = open(r->kill_file, O_WRONLY | O_CLOEXEC);
                 if (fd >= 0) {
                         bool ok = write(fd, "1", 1) == 1;
                         close(fd);
+                        r->kill_file_used = ok;
                         if (ok) {
                                 /* Retried in case the cgroup was not populated yet. */
                                 if (!r->timer)

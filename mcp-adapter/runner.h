@@ -88,7 +88,7 @@ struct mcp_runner {
         int out_fd, err_fd, in_fd;
         size_t stdin_off;
         mcp_timer *timer;
-        bool killing, cancelled, gone;
+        bool killing, cancelled, gone, kill_file_used;
 };
 
 /* Starts `run --keep`; on failure nothing is left running and on_exit is not called.
