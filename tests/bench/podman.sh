@@ -46,7 +46,7 @@ while [ $# -gt 0 ]; do
         --pairs) pairs=$2; shift ;;
         --no-install) install=0 ;;
         --keep) keep=1 ;;
-        -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown argument '$1' (see --help)" ;;
         esac
         shift
