@@ -1,6 +1,7 @@
-/* tools/list and tools/call: the tool schemas, argument validation (every bad argument is a
- * tool result with isError naming the field, the value and the limit: SEP-1303), runs
- * through the engine with progress notifications, and the session and file tools. */
+/* tools/list and tools/call: the tool table, argument validation (every bad argument is a
+ * tool result with isError naming the field, the value and the limit: SEP-1303), and
+ * run_code through the engine with progress notifications. The schemas are in
+ * tools-schema.c, the session and file tools in tools-session.c. */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -9,25 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server.h"
 #include "text.h"
+#include "tools.h"
 
-#define MIB ((uint64_t) 1024 * 1024)
-#define CODE_MAX MIB
-#define STDIN_MAX MIB
-#define FILES_MAX 64
-#define FILES_BYTES_MAX (8 * MIB)
-#define PATH_MAX_LEN 4096
-#define ARGS_MAX 256
-#define ARG_MAX_LEN (128 * 1024)
-#define ENV_MAX 128
-#define ENV_KEY_MAX 256
-#define ENV_VALUE_MAX (32 * 1024)
-#define SESSION_ID_MAX 64
-#define READ_DEFAULT MIB
-#define READ_MAX (8 * MIB)
-#define LIST_MAX 1000
-#define TIMEOUT_MIN 100
 #define PROGRESS_INTERVAL_USEC 250000   /* at most 4 notifications a second */
 #define TAIL_KEEP 2048
 #define TAIL_BYTES 1024
@@ -52,393 +37,22 @@ mcp_jw_text(oci_jw *w, const char *s)
 }
 
 /* Raw bytes (output of a run) as a JSON string: invalid UTF-8 and NULs become U+FFFD. */
-static void
-jw_bytes(oci_jw *w, const char *buf, size_t len)
+void
+mcp_jw_bytes(oci_jw *w, const char *buf, size_t len)
 {
         _cleanup_free_ char *fixed = mcp_utf8_sanitize(buf ? buf : "", buf ? len : 0, NULL);
         oci_jw_string(w, fixed ? fixed : "");
 }
 
-static void
-obj_begin(oci_jw *w, const char *key)
+void
+mcp_jw_obj(oci_jw *w, const char *key)
 {
         if (key)
                 oci_jw_key(w, key);
         oci_jw_begin_object(w);
 }
 
-/* ---- schemas ---- */
-
-static void
-s_type(oci_jw *w, const char *type, const char *desc)
-{
-        oci_jw_kv_string(w, "type", type);
-        if (desc)
-                oci_jw_kv_string(w, "description", desc);
-}
-
-static void
-p_str(oci_jw *w, const char *name, const char *desc, uint64_t max_len)
-{
-        obj_begin(w, name);
-        s_type(w, "string", desc);
-        if (max_len)
-                oci_jw_kv_uint64(w, "maxLength", max_len);
-        oci_jw_end_object(w);
-}
-
-static void
-p_int(oci_jw *w, const char *name, const char *desc, uint64_t min, uint64_t max)
-{
-        obj_begin(w, name);
-        s_type(w, "integer", desc);
-        oci_jw_kv_uint64(w, "minimum", min);
-        oci_jw_kv_uint64(w, "maximum", max);
-        oci_jw_end_object(w);
-}
-
-static void
-p_bool(oci_jw *w, const char *name, const char *desc)
-{
-        obj_begin(w, name);
-        s_type(w, "boolean", desc);
-        oci_jw_end_object(w);
-}
-
-static void
-p_enum(oci_jw *w, const char *name, const char *desc, const char *const *values)
-{
-        obj_begin(w, name);
-        s_type(w, "string", desc);
-        oci_jw_kv_strlist(w, "enum", values);
-        oci_jw_end_object(w);
-}
-
-static void
-p_typed(oci_jw *w, const char *name, const char *t1, const char *t2)
-{
-        obj_begin(w, name);
-        oci_jw_key(w, "type");
-        oci_jw_begin_array(w);
-        oci_jw_string(w, t1);
-        oci_jw_string(w, t2);
-        oci_jw_end_array(w);
-        oci_jw_end_object(w);
-}
-
-static void
-p_plain(oci_jw *w, const char *name, const char *type)
-{
-        obj_begin(w, name);
-        oci_jw_kv_string(w, "type", type);
-        oci_jw_end_object(w);
-}
-
-static void
-required(oci_jw *w, const char *const *names)
-{
-        oci_jw_kv_strlist(w, "required", names);
-}
-
-static void
-p_cpus(oci_jw *w, uint64_t max_millis)
-{
-        obj_begin(w, "cpus");
-        s_type(w, "number", "CPU quota in CPUs (e.g. 0.5)");
-        oci_jw_kv_uint64(w, "exclusiveMinimum", 0);
-        /* The writer has integers only: a fractional maximum is left to the check. */
-        if (max_millis % 1000 == 0)
-                oci_jw_kv_uint64(w, "maximum", max_millis / 1000);
-        oci_jw_end_object(w);
-}
-
-static void
-limit_props(oci_jw *w, const mcp_config *cfg)
-{
-        p_int(w, "timeout_ms", "wall-clock limit of a run in milliseconds", TIMEOUT_MIN,
-              cfg->maxima.timeout_ms);
-        p_int(w, "memory_mb", "memory limit in MiB (no swap)", 1, cfg->maxima.memory_bytes / MIB);
-        p_int(w, "pids", "limit on processes and threads", 1, cfg->maxima.pids);
-        p_cpus(w, cfg->maxima.cpu_millis);
-}
-
-static void
-in_run_code(oci_jw *w, const mcp_config *cfg, const char *const *languages)
-{
-        oci_jw_key(w, "properties");
-        oci_jw_begin_object(w);
-        p_enum(w, "language", "the interpreter or compiler", languages);
-        p_str(w, "code", "the program", CODE_MAX);
-        p_str(w, "stdin", "standard input of the program (default: empty)", STDIN_MAX);
-
-        obj_begin(w, "files");
-        s_type(w, "array", "files placed in /workspace before the run");
-        oci_jw_kv_uint64(w, "maxItems", FILES_MAX);
-        obj_begin(w, "items");
-        oci_jw_kv_string(w, "type", "object");
-        oci_jw_key(w, "properties");
-        oci_jw_begin_object(w);
-        p_str(w, "path", "relative to /workspace", PATH_MAX_LEN);
-        p_str(w, "content", NULL, 0);
-        p_enum(w, "encoding", "of content (default utf8)",
-               (const char *const[]) { "utf8", "base64", NULL });
-        p_bool(w, "executable", "mode 0755 instead of 0644");
-        oci_jw_end_object(w);
-        required(w, (const char *const[]) { "path", "content", NULL });
-        oci_jw_kv_bool(w, "additionalProperties", false);
-        oci_jw_end_object(w);
-        oci_jw_end_object(w);
-
-        obj_begin(w, "args");
-        s_type(w, "array", "arguments after the program");
-        oci_jw_kv_uint64(w, "maxItems", ARGS_MAX);
-        obj_begin(w, "items");
-        oci_jw_kv_string(w, "type", "string");
-        oci_jw_end_object(w);
-        oci_jw_end_object(w);
-
-        obj_begin(w, "env");
-        s_type(w, "object", "environment variables added to the sandbox's");
-        oci_jw_kv_uint64(w, "maxProperties", ENV_MAX);
-        obj_begin(w, "additionalProperties");
-        oci_jw_kv_string(w, "type", "string");
-        oci_jw_end_object(w);
-        oci_jw_end_object(w);
-
-        limit_props(w, cfg);
-        p_str(w, "session_id", "run in this session's persistent /workspace", SESSION_ID_MAX);
-        oci_jw_end_object(w);
-        required(w, (const char *const[]) { "language", "code", NULL });
-}
-
-static void
-out_run_code(oci_jw *w)
-{
-        oci_jw_key(w, "properties");
-        oci_jw_begin_object(w);
-        p_typed(w, "exit_code", "integer", "null");
-        p_typed(w, "signal", "string", "null");
-        p_plain(w, "stdout", "string");
-        p_plain(w, "stderr", "string");
-        p_plain(w, "timed_out", "boolean");
-        p_plain(w, "oom_killed", "boolean");
-        p_plain(w, "truncated", "boolean");
-        p_plain(w, "duration_ms", "integer");
-        p_plain(w, "run_id", "string");
-        p_typed(w, "session_id", "string", "null");
-        obj_begin(w, "files");
-        oci_jw_kv_string(w, "type", "array");
-        obj_begin(w, "items");
-        oci_jw_kv_string(w, "type", "object");
-        oci_jw_key(w, "properties");
-        oci_jw_begin_object(w);
-        p_plain(w, "path", "string");
-        p_plain(w, "mime_type", "string");
-        p_plain(w, "size", "integer");
-        p_plain(w, "uri", "string");
-        oci_jw_end_object(w);
-        oci_jw_end_object(w);
-        oci_jw_end_object(w);
-        p_plain(w, "error", "string");
-        oci_jw_end_object(w);
-        required(w, (const char *const[]) { "exit_code", "signal", "stdout", "stderr", "timed_out",
-                                            "oom_killed", "truncated", "duration_ms", "run_id", NULL });
-}
-
-static void
-in_session_create(oci_jw *w, const mcp_config *cfg, const char *const *languages _unused_)
-{
-        oci_jw_key(w, "properties");
-        oci_jw_begin_object(w);
-        limit_props(w, cfg);
-        p_int(w, "ttl_s", "lifetime in seconds", 1, cfg->session_max_ttl_s);
-        p_bool(w, "network", cfg->allow_network ? "network access for the session's runs"
-                                                : "network access (this server does not allow it)");
-        const char *names[17] = { 0 };
-        for (size_t i = 0; i < cfg->n_rootfs && i < 16; i++)
-                names[i] = cfg->rootfs[i].name;
-        p_enum(w, "rootfs", "root filesystem (default host)", names);
-        oci_jw_end_object(w);
-}
-
-static void
-limits_out_props(oci_jw *w)
-{
-        obj_begin(w, "limits");
-        oci_jw_kv_string(w, "type", "object");
-        oci_jw_key(w, "properties");
-        oci_jw_begin_object(w);
-        p_plain(w, "memory_mb", "integer");
-        p_plain(w, "pids", "integer");
-        p_plain(w, "cpu_millis", "integer");
-        p_plain(w, "timeout_ms", "integer");
-        oci_jw_end_object(w);
-        oci_jw_end_object(w);
-}
-
-static void
-out_session_create(oci_jw *w)
-{
-        oci_jw_key(w, "properties");
-        oci_jw_begin_object(w);
-        p_plain(w, "session_id", "string");
-        p_plain(w, "rootfs", "string");
-        p_plain(w, "network", "boolean");
-        p_plain(w, "expires_at", "string");
-        limits_out_props(w);
-        oci_jw_end_object(w);
-        required(w, (const char *const[]) { "session_id", "rootfs", "network", "expires_at",
-                                            "limits", NULL });
-}
-
-static void
-in_none(oci_jw *w, const mcp_config *cfg _unused_, const char *const *languages _unused_)
-{
-        oci_jw_key(w, "properties");
-        oci_jw_begin_object(w);
-        oci_jw_end_object(w);
-}
-
-static void
-out_session_list(oci_jw *w)
-{
-        oci_jw_key(w, "properties");
-        oci_jw_begin_object(w);
-        obj_begin(w, "sessions");
-        oci_jw_kv_string(w, "type", "array");
-        obj_begin(w, "items");
-        oci_jw_kv_string(w, "type", "object");
-        oci_jw_key(w, "properties");
-        oci_jw_begin_object(w);
-        p_plain(w, "session_id", "string");
-        p_plain(w, "rootfs", "string");
-        p_plain(w, "network", "boolean");
-        p_plain(w, "created_at", "string");
-        p_plain(w, "expires_at", "string");
-        p_plain(w, "runs", "integer");
-        p_plain(w, "busy", "boolean");
-        oci_jw_end_object(w);
-        oci_jw_end_object(w);
-        oci_jw_end_object(w);
-        oci_jw_end_object(w);
-        required(w, (const char *const[]) { "sessions", NULL });
-}
-
-static void
-in_session_id(oci_jw *w, const mcp_config *cfg _unused_, const char *const *languages _unused_)
-{
-        oci_jw_key(w, "properties");
-        oci_jw_begin_object(w);
-        p_str(w, "session_id", NULL, SESSION_ID_MAX);
-        oci_jw_end_object(w);
-        required(w, (const char *const[]) { "session_id", NULL });
-}
-
-static void
-out_session_close(oci_jw *w)
-{
-        oci_jw_key(w, "properties");
-        oci_jw_begin_object(w);
-        p_plain(w, "session_id", "string");
-        p_plain(w, "closed", "boolean");
-        oci_jw_end_object(w);
-        required(w, (const char *const[]) { "session_id", "closed", NULL });
-}
-
-static void
-in_write_file(oci_jw *w, const mcp_config *cfg, const char *const *languages _unused_)
-{
-        oci_jw_key(w, "properties");
-        oci_jw_begin_object(w);
-        p_str(w, "session_id", NULL, SESSION_ID_MAX);
-        p_str(w, "path", "relative to /workspace", PATH_MAX_LEN);
-        p_str(w, "content", NULL, cfg->max_message_bytes);
-        p_enum(w, "encoding", "of content (default utf8)",
-               (const char *const[]) { "utf8", "base64", NULL });
-        p_bool(w, "executable", "mode 0755 instead of 0644");
-        oci_jw_end_object(w);
-        required(w, (const char *const[]) { "session_id", "path", "content", NULL });
-}
-
-static void
-out_write_file(oci_jw *w)
-{
-        oci_jw_key(w, "properties");
-        oci_jw_begin_object(w);
-        p_plain(w, "path", "string");
-        p_plain(w, "bytes", "integer");
-        oci_jw_end_object(w);
-        required(w, (const char *const[]) { "path", "bytes", NULL });
-}
-
-static void
-in_read_file(oci_jw *w, const mcp_config *cfg _unused_, const char *const *languages _unused_)
-{
-        oci_jw_key(w, "properties");
-        oci_jw_begin_object(w);
-        p_str(w, "session_id", NULL, SESSION_ID_MAX);
-        p_str(w, "path", "relative to /workspace", PATH_MAX_LEN);
-        p_enum(w, "encoding", "of the returned content (default utf8)",
-               (const char *const[]) { "utf8", "base64", NULL });
-        p_int(w, "max_bytes", "bytes returned at most (default 1 MiB)", 1, READ_MAX);
-        oci_jw_end_object(w);
-        required(w, (const char *const[]) { "session_id", "path", NULL });
-}
-
-static void
-out_read_file(oci_jw *w)
-{
-        oci_jw_key(w, "properties");
-        oci_jw_begin_object(w);
-        p_plain(w, "path", "string");
-        p_plain(w, "content", "string");
-        p_plain(w, "encoding", "string");
-        p_plain(w, "size", "integer");
-        p_plain(w, "truncated", "boolean");
-        oci_jw_end_object(w);
-        required(w, (const char *const[]) { "path", "content", "encoding", "size", "truncated", NULL });
-}
-
-static void
-in_list_files(oci_jw *w, const mcp_config *cfg _unused_, const char *const *languages _unused_)
-{
-        oci_jw_key(w, "properties");
-        oci_jw_begin_object(w);
-        p_str(w, "session_id", NULL, SESSION_ID_MAX);
-        p_str(w, "path", "directory relative to /workspace (default: the workspace)", PATH_MAX_LEN);
-        oci_jw_end_object(w);
-        required(w, (const char *const[]) { "session_id", NULL });
-}
-
-static void
-out_list_files(oci_jw *w)
-{
-        oci_jw_key(w, "properties");
-        oci_jw_begin_object(w);
-        p_plain(w, "path", "string");
-        obj_begin(w, "entries");
-        oci_jw_kv_string(w, "type", "array");
-        obj_begin(w, "items");
-        oci_jw_kv_string(w, "type", "object");
-        oci_jw_key(w, "properties");
-        oci_jw_begin_object(w);
-        p_plain(w, "name", "string");
-        p_enum(w, "type", NULL, (const char *const[]) { "file", "dir", "symlink", "other", NULL });
-        p_plain(w, "size", "integer");
-        oci_jw_end_object(w);
-        oci_jw_end_object(w);
-        oci_jw_end_object(w);
-        p_plain(w, "truncated", "boolean");
-        oci_jw_end_object(w);
-        required(w, (const char *const[]) { "path", "entries", "truncated", NULL });
-}
-
 /* ---- the tool table ---- */
-
-typedef struct targs {
-        const oci_json *obj;            /* the arguments object; NULL: none given */
-        char msg[1024];
-} targs;
 
 typedef void (*tool_fn)(mcp_server *srv, const mcp_rpc_id *id, targs *a,
                         const mcp_rpc_id *progress_token);
@@ -453,12 +67,6 @@ typedef struct tool {
 } tool;
 
 static void t_run_code(mcp_server *, const mcp_rpc_id *, targs *, const mcp_rpc_id *);
-static void t_session_create(mcp_server *, const mcp_rpc_id *, targs *, const mcp_rpc_id *);
-static void t_session_list(mcp_server *, const mcp_rpc_id *, targs *, const mcp_rpc_id *);
-static void t_session_close(mcp_server *, const mcp_rpc_id *, targs *, const mcp_rpc_id *);
-static void t_write_file(mcp_server *, const mcp_rpc_id *, targs *, const mcp_rpc_id *);
-static void t_read_file(mcp_server *, const mcp_rpc_id *, targs *, const mcp_rpc_id *);
-static void t_list_files(mcp_server *, const mcp_rpc_id *, targs *, const mcp_rpc_id *);
 
 static const tool tools[] = {
         { "run_code", "Run code in a sandbox",
@@ -466,36 +74,36 @@ static const tool tools[] = {
           "(or a session's), limited memory, processes, CPU and time. Returns exit_code, stdout, "
           "stderr (each capped; the full logs are resources), timed_out, oom_killed. Images "
           "written to /workspace/out/ come back as image content.",
-          in_run_code, out_run_code, false, false, false, true,
+          mcp_schema_in_run_code, mcp_schema_out_run_code, false, false, false, true,
           (const char *const[]) { "language", "code", "stdin", "files", "args", "env",
                                   "timeout_ms", "memory_mb", "pids", "cpus", "session_id", NULL },
           t_run_code },
         { "session_create", "Create a session",
           "Create a session: a /workspace that persists across run_code calls (pass its "
           "session_id), with its own limits, until it is closed or expires.",
-          in_session_create, out_session_create, false, false, false, true,
+          mcp_schema_in_session_create, mcp_schema_out_session_create, false, false, false, true,
           (const char *const[]) { "timeout_ms", "memory_mb", "pids", "cpus", "ttl_s", "network",
                                   "rootfs", NULL },
-          t_session_create },
+          mcp_tool_session_create },
         { "session_list", "List sessions", "List the live sessions.",
-          in_none, out_session_list, true, false, true, false,
-          (const char *const[]) { NULL }, t_session_list },
+          mcp_schema_in_none, mcp_schema_out_session_list, true, false, true, false,
+          (const char *const[]) { NULL }, mcp_tool_session_list },
         { "session_close", "Close a session",
           "Close a session and delete its workspace.",
-          in_session_id, out_session_close, false, true, true, false,
-          (const char *const[]) { "session_id", NULL }, t_session_close },
+          mcp_schema_in_session_id, mcp_schema_out_session_close, false, true, true, false,
+          (const char *const[]) { "session_id", NULL }, mcp_tool_session_close },
         { "write_file", "Write a file",
           "Write a file into a session's /workspace (parent directories are created).",
-          in_write_file, out_write_file, false, true, true, false,
+          mcp_schema_in_write_file, mcp_schema_out_write_file, false, true, true, false,
           (const char *const[]) { "session_id", "path", "content", "encoding", "executable", NULL },
-          t_write_file },
+          mcp_tool_write_file },
         { "read_file", "Read a file", "Read a file from a session's /workspace.",
-          in_read_file, out_read_file, true, false, true, false,
+          mcp_schema_in_read_file, mcp_schema_out_read_file, true, false, true, false,
           (const char *const[]) { "session_id", "path", "encoding", "max_bytes", NULL },
-          t_read_file },
+          mcp_tool_read_file },
         { "list_files", "List files", "List a directory of a session's /workspace.",
-          in_list_files, out_list_files, true, false, true, false,
-          (const char *const[]) { "session_id", "path", NULL }, t_list_files },
+          mcp_schema_in_list_files, mcp_schema_out_list_files, true, false, true, false,
+          (const char *const[]) { "session_id", "path", NULL }, mcp_tool_list_files },
 };
 
 void
@@ -512,19 +120,19 @@ mcp_tools_write_list(oci_jw *w, const mcp_config *cfg, const char *const *langua
                 if (mcp_version_structured(v))
                         oci_jw_kv_string(w, "title", t->title);
                 oci_jw_kv_string(w, "description", t->description);
-                obj_begin(w, "inputSchema");
+                mcp_jw_obj(w, "inputSchema");
                 oci_jw_kv_string(w, "type", "object");
                 t->in(w, cfg, languages);
                 oci_jw_kv_bool(w, "additionalProperties", false);
                 oci_jw_end_object(w);
                 if (mcp_version_structured(v)) {
-                        obj_begin(w, "outputSchema");
+                        mcp_jw_obj(w, "outputSchema");
                         oci_jw_kv_string(w, "type", "object");
                         t->out(w);
                         oci_jw_end_object(w);
                 }
                 if (mcp_version_annotations(v)) {
-                        obj_begin(w, "annotations");
+                        mcp_jw_obj(w, "annotations");
                         oci_jw_kv_string(w, "title", t->title);
                         oci_jw_kv_bool(w, "readOnlyHint", t->read_only);
                         if (!t->read_only)
@@ -595,8 +203,8 @@ t_unknown(targs *a, const tool *t)
 }
 
 /* 1 when set, 0 when absent, < 0 on error. */
-static int
-t_str(targs *a, const char *key, bool req, size_t max, const char **ret)
+int
+mcp_arg_str(targs *a, const char *key, bool req, size_t max, const char **ret)
 {
         const oci_json *v = tget(a, key);
         char d[96];
@@ -630,8 +238,8 @@ parse_int_text(const char *s, int64_t *ret)
         return 0;
 }
 
-static int
-t_uint(targs *a, const char *key, uint64_t min, uint64_t max, uint64_t *ret)
+int
+mcp_arg_uint(targs *a, const char *key, uint64_t min, uint64_t max, uint64_t *ret)
 {
         const oci_json *v = tget(a, key);
         char d[96];
@@ -650,8 +258,8 @@ t_uint(targs *a, const char *key, uint64_t min, uint64_t max, uint64_t *ret)
         return 1;
 }
 
-static int
-t_bool(targs *a, const char *key, bool *ret)
+int
+mcp_arg_bool(targs *a, const char *key, bool *ret)
 {
         const oci_json *v = tget(a, key);
         char d[96];
@@ -663,11 +271,11 @@ t_bool(targs *a, const char *key, bool *ret)
         return 1;
 }
 
-static int
-t_enum(targs *a, const char *key, bool req, const char *const *values, const char **ret)
+int
+mcp_arg_enum(targs *a, const char *key, bool req, const char *const *values, const char **ret)
 {
         const char *s = NULL;
-        int r = t_str(a, key, req, 256, &s);
+        int r = mcp_arg_str(a, key, req, 256, &s);
         if (r <= 0)
                 return r;
         for (const char *const *p = values; *p; p++)
@@ -719,14 +327,14 @@ t_cpus(targs *a, uint64_t max_millis, uint64_t *ret)
         return 1;
 }
 
-static int
-t_limits(targs *a, const mcp_config *cfg, mcp_limits *l)
+int
+mcp_arg_limits(targs *a, const mcp_config *cfg, mcp_limits *l)
 {
         uint64_t mb = 0;
         int r;
-        if ((r = t_uint(a, "timeout_ms", TIMEOUT_MIN, cfg->maxima.timeout_ms, &l->timeout_ms)) < 0 ||
-            (r = t_uint(a, "memory_mb", 1, cfg->maxima.memory_bytes / MIB, &mb)) < 0 ||
-            (r = t_uint(a, "pids", 1, cfg->maxima.pids, &l->pids)) < 0 ||
+        if ((r = mcp_arg_uint(a, "timeout_ms", TIMEOUT_MIN, cfg->maxima.timeout_ms, &l->timeout_ms)) < 0 ||
+            (r = mcp_arg_uint(a, "memory_mb", 1, cfg->maxima.memory_bytes / MIB, &mb)) < 0 ||
+            (r = mcp_arg_uint(a, "pids", 1, cfg->maxima.pids, &l->pids)) < 0 ||
             (r = t_cpus(a, cfg->maxima.cpu_millis, &l->cpu_millis)) < 0)
                 return r;
         l->memory_bytes = mb * MIB;
@@ -734,8 +342,8 @@ t_limits(targs *a, const mcp_config *cfg, mcp_limits *l)
 }
 
 /* The content of a file argument, decoded; *ret_buf owns a base64 decoding. */
-static int
-t_content(targs *a, const char *field, const char *content, const char *encoding, size_t max,
+int
+mcp_arg_content(targs *a, const char *field, const char *content, const char *encoding, size_t max,
           const char **ret, size_t *ret_len, unsigned char **ret_buf)
 {
         size_t len = strlen(content);
@@ -765,10 +373,8 @@ t_content(targs *a, const char *field, const char *content, const char *encoding
 
 /* ---- results ---- */
 
-typedef void (*struct_fn)(oci_jw *w, const void *ctx);
-
-static void
-send_tool_error(mcp_server *srv, const mcp_rpc_id *id, const char *msg)
+void
+mcp_tool_error(mcp_server *srv, const mcp_rpc_id *id, const char *msg)
 {
         oci_jw *w = mcp_rpc_begin_result(id);
         if (w) {
@@ -787,34 +393,34 @@ send_tool_error(mcp_server *srv, const mcp_rpc_id *id, const char *msg)
         (void) mcp_rpc_send(srv->rpc, w, id, false);
 }
 
-static void
-send_tool_errorf(mcp_server *srv, const mcp_rpc_id *id, const char *fmt, ...) _printf_(3, 4);
+void
+mcp_tool_errorf(mcp_server *srv, const mcp_rpc_id *id, const char *fmt, ...) _printf_(3, 4);
 
-static void
-send_tool_errorf(mcp_server *srv, const mcp_rpc_id *id, const char *fmt, ...)
+void
+mcp_tool_errorf(mcp_server *srv, const mcp_rpc_id *id, const char *fmt, ...)
 {
         char msg[2048];
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(msg, sizeof msg, fmt, ap);
         va_end(ap);
-        send_tool_error(srv, id, msg);
+        mcp_tool_error(srv, id, msg);
 }
 
 /* The structured result and the same JSON as a text block. */
-static void
-send_structured(mcp_server *srv, const mcp_rpc_id *id, struct_fn fn, const void *ctx)
+void
+mcp_tool_structured(mcp_server *srv, const mcp_rpc_id *id, struct_fn fn, const void *ctx)
 {
         _cleanup_jw_ oci_jw *tw = oci_jw_new(false);
         _cleanup_free_ char *text = NULL;
         if (!tw) {
-                send_tool_error(srv, id, "out of memory");
+                mcp_tool_error(srv, id, "out of memory");
                 return;
         }
         fn(tw, ctx);
         msp_err err = { 0 };
         if (oci_jw_finish(tw, &text, NULL, &err) < 0) {
-                send_tool_error(srv, id, err.msg);
+                mcp_tool_error(srv, id, err.msg);
                 return;
         }
         oci_jw *w = mcp_rpc_begin_result(id);
@@ -837,13 +443,13 @@ send_structured(mcp_server *srv, const mcp_rpc_id *id, struct_fn fn, const void 
 }
 
 /* A session or file error: the engine's message names the field and value. */
-static void
-send_errno(mcp_server *srv, const mcp_rpc_id *id, int r, const msp_err *err, const char *what)
+void
+mcp_tool_errno(mcp_server *srv, const mcp_rpc_id *id, int r, const msp_err *err, const char *what)
 {
         if (err->msg[0])
-                send_tool_errorf(srv, id, "%s: %s", what, err->msg);
+                mcp_tool_errorf(srv, id, "%s: %s", what, err->msg);
         else
-                send_tool_errorf(srv, id, "%s: %s", what, strerror(-r));
+                mcp_tool_errorf(srv, id, "%s: %s", what, strerror(-r));
 }
 
 /* ---- run_code ---- */
@@ -907,7 +513,7 @@ send_progress(mcp_call *c)
         mcp_rpc_id_write(w, &c->token);
         oci_jw_kv_uint64(w, "progress", c->seen);
         oci_jw_key(w, "message");
-        jw_bytes(w, t, n);
+        mcp_jw_bytes(w, t, n);
         oci_jw_end_object(w);
         /* A full output queue drops it; the next one carries a larger value anyway. */
         if (mcp_rpc_send(c->srv->rpc, w, NULL, true) == 0) {
@@ -988,9 +594,9 @@ write_run_structured(oci_jw *w, const void *ctx)
                 oci_jw_null(w);
         if (!v->no_output) {
                 oci_jw_key(w, "stdout");
-                jw_bytes(w, res->stdout_buf, res->stdout_len);
+                mcp_jw_bytes(w, res->stdout_buf, res->stdout_len);
                 oci_jw_key(w, "stderr");
-                jw_bytes(w, res->stderr_buf, res->stderr_len);
+                mcp_jw_bytes(w, res->stderr_buf, res->stderr_len);
         }
         oci_jw_kv_bool(w, "timed_out", res->timed_out);
         oci_jw_kv_bool(w, "oom_killed", res->oom_killed);
@@ -1069,7 +675,7 @@ write_run_text(oci_jw *w, const mcp_run_result *res)
                 memcpy(text + o, res->stderr_buf, res->stderr_len);
                 o += res->stderr_len;
         }
-        jw_bytes(w, text, o);
+        mcp_jw_bytes(w, text, o);
 }
 
 static void
@@ -1210,11 +816,11 @@ t_files(targs *a, run_args *ra)
                 bool exec = false;
                 int r;
                 if ((r = t_unknown(&fa, &file_shape)) < 0 ||
-                    (r = t_str(&fa, "path", true, PATH_MAX_LEN, &path)) < 0 ||
-                    (r = t_str(&fa, "content", true, 0, &content)) < 0 ||
-                    (r = t_enum(&fa, "encoding", false, (const char *const[]) { "utf8", "base64", NULL },
+                    (r = mcp_arg_str(&fa, "path", true, PATH_MAX_LEN, &path)) < 0 ||
+                    (r = mcp_arg_str(&fa, "content", true, 0, &content)) < 0 ||
+                    (r = mcp_arg_enum(&fa, "encoding", false, (const char *const[]) { "utf8", "base64", NULL },
                                 &encoding)) < 0 ||
-                    (r = t_bool(&fa, "executable", &exec)) < 0)
+                    (r = mcp_arg_bool(&fa, "executable", &exec)) < 0)
                         return tbad(a, "files[%zu].%s", i, fa.msg);
                 if (!*path)
                         return tbad(a, "files[%zu].path: empty", i);
@@ -1222,7 +828,7 @@ t_files(targs *a, run_args *ra)
                 snprintf(field, sizeof field, "files[%zu].content", i);
                 const char *data;
                 size_t len;
-                r = t_content(&fa, field, content, encoding, FILES_BYTES_MAX - total, &data, &len,
+                r = mcp_arg_content(&fa, field, content, encoding, FILES_BYTES_MAX - total, &data, &len,
                               &ra->decoded[i]);
                 ra->n_files = i + 1;
                 if (r < 0)
@@ -1312,14 +918,14 @@ t_run_code(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *to
         mcp_run_request req = { 0 };
         run_args ra = { 0 };
         int r;
-        if ((r = t_enum(a, "language", true, languages, &req.language)) < 0 ||
-            (r = t_str(a, "code", true, CODE_MAX, &req.code)) < 0 ||
-            (r = t_str(a, "stdin", false, STDIN_MAX, &req.stdin_data)) < 0 ||
+        if ((r = mcp_arg_enum(a, "language", true, languages, &req.language)) < 0 ||
+            (r = mcp_arg_str(a, "code", true, CODE_MAX, &req.code)) < 0 ||
+            (r = mcp_arg_str(a, "stdin", false, STDIN_MAX, &req.stdin_data)) < 0 ||
             (r = t_files(a, &ra)) < 0 || (r = t_args(a, &ra)) < 0 || (r = t_env(a, &ra)) < 0 ||
-            (r = t_limits(a, srv->cfg, &req.limits)) < 0 ||
-            (r = t_str(a, "session_id", false, SESSION_ID_MAX, &req.session_id)) < 0) {
+            (r = mcp_arg_limits(a, srv->cfg, &req.limits)) < 0 ||
+            (r = mcp_arg_str(a, "session_id", false, SESSION_ID_MAX, &req.session_id)) < 0) {
                 run_args_free(&ra);
-                send_tool_error(srv, id, a->msg);
+                mcp_tool_error(srv, id, a->msg);
                 return;
         }
         req.code_len = strlen(req.code);
@@ -1341,7 +947,7 @@ t_run_code(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *to
                         free(c);
                 }
                 run_args_free(&ra);
-                send_tool_error(srv, id, "out of memory");
+                mcp_tool_error(srv, id, "out of memory");
                 return;
         }
         c->srv = srv;
@@ -1364,18 +970,18 @@ t_run_code(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *to
         if (r < 0) {
                 char q[96];
                 if (r == -EBUSY)
-                        send_tool_errorf(srv, id, "the server is busy: %u runs are queued (--max-queue); retry later",
+                        mcp_tool_errorf(srv, id, "the server is busy: %u runs are queued (--max-queue); retry later",
                                          srv->cfg->max_queue);
                 else if (r == -EAGAIN && req.session_id) {
                         oci_json_quote(req.session_id, q, sizeof q);
-                        send_tool_errorf(srv, id, "session_id: %s: another run is using this session; retry when it is done",
+                        mcp_tool_errorf(srv, id, "session_id: %s: another run is using this session; retry when it is done",
                                          q);
                 } else if (r == -ENOENT && req.session_id) {
                         oci_json_quote(req.session_id, q, sizeof q);
-                        send_tool_errorf(srv, id, "session_id: %s: no such session (expired or closed?)%s%s",
+                        mcp_tool_errorf(srv, id, "session_id: %s: no such session (expired or closed?)%s%s",
                                          q, err.msg[0] ? ": " : "", err.msg);
                 } else
-                        send_errno(srv, id, r, &err, "run_code");
+                        mcp_tool_errno(srv, id, r, &err, "run_code");
                 call_free(c);
                 return;
         }
@@ -1404,371 +1010,6 @@ mcp_tools_cancel_all(mcp_server *srv)
                         mcp_engine_cancel(srv->engine, c->run);
                 call_free(c);
         }
-}
-
-/* ---- session tools ---- */
-
-static mcp_session_store *
-store_of(mcp_server *srv)
-{
-        return srv->engine ? mcp_engine_sessions(srv->engine) : NULL;
-}
-
-static void
-write_limits(oci_jw *w, const mcp_limits *l)
-{
-        obj_begin(w, "limits");
-        oci_jw_kv_uint64(w, "memory_mb", l->memory_bytes / MIB);
-        oci_jw_kv_uint64(w, "pids", l->pids);
-        oci_jw_kv_uint64(w, "cpu_millis", l->cpu_millis);
-        oci_jw_kv_uint64(w, "timeout_ms", l->timeout_ms);
-        oci_jw_end_object(w);
-}
-
-static void
-write_session_created(oci_jw *w, const void *ctx)
-{
-        const mcp_session_info *s = ctx;
-        char t[32];
-        oci_jw_begin_object(w);
-        oci_jw_key(w, "session_id");
-        mcp_jw_text(w, s->id);
-        oci_jw_key(w, "rootfs");
-        mcp_jw_text(w, s->rootfs ? s->rootfs : "host");
-        oci_jw_kv_bool(w, "network", s->network);
-        mcp_rfc3339(s->expires_usec, t);
-        oci_jw_kv_string(w, "expires_at", t);
-        write_limits(w, &s->limits);
-        oci_jw_end_object(w);
-}
-
-static void
-t_session_create(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *token _unused_)
-{
-        mcp_session_opts o = { 0 };
-        const char *names[17] = { 0 };
-        for (size_t i = 0; i < srv->cfg->n_rootfs && i < 16; i++)
-                names[i] = srv->cfg->rootfs[i].name;
-        int r;
-        if ((r = t_limits(a, srv->cfg, &o.limits)) < 0 ||
-            (r = t_uint(a, "ttl_s", 1, srv->cfg->session_max_ttl_s, &o.ttl_s)) < 0 ||
-            (r = t_bool(a, "network", &o.network)) < 0 ||
-            (r = t_enum(a, "rootfs", false, names, &o.rootfs)) < 0) {
-                send_tool_error(srv, id, a->msg);
-                return;
-        }
-        if (o.network && !srv->cfg->allow_network) {
-                send_tool_error(srv, id, "network: true is not allowed by this server (start msp-mcp with --allow-network)");
-                return;
-        }
-        mcp_session_store *st = store_of(srv);
-        mcp_session_info info = { 0 };
-        msp_err err = { 0 };
-        r = st ? mcp_session_create(st, &o, &info, &err) : msp_err_set(&err, ENOSYS, "no session store");
-        if (r == -EUSERS) {
-                send_tool_errorf(srv, id, "session_create: the limit of %u live sessions is reached (--max-sessions); close one first",
-                                 srv->cfg->max_sessions);
-                return;
-        }
-        if (r < 0) {
-                send_errno(srv, id, r, &err, "session_create");
-                return;
-        }
-        send_structured(srv, id, write_session_created, &info);
-}
-
-typedef struct session_list_view {
-        const mcp_session_info *s;
-        size_t n;
-} session_list_view;
-
-static void
-write_session_list(oci_jw *w, const void *ctx)
-{
-        const session_list_view *v = ctx;
-        char t[32];
-        oci_jw_begin_object(w);
-        oci_jw_key(w, "sessions");
-        oci_jw_begin_array(w);
-        for (size_t i = 0; i < v->n; i++) {
-                const mcp_session_info *s = &v->s[i];
-                oci_jw_begin_object(w);
-                oci_jw_key(w, "session_id");
-                mcp_jw_text(w, s->id);
-                oci_jw_key(w, "rootfs");
-                mcp_jw_text(w, s->rootfs ? s->rootfs : "host");
-                oci_jw_kv_bool(w, "network", s->network);
-                mcp_rfc3339(s->created_usec, t);
-                oci_jw_kv_string(w, "created_at", t);
-                mcp_rfc3339(s->expires_usec, t);
-                oci_jw_kv_string(w, "expires_at", t);
-                oci_jw_kv_uint64(w, "runs", s->runs);
-                oci_jw_kv_bool(w, "busy", s->busy);
-                oci_jw_end_object(w);
-        }
-        oci_jw_end_array(w);
-        oci_jw_end_object(w);
-}
-
-static void
-t_session_list(mcp_server *srv, const mcp_rpc_id *id, targs *a _unused_, const mcp_rpc_id *token _unused_)
-{
-        mcp_session_store *st = store_of(srv);
-        _cleanup_free_ mcp_session_info *list = NULL;
-        size_t n = 0;
-        msp_err err = { 0 };
-        int r = st ? mcp_session_list(st, &list, &n, &err) : 0;
-        if (r < 0) {
-                send_errno(srv, id, r, &err, "session_list");
-                return;
-        }
-        session_list_view v = { .s = list, .n = n };
-        send_structured(srv, id, write_session_list, &v);
-}
-
-static void
-write_closed(oci_jw *w, const void *ctx)
-{
-        oci_jw_begin_object(w);
-        oci_jw_key(w, "session_id");
-        mcp_jw_text(w, ctx);
-        oci_jw_kv_bool(w, "closed", true);
-        oci_jw_end_object(w);
-}
-
-static int
-t_session_id(mcp_server *srv, const mcp_rpc_id *id, targs *a, mcp_session_store **ret_st,
-             const char **ret_sid)
-{
-        if (t_str(a, "session_id", true, SESSION_ID_MAX, ret_sid) < 0) {
-                send_tool_error(srv, id, a->msg);
-                return -EINVAL;
-        }
-        *ret_st = store_of(srv);
-        if (!*ret_st) {
-                send_tool_error(srv, id, "sessions are not available");
-                return -ENOSYS;
-        }
-        return 0;
-}
-
-static void
-send_session_errno(mcp_server *srv, const mcp_rpc_id *id, int r, const msp_err *err,
-                   const char *tool_name, const char *sid)
-{
-        char q[96];
-        oci_json_quote(sid, q, sizeof q);
-        if (r == -ENOENT && !err->msg[0])
-                send_tool_errorf(srv, id, "session_id: %s: no such session (expired or closed?)", q);
-        else if (r == -EBUSY && !err->msg[0])
-                send_tool_errorf(srv, id, "session_id: %s: a run is using the session; retry when it is done", q);
-        else
-                send_errno(srv, id, r, err, tool_name);
-}
-
-static void
-t_session_close(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *token _unused_)
-{
-        mcp_session_store *st;
-        const char *sid;
-        if (t_session_id(srv, id, a, &st, &sid) < 0)
-                return;
-        msp_err err = { 0 };
-        int r = mcp_session_close(st, sid, false, &err);
-        if (r < 0) {
-                send_session_errno(srv, id, r, &err, "session_close", sid);
-                return;
-        }
-        send_structured(srv, id, write_closed, sid);
-}
-
-typedef struct written_view {
-        const char *path;
-        size_t bytes;
-} written_view;
-
-static void
-write_written(oci_jw *w, const void *ctx)
-{
-        const written_view *v = ctx;
-        oci_jw_begin_object(w);
-        oci_jw_key(w, "path");
-        mcp_jw_text(w, v->path);
-        oci_jw_kv_uint64(w, "bytes", v->bytes);
-        oci_jw_end_object(w);
-}
-
-static void
-t_write_file(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *token _unused_)
-{
-        mcp_session_store *st;
-        const char *sid, *path = NULL, *content = NULL, *encoding = NULL;
-        bool exec = false;
-        if (t_session_id(srv, id, a, &st, &sid) < 0)
-                return;
-        if (t_str(a, "path", true, PATH_MAX_LEN, &path) < 0 ||
-            t_str(a, "content", true, 0, &content) < 0 ||
-            t_enum(a, "encoding", false, (const char *const[]) { "utf8", "base64", NULL }, &encoding) < 0 ||
-            t_bool(a, "executable", &exec) < 0) {
-                send_tool_error(srv, id, a->msg);
-                return;
-        }
-        const char *data;
-        size_t len;
-        _cleanup_free_ unsigned char *decoded = NULL;
-        if (t_content(a, "content", content, encoding, srv->cfg->max_message_bytes, &data, &len,
-                      &decoded) < 0) {
-                send_tool_error(srv, id, a->msg);
-                return;
-        }
-        msp_err err = { 0 };
-        int r = mcp_session_write_file(st, sid, path, data, len, exec, &err);
-        if (r < 0) {
-                send_session_errno(srv, id, r, &err, "write_file", sid);
-                return;
-        }
-        written_view v = { .path = path, .bytes = len };
-        send_structured(srv, id, write_written, &v);
-}
-
-typedef struct read_view {
-        const char *path, *content, *encoding;
-        uint64_t size;
-        bool truncated;
-} read_view;
-
-static void
-write_read(oci_jw *w, const void *ctx)
-{
-        const read_view *v = ctx;
-        oci_jw_begin_object(w);
-        oci_jw_key(w, "path");
-        mcp_jw_text(w, v->path);
-        oci_jw_kv_string(w, "content", v->content);
-        oci_jw_kv_string(w, "encoding", v->encoding);
-        oci_jw_kv_uint64(w, "size", v->size);
-        oci_jw_kv_bool(w, "truncated", v->truncated);
-        oci_jw_end_object(w);
-}
-
-static void
-t_read_file(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *token _unused_)
-{
-        mcp_session_store *st;
-        const char *sid, *path = NULL, *encoding = "utf8";
-        uint64_t max = READ_DEFAULT;
-        if (t_session_id(srv, id, a, &st, &sid) < 0)
-                return;
-        if (t_str(a, "path", true, PATH_MAX_LEN, &path) < 0 ||
-            t_enum(a, "encoding", false, (const char *const[]) { "utf8", "base64", NULL }, &encoding) < 0 ||
-            t_uint(a, "max_bytes", 1, READ_MAX, &max) < 0) {
-                send_tool_error(srv, id, a->msg);
-                return;
-        }
-        _cleanup_free_ char *buf = NULL;
-        size_t len = 0;
-        uint64_t size = 0;
-        bool truncated = false;
-        msp_err err = { 0 };
-        int r = mcp_session_read_file(st, sid, path, max, &buf, &len, &size, &truncated, &err);
-        if (r < 0) {
-                send_session_errno(srv, id, r, &err, "read_file", sid);
-                return;
-        }
-        _cleanup_free_ char *content = NULL;
-        if (strcmp(encoding, "base64") == 0)
-                content = mcp_base64_encode(buf ? buf : "", len, NULL);
-        else {
-                /* A cut may split a character: drop the partial one at the end. */
-                size_t n = len;
-                if (truncated)
-                        while (n > 0 && n > len - 4 && !mcp_utf8_valid(buf, n))
-                                n--;
-                if (!mcp_utf8_valid(buf ? buf : "", n) || (buf && memchr(buf, 0, n))) {
-                        char q[96];
-                        oci_json_quote(path, q, sizeof q);
-                        send_tool_errorf(srv, id, "path: %s is not UTF-8 text; read it with encoding \"base64\"", q);
-                        return;
-                }
-                content = strndup(buf ? buf : "", n);
-        }
-        if (!content) {
-                send_tool_error(srv, id, "out of memory");
-                return;
-        }
-        read_view v = { .path = path, .content = content, .encoding = encoding, .size = size,
-                        .truncated = truncated };
-        send_structured(srv, id, write_read, &v);
-}
-
-typedef struct list_view {
-        const char *path;
-        const mcp_dirent *ents;
-        size_t n;
-        bool truncated;
-} list_view;
-
-static const char *
-type_name(mcp_file_type t)
-{
-        switch (t) {
-        case MCP_FILE_REG:
-                return "file";
-        case MCP_FILE_DIR:
-                return "dir";
-        case MCP_FILE_SYMLINK:
-                return "symlink";
-        case MCP_FILE_OTHER:
-        default:
-                return "other";
-        }
-}
-
-static void
-write_list(oci_jw *w, const void *ctx)
-{
-        const list_view *v = ctx;
-        oci_jw_begin_object(w);
-        oci_jw_key(w, "path");
-        mcp_jw_text(w, v->path);
-        oci_jw_key(w, "entries");
-        oci_jw_begin_array(w);
-        for (size_t i = 0; i < v->n; i++) {
-                oci_jw_begin_object(w);
-                oci_jw_key(w, "name");
-                mcp_jw_text(w, v->ents[i].name);
-                oci_jw_kv_string(w, "type", type_name(v->ents[i].type));
-                oci_jw_kv_uint64(w, "size", v->ents[i].size);
-                oci_jw_end_object(w);
-        }
-        oci_jw_end_array(w);
-        oci_jw_kv_bool(w, "truncated", v->truncated);
-        oci_jw_end_object(w);
-}
-
-static void
-t_list_files(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *token _unused_)
-{
-        mcp_session_store *st;
-        const char *sid, *path = "";
-        if (t_session_id(srv, id, a, &st, &sid) < 0)
-                return;
-        if (t_str(a, "path", false, PATH_MAX_LEN, &path) < 0) {
-                send_tool_error(srv, id, a->msg);
-                return;
-        }
-        mcp_dirent *ents = NULL;
-        size_t n = 0;
-        bool truncated = false;
-        msp_err err = { 0 };
-        int r = mcp_session_list_files(st, sid, path, LIST_MAX, &ents, &n, &truncated, &err);
-        if (r < 0) {
-                send_session_errno(srv, id, r, &err, "list_files", sid);
-                return;
-        }
-        list_view v = { .path = path, .ents = ents, .n = n, .truncated = truncated };
-        send_structured(srv, id, write_list, &v);
-        mcp_dirents_free(ents, n);
 }
 
 /* ---- tools/call ---- */
@@ -1808,7 +1049,7 @@ mcp_tools_call(mcp_server *srv, const mcp_rpc_id *id, const oci_json *params)
 
         targs a = { .obj = args };
         if (t_unknown(&a, t) < 0)
-                send_tool_error(srv, id, a.msg);
+                mcp_tool_error(srv, id, a.msg);
         else
                 t->fn(srv, id, &a, token.kind == MCP_ID_NONE ? NULL : &token);
         mcp_rpc_id_clear(&token);
