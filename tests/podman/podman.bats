@@ -265,10 +265,11 @@ teardown() {
         pm_run -d --name pids --pids-limit 5 "$PM_IMAGE" sleep 1000 >/dev/null
         f=$(cgroup_file pids pids pids.max pids.max)
         [ "$(cat "$f")" = 5 ]
-        run pm exec pids sh -c 'for i in 1 2 3 4 5 6 7; do sleep 100 & done; wait'
+        run pm exec pids sh -c 'for i in 1 2 3 4 5 6 7; do sleep 100 & done; echo all-forked'
         echo "$output"
         [ "$status" -ne 0 ]
         [[ "$output" == *"can't fork"* ]]
+        [[ "$output" != *all-forked* ]]
         pm rm -f -t 0 pids >/dev/null
         assert_clean
 }
