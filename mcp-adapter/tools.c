@@ -766,7 +766,8 @@ on_done(mcp_run *run _unused_, const mcp_run_result *res, void *data)
         c->finished = true;
         c->run = NULL;
         send_run_result(c, res);
-        if (res->run_id)
+        /* The engine keeps the logs of runs that ran (not of sandbox failures). */
+        if (res->run_id && !res->sandbox_failed)
                 mcp_resources_note_run(c->srv, res->run_id);
         if (!c->submitting)
                 call_free(c);
