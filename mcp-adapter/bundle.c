@@ -256,7 +256,8 @@ jw_copy(oci_jw *w, const oci_json *v)
         }
 }
 
-/* process.landlock: the profile, plus read access to the program's directory; with
+/* process.landlock: the profile, plus read access to the program's directory and listing
+ * of /; with
  * network allowed, the network rights are no longer handled (the profile has no port
  * rules, so handling them would deny every TCP connect). */
 static void
@@ -297,6 +298,13 @@ write_landlock(oci_jw *w, const mcp_bundle_spec *s)
                                                                          NULL });
                                 oci_jw_kv_strlist(w, "paths",
                                                   (const char *const[]){ MCP_CODE_DIR, NULL });
+                                oci_jw_end_object(w);
+                                /* Listing the skeleton's root (`ls /`, os.listdir("/")):
+                                 * it holds only mount points and read-only system dirs. */
+                                oci_jw_begin_object(w);
+                                oci_jw_kv_strlist(w, "allowedAccess",
+                                                  (const char *const[]){ "read_dir", NULL });
+                                oci_jw_kv_strlist(w, "paths", (const char *const[]){ "/", NULL });
                                 oci_jw_end_object(w);
                                 oci_jw_end_array(w);
                         }

@@ -94,10 +94,11 @@ check_cgroups(checker *c)
                 char p[64];
                 snprintf(p, sizeof p, "/sys/fs/cgroup/%s/tasks", ctl[i]);
                 char *dst = access(p, F_OK) == 0 ? have : missing;
+                if (dst[0])
+                        strcat(dst, " ");
                 strncat(dst, ctl[i], sizeof have - strlen(dst) - 2);
-                strcat(dst, " ");
         }
-        line(c, !missing[0], "controllers", "v1: %s%s%s", have, missing[0] ? "missing: " : "",
+        line(c, !missing[0], "controllers", "v1: %s%s%s", have, missing[0] ? "; missing: " : "",
              missing);
         bool memsw = access("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes", F_OK) == 0;
         line(c, memsw, "swap-limit", "%s", memsw ? "memory.memsw (swap accounting) present"

@@ -181,11 +181,12 @@ TEST(sandbox_identity)
                          "id -u; id -g; pwd; grep -E '^(CapEff|NoNewPrivs|Seccomp):' /proc/self/status;"
                          " cat /etc/shadow 2>/dev/null || echo noshadow; ls /root 2>/dev/null | wc -l;"
                          " touch /usr/x 2>/dev/null || echo rofs; echo $HOME $LANG;"
-                         " tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '",
+                         " tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ';"
+                         " ls / | grep -c workspace",
                          (mcp_limits){ 0 }, &o));
         ASSERT_FALSE(o.r.sandbox_failed);
         ASSERT_STREQ(o.out, "1000\n1000\n/workspace\nCapEff:\t0000000000000000\nNoNewPrivs:\t1\n"
-                            "Seccomp:\t2\nnoshadow\n0\nrofs\n/workspace C.UTF-8\nlo\n");
+                            "Seccomp:\t2\nnoshadow\n0\nrofs\n/workspace C.UTF-8\nlo\n1\n");
 }
 
 TEST(stdin_files_args_env)
