@@ -178,6 +178,13 @@ mcp_tool_session_close(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mc
                 return;
         msp_err err = { 0 };
         int r = mcp_session_close(st, sid, false, &err);
+        if (r == -EBUSY) {
+                /* A run of ours uses it: that run is killed and answered first, then the
+                 * close is forced (the engine cancels whatever still holds the session). */
+                mcp_tools_abort_session(srv, sid);
+                msp_err_clear(&err);
+                r = mcp_session_close(st, sid, true, &err);
+        }
         if (r < 0) {
                 send_session_errno(srv, id, r, &err, "session_close", sid);
                 return;

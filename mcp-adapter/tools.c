@@ -1013,6 +1013,23 @@ mcp_tools_cancel_all(mcp_server *srv)
         }
 }
 
+void
+mcp_tools_abort_session(mcp_server *srv, const char *session_id)
+{
+        for (mcp_call *c = srv->calls, *next; c; c = next) {
+                next = c->next;
+                if (c->finished || !c->session_id || strcmp(c->session_id, session_id) != 0)
+                        continue;
+                /* The caller gets an answer (isError), unlike a client's own cancel. */
+                char q[96];
+                oci_json_quote(session_id, q, sizeof q);
+                mcp_tool_errorf(srv, &c->id, "killed: session %s was closed while the run was going", q);
+                if (c->run && srv->engine)
+                        mcp_engine_cancel(srv->engine, c->run);
+                call_free(c);
+        }
+}
+
 /* ---- tools/call ---- */
 
 void
