@@ -164,8 +164,7 @@ on_msg(mcp_rpc *rpc _unused_, mcp_rpc_msg *msg, void *data)
 {
         mcp_server *srv = data;
         _cleanup_rpc_msg_ mcp_rpc_msg m = *msg;
-        static const oci_json *const no_params = NULL;
-        const oci_json *params = m.params ? m.params : no_params;
+        const oci_json *params = m.params;      /* NULL when absent: readers check */
         const char *method = m.method;
 
         if (m.id.kind == MCP_ID_NONE) {
