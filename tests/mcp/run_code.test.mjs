@@ -190,12 +190,7 @@ test("in a session, the resource_link of a file the run wrote is readable", { sk
         assertOk(await call(srv, "session_close", { session_id: s.session_id }), srv);
 });
 
-test("without a session, the resource_link of a file the run wrote is readable", {
-        skip: skip || "KNOWN BUG: a fresh run's out/ files are gone with its workspace, yet the result links them as " +
-                      "sandbox://runs/<id>/files/<path> and resources/read answers -32002 (engine.c/resources.c keep " +
-                      "only the stdout/stderr logs); the contract in docs/MCP.md says these URIs are readable",
-        timeout: 60_000,
-}, async () => {
+test("without a session, the resource_link of a file the run wrote is readable", { skip, timeout: 60_000 }, async () => {
         const res = await runCode(srv, "sh", "mkdir -p out && echo notes > out/notes.txt");
         const notes = assertOk(res, srv).files.find((x) => x.path === "out/notes.txt");
         assert.equal(await readLink(notes.uri), "notes\n");
