@@ -518,7 +518,7 @@ write_at(int dirfd, const char *name, const char *data, size_t len, mode_t mode,
 /* The bundle: b/<id>/{code/main.<ext>, config.json}. */
 static int
 make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
-            const mcp_limits *lim, bool network, const char *root_path, bool host_view,
+            const char *interp, const mcp_limits *lim, bool network, const char *root_path, bool host_view,
             msp_err *err)
 {
         mcp_engine *e = run->engine;
@@ -538,39 +538,12 @@ make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
                 return r;
 
         /* argv: the language's template, then the request's args. */
-        size_t n = 0;
-        while (n < MCP_LANG_ARGV_MAX && lang->argv[n])
-                n++;
-        _cleanup_free_ const char **argv = calloc(n + req->n_args + 1, sizeof *argv);
-        if (!argv)
-                return msp_err_set(err, ENOMEM, "out of memory");
         char prog_path[96];
         snprintf(prog_path, sizeof prog_path, MCP_CODE_DIR "/%s", prog);
-        for (size_t i = 0; i < n; i++) {
-                /* "@PROG@" alone, or inside the compile command of c/cpp */
-                const char *a = lang->argv[i];
-                const char *at = strstr(a, "@PROG@");
-                argv[i] = a;
-                if (at && strcmp(a, "@PROG@") == 0)
-                        argv[i] = prog_path;
-        }
-        /* The compile command embeds the program path: expand it in a copy. */
-        _cleanup_free_ char *expanded = NULL;
-        for (size_t i = 0; i < n; i++) {
-                const char *at = strstr(argv[i], "@PROG@");
-                if (!at)
-                        continue;
-                size_t len = strlen(argv[i]) + strlen(prog_path);
-                expanded = malloc(len);
-                if (!expanded)
-                        return msp_err_set(err, ENOMEM, "out of memory");
-                snprintf(expanded, len, "%.*s%s%s", (int) (at - argv[i]), argv[i], prog_path,
-                         at + 6);
-                argv[i] = expanded;
-                break;
-        }
-        for (size_t i = 0; i < req->n_args; i++)
-                argv[n + i] = req->args[i];
+        _cleanup_free_ const char **argv = NULL;
+        if ((r = mcp_language_argv(lang, interp, prog_path, req->args, req->n_args, &argv,
+                                   err)) < 0)
+                return r;
 
         snprintf(code_path, sizeof code_path, "%s/code", run->bundle);
         snprintf(cg, sizeof cg, "/msp-mcp/%s/%s", e->inst_name, run->id);
@@ -623,12 +596,12 @@ find_rootfs(const mcp_engine *e, const char *name)
 }
 
 static int
-check_request(mcp_engine *e, const mcp_run_request *req, const mcp_language **ret, msp_err *err)
+check_request(mcp_engine *e, const mcp_run_request *req, int *ret, msp_err *err)
 {
         if (!req->language)
                 return msp_err_set(err, EINVAL, "language: missing");
-        const mcp_language *lang = mcp_language_find(&e->langs, req->language);
-        if (!lang)
+        int lang = mcp_language_find(&e->langs, req->language);
+        if (lang < 0)
                 return msp_err_set(err, EINVAL, "language: '%.64s' is not available on this server",
                                    req->language);
         if (!req->code && req->code_len)
@@ -646,9 +619,12 @@ check_request(mcp_engine *e, const mcp_run_request *req, const mcp_language **re
 }
 
 static int
-run_prepare(mcp_run *run, const mcp_run_request *req, const mcp_language *lang, msp_err *err)
+run_prepare(mcp_run *run, const mcp_run_request *req, int lang_index, msp_err *err)
 {
         mcp_engine *e = run->engine;
+        const mcp_language *lang = e->langs.langs[lang_index];
+        char interp[MCP_INTERP_MAX];
+        snprintf(interp, sizeof interp, "%s", e->langs.interp[lang_index]);
         mcp_limits lim;
         bool network = false;
         const char *root_path = e->skeleton;
@@ -684,11 +660,11 @@ run_prepare(mcp_run *run, const mcp_run_request *req, const mcp_language *lang, 
                         root_path = run->root_path;
                         host_view = false;
                         _cleanup_close_ int rfd = open(root_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-                        if (rfd < 0 || !mcp_language_available(lang, rfd))
+                        if (rfd < 0 || !mcp_language_resolve(lang, rfd, interp))
                                 return msp_err_set(err, ENOENT,
                                                    "language: '%s' is not available in rootfs '%s' "
-                                                   "(no %s)",
-                                                   lang->name, info.rootfs, lang->interp);
+                                                   "(no %s in /usr/bin, /bin or /usr/local/bin)",
+                                                   lang->name, info.rootfs, lang->prog);
                 }
         } else {
                 lim = effective_limits(&req->limits, &e->cfg->defaults);
@@ -702,7 +678,7 @@ run_prepare(mcp_run *run, const mcp_run_request *req, const mcp_language *lang, 
                 if (r < 0)
                         return msp_err_prefix(err, "files[%zu]", i);
         }
-        if ((r = make_bundle(run, req, lang, &lim, network, root_path, host_view, err)) < 0)
+        if ((r = make_bundle(run, req, lang, interp, &lim, network, root_path, host_view, err)) < 0)
                 return r;
 
         mcp_runner *rn = &run->runner;
@@ -785,7 +761,7 @@ int
 mcp_engine_submit(mcp_engine *e, const mcp_run_request *req, mcp_run_output_fn on_output,
                   mcp_run_done_fn on_done, void *data, mcp_run **ret, msp_err *err)
 {
-        const mcp_language *lang = NULL;
+        int lang = -1;
         int r = check_request(e, req, &lang, err);
         if (r < 0)
                 return r;

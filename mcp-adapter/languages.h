@@ -5,26 +5,35 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "err.h"
+
 #define MCP_LANG_MAX 16
 #define MCP_LANG_ARGV_MAX 8
+#define MCP_INTERP_MAX 64
 
 typedef struct mcp_language {
         const char *name;               /* "python" */
         const char *ext;                /* "py": the program is MCP_CODE_DIR/main.<ext> */
-        const char *interp;             /* absolute path inside the sandbox, "/usr/bin/python3" */
-        /* argv before the request's args; "@PROG@" is replaced by the program's path */
+        const char *prog;               /* "python3": looked up in /usr/bin, /bin, /usr/local/bin */
+        /* argv before the request's args: "@INTERP@" is replaced by the interpreter's path,
+         * "@PROG@" by the program's, also inside a longer argument */
         const char *argv[MCP_LANG_ARGV_MAX];
 } mcp_language;
 
 typedef struct mcp_languages {
         size_t n;
         const mcp_language *langs[MCP_LANG_MAX];
+        char interp[MCP_LANG_MAX][MCP_INTERP_MAX];      /* found in the host view */
         const char *names[MCP_LANG_MAX + 1];    /* NULL-terminated, stable order */
 } mcp_languages;
 
-/* Detect in the host view rooted at root_fd (an O_PATH fd of "/" normally): a language is
- * available when its interpreter (and compiler) is an executable regular file there. */
+/* Detect in the host view rooted at root_fd (an O_PATH fd of "/"). */
 void mcp_languages_detect(int root_fd, mcp_languages *ret);
-const mcp_language *mcp_language_find(const mcp_languages *l, const char *name);
-/* Whether the language's interpreter exists in the rootfs at root_fd. */
-bool mcp_language_available(const mcp_language *lang, int root_fd);
+/* Index in l, or -1. */
+int mcp_language_find(const mcp_languages *l, const char *name);
+/* The interpreter's absolute path in the rootfs at root_fd (resolved inside it, as if it were
+ * "/"): an executable regular file in /usr/bin, /bin or /usr/local/bin, in that order. */
+bool mcp_language_resolve(const mcp_language *lang, int root_fd, char buf[MCP_INTERP_MAX]);
+/* argv for the sandbox: the template expanded, then args; malloc'd (one block, free() it). */
+int mcp_language_argv(const mcp_language *lang, const char *interp, const char *prog_path,
+                      const char *const *args, size_t n_args, const char ***ret, msp_err *err);

@@ -13,6 +13,7 @@
 #include "../unit/tap.h"
 #include "bundle.h"
 #include "json.h"
+#include "languages.h"
 #include "spec.h"
 
 static oci_json_doc *seccomp_doc, *landlock_doc;
@@ -297,6 +298,48 @@ TEST(skeleton)
         ASSERT_TRUE(bin_ok);
 }
 
+TEST(languages_from_system_dirs)
+{
+        /* A fake root: python3 only in /usr/local/bin, a non-executable perl, a node dir. */
+        char dir[] = "/tmp/mcp-lang-XXXXXX";
+        ASSERT_NOT_NULL(mkdtemp(dir));
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd,
+                 "cd %s && mkdir -p usr/bin usr/local/bin usr/bin/node && ln -s usr/bin bin && "
+                 "printf '' > usr/local/bin/python3 && chmod 755 usr/local/bin/python3 && "
+                 "printf '' > usr/bin/perl && chmod 644 usr/bin/perl && "
+                 "printf '' > usr/bin/sh && chmod 755 usr/bin/sh && "
+                 "ln -s /usr/bin/sh usr/bin/bash", dir);
+        int ok = system(cmd);
+        int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        mcp_languages l;
+        mcp_languages_detect(fd, &l);
+        close(fd);
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        (void) system(cmd);
+        ASSERT_EQ_INT(ok, 0);
+        ASSERT_EQ_INT(l.n, 3);                  /* sh, bash (a symlink inside the root), python */
+        ASSERT_STREQ(l.names[0], "sh");
+        ASSERT_STREQ(l.names[1], "bash");
+        ASSERT_STREQ(l.names[2], "python");
+        ASSERT_NULL(l.names[3]);
+        ASSERT_STREQ(l.interp[0], "/usr/bin/sh");
+        ASSERT_STREQ(l.interp[2], "/usr/local/bin/python3");
+
+        msp_err err = { 0 };
+        const char **argv = NULL;
+        const char *args[] = { "a b", "c" };
+        ASSERT_OK_ERR(mcp_language_argv(l.langs[2], l.interp[2], "/.msp/main.py", args, 2, &argv,
+                                        &err), err);
+        ASSERT_STREQ(argv[0], "/usr/local/bin/python3");
+        ASSERT_STREQ(argv[1], "-u");
+        ASSERT_STREQ(argv[2], "/.msp/main.py");
+        ASSERT_STREQ(argv[3], "a b");
+        ASSERT_STREQ(argv[4], "c");
+        ASSERT_NULL(argv[5]);
+        free(argv);
+}
+
 int
 main(void)
 {
@@ -314,6 +357,7 @@ main(void)
         RUN(env_check);
         RUN(embedded_profiles_match_contrib);
         RUN(skeleton);
+        RUN(languages_from_system_dirs);
         oci_json_doc_free(seccomp_doc);
         oci_json_doc_free(landlock_doc);
         return tap_done();
