@@ -269,6 +269,113 @@ TEST(transport_never_blocks_on_a_full_pipe)
         close(out[1]);
 }
 
+
+/* ---- backpressure: reading pauses while the output queue is full ---- */
+
+#define BIG_REPLY (64 * 1024)
+#define N_REQUESTS 100
+
+typedef struct bp_ctx {
+        mcp_loop *loop;
+        mcp_rpc *rpc;
+        int out_rd;
+        int msgs;
+        size_t max_queued;
+        size_t drained;
+        bool eof;
+        char *blob;
+} bp_ctx;
+
+static void
+bp_msg(mcp_rpc *rpc, mcp_rpc_msg *msg, void *data)
+{
+        bp_ctx *c = data;
+        c->msgs++;
+        oci_jw *w = mcp_rpc_begin_result(&msg->id);
+        oci_jw_begin_object(w);
+        oci_jw_kv_string(w, "blob", c->blob);
+        oci_jw_end_object(w);
+        (void) mcp_rpc_send(rpc, w, &msg->id, false);
+        if (mcp_rpc_queued(rpc) > c->max_queued)
+                c->max_queued = mcp_rpc_queued(rpc);
+        mcp_rpc_msg_clear(msg);
+}
+
+static void
+bp_maybe_done(bp_ctx *c)
+{
+        if (c->eof && c->rpc && mcp_rpc_queued(c->rpc) == 0)
+                mcp_loop_exit(c->loop, 0);
+}
+
+static void
+bp_eof(mcp_rpc *rpc, void *data)
+{
+        (void) rpc;
+        bp_ctx *c = data;
+        c->eof = true;
+        bp_maybe_done(c);
+}
+
+static int
+bp_drain(mcp_loop *loop, int fd, uint32_t events, void *data)
+{
+        (void) loop, (void) events;
+        bp_ctx *c = data;
+        char buf[65536];
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n > 0)
+                c->drained += (size_t) n;
+        bp_maybe_done(c);
+        return 0;
+}
+
+static int
+bp_start_draining(mcp_loop *loop, void *data)
+{
+        bp_ctx *c = data;
+        return mcp_loop_add_io(loop, c->out_rd, EPOLLIN, bp_drain, c);
+}
+
+TEST(transport_pauses_reading_while_the_output_is_full)
+{
+        int in[2], out[2];
+        ASSERT_OK(pipe2(in, O_CLOEXEC));
+        ASSERT_OK(pipe2(out, O_CLOEXEC));
+        for (int i = 0; i < N_REQUESTS; i++) {
+                char line[80];
+                int n = snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"m\"}\n", i);
+                ASSERT_EQ_INT(write(in[1], line, (size_t) n), n);
+        }
+        close(in[1]);
+        _cleanup_loop_ mcp_loop *l = NULL;
+        ASSERT_OK(mcp_loop_new(&l));
+        ASSERT_OK(mcp_loop_add_timer(l, 20000000, guard, NULL, NULL));
+        bp_ctx c = { .loop = l, .out_rd = out[0] };
+        c.blob = malloc(BIG_REPLY + 1);
+        ASSERT_NOT_NULL(c.blob);
+        memset(c.blob, 'b', BIG_REPLY);
+        c.blob[BIG_REPLY] = '\0';
+        ASSERT_OK(mcp_rpc_new(l, in[0], out[1], MAX, bp_msg, bp_eof, &c, &c.rpc));
+        /* Nobody reads the output for a while: the replies (6.4 MiB) do not fit. */
+        ASSERT_OK(mcp_loop_add_timer(l, 300000, bp_start_draining, &c, NULL));
+        int r = mcp_loop_run(l);
+        mcp_loop_del_io(l, out[0]);
+        mcp_rpc_free(c.rpc);
+        free(c.blob);
+        close(in[0]);
+        close(out[0]);
+        close(out[1]);
+        ASSERT_EQ_INT(r, 0);
+        ASSERT_EQ_INT(c.msgs, N_REQUESTS);
+        ASSERT_TRUE(c.eof);
+        /* Bounded: at most the high-water mark (4 MiB) and one reply more. */
+        tap_diag("largest queue: %zu bytes", c.max_queued);
+        ASSERT_TRUE(c.max_queued <= 4 * 1024 * 1024 + BIG_REPLY + 128);
+        ASSERT_TRUE(c.max_queued > 2 * 1024 * 1024);
+        ASSERT_TRUE(c.drained > (size_t) N_REQUESTS * BIG_REPLY);
+}
+
 int
 main(void)
 {
@@ -280,5 +387,6 @@ main(void)
         RUN(error_is_one_escaped_line);
         RUN(transport_skips_an_overlong_line);
         RUN(transport_never_blocks_on_a_full_pipe);
+        RUN(transport_pauses_reading_while_the_output_is_full);
         return tap_done();
 }
