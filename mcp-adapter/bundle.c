@@ -41,7 +41,7 @@ static const char *const host_etc[] = {
 
 /* Mount points inside the skeleton, created as directories. */
 static const char *const skel_dirs[] = { "proc", "dev", "tmp", "workspace", ".msp", "etc",
-                                         "etc/ssl", "sys", "run", "home", "root" };
+                                         "etc/ssl" };
 
 static const char passwd_txt[] = "root:x:0:0:root:/root:/bin/sh\n"
                                  "sandbox:x:1000:1000:sandbox:/workspace:/bin/sh\n"
