@@ -150,12 +150,9 @@ cancelled(mcp_server *srv, const oci_json *params)
 static void
 tools_list(mcp_server *srv, const mcp_rpc_id *id)
 {
-        static const char *const none[] = { NULL };
         oci_jw *w = mcp_rpc_begin_result(id);
         if (w)
-                mcp_tools_write_list(w, srv->cfg,
-                                     srv->engine ? mcp_engine_languages(srv->engine) : none,
-                                     srv->version);
+                mcp_tools_write_list(w, srv->cfg, srv->languages, srv->version);
         (void) mcp_rpc_send(srv->rpc, w, id, false);
 }
 
@@ -225,8 +222,10 @@ mcp_server_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_lo
         mcp_server *srv = calloc(1, sizeof *srv);
         if (!srv)
                 return -ENOMEM;
+        static const char *const none[] = { NULL };
         *srv = (mcp_server) { .loop = loop, .cfg = cfg, .engine = engine, .log = log,
-                              .version = MCP_V_LATEST };
+                              .version = MCP_V_LATEST,
+                              .languages = engine ? mcp_engine_languages(engine) : none };
         size_t keep = cfg->run_log_keep ? cfg->run_log_keep : 1;
         srv->recent_runs = calloc(keep, sizeof(char *));
         if (!srv->recent_runs) {

@@ -52,6 +52,7 @@ typedef struct mcp_server {
         mcp_loop *loop;
         const mcp_config *cfg;
         mcp_engine *engine;             /* NULL in unit tests that only list tools */
+        const char *const *languages;   /* the engine's, fixed at start (tests may set it) */
         mcp_logger *log;
         mcp_rpc *rpc;
         bool initialized;               /* initialize answered */

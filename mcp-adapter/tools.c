@@ -822,7 +822,8 @@ t_files(targs *a, run_args *ra)
                     (r = mcp_arg_enum(&fa, "encoding", false, (const char *const[]) { "utf8", "base64", NULL },
                                 &encoding)) < 0 ||
                     (r = mcp_arg_bool(&fa, "executable", &exec)) < 0)
-                        return tbad(a, "files[%zu].%s", i, fa.msg);
+                        return tbad(a, "files[%zu]%s%s", i,
+                                    strncmp(fa.msg, "unknown", 7) == 0 ? ": " : ".", fa.msg);
                 if (!*path)
                         return tbad(a, "files[%zu].path: empty", i);
                 char field[48];
@@ -914,8 +915,7 @@ t_env(targs *a, run_args *ra)
 static void
 t_run_code(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *token)
 {
-        static const char *const none[] = { NULL };
-        const char *const *languages = srv->engine ? mcp_engine_languages(srv->engine) : none;
+        const char *const *languages = srv->languages;
         mcp_run_request req = { 0 };
         run_args ra = { 0 };
         int r;

@@ -174,7 +174,7 @@ guard(mcp_loop *loop, void *data)
 
 /* Feeds the lines to a server with no engine, runs it to EOF, collects its output. */
 static int
-converse(const char *input, exchange *x)
+converse_with(const char *input, exchange *x, const char *const *languages)
 {
         mcp_config cfg;
         if (load_config(&cfg, false) < 0)
@@ -195,6 +195,8 @@ converse(const char *input, exchange *x)
                 r = mcp_loop_add_timer(loop, 5000000, guard, NULL, NULL);
         if (r == 0)
                 r = mcp_server_new(loop, &cfg, NULL, &lg, in[0], out[1], &srv);
+        if (r == 0 && languages)
+                srv->languages = languages;
         if (r == 0)
                 r = mcp_loop_run(loop);
         mcp_server_free(srv);
@@ -207,6 +209,12 @@ converse(const char *input, exchange *x)
         close(out[0]);
         mcp_config_done(&cfg);
         return r;
+}
+
+static int
+converse(const char *input, exchange *x)
+{
+        return converse_with(input, x, NULL);
 }
 
 /* The line answering id (as JSON text), or NULL. */
@@ -287,6 +295,71 @@ TEST(lifecycle)
         tap_check(with_id == 12, "exactly one answer per request (%zu lines, %zu with an id)", lines, with_id);
 }
 
+/* Every bad argument of run_code and session_create is a tool result (isError) whose text
+ * names the field, the value and the limit. */
+TEST(bad_arguments_are_named)
+{
+        static const struct { const char *tool, *args, *want; } c[] = {
+                { "run_code", "\"timeout_ms\":99", "timeout_ms: 99 is below the minimum 100" },
+                { "run_code", "\"timeout_ms\":1e3", "timeout_ms: expected an integer from 100 to 600000, got 1e3" },
+                { "run_code", "\"timeout_ms\":700000", "timeout_ms: 700000 is above the maximum 600000" },
+                { "run_code", "\"timeout_ms\":\"5\"", "timeout_ms: expected an integer" },
+                { "run_code", "\"memory_mb\":0", "memory_mb: 0 is below the minimum 1" },
+                { "run_code", "\"memory_mb\":5000", "memory_mb: 5000 is above the maximum 4096" },
+                { "run_code", "\"pids\":5000", "pids: 5000 is above the maximum 4096" },
+                { "run_code", "\"cpus\":0", "cpus: 0 is below the minimum 0.001" },
+                { "run_code", "\"cpus\":\"1\"", "cpus: expected a number such as 0.5" },
+                { "run_code", "\"cpus\":1e1", "cpus: expected a number such as 0.5, got 1e1" },
+                { "run_code", "\"cpus\":9999", "cpus: 9999 is above the maximum" },
+                { "run_code", "\"files\":{}", "files: expected an array" },
+                { "run_code", "\"files\":[{\"path\":\"a\"}]", "files[0].content: required argument missing" },
+                { "run_code", "\"files\":[{\"path\":\"a\",\"content\":\"x\",\"mode\":1}]", "files[0]: unknown argument \\\"mode\\\"" },
+                { "run_code", "\"files\":[{\"path\":\"a\",\"content\":\"!!\",\"encoding\":\"base64\"}]", "files[0].content: not valid base64" },
+                { "run_code", "\"files\":[{\"path\":\"a\",\"content\":\"x\",\"encoding\":\"hex\"}]", "files[0].encoding: \\\"hex\\\" is not one of utf8, base64" },
+                { "run_code", "\"files\":[{\"path\":\"\",\"content\":\"x\"}]", "files[0].path: empty" },
+                { "run_code", "\"args\":\"x\"", "args: expected an array of strings" },
+                { "run_code", "\"args\":[\"a\",1]", "args[1]: expected a string, got 1" },
+                { "run_code", "\"env\":{\"1X\":\"a\"}", "env: \\\"1X\\\" is not a variable name" },
+                { "run_code", "\"env\":{\"A\":1}", "env.A: expected a string, got 1" },
+                { "run_code", "\"stdin\":5", "stdin: expected a string, got 5" },
+                { "run_code", "\"session_id\":\"0123456789012345678901234567890123456789012345678901234567890123456789\"",
+                  "session_id: 70 bytes is above the limit of 64 bytes" },
+                { "run_code", "\"language\":\"cobol\"", "language: \\\"cobol\\\" is not one of sh, python" },
+                { "session_create", "\"network\":true", "network: true is not allowed" },
+                { "session_create", "\"rootfs\":\"nope\"", "rootfs: \\\"nope\\\" is not one of host" },
+                { "session_create", "\"ttl_s\":0", "ttl_s: 0 is below the minimum 1" },
+                { "session_create", "\"ttl_s\":99999999", "ttl_s: 99999999 is above the maximum 86400" },
+                { "write_file", "\"path\":\"a\"", "session_id: required argument missing" },
+        };
+        static char input[65536];
+        size_t n = (size_t) snprintf(input, sizeof input, "%s", INIT("2025-11-25"));
+        for (size_t i = 0; i < ARRAY_SIZE(c); i++) {
+                bool run = strcmp(c[i].tool, "run_code") == 0;
+                bool has_lang = strstr(c[i].args, "\"language\"") != NULL;
+                n += (size_t) snprintf(input + n, sizeof input - n,
+                                       "{\"jsonrpc\":\"2.0\",\"id\":%zu,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\",\"arguments\":{%s%s%s}}}\n",
+                                       100 + i, c[i].tool, run && !has_lang ? "\"language\":\"sh\",\"code\":\"x\"," : "",
+                                       run && has_lang ? "\"code\":\"x\"," : "", c[i].args);
+        }
+        /* Valid arguments reach the engine (none here: a tool error too, but not about them). */
+        n += (size_t) snprintf(input + n, sizeof input - n, "%s",
+                               "{\"jsonrpc\":\"2.0\",\"id\":99,\"method\":\"tools/call\",\"params\":{\"name\":\"run_code\",\"arguments\":{\"language\":\"python\",\"code\":\"print(1)\",\"files\":[{\"path\":\"a\",\"content\":\"aGk=\",\"encoding\":\"base64\"}],\"args\":[\"x\"],\"env\":{\"A_1\":\"b\"},\"cpus\":0.5,\"timeout_ms\":1000,\"memory_mb\":null}}}\n");
+        static const char *const l2[] = { "sh", "python", NULL };
+        static exchange x;
+        ASSERT_OK(converse_with(input, &x, l2));
+        char b[4096], id[16];
+        for (size_t i = 0; i < ARRAY_SIZE(c); i++) {
+                snprintf(id, sizeof id, "%zu", 100 + i);
+                const char *line = answer(&x, id, b, sizeof b);
+                bool ok = line && strstr(line, "\"isError\":true") && strstr(line, c[i].want);
+                if (!ok)
+                        tap_diag("%s", line ? line : "(no answer)");
+                tap_check(ok, "%s {%s}: %s", c[i].tool, c[i].args, c[i].want);
+        }
+        const char *line = answer(&x, "99", b, sizeof b);
+        tap_check(line && strstr(line, "run_code: no engine"), "valid arguments pass the checks");
+}
+
 TEST(old_versions_get_no_structured_content)
 {
         static exchange x;
@@ -312,5 +385,6 @@ main(void)
         RUN(open_world_with_network);
         RUN(lifecycle);
         RUN(old_versions_get_no_structured_content);
+        RUN(bad_arguments_are_named);
         return tap_done();
 }
