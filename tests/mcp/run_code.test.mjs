@@ -135,7 +135,7 @@ test("the sandbox: unprivileged user, no capabilities, read-only system dirs, /t
                 "grep NoNewPrivs /proc/self/status",
                 "touch /usr/x 2>/dev/null && echo usr-writable || echo usr-ro",
                 "touch /tmp/x && echo tmp-ok",
-                "echo $(ls -A /root /home 2>/dev/null | grep -c .)-entries-in-root-and-home",
+                "echo $( (ls -A /root; ls -A /home) 2>/dev/null | grep -c .)-entries-in-root-and-home",
                 "test -r /etc/shadow && echo shadow || echo no-shadow",
                 "hostname",
         ].join("\n"));
