@@ -420,10 +420,8 @@ run_exit(mcp_runner *rn, void *data)
         };
         if (rn->sandbox_failed)
                 snprintf(res.error, sizeof res.error, "%s", rn->error);
-        if (rn->timed_out || rn->oom_killed) {
-                res.term_signal = res.term_signal ? res.term_signal : 9;
-                res.exit_code = 0;
-        }
+        /* The status is the program's own: an OOM kill of a child the program survived
+         * still shows its exit code, with oom_killed set. */
         mcp_artifact *arts = NULL;
         size_t n_arts = 0;
         if (run->cancelled) {

@@ -349,6 +349,14 @@ TEST(oom_32mib)
         ASSERT_TRUE(o.r.oom_killed);
         ASSERT_EQ_INT(o.r.term_signal, SIGKILL);
         ASSERT_TRUE(strstr(o.out, "survived") == NULL);
+        /* A child killed by the OOM killer while the program goes on: its own status. */
+        static outcome c;
+        ASSERT_OK(run_sh("sh", "python3 -c \"b = b'x' * (200 << 20)\"; echo rc=$?",
+                         (mcp_limits){ .memory_bytes = 32u << 20 }, &c));
+        ASSERT_TRUE(c.r.oom_killed);
+        ASSERT_EQ_INT(c.r.term_signal, 0);
+        ASSERT_EQ_INT(c.r.exit_code, 0);
+        ASSERT_STREQ(c.out, "rc=137\n");
 }
 
 TEST(output_cap_and_log)
