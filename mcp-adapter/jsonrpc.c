@@ -499,9 +499,16 @@ process_lines(mcp_rpc *rpc)
         }
 }
 
+static void too_long(mcp_rpc *rpc);
+
 static void
 finish_input(mcp_rpc *rpc)
 {
+        /* An over-long last line without a newline still gets its error. */
+        if (rpc->skipping && !rpc->eof_reported) {
+                rpc->skipping = false;
+                too_long(rpc);
+        }
         /* A last line without a newline is still a message. */
         if (!rpc->paused && !rpc->skipping && rpc->ilen > 0 && !rpc->eof_reported) {
                 handle_line(rpc, rpc->ibuf, rpc->ilen);
