@@ -13,7 +13,7 @@
 #   3. meson setup + ninja in build/         (-Dwerror=true when $CI is set)
 #   4. meson test -C build                   (all suites, or the --suite ones; suite 'vm'
 #                                             boots the cgroup v2 guest, tests/vm/)
-#   5. build-asan/ with -Db_sanitize=address,undefined: the unit and integration suites
+#   5. build-asan/ with -Db_sanitize=address,undefined: the unit, integration and mcp suites
 #   6. tests/fuzz/run-fuzz.sh 30             (a short libFuzzer run; counts as one test)
 #
 # Options:
@@ -273,7 +273,7 @@ fi
 
 if [ "$quick" = 0 ]; then
         asan_suites=()
-        for s in unit integration; do
+        for s in unit integration mcp; do
                 selected "$s" && asan_suites+=(--suite "$s")
         done
         if [ ${#asan_suites[@]} -eq 0 ]; then
