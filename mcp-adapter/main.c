@@ -43,8 +43,11 @@ take_stdio(int *ret_in, int *ret_out)
         int out = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
         if (in < 0 || out < 0)
                 return -errno;
-        int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null < 0 || dup2(null, STDIN_FILENO) < 0)
+                return -errno;
+        /* A parent that closed stderr: fd 1 goes nowhere then. */
+        if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0 && dup2(null, STDOUT_FILENO) < 0)
                 return -errno;
         close(null);
         *ret_in = in;
