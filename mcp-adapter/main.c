@@ -46,8 +46,11 @@ take_stdio(int *ret_in, int *ret_out)
         int null = open("/dev/null", O_RDWR | O_CLOEXEC);
         if (null < 0 || dup2(null, STDIN_FILENO) < 0)
                 return -errno;
-        /* A parent that closed stderr: fd 1 goes nowhere then. */
-        if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0 && dup2(null, STDOUT_FILENO) < 0)
+        /* A parent that closed stderr: fd 2 must not stay free, or the next file opened
+         * would receive the log lines. */
+        if (fcntl(STDERR_FILENO, F_GETFD) < 0 && dup2(null, STDERR_FILENO) < 0)
+                return -errno;
+        if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
                 return -errno;
         close(null);
         *ret_in = in;
