@@ -46,10 +46,6 @@ take_stdio(int *ret_in, int *ret_out)
         int null = open("/dev/null", O_RDWR | O_CLOEXEC);
         if (null < 0 || dup2(null, STDIN_FILENO) < 0)
                 return -errno;
-        /* A parent that closed stderr: fd 2 must not stay free, or the next file opened
-         * would receive the log lines. */
-        if (fcntl(STDERR_FILENO, F_GETFD) < 0 && dup2(null, STDERR_FILENO) < 0)
-                return -errno;
         if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
                 return -errno;
         close(null);
@@ -128,6 +124,16 @@ main(int argc, char **argv)
 {
         /* A client that goes away must not kill us mid-cleanup: EPIPE is handled. */
         signal(SIGPIPE, SIG_IGN);
+        /* A parent that closed one of fds 0-2: none may stay free, or the next file
+         * opened would receive requests, replies or log lines. */
+        for (int fd = 0; fd <= 2; fd++)
+                if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+                        int n = open("/dev/null", O_RDWR);
+                        if (n >= 0 && n != fd) {
+                                (void) dup2(n, fd);
+                                close(n);
+                        }
+                }
 
         mcp_config cfg;
         mcp_config_action action;
