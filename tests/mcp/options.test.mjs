@@ -84,7 +84,8 @@ test("logging/setLevel: debug brings notifications/message about runs, error sil
 test("the queue: --max-concurrent 1 --max-queue 1 runs one, queues one, refuses the third", { skip, timeout: 90_000 }, async () => {
         const srv = await startServer({ args: ["--max-concurrent", "1", "--max-queue", "1"] });
         let started = false;
-        const a = runCode(srv, "sh", "echo started; sleep 1; echo a", {}, {
+        // Long enough that a is still running when c arrives, even on a loaded machine.
+        const a = runCode(srv, "sh", "echo started; sleep 5; echo a", {}, {
                 onprogress: (p) => { if (/started/.test(p.message ?? "")) started = true; },
         });
         await waitFor("the first run to start", () => started, 30_000);
