@@ -377,6 +377,41 @@ TEST(output_cap_and_log)
         ASSERT_EQ_INT(mcp_engine_run_log(engine, "r-unknown", MCP_STDOUT, &log, &len, &err), -ENOENT);
 }
 
+static long
+rss_kib(void)
+{
+        FILE *f = fopen("/proc/self/status", "re");
+        char line[256];
+        long kib = -1;
+        while (f && fgets(line, sizeof line, f))
+                if (sscanf(line, "VmRSS: %ld", &kib) == 1)
+                        break;
+        if (f)
+                fclose(f);
+        return kib;
+}
+
+TEST(output_flood_bounded)
+{
+        /* 256 MiB of output: the result keeps the cap, the log 16 MiB, memory stays flat. */
+        static outcome o;
+        long before = rss_kib();
+        ASSERT_OK(run_sh("sh", "head -c 268435456 /dev/zero; echo end >&2",
+                         (mcp_limits){ .output_bytes = 4096 }, &o));
+        long after = rss_kib();
+        ASSERT_EQ_INT(o.r.stdout_len, 4096);
+        ASSERT_TRUE(o.r.stdout_truncated);
+        ASSERT_STREQ(o.errb, "end\n");
+        char *log = NULL;
+        size_t len = 0;
+        msp_err err = { 0 };
+        ASSERT_OK_ERR(mcp_engine_run_log(engine, o.run_id, MCP_STDOUT, &log, &len, &err), err);
+        free(log);
+        ASSERT_EQ_INT(len, 16 << 20);
+        if (after - before > 8192)
+                TAP_FAIL_("RSS grew by %ld KiB during the flood", after - before);
+}
+
 TEST(artifacts)
 {
         static outcome o;
@@ -768,6 +803,7 @@ main(void)
         RUN(timeout_kills);
         RUN(oom_32mib);
         RUN(output_cap_and_log);
+        RUN(output_flood_bounded);
         RUN(artifacts);
         RUN(languages);
         RUN(queue_and_busy);
