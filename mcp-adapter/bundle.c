@@ -378,6 +378,10 @@ write_process(oci_jw *w, const mcp_bundle_spec *s)
         uint64_t fsize = s->limits.tmp_bytes > s->limits.workspace_bytes ? s->limits.tmp_bytes
                                                                          : s->limits.workspace_bytes;
         write_rlimit(w, "RLIMIT_FSIZE", fsize);
+        /* CPU seconds a process can use within the timeout at the quota, plus one: a CPU
+         * burner dies even if msp-mcp is gone and nobody enforces the timeout. */
+        uint64_t cpu_ms = s->limits.timeout_ms * s->limits.cpu_millis / 1000;
+        write_rlimit(w, "RLIMIT_CPU", (cpu_ms + 999) / 1000 + 1);
         oci_jw_end_array(w);
         oci_jw_kv_bool(w, "noNewPrivileges", true);
         /* The sandbox is the first victim of a host-wide OOM. */

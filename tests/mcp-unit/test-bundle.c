@@ -113,15 +113,16 @@ TEST(hardened_fields)
         ASSERT_STREQ(p->env.v[2], "TERM=dumb");
         ASSERT_STREQ(p->env.v[3], "FOO=bar");
         ASSERT_STREQ(p->env.v[4], "LANG=C");
-        bool core0 = false, nproc = false, nofile = false, fsize = false;
+        bool core0 = false, nproc = false, nofile = false, fsize = false, cpu = false;
         for (size_t i = 0; i < p->n_rlimits; i++) {
                 const oci_rlimit *r = &p->rlimits[i];
                 core0 |= r->resource == RLIMIT_CORE && r->hard == 0;
                 nproc |= r->resource == RLIMIT_NPROC && r->hard == 2048;
                 nofile |= r->resource == RLIMIT_NOFILE && r->hard == 1024;
                 fsize |= r->resource == RLIMIT_FSIZE && r->hard == (8u << 20);
+                cpu |= r->resource == RLIMIT_CPU && r->hard == 2;       /* 1 s at 0.5 CPU, + 1 */
         }
-        ASSERT_TRUE(core0 && nproc && nofile && fsize);
+        ASSERT_TRUE(core0 && nproc && nofile && fsize && cpu);
 
         /* Landlock: the profile's handled rights and scopes, plus the program's dir. */
         ASSERT_NOT_NULL(p->landlock);
