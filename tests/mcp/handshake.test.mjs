@@ -96,6 +96,13 @@ test("JSON-RPC errors: before initialize, parse error, batch, unknown method, no
         // A string id is echoed as a string.
         assert.equal((await r.request("ping", undefined, "abc")).id, "abc");
 
+        // A line over --max-message-bytes (16 MiB) is refused and skipped; the server goes on.
+        n = r.lines.length;
+        r.send(JSON.stringify({ jsonrpc: "2.0", id: "big", method: "ping", params: { pad: "x".repeat(17 << 20) } }));
+        const big = JSON.parse(await r.lineAfter(n));
+        assert.equal(big.error.code, -32600, JSON.stringify(big).slice(0, 300));
+        assert.deepEqual((await r.request("ping", undefined, "after-big")).result, {});
+
         // Every line written is exactly one JSON object.
         for (const l of r.lines) assert.equal(typeof JSON.parse(l), "object");
         assert.equal((await r.close()).code, 0);

@@ -113,6 +113,12 @@ const BAD = [
         ["files without content", { language: "sh", code: "true", files: [{ path: "a" }] }, /content|files/],
         ["files path escaping", { language: "sh", code: "true", files: [{ path: "../x", content: "" }] }, /files|path|\.\./],
         ["unknown session", { language: "sh", code: "true", session_id: "s-does-not-exist" }, /session/],
+        // Every input has a size limit.
+        ["code over 1 MiB", { language: "sh", code: "#".repeat((1 << 20) + 1) }, /code/],
+        ["stdin over 1 MiB", { language: "sh", code: "true", stdin: "x".repeat((1 << 20) + 1) }, /stdin/],
+        ["more than 64 files", { language: "sh", code: "true", files: Array.from({ length: 65 }, (_, i) => ({ path: `f${i}`, content: "" })) }, /files/],
+        ["more than 256 args", { language: "sh", code: "true", args: Array.from({ length: 257 }, () => "a") }, /args/],
+        ["more than 128 env", { language: "sh", code: "true", env: Object.fromEntries(Array.from({ length: 129 }, (_, i) => [`V${i}`, "x"])) }, /env/],
 ];
 
 for (const [what, args, field] of BAD) {
