@@ -199,6 +199,30 @@ TEST(network_session)
         ASSERT_TRUE(s->process->landlock->scoped != 0);
 }
 
+TEST(hostile_strings_stay_strings)
+{
+        /* Quotes, backslashes, control characters and JSON syntax in args and env values
+         * come back byte for byte: nothing the caller sends can add a config field. */
+        static const char *const argv[] = {
+                "/bin/sh", "\",\"privileged\":true,\"x\":\"", "a\\b\n\t\x01\x7f", "é\u2028}", "",
+                NULL
+        };
+        static const char *const env[] = { "K=\"},\"linux\":{\"namespaces\":[]},\"a\":{\"b\":\"" };
+        mcp_bundle_spec bs = test_spec(false);
+        bs.argv = argv;
+        bs.env = env;
+        bs.n_env = 1;
+        msp_err err = { 0 };
+        _cleanup_spec_ oci_spec *s = parse(&bs, &err);
+        if (!s)
+                TAP_FAIL_("parse: %s", err.msg);
+        ASSERT_EQ_INT(s->process->args.n, 5);
+        for (size_t i = 0; i < 5; i++)
+                ASSERT_STREQ(s->process->args.v[i], argv[i]);
+        ASSERT_STREQ(s->process->env.v[s->process->env.n - 1], env[0]);
+        ASSERT_TRUE(has_ns(s, OCI_NS_USER) && has_ns(s, OCI_NS_NETWORK));
+}
+
 TEST(env_check)
 {
         msp_err err = { 0 };
@@ -355,6 +379,7 @@ main(void)
         }
         RUN(hardened_fields);
         RUN(network_session);
+        RUN(hostile_strings_stay_strings);
         RUN(env_check);
         RUN(embedded_profiles_match_contrib);
         RUN(skeleton);
