@@ -410,9 +410,9 @@ mcp_rpc_begin_notification(const char *method)
 }
 
 int
-mcp_rpc_send(mcp_rpc *rpc, oci_jw *w, const mcp_rpc_id *id, bool droppable)
+mcp_rpc_send(mcp_rpc *rpc, oci_jw *writer, const mcp_rpc_id *id, bool droppable)
 {
-        _cleanup_jw_ oci_jw *owned = w;
+        _cleanup_jw_ oci_jw *w = writer;       /* ours from here on */
         if (!w)
                 return id ? mcp_rpc_send_error(rpc, id, MCP_RPC_INTERNAL_ERROR, "out of memory")
                           : -ENOMEM;

@@ -1,16 +1,24 @@
-/* libFuzzer target for msp-mcp's JSON-RPC decoder (mcp-adapter/jsonrpc.c) and the text
- * helpers its replies go through. Beyond the sanitizers it checks that every input gets
- * either a message or exactly one of the JSON-RPC error codes with a non-empty one-line
- * message, that the error reply serialises to one line of JSON that parses again, and
- * that UTF-8 repair and base64 round trips hold. Built only with clang (tests/meson.build);
- * run with tests/fuzz/run-fuzz.sh. */
+/* libFuzzer target for msp-mcp's JSON-RPC decoder (mcp-adapter/jsonrpc.c), the text
+ * helpers its replies go through, and the whole protocol layer behind it. Beyond the
+ * sanitizers it checks that every input gets either a message or exactly one of the
+ * JSON-RPC error codes with a non-empty one-line message, that the error reply serialises
+ * to one line of JSON that parses again, that UTF-8 repair and base64 round trips hold,
+ * and that the input fed to a real server (after an initialize) over pipes only ever
+ * produces lines that are JSON-RPC 2.0 objects. The server runs without an engine: the
+ * engine and session functions below abort if the protocol layer ever calls them then.
+ * Built only with clang (tests/meson.build); run with tests/fuzz/run-fuzz.sh. */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/epoll.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
 #include "jsonrpc.h"
+#include "server.h"
 #include "text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -89,6 +97,127 @@ check_text(const uint8_t *data, size_t size)
                 free(back);
 }
 
+/* ---- the engine and session layers: never reached without an engine ---- */
+
+const char *const *mcp_engine_languages(const mcp_engine *e) { (void) e; abort(); }
+mcp_session_store *mcp_engine_sessions(mcp_engine *e) { (void) e; abort(); }
+int mcp_engine_submit(mcp_engine *e, const mcp_run_request *q, mcp_run_output_fn o, mcp_run_done_fn d,
+                      void *x, mcp_run **r, msp_err *err) { (void) e, (void) q, (void) o, (void) d, (void) x, (void) r, (void) err; abort(); }
+void mcp_engine_cancel(mcp_engine *e, mcp_run *r) { (void) e, (void) r; abort(); }
+int mcp_engine_run_log(mcp_engine *e, const char *id, mcp_stream s, char **r, size_t *l, msp_err *err)
+{ (void) e, (void) id, (void) s, (void) r, (void) l, (void) err; abort(); }
+int mcp_session_create(mcp_session_store *st, const mcp_session_opts *o, mcp_session_info *r, msp_err *err)
+{ (void) st, (void) o, (void) r, (void) err; abort(); }
+int mcp_session_close(mcp_session_store *st, const char *id, bool f, msp_err *err) { (void) st, (void) id, (void) f, (void) err; abort(); }
+int mcp_session_list(mcp_session_store *st, mcp_session_info **r, size_t *n, msp_err *err) { (void) st, (void) r, (void) n, (void) err; abort(); }
+int mcp_session_write_file(mcp_session_store *st, const char *id, const char *p, const void *d, size_t l, bool x, msp_err *err)
+{ (void) st, (void) id, (void) p, (void) d, (void) l, (void) x, (void) err; abort(); }
+int mcp_session_read_file(mcp_session_store *st, const char *id, const char *p, size_t m, char **r, size_t *l, uint64_t *sz,
+                          bool *t, msp_err *err) { (void) st, (void) id, (void) p, (void) m, (void) r, (void) l, (void) sz, (void) t, (void) err; abort(); }
+int mcp_session_list_files(mcp_session_store *st, const char *id, const char *p, size_t m, mcp_dirent **r, size_t *n,
+                           bool *t, msp_err *err) { (void) st, (void) id, (void) p, (void) m, (void) r, (void) n, (void) t, (void) err; abort(); }
+void mcp_dirents_free(mcp_dirent *e, size_t n) { (void) e, (void) n; abort(); }
+
+/* ---- the protocol layer over pipes ---- */
+
+typedef struct sink {
+        char *buf;
+        size_t len, cap;
+} sink;
+
+static int
+drain(mcp_loop *loop, int fd, uint32_t events, void *data)
+{
+        (void) loop, (void) events;
+        sink *k = data;
+        for (;;) {
+                if (k->cap - k->len < 65536) {
+                        k->cap = k->cap ? k->cap * 2 : 1 << 20;
+                        k->buf = realloc(k->buf, k->cap);
+                        if (!k->buf)
+                                abort();
+                }
+                ssize_t n = read(fd, k->buf + k->len, k->cap - k->len);
+                if (n <= 0)
+                        return 0;
+                k->len += (size_t) n;
+        }
+}
+
+static int
+hang(mcp_loop *loop, void *data)
+{
+        (void) loop, (void) data;
+        abort();
+}
+
+static void
+check_server(const uint8_t *data, size_t size)
+{
+        static mcp_config cfg;
+        static bool ready;
+        static const char *const langs[] = { "sh", "python", NULL };
+        if (!ready) {
+                char *argv[] = { (char *) "msp-mcp", (char *) "--runtime", (char *) "/bin/true", NULL };
+                mcp_config_action action;
+                msp_err err = { 0 };
+                if (mcp_config_load(&cfg, 3, argv, &action, &err) < 0)
+                        abort();
+                ready = true;
+        }
+        static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":\"initialize\","
+                                   "\"params\":{\"protocolVersion\":\"2025-11-25\"}}\n";
+        int in[2], out[2];
+        if (size > 60000 || pipe2(in, O_CLOEXEC) < 0)
+                return;
+        if (pipe2(out, O_CLOEXEC | O_NONBLOCK) < 0)
+                abort();
+        (void) fcntl(in[1], F_SETPIPE_SZ, 1 << 20);
+        if (write(in[1], init, sizeof init - 1) != (ssize_t) sizeof init - 1 ||
+            (size && write(in[1], data, size) != (ssize_t) size))
+                abort();
+        close(in[1]);
+
+        mcp_loop *loop = NULL;
+        mcp_server *srv = NULL;
+        mcp_logger lg = { .stderr_level = MCP_LOG_EMERGENCY, .client_level = MCP_LOG_EMERGENCY };
+        sink k = { 0 };
+        if (mcp_loop_new(&loop) < 0 || mcp_loop_add_timer(loop, 10000000, hang, NULL, NULL) < 0 ||
+            mcp_loop_add_io(loop, out[0], EPOLLIN, drain, &k) < 0 ||
+            mcp_server_new(loop, &cfg, NULL, &lg, in[0], out[1], &srv) < 0)
+                abort();
+        srv->languages = langs;
+        if (mcp_loop_run(loop) != 0)
+                abort();
+        mcp_server_free(srv);
+        drain(loop, out[0], 0, &k);
+        mcp_loop_del_io(loop, out[0]);
+        mcp_loop_free(loop);
+        close(in[0]);
+        close(out[0]);
+        close(out[1]);
+
+        /* Every line: one JSON-RPC 2.0 object. */
+        for (size_t at = 0; at < k.len;) {
+                char *nl = memchr(k.buf + at, '\n', k.len - at);
+                if (!nl)
+                        abort();
+                size_t len = (size_t) (nl - (k.buf + at));
+                oci_json_doc *doc = NULL;
+                msp_err err = { 0 };
+                if (oci_json_parse_limits("reply", k.buf + at, len, 64u << 20, 64u << 20, &doc, &err) < 0)
+                        abort();
+                const oci_json *root = oci_json_doc_root(doc);
+                const oci_json *v = oci_json_get(root, "jsonrpc");
+                if (oci_json_type_of(root) != OCI_JSON_OBJECT || !v || !oci_json_string(v) ||
+                    strcmp(oci_json_string(v), "2.0") != 0)
+                        abort();
+                oci_json_doc_free(doc);
+                at += len + 1;
+        }
+        free(k.buf);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -103,5 +232,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 p += len + 1;
         }
         check_text(data, size);
+        check_server(data, size);
         return 0;
 }
