@@ -555,6 +555,36 @@ TEST(session_runs)
         ASSERT_EQ_INT(mcp_engine_submit(engine, &req, NULL, on_done, &a, NULL, &err), -ENOENT);
 }
 
+TEST(network_session)
+{
+        /* A session with network shares the host's network namespace (its interfaces and
+         * resolv.conf); Landlock no longer handles TCP. A fresh run has only lo. */
+        mcp_session_store *st = mcp_engine_sessions(engine);
+        mcp_session_info info;
+        msp_err err = { 0 };
+        ASSERT_OK_ERR(mcp_session_create(st, &(mcp_session_opts){ .network = true }, &info, &err),
+                      err);
+        static outcome o;
+        const char *code = "tail -n +3 /proc/net/dev | grep -vc '^ *lo:'; test -s /etc/resolv.conf && echo resolv";
+        mcp_run_request req = { .language = "sh", .code = code, .code_len = strlen(code),
+                                .session_id = info.id };
+        int r = submit(&req, &o, NULL, &err);
+        int w = r < 0 ? r : wait_runs(60);
+        (void) mcp_session_close(st, info.id, true, NULL);
+        ASSERT_OK_ERR(r, err);
+        ASSERT_OK(w);
+        /* the same interfaces as the host's network namespace */
+        FILE *f = fopen("/proc/net/dev", "re");
+        char line[512];
+        int host = -2, inside = atoi(o.out);
+        while (f && fgets(line, sizeof line, f))
+                host += strstr(line, " lo:") == NULL && strncmp(line, "lo:", 3) != 0;
+        if (f)
+                fclose(f);
+        ASSERT_EQ_INT(inside, host);
+        ASSERT_TRUE(strstr(o.out, "resolv") != NULL);
+}
+
 TEST(timing)
 {
         /* The time of one `echo hi` through the engine, for the report (not a pass/fail). */
@@ -778,6 +808,7 @@ main(void)
                 .n_rootfs = 2,          /* 3 with bundles/busybox/rootfs */
                 .max_image_bytes = 1 << 20,
                 .run_log_keep = 4,
+                .allow_network = true,
         };
         cfg.maxima = cfg.defaults;
         if (have_busybox)
@@ -809,6 +840,7 @@ main(void)
         RUN(queue_and_busy);
         RUN(cancel);
         RUN(session_runs);
+        RUN(network_session);
         RUN(timing);
         RUN(recover_after_sigkill);
         RUN(no_leftovers_after_free);
