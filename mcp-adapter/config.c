@@ -618,7 +618,7 @@ default_text(const mcp_config *d, const opt *o, char *buf, size_t size)
                 snprintf(buf, size, "%" PRIu64 "s", *(const uint64_t *) field);
                 return;
         case K_BOOL:
-                snprintf(buf, size, "%s", *(const bool *) field ? "true" : "false");
+                snprintf(buf, size, "%s", *(const bool *) field ? "on" : "off");
                 return;
         case K_STR:
         case K_LEVEL:
@@ -638,12 +638,13 @@ mcp_config_help(FILE *out)
         set_defaults(&d);
         fputs("Usage: msp-mcp [OPTION...]\n"
               "An MCP server (JSON-RPC over stdio) that runs code in a fresh msp sandbox per call.\n\n"
-              "  --help                 this text\n"
-              "  --version              print the version\n"
-              "  --check                print what the default policy needs and what this host has;\n"
-              "                         exit 0 when it can be enforced, 1 otherwise\n"
-              "  --config FILE          JSON object with the options below as keys (\"memory\": \"1G\",\n"
-              "                         \"allow-network\": true, \"rootfs\": {\"NAME\": \"DIR\"}); flags win\n",
+              "  --help                     this text\n"
+              "  --version                  print the version\n"
+              "  --check                    print what the default policy needs and what this host\n"
+              "                             has; exit 0 when it can be enforced, 1 otherwise\n"
+              "  --config FILE              JSON object with the options below as keys (\"memory\":\n"
+              "                             \"1G\", \"allow-network\": true, \"rootfs\": {\"NAME\": \"DIR\"});\n"
+              "                             flags win\n",
               out);
         for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
                 const opt *o = &opts[i];
@@ -657,7 +658,7 @@ mcp_config_help(FILE *out)
                 if (strcmp(o->name, "runtime") == 0)
                         snprintf(def, sizeof def, "msp beside msp-mcp");
                 if (strcmp(o->name, "max-concurrent") == 0 || strcmp(o->name, "max-cpus") == 0)
-                        snprintf(def + strlen(def), sizeof def - strlen(def), " (CPUs here)");
+                        snprintf(def + strlen(def), sizeof def - strlen(def), ": the CPUs here");
                 if (def[0])
                         fprintf(out, "  %-26s %s (default %s)\n", flag, o->help, def);
                 else
