@@ -257,9 +257,11 @@ jw_copy(oci_jw *w, const oci_json *v)
 }
 
 /* process.landlock: the profile, plus read access to the program's directory and listing
- * of /; with
- * network allowed, the network rights are no longer handled (the profile has no port
- * rules, so handling them would deny every TCP connect). */
+ * of /. The network rights are never handled here: Landlock's port rules cannot tell
+ * loopback from any other address, so handling them would refuse TCP on the sandbox's own
+ * loopback (servers under test, multiprocessing managers). The network boundary is the
+ * private network namespace (only `lo`), or, with a network session, the operator's
+ * explicit --allow-network. */
 static void
 write_landlock(oci_jw *w, const mcp_bundle_spec *s)
 {
@@ -270,7 +272,7 @@ write_landlock(oci_jw *w, const mcp_bundle_spec *s)
                 const char *key = oci_json_key_at(ll, i);
                 const oci_json *v = oci_json_value_at(ll, i);
                 oci_jw_key(w, key);
-                if (strcmp(key, "handledAccess") == 0 && s->network) {
+                if (strcmp(key, "handledAccess") == 0) {
                         oci_jw_begin_object(w);
                         for (size_t k = 0; k < oci_json_len(v); k++) {
                                 if (strcmp(oci_json_key_at(v, k), "handledAccessNetwork") == 0)

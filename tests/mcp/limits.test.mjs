@@ -147,11 +147,7 @@ test("network: the host's address is unreachable from inside (TCP and UDP); UDP 
 });
 
 test("network: TCP on loopback inside the sandbox works", {
-        skip: skip || "KNOWN LIMITATION: the default Landlock profile handles TCP bind/connect with no port rules " +
-                      "(contrib/profiles/README.md, 'No TCP'), so even loopback TCP is refused with EACCES inside " +
-                      "every sandbox; the brief asks for loopback to work (the network namespace alone already " +
-                      "confines it): a policy decision for the engine (drop the network rights from the run's " +
-                      "Landlock ruleset when the netns has only loopback)",
+        skip,
         timeout: 60_000,
 }, async () => {
         const code = [
