@@ -32,6 +32,7 @@
 
 #include "macros.h"
 #include "seccomp.h"
+#include "seccomp-int.h"
 
 #ifndef SECCOMP_FILTER_FLAG_TSYNC_ESRCH
 #define SECCOMP_FILTER_FLAG_TSYNC_ESRCH (1UL << 4)
@@ -249,7 +250,7 @@ sc_kernel_flags(const oci_seccomp *s, bool notify, bool debug, unsigned int *ret
 /* ---- architectures ---- */
 
 static int
-sc_add_arches(scmp_filter_ctx ctx, const oci_strv *arches, bool debug, msp_err *err)
+sc_add_arches(scmp_filter_ctx ctx, const oci_strv *arches, FILE *notes, msp_err *err)
 {
         static const char prefix[] = "SCMP_ARCH_";
 
@@ -271,8 +272,8 @@ sc_add_arches(scmp_filter_ctx ctx, const oci_strv *arches, bool debug, msp_err *
                 if (arch == 0) {
                         /* Fail closed: a syscall from an arch not in the filter hits the
                          * bad-arch action (kill), so skipping it weakens nothing. */
-                        if (debug)
-                                fprintf(stderr, "msp: seccomp: architecture '%s' unknown to "
+                        if (notes)
+                                fprintf(notes, "msp: seccomp: architecture '%s' unknown to "
                                         "libseccomp %u.%u, skipped\n", name,
                                         seccomp_version()->major, seccomp_version()->minor);
                         continue;
@@ -340,7 +341,7 @@ sc_rule_add(scmp_filter_ctx ctx, uint32_t action, int nr, const char *name,
  * rule (OR), because libseccomp cannot AND two conditions on one argument; this is
  * runc's behaviour, which profiles in the wild rely on. */
 static int
-sc_add_entry(scmp_filter_ctx ctx, const oci_seccomp_syscall *sc, uint32_t action, bool debug,
+sc_add_entry(scmp_filter_ctx ctx, const oci_seccomp_syscall *sc, uint32_t action, FILE *notes,
              msp_err *err)
 {
         struct scmp_arg_cmp cmp[6 * 8];
@@ -360,8 +361,8 @@ sc_add_entry(scmp_filter_ctx ctx, const oci_seccomp_syscall *sc, uint32_t action
                 int nr = seccomp_syscall_resolve_name(name);
 
                 if (nr == __NR_SCMP_ERROR) {
-                        if (debug)
-                                fprintf(stderr, "msp: seccomp: unknown syscall '%s', skipped\n",
+                        if (notes)
+                                fprintf(notes, "msp: seccomp: unknown syscall '%s', skipped\n",
                                         name);
                         continue;
                 }
@@ -381,7 +382,7 @@ sc_add_entry(scmp_filter_ctx ctx, const oci_seccomp_syscall *sc, uint32_t action
 }
 
 static int
-sc_add_syscalls(scmp_filter_ctx ctx, const oci_seccomp *s, uint32_t default_action, bool debug,
+sc_add_syscalls(scmp_filter_ctx ctx, const oci_seccomp *s, uint32_t default_action, FILE *notes,
                 msp_err *err)
 {
         for (size_t i = 0; i < s->n_syscalls; i++) {
@@ -393,12 +394,12 @@ sc_add_syscalls(scmp_filter_ctx ctx, const oci_seccomp *s, uint32_t default_acti
                         return msp_err_prefix(err, "linux.seccomp.syscalls[%zu]", i);
                 /* libseccomp refuses a rule that repeats the default; it is a no-op. */
                 if (action == default_action) {
-                        if (debug)
-                                fprintf(stderr, "msp: seccomp: syscalls[%zu] has the default "
+                        if (notes)
+                                fprintf(notes, "msp: seccomp: syscalls[%zu] has the default "
                                         "action, skipped\n", i);
                         continue;
                 }
-                r = sc_add_entry(ctx, sc, action, debug, err);
+                r = sc_add_entry(ctx, sc, action, notes, err);
                 if (r < 0)
                         return msp_err_prefix(err, "linux.seccomp.syscalls[%zu]", i);
         }
@@ -441,8 +442,17 @@ sc_export(scmp_filter_ctx ctx, rt_seccomp *f, msp_err *err)
 
 /* ---- public ---- */
 
+uint32_t
+rt_seccomp_badarch_action(void)
+{
+        uint32_t kp = SECCOMP_RET_KILL_PROCESS;
+
+        return sc_syscall(SECCOMP_GET_ACTION_AVAIL, 0, &kp) == 0 ? SCMP_ACT_KILL_PROCESS
+                                                                   : SCMP_ACT_KILL_THREAD;
+}
+
 static int
-sc_build(const oci_seccomp *s, bool debug, scmp_filter_ctx *ret, msp_err *err)
+sc_build(const oci_seccomp *s, FILE *notes, scmp_filter_ctx *ret, msp_err *err)
 {
         _cleanup_scmp_ scmp_filter_ctx ctx = NULL;
         uint32_t def;
@@ -460,16 +470,13 @@ sc_build(const oci_seccomp *s, bool debug, scmp_filter_ctx *ret, msp_err *err)
                 return msp_err_sys(err, -r, "seccomp: clearing SCMP_FLTATR_CTL_NNP");
         /* A syscall made through an ABI the profile does not list is an escape attempt
          * more often than not; kill the whole process, not one thread (4.14+). */
-        uint32_t kp = SECCOMP_RET_KILL_PROCESS;
-        bool have_kp = sc_syscall(SECCOMP_GET_ACTION_AVAIL, 0, &kp) == 0;
-        r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
-                             have_kp ? SCMP_ACT_KILL_PROCESS : SCMP_ACT_KILL_THREAD);
+        r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, rt_seccomp_badarch_action());
         if (r < 0)
                 return msp_err_sys(err, -r, "seccomp: setting the bad-arch action");
-        r = sc_add_arches(ctx, &s->architectures, debug, err);
+        r = sc_add_arches(ctx, &s->architectures, notes, err);
         if (r < 0)
                 return r;
-        r = sc_add_syscalls(ctx, s, def, debug, err);
+        r = sc_add_syscalls(ctx, s, def, notes, err);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(ctx);
@@ -477,10 +484,9 @@ sc_build(const oci_seccomp *s, bool debug, scmp_filter_ctx *ret, msp_err *err)
 }
 
 int
-rt_seccomp_prepare(const oci_seccomp *s, bool debug, rt_seccomp **ret, msp_err *err)
+rt_seccomp_check(const oci_seccomp *s, bool debug, rt_seccomp **ret, msp_err *err)
 {
         _cleanup_(rt_seccomp_freep) rt_seccomp *f = NULL;
-        _cleanup_scmp_ scmp_filter_ctx ctx = NULL;
         int r;
 
         assert(s && ret);
@@ -496,10 +502,48 @@ rt_seccomp_prepare(const oci_seccomp *s, bool debug, rt_seccomp **ret, msp_err *
         r = sc_kernel_flags(s, f->notify, debug, &f->flags, err);
         if (r < 0)
                 return r;
-        r = sc_build(s, debug, &ctx, err);
+        *ret = TAKE_PTR(f);
+        return 0;
+}
+
+int
+rt_seccomp_compile(const oci_seccomp *s, rt_seccomp *f, FILE *notes, msp_err *err)
+{
+        _cleanup_scmp_ scmp_filter_ctx ctx = NULL;
+        int r;
+
+        assert(s && f && !f->insns);
+        r = sc_build(s, notes, &ctx, err);
         if (r < 0)
                 return r;
-        r = sc_export(ctx, f, err);
+        return sc_export(ctx, f, err);
+}
+
+const struct sock_filter *
+rt_seccomp_program(const rt_seccomp *f, size_t *ret_n)
+{
+        *ret_n = f->n_insns;
+        return f->insns;
+}
+
+void
+rt_seccomp_set_program(rt_seccomp *f, struct sock_filter *insns, size_t n)
+{
+        assert(!f->insns && n > 0 && n <= BPF_MAXINSNS);
+        f->insns = insns;
+        f->n_insns = (unsigned short) n;
+}
+
+int
+rt_seccomp_prepare(const oci_seccomp *s, bool debug, rt_seccomp **ret, msp_err *err)
+{
+        _cleanup_(rt_seccomp_freep) rt_seccomp *f = NULL;
+        int r;
+
+        r = rt_seccomp_check(s, debug, &f, err);
+        if (r < 0)
+                return r;
+        r = rt_seccomp_compile(s, f, debug ? stderr : NULL, err);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(f);

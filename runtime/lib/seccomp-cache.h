@@ -1,0 +1,20 @@
+/* Compiled seccomp programs cached under <state root>/.cache/seccomp/: compiling a
+ * large profile with libseccomp costs 13-14 ms of CPU, reading the cached program a few
+ * hundredths of that. Called by the parent of create before clone, so the cache is
+ * never read or written from inside a container's namespaces. docs/SECURITY_MODEL.md
+ * says why a cached program is as good as a fresh one. */
+#pragma once
+
+#include "ctx.h"
+#include "seccomp.h"
+
+#define RT_SECCOMP_CACHE_DIR ".cache/seccomp"
+
+/* rt_seccomp_prepare() through the cache in the state root (state_root_fd; -1, a
+ * rootless ctx or a non-root caller: no cache). The profile checks and load flags are
+ * computed every time; only the BPF program is cached, keyed by everything that shapes
+ * it. Any cache problem (missing, foreign owner, loose mode, symlink, short, corrupt,
+ * another key, a write that fails) falls back to compiling. Returns 1 when the program
+ * came from the cache, 0 when it was compiled, -errno for a profile error. */
+int rt_seccomp_prepare_cached(const rt_ctx *ctx, int state_root_fd, const oci_seccomp *s,
+                              rt_seccomp **ret, msp_err *err);
