@@ -27,6 +27,7 @@
 #include "ns.h"
 #include "procfs.h"
 #include "seccomp.h"
+#include "seccomp-cache.h"
 #include "statedir.h"
 #include "sync.h"
 #include "terminal.h"
@@ -296,6 +297,7 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
         const oci_spec *spec = cr->c->spec;
         int keep_min = 3 + cr->o->preserve_fds;
         _cleanup_close_ int fifo_fd = -1, console_fd = -1, procfd = -1, seccomp_sock = -1;
+        _cleanup_(rt_seccomp_freep) rt_seccomp *seccomp = NULL;
         int sync[2] = { -1, -1 };
         int pidfd = -1, r;
         rt_cgroup_join join;
@@ -329,6 +331,14 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
                                         keep_min);
                 if (seccomp_sock < 0)
                         return seccomp_sock;
+        }
+        /* Compiled or taken from the state root's cache here, before clone and any setns:
+         * the cache is never touched from inside the container. The init loads it last. */
+        if (spec->linux_ && spec->linux_->seccomp) {
+                r = rt_seccomp_prepare_cached(cr->ctx, cr->c->rootfd, spec->linux_->seccomp,
+                                              &seccomp, err);
+                if (r < 0)
+                        return r;
         }
         r = rt_sync_pair(sync, err);
         if (r < 0)
@@ -421,6 +431,7 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
                         .fifo_fd = fifo_fd,
                         .console_fd = console_fd,
                         .seccomp_sock = seccomp_sock,
+                        .seccomp = seccomp,
                         .lock_fd = cr->c->dirfd,
                         .state_root_fd = cr->c->rootfd,
                         .preserve_fds = cr->o->preserve_fds,

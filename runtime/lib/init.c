@@ -426,11 +426,7 @@ prepare_process(init_run *ir, msp_err *err)
         if (!a->no_new_keyring && syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 &&
             errno != ENOSYS)
                 return msp_err_sys(err, errno, "create a session keyring");
-        if (lx && lx->seccomp) {
-                r = rt_seccomp_prepare(lx->seccomp, a->ctx->debug, &ir->seccomp, err);
-                if (r < 0)
-                        return r;
-        }
+        ir->seccomp = a->seccomp;       /* compiled or cached by the parent before clone */
         if (p->landlock) {
                 char dropped[512] = "";
                 r = rt_landlock_prepare(p->landlock, &ir->landlock, dropped, sizeof dropped, err);

@@ -7,6 +7,7 @@
 #include "cgroup-join.h"
 #include "ctx.h"
 #include "ns.h"
+#include "seccomp.h"
 #include "spec.h"
 #include "state.h"
 
@@ -21,6 +22,7 @@ typedef struct rt_init_args {
         int fifo_fd;
         int console_fd;                 /* -1: no terminal */
         int seccomp_sock;               /* connected to listenerPath; -1: no NOTIFY rules */
+        rt_seccomp *seccomp;            /* linux.seccomp prepared by the parent; NULL: none */
         int lock_fd;                    /* the parent's flock()ed state dir: closed at once */
         int state_root_fd;              /* closed at once */
         int preserve_fds;
