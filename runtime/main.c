@@ -44,7 +44,8 @@ static const rt_command commands[] = {
           "[--process FILE] [--detach] [--pid-file FILE] [--console-socket PATH] [--tty] "
           "[--cwd DIR] [--env KEY=VALUE]... [--user UID[:GID]] [--additional-gids GID]... "
           "[--cap CAP]... [--no-new-privs] [--preserve-fds N] [--cgroup SUBPATH] "
-          "[--ignore-paused] ID [COMMAND [ARG...]]" },
+          "[--ignore-paused] [--apparmor PROFILE] [--process-label LABEL] "
+          "ID [COMMAND [ARG...]]" },
         { "list", cmd_list, "list containers", "[--format table|json] [--quiet]" },
         { "spec", cmd_spec, "write a default config.json", "[--rootless] [--bundle DIR]" },
         { "features", cmd_features, "print what this runtime supports as JSON", "" },

@@ -1,7 +1,9 @@
 /* exec: run one more process in a live container. The process is --process FILE (as
  * podman/conmon write it, used as is) or ARGS over a copy of the config's process, with
- * the flags overriding. --detach writes --pid-file and returns; otherwise msp waits,
- * forwards signals (and proxies a terminal) and exits with the process's status. */
+ * the flags overriding (--apparmor and --process-label over --process FILE too; its
+ * LSM labels are the config's unless given). --detach writes --pid-file and returns;
+ * otherwise msp waits, forwards signals (and proxies a terminal) and exits with the
+ * process's status. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -27,6 +29,8 @@ typedef struct exec_flags {
         const char *pid_file;
         const char *cwd;
         const char *user;
+        const char *apparmor;           /* --apparmor: overrides process.apparmorProfile */
+        const char *process_label;      /* --process-label: process.selinuxLabel */
         const char *env[MAX_LIST];
         size_t n_env;
         uint32_t gids[MAX_LIST];
@@ -117,6 +121,8 @@ parse_flags(const rt_ctx *ctx, int argc, char **argv, exec_flags *f)
                 { "preserve-fds", required_argument, NULL, 'F' },
                 { "cgroup", required_argument, NULL, 'C' },
                 { "ignore-paused", no_argument, NULL, 'I' },
+                { "apparmor", required_argument, NULL, 'A' },
+                { "process-label", required_argument, NULL, 'L' },
                 {},
         };
         int c;
@@ -132,6 +138,8 @@ parse_flags(const rt_ctx *ctx, int argc, char **argv, exec_flags *f)
                 case 'n': f->nnp = true; break;
                 case 'C': f->o.sub_cgroup = optarg; break;
                 case 'I': f->o.ignore_paused = true; break;
+                case 'A': f->apparmor = optarg; break;
+                case 'L': f->process_label = optarg; break;
                 case 'e':
                         if (!strchr(optarg, '=') || optarg[0] == '=')
                                 return cmd_usage_error(ctx, "exec", "--env '%s': expected KEY=VALUE",
@@ -276,6 +284,12 @@ cmd_exec(rt_ctx *ctx, int argc, char **argv)
                 if (f.nnp)
                         proc.no_new_privileges = true;
         }
+        /* runc's flags; unlike runc they also apply over --process FILE (a confinement
+         * asked for is never silently ignored). */
+        if (f.apparmor)
+                proc.apparmor_profile = (char *) f.apparmor;
+        if (f.process_label)
+                proc.selinux_label = (char *) f.process_label;
         f.o.proc = &proc;
         if (proc.terminal && f.detach && !f.o.console_socket)
                 return cmd_usage_error(ctx, "exec", "a terminal with --detach needs --console-socket");

@@ -36,6 +36,7 @@
 #include "init.h"
 #include "landlock.h"
 #include "log.h"
+#include "lsm.h"
 #include "macros.h"
 #include "process.h"
 #include "procfs.h"
@@ -73,7 +74,8 @@ typedef struct exec_child {
         bool in_userns;
         bool park;                      /* frozen cgroup: wait to be moved before seccomp */
         bool parked;
-        int runtime_fds[3];             /* state root, locked state dir, host procfs */
+        int procfd;                     /* the runtime's verified procfs: the LSM label */
+        int runtime_fds[2];             /* state root, locked state dir */
 } exec_child;
 
 static int
@@ -122,6 +124,27 @@ open_ns(int procfd, pid_t pid, oci_ns_type t, int min, int *ret, msp_err *err)
 
 /* ---- the child ---- */
 
+/* Join the container's namespace of type t (nothing when it is the runtime's own, or
+ * already joined); its fd is closed. */
+static int
+join_ns(exec_child *ec, oci_ns_type t, msp_err *err)
+{
+        if (ec->ns_fd[t] < 0)
+                return 0;
+        if (setns(ec->ns_fd[t], t == OCI_NS_PID ? CLONE_NEWPID : 0) < 0)
+                return msp_err_sys(err, errno, "join the container's %s namespace", ns_file[t]);
+        close(ec->ns_fd[t]);
+        ec->ns_fd[t] = -1;
+        if (t == OCI_NS_USER) {
+                /* The namespace's root where mapped; the user switch sets the final ids. */
+                if (setresgid(0, 0, 0) < 0 && errno != EINVAL)
+                        return msp_err_sys(err, errno, "setresgid(0) in the user namespace");
+                if (setresuid(0, 0, 0) < 0 && errno != EINVAL)
+                        return msp_err_sys(err, errno, "setresuid(0) in the user namespace");
+        }
+        return 0;
+}
+
 _Noreturn static void
 child_fail(const exec_child *ec, const msp_err *err)
 {
@@ -140,22 +163,9 @@ child_enter(exec_child *ec, msp_err *err)
                 return r;
         ec->host_pid = msg.value > 0 ? (pid_t) msg.value : getpid();
         for (size_t i = 0; i < ARRAY_SIZE(join_order); i++) {
-                oci_ns_type t = join_order[i];
-                if (ec->ns_fd[t] < 0)
-                        continue;
-                if (setns(ec->ns_fd[t], 0) < 0)
-                        return msp_err_sys(err, errno, "join the container's %s namespace",
-                                           ns_file[t]);
-                close(ec->ns_fd[t]);
-                ec->ns_fd[t] = -1;
-                if (t == OCI_NS_USER) {
-                        /* The namespace's root where mapped; the user switch sets the
-                         * final ids. */
-                        if (setresgid(0, 0, 0) < 0 && errno != EINVAL)
-                                return msp_err_sys(err, errno, "setresgid(0) in the user namespace");
-                        if (setresuid(0, 0, 0) < 0 && errno != EINVAL)
-                                return msp_err_sys(err, errno, "setresuid(0) in the user namespace");
-                }
+                r = join_ns(ec, join_order[i], err);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
@@ -261,6 +271,14 @@ child_prepare(exec_child *ec, exec_final *f, msp_err *err)
         r = rt_process_sched_apply(p, lx ? lx->personality : NULL, err);
         if (r < 0)
                 return r;
+        /* The init's point in the sequence: before seccomp, the capability drop and
+         * no_new_privs; through the runtime's verified procfs, never the container's
+         * /proc (CVE-2019-16884). Checked by the parent already (rt_lsm_check_process). */
+        r = rt_lsm_set_exec_label(ec->procfd, p, err);
+        if (r < 0)
+                return r;
+        close(ec->procfd);
+        ec->procfd = -1;
         if (lx && lx->seccomp) {
                 r = rt_seccomp_prepare(lx->seccomp, ec->ctx->debug, &f->seccomp, err);
                 if (r < 0)
@@ -334,6 +352,110 @@ exec_child_main(exec_child *ec)
 
 /* ---- the parent ---- */
 
+/* Rootful: setns(pid) in the runtime only changes where its children are born; clone3
+ * puts the child straight into the container's pid namespace and the runtime goes back
+ * to its own at once. */
+static int
+spawn_direct(const rt_ctx *ctx, exec_child *ec, int procfd, int min, int sync_parent,
+             pid_t *ret_child, int *ret_pidfd, msp_err *err)
+{
+        _cleanup_close_ int own_pid = -1;
+
+        if (ec->ns_fd[OCI_NS_PID] >= 0) {
+                own_pid = fd_above(openat(procfd, "self/ns/pid", O_RDONLY | O_CLOEXEC), min);
+                if (own_pid < 0)
+                        return msp_err_sys(err, errno, "open /proc/self/ns/pid");
+                if (setns(ec->ns_fd[OCI_NS_PID], CLONE_NEWPID) < 0)
+                        return msp_err_sys(err, errno, "join the container's pid namespace");
+        }
+        struct clone_args ca = {
+                .flags = CLONE_PIDFD,
+                .pidfd = (uint64_t) (uintptr_t) ret_pidfd,
+                .exit_signal = SIGCHLD,
+        };
+        long child = syscall(SYS_clone3, &ca, sizeof ca);
+        if (child == 0) {
+                close(sync_parent);
+                if (own_pid >= 0)
+                        close(own_pid);
+                exec_child_main(ec);
+        }
+        int clone_errno = errno;
+        if (own_pid >= 0 && setns(own_pid, CLONE_NEWPID) < 0) {
+                /* Cannot happen for our own active namespace; never fork into theirs. */
+                rt_log_error(ctx, "exec: cannot return to the runtime's pid namespace: %m");
+                _exit(1);
+        }
+        if (child < 0)
+                return msp_err_sys(err, clone_errno, "clone3 the exec process");
+        *ret_child = (pid_t) child;
+        return 0;
+}
+
+/* Rootless: the middle process joins the container's user namespace (which the runtime
+ * could never leave again), then its pid namespace, and clones the exec process with
+ * CLONE_PARENT, so that the runtime is its parent (it waits for it); the same two steps
+ * as runc's nsexec. The middle sends the process's pid and exits. */
+_Noreturn static void
+middle_main(exec_child *ec)
+{
+        msp_err err = { 0 };
+
+        (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+        (void) prctl(PR_SET_DUMPABLE, 0);
+        if (join_ns(ec, OCI_NS_USER, &err) < 0 || join_ns(ec, OCI_NS_PID, &err) < 0)
+                child_fail(ec, &err);
+        struct clone_args ca = { .flags = CLONE_PARENT };
+        long child = syscall(SYS_clone3, &ca, sizeof ca);
+        if (child == 0)
+                exec_child_main(ec);
+        if (child < 0) {
+                (void) msp_err_sys(&err, errno, "clone3 the exec process");
+                child_fail(ec, &err);
+        }
+        (void) rt_sync_send(ec->sync_fd, RT_SYNC_READY, (int32_t) child, NULL);
+        _exit(0);
+}
+
+static int
+spawn_via_userns(exec_child *ec, int sync_parent, pid_t *ret_child, int *ret_pidfd,
+                 msp_err *err)
+{
+        struct clone_args ca = { .exit_signal = SIGCHLD };
+        rt_sync_msg msg;
+        int status;
+
+        long mid = syscall(SYS_clone3, &ca, sizeof ca);
+        if (mid == 0) {
+                close(sync_parent);
+                middle_main(ec);
+        }
+        if (mid < 0)
+                return msp_err_sys(err, errno, "clone3 the exec process");
+        int r = rt_sync_recv(sync_parent, &msg, err);
+        while (waitpid((pid_t) mid, &status, 0) < 0 && errno == EINTR)
+                ;
+        if (r < 0)
+                return msp_err_prefix(err, "exec: joining the user and pid namespaces");
+        if (msg.type == RT_SYNC_ERROR)
+                return msp_err_set(err, msg.err.errnum > 0 ? msg.err.errnum : EIO, "%s",
+                                   msg.err.msg);
+        if (msg.type != RT_SYNC_READY || msg.value <= 0)
+                return msp_err_set(err, EPROTO, "unexpected message %u from the exec process",
+                                   msg.type);
+        /* Our child (CLONE_PARENT): its pid cannot be reused before we reap it. */
+        *ret_child = (pid_t) msg.value;
+        *ret_pidfd = (int) syscall(SYS_pidfd_open, *ret_child, 0);
+        if (*ret_pidfd < 0) {
+                int e = errno;
+                (void) kill(*ret_child, SIGKILL);
+                while (waitpid(*ret_child, NULL, 0) < 0 && errno == EINTR)
+                        ;
+                return msp_err_sys(err, e, "pidfd_open the exec process");
+        }
+        return 0;
+}
+
 static int
 check_status(const rt_container *c, bool ignore_paused, msp_err *err)
 {
@@ -357,9 +479,11 @@ rt_exec_spawn(const rt_ctx *ctx, rt_container *c, const rt_exec_opts *o, pid_t *
 {
         const int min = 3 + (o->preserve_fds > 0 ? o->preserve_fds : 0);
         exec_child ec = { .ctx = ctx, .o = o, .spec = c->spec, .state = c->state,
-                          .sync_fd = -1, .console_fd = -1, .seccomp_sock = -1 };
-        _cleanup_close_ int procfd = -1, own_pid = -1, sync_parent = -1;
+                          .sync_fd = -1, .console_fd = -1, .seccomp_sock = -1,
+                          .procfd = -1 };
+        _cleanup_close_ int procfd = -1, sync_parent = -1;
         int sv[2], pidfd = -1, r;
+        pid_t child = -1;
         char cgpath[PATH_MAX];
         pid_t pid = c->state->pid;
         rt_sync_msg msg;
@@ -369,6 +493,10 @@ rt_exec_spawn(const rt_ctx *ctx, rt_container *c, const rt_exec_opts *o, pid_t *
         if (!o->proc || o->proc->args.n == 0 || !o->proc->args.v[0])
                 return msp_err_set(err, EINVAL, "exec: no command given");
         r = check_status(c, o->ignore_paused, err);
+        if (r < 0)
+                return r;
+        /* A label for an LSM the host does not run: refused before anything starts. */
+        r = rt_lsm_check_process("exec", o->proc, err);
         if (r < 0)
                 return r;
         if (!c->spec)
@@ -447,45 +575,20 @@ rt_exec_spawn(const rt_ctx *ctx, rt_container *c, const rt_exec_opts *o, pid_t *
                 goto out;
         }
 
-        if (ec.ns_fd[OCI_NS_PID] >= 0) {
-                own_pid = fd_above(openat(procfd, "self/ns/pid", O_RDONLY | O_CLOEXEC), min);
-                if (own_pid < 0) {
-                        r = msp_err_sys(err, errno, "open /proc/self/ns/pid");
-                        goto out;
-                }
-                if (setns(ec.ns_fd[OCI_NS_PID], CLONE_NEWPID) < 0) {
-                        r = msp_err_sys(err, errno, "join the container's pid namespace");
-                        goto out;
-                }
-        }
-        struct clone_args ca = {
-                .flags = CLONE_PIDFD,
-                .pidfd = (uint64_t) (uintptr_t) &pidfd,
-                .exit_signal = SIGCHLD,
-        };
-        long child = syscall(SYS_clone3, &ca, sizeof ca);
-        if (child == 0) {
-                close(sync_parent);
-                if (own_pid >= 0)
-                        close(own_pid);
-                ec.runtime_fds[0] = c->rootfd;
-                ec.runtime_fds[1] = c->dirfd;
-                ec.runtime_fds[2] = procfd;
-                exec_child_main(&ec);
-        }
-        int clone_errno = errno;
-        if (own_pid >= 0 && setns(own_pid, CLONE_NEWPID) < 0) {
-                /* Cannot happen for our own active namespace; never fork into theirs. */
-                rt_log_error(ctx, "exec: cannot return to the runtime's pid namespace: %m");
-                _exit(1);
-        }
-        if (child < 0) {
-                r = msp_err_sys(err, clone_errno, "clone3 the exec process");
+        ec.runtime_fds[0] = c->rootfd;
+        ec.runtime_fds[1] = c->dirfd;
+        ec.procfd = procfd;
+        /* Rootless, only a process inside the container's user namespace may join its
+         * pid namespace. */
+        if (ctx->rootless && ec.in_userns)
+                r = spawn_via_userns(&ec, sync_parent, &child, &pidfd, err);
+        else
+                r = spawn_direct(ctx, &ec, procfd, min, sync_parent, &child, &pidfd, err);
+        if (r < 0)
                 goto out;
-        }
         close(TAKE_FD(ec.sync_fd));
         if (cgpath[0] && !ec.park) {
-                r = rt_cgroup_enter(cgpath, (pid_t) child, err);
+                r = rt_cgroup_enter(cgpath, child, err);
                 if (r < 0) {
                         msp_err_prefix(err, "exec: join the container's cgroup");
                         goto kill;
@@ -510,7 +613,7 @@ rt_exec_spawn(const rt_ctx *ctx, rt_container *c, const rt_exec_opts *o, pid_t *
         if (r >= 0 && ec.park && msg.type == RT_SYNC_READY) {
                 /* Set up and parked: into the frozen cgroup, where it stops until resumed
                  * and then execs; its exit status tells the rest. */
-                r = rt_cgroup_enter(cgpath, (pid_t) child, err);
+                r = rt_cgroup_enter(cgpath, child, err);
                 if (r < 0) {
                         msp_err_prefix(err, "exec: join the container's cgroup");
                         goto kill;
@@ -522,7 +625,7 @@ rt_exec_spawn(const rt_ctx *ctx, rt_container *c, const rt_exec_opts *o, pid_t *
                 r = -EPIPE;
         }
         if (r == -EPIPE) {
-                *ret_pid = (pid_t) child;
+                *ret_pid = child;
                 *ret_pidfd = pidfd;
                 r = 0;
                 goto out;
@@ -537,7 +640,7 @@ rt_exec_spawn(const rt_ctx *ctx, rt_container *c, const rt_exec_opts *o, pid_t *
         }
 kill:
         (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-        while (waitpid((pid_t) child, NULL, 0) < 0 && errno == EINTR)
+        while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
                 ;
         close(pidfd);
 out:

@@ -113,32 +113,42 @@ rt_lsm_active(enum rt_lsm lsm)
 }
 
 static int
-refuse_inactive(const char *field, const char *value, enum rt_lsm lsm, msp_err *err)
+refuse_inactive(const char *source, const char *field, const char *value, enum rt_lsm lsm,
+                msp_err *err)
 {
         char list[512];
 
         if (lsm_list(list, sizeof list) < 0)
                 snprintf(list, sizeof list, "unknown");
         return msp_err_set(err, ENOTSUP,
-                           "config.json: %s '%s': %s is not enabled on this host (active LSMs: %s)",
-                           field, value, lsm == RT_LSM_APPARMOR ? "AppArmor" : "SELinux",
+                           "%s: %s '%s': %s is not enabled on this host (active LSMs: %s)",
+                           source, field, value, lsm == RT_LSM_APPARMOR ? "AppArmor" : "SELinux",
                            list[0] ? list : "none");
+}
+
+int
+rt_lsm_check_process(const char *source, const oci_process *p, msp_err *err)
+{
+        if (p && p->apparmor_profile && *p->apparmor_profile &&
+            rt_lsm_active(RT_LSM_APPARMOR) != 1)
+                return refuse_inactive(source, "process.apparmorProfile", p->apparmor_profile,
+                                       RT_LSM_APPARMOR, err);
+        if (p && p->selinux_label && *p->selinux_label && rt_lsm_active(RT_LSM_SELINUX) != 1)
+                return refuse_inactive(source, "process.selinuxLabel", p->selinux_label,
+                                       RT_LSM_SELINUX, err);
+        return 0;
 }
 
 int
 rt_lsm_check(const oci_process *p, const oci_linux *lx, msp_err *err)
 {
-        if (p && p->apparmor_profile && *p->apparmor_profile &&
-            rt_lsm_active(RT_LSM_APPARMOR) != 1)
-                return refuse_inactive("process.apparmorProfile", p->apparmor_profile,
-                                       RT_LSM_APPARMOR, err);
-        if (p && p->selinux_label && *p->selinux_label && rt_lsm_active(RT_LSM_SELINUX) != 1)
-                return refuse_inactive("process.selinuxLabel", p->selinux_label, RT_LSM_SELINUX,
-                                       err);
+        int r = rt_lsm_check_process("config.json", p, err);
+        if (r < 0)
+                return r;
         if (lx && lx->mount_label && *lx->mount_label) {
                 if (rt_lsm_active(RT_LSM_SELINUX) != 1)
-                        return refuse_inactive("linux.mountLabel", lx->mount_label,
-                                               RT_LSM_SELINUX, err);
+                        return refuse_inactive("config.json", "linux.mountLabel",
+                                               lx->mount_label, RT_LSM_SELINUX, err);
                 /* The context= mount option is not passed yet: refusing is better than
                  * mounts with the wrong label. */
                 return msp_err_set(err, ENOTSUP,

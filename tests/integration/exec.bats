@@ -351,3 +351,55 @@ JSON
         [[ "$output" == *"--cgroup '../x'"* ]]
         finish
 }
+
+# ---- LSM labels of the exec'd process (the init's are in escape.bats) ----
+
+# lsm_active NAME: whether the kernel runs that LSM (its securityfs list, read in a
+# private mount namespace: this host does not mount securityfs).
+lsm_active() {
+        unshare -m sh -c 'mount -t securityfs none /sys/kernel/security &&
+                tr , "\n" </sys/kernel/security/lsm' | grep -qx "$1"
+}
+
+# no_exec_left: the container holds its init only, and no `sleep 4242` runs anywhere.
+no_exec_left() {
+        run msp ps --format json "$CID"
+        echo "ps: $output"
+        [ "$(jq length <<<"$output")" -eq 1 ]
+        ! pgrep -f 'sleep 4242'
+}
+
+@test "exec: an AppArmor profile or SELinux label the host does not run fails exec, naming field and value; nothing is left" {
+        lsm_active apparmor && skip "AppArmor is active on this host: the refusal does not apply (the tests/vm guest tests the label)"
+        lsm_active selinux && skip "SELinux is active on this host: the refusal does not apply"
+        start_sleeper
+        # Control: without a label, exec runs.
+        run msp exec "$CID" /bin/sh -c 'echo unlabelled'
+        [ "$status" -eq 0 ]
+        [ "$output" = unlabelled ]
+        # The flags, as runc has them.
+        run msp exec --apparmor msp-test-profile "$CID" /bin/sleep 4242
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"exec: process.apparmorProfile 'msp-test-profile': AppArmor is not enabled on this host (active LSMs: "* ]]
+        no_exec_left
+        run msp exec --process-label system_u:system_r:container_t:s0 "$CID" /bin/sleep 4242
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"exec: process.selinuxLabel 'system_u:system_r:container_t:s0': SELinux is not enabled on this host"* ]]
+        no_exec_left
+        # The label in --process FILE, as podman writes it.
+        for field in apparmorProfile selinuxLabel; do
+                jq -n --arg f "$field" '{terminal: false, user: {uid: 0, gid: 0},
+                        args: ["/bin/sleep", "4242"], env: ["PATH=/bin"], cwd: "/",
+                        noNewPrivileges: true} | .[$f] = "msp-test-label"' \
+                        >"$BATS_TEST_TMPDIR/process.json"
+                run msp exec --process "$BATS_TEST_TMPDIR/process.json" "$CID"
+                echo "$field: $output"
+                [ "$status" -ne 0 ]
+                [[ "$output" == *"exec: process.$field 'msp-test-label': "*" is not enabled on this host"* ]]
+                no_exec_left
+        done
+        [ "$(state_field "$CID" status)" = running ]
+        finish
+}
