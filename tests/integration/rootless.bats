@@ -111,3 +111,48 @@ rl_msp() {
         [[ "$output" == *"create cgroup '"*"': Permission denied"* ]]
         assert_nothing_left "$CID"
 }
+
+# exec as the user: the runtime cannot join the container's pid namespace from outside
+# its user namespace; a middle process joins the user namespace first, then the others
+# (as runc does rootless).
+@test "rootless: exec as the user: output, exit status, the init's namespaces, a second exec; nothing left" {
+        set_args /bin/sleep 1000
+        rl_msp --cgroup-manager disabled create -b "$BUNDLE" "$CID" \
+                >"$BATS_TEST_TMPDIR/create.out" 2>&1 </dev/null ||
+                { cat "$BATS_TEST_TMPDIR/create.out"; false; }
+        rl_msp start "$CID"
+        init=$(rl_msp state "$CID" | jq -r .pid)
+        run rl_msp --cgroup-manager disabled exec "$CID" /bin/sh -c 'id -u; cat /proc/self/uid_map; echo hello-rootless'
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "${lines[0]}" = 0 ]
+        [ "$(echo ${lines[1]})" = "0 $RL_UID 1" ]
+        [ "${lines[2]}" = hello-rootless ]
+        run rl_msp --cgroup-manager disabled exec "$CID" /bin/sh -c 'exit 7'
+        [ "$status" -eq 7 ]
+        # the second exec, detached: in every namespace of the init, a child of no one
+        # outside the container
+        rl_msp --cgroup-manager disabled exec --detach --pid-file "$RL_RUN/exec.pid" \
+                "$CID" /bin/sleep 1000 </dev/null
+        p=$(cat "$RL_RUN/exec.pid")
+        for ns in user pid mnt ipc uts cgroup; do
+                [ "$(stat -L -c %i /proc/$p/ns/$ns)" = "$(stat -L -c %i /proc/$init/ns/$ns)" ]
+        done
+        [ "$(stat -c %u /proc/$p)" = "$RL_UID" ]
+        # a pid inside the container's pid namespace, not 1
+        nspid=$(awk '/^NSpid:/ { print $NF }' /proc/$p/status)
+        [ "$nspid" -gt 1 ]
+        # a missing binary: the error comes back, the container is untouched
+        run rl_msp --cgroup-manager disabled exec "$CID" /no/such/binary
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"no such file or directory"* ]]
+        [ "$(rl_msp state "$CID" | jq -r .status)" = running ]
+        rl_msp kill "$CID" KILL
+        wait_pid_exit "$init"
+        wait_pid_exit "$p"
+        rl_msp delete "$CID"
+        [ -z "$(leftover_cgroups)" ]
+        ! pgrep -u "$RL_UID" -f 'sleep 1000'
+        assert_nothing_left "$CID"
+}
