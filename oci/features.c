@@ -52,6 +52,7 @@ write_landlock(oci_jw *w, const oci_features *f)
         oci_jw_kv_strlist(w, "handledAccessFS", f->landlock_fs_rights);
         oci_jw_kv_strlist(w, "handledAccessNetwork", f->landlock_net_rights);
         oci_jw_kv_strlist(w, "scoped", f->landlock_scopes);
+        oci_jw_kv_strlist(w, "logging", f->landlock_logging);
         oci_jw_end_object(w);
 }
 

@@ -81,6 +81,7 @@ typedef struct oci_features {
         const char *const *landlock_fs_rights;
         const char *const *landlock_net_rights;
         const char *const *landlock_scopes;
+        const char *const *landlock_logging;    /* restrict_self flags (ABI 7) */
         const char *const *annotation_keys;     /* annotations: alternating key, value */
         const char *const *potentially_unsafe_annotations;
 } oci_features;

@@ -327,6 +327,12 @@ while True:
         if [ "$abi" -ge 6 ]; then
                 [ "$(jq -c .linux.landlock.scoped <<<"$output")" = '["abstract_unix_socket","signal"]' ]
         fi
+        # the restrict_self logging flags of ABI 7, named as in process.landlock.logging
+        if [ "$abi" -ge 7 ]; then
+                [ "$(jq -c .linux.landlock.logging <<<"$output")" = '["sameExecOff","newExecOn","subdomainsOff"]' ]
+        else
+                [ "$(jq -c .linux.landlock.logging <<<"$output")" = '[]' ]
+        fi
 }
 
 @test "landlock: with seccomp in a new user namespace (root inside is uid 100000 outside)" {

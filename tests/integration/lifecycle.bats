@@ -212,6 +212,23 @@ teardown() {
         [ "$(echo "$output" | jq -r '.linux.landlock.abi')" -ge 1 ]
 }
 
+@test "features: linux.apparmor.enabled and linux.selinux.enabled as the kernel's LSM list says" {
+        # The kernel's own list, from a securityfs mounted in a private mount namespace
+        # (this host does not mount it).
+        lsms=$(unshare -m sh -c 'mount -t securityfs none /sys/kernel/security &&
+                cat /sys/kernel/security/lsm')
+        echo "kernel LSMs: $lsms"
+        [ -n "$lsms" ]
+        run msp features
+        [ "$status" -eq 0 ]
+        echo "$output" | jq -c '.linux | {apparmor, selinux}'
+        for lsm in apparmor selinux; do
+                want=false
+                tr , '\n' <<<"$lsms" | grep -qx "$lsm" && want=true
+                [ "$(jq -r ".linux.$lsm.enabled" <<<"$output")" = "$want" ]
+        done
+}
+
 @test "--version and help" {
         run "$MSP" --version
         [ "$status" -eq 0 ]
