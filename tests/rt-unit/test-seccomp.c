@@ -1,6 +1,7 @@
 /* seccomp against the real kernel. Every filter is loaded in a forked child so the
  * runner stays unfiltered. Each check exercises the allowed path before the denied one,
  * so a filter that breaks everything cannot pass. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/seccomp.h>
@@ -10,11 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/ptrace.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/utsname.h>
@@ -23,6 +26,8 @@
 
 #include <rt-libseccomp.h>
 #include "seccomp.h"
+#include "seccomp-cache.h"
+#include "seccomp-int.h"
 #include "tap.h"
 
 #define CHECK(cond, ...)                                                                \
@@ -60,6 +65,45 @@ in_child(child_fn fn, void *arg)
         return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* The state root of the warm-cache pass (-1: the first pass, no cache). */
+static int cache_root_fd = -1;
+
+static bool
+same_program(const rt_seccomp *a, const rt_seccomp *b)
+{
+        size_t na, nb;
+        const struct sock_filter *pa = rt_seccomp_program(a, &na), *pb = rt_seccomp_program(b, &nb);
+
+        return na == nb && na > 0 && memcmp(pa, pb, na * sizeof *pa) == 0;
+}
+
+/* With a cache: prepared through it until it hits, and the hit must be byte for byte
+ * what a fresh compile gives. */
+static int
+prepare(const oci_seccomp *s, rt_seccomp **ret)
+{
+        msp_err err = { 0 };
+        rt_seccomp *fresh = NULL;
+        const rt_ctx ctx = { 0 };
+
+        if (cache_root_fd < 0) {
+                CHECK(rt_seccomp_prepare(s, false, ret, &err) == 0, "prepare: %s", err.msg);
+                return 0;
+        }
+        int r = rt_seccomp_prepare_cached(&ctx, cache_root_fd, s, ret, &err);
+        CHECK(r >= 0, "prepare_cached: %s", err.msg);
+        if (r == 0) {
+                rt_seccomp_free(*ret);
+                r = rt_seccomp_prepare_cached(&ctx, cache_root_fd, s, ret, &err);
+        }
+        CHECK(r == 1, "the second prepare_cached did not hit: %d %s", r, err.msg);
+        CHECK(rt_seccomp_prepare(s, false, &fresh, &err) == 0, "prepare: %s", err.msg);
+        bool same = same_program(*ret, fresh);
+        rt_seccomp_free(fresh);
+        CHECK(same, "the cached program differs from a fresh compile");
+        return 0;
+}
+
 /* Build and load s with no_new_privs (as the container does). */
 static int
 load(const oci_seccomp *s, int *ret_listener)
@@ -67,7 +111,8 @@ load(const oci_seccomp *s, int *ret_listener)
         rt_seccomp *f = NULL;
         msp_err err = { 0 };
 
-        CHECK(rt_seccomp_prepare(s, false, &f, &err) == 0, "prepare: %s", err.msg);
+        if (prepare(s, &f))
+                return 1;
         CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "prctl: %s", strerror(errno));
         int r = rt_seccomp_load(f, ret_listener, &err);
         rt_seccomp_free(f);
@@ -664,6 +709,312 @@ TEST(default_profile_denies)
         ASSERT_EQ_INT(in_child(child_default_profile, spec->linux_->seccomp), 0);
 }
 
+
+/* ---- the compiled-filter cache (seccomp-cache.h) ---- */
+
+static int
+make_root(char *path, size_t size)
+{
+        snprintf(path, size, "/tmp/msp-test-sccache-XXXXXX");
+        if (!mkdtemp(path))
+                return -1;
+        return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+static void
+remove_root(const char *path)
+{
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+        if (system(cmd) != 0)
+                tap_diag("could not remove %s", path);
+}
+
+/* The path of the only program file in root's cache, or "" when there is none. */
+static void
+cache_file(const char *root, char *out, size_t size)
+{
+        char dir[256];
+        int n = 0;
+
+        snprintf(dir, sizeof dir, "%s/%s", root, RT_SECCOMP_CACHE_DIR);
+        out[0] = '\0';
+        DIR *d = opendir(dir);
+        for (struct dirent *de; d && (de = readdir(d));) {
+                size_t len = strlen(de->d_name);
+                if (len > 4 && strcmp(de->d_name + len - 4, ".bpf") == 0 && n++ == 0)
+                        snprintf(out, size, "%s/%s", dir, de->d_name);
+        }
+        if (d)
+                closedir(d);
+        if (n != 1)
+                out[0] = '\0';
+}
+
+/* prepare_cached's result (1 hit, 0 compiled); a compiled or cached program must equal
+ * the fresh one. */
+static int
+cached(int rootfd, const oci_seccomp *s, const rt_seccomp *fresh, bool rootless)
+{
+        rt_ctx ctx = { .rootless = rootless };
+        rt_seccomp *f = NULL;
+        msp_err err = { 0 };
+        int r = rt_seccomp_prepare_cached(&ctx, rootfd, s, &f, &err);
+
+        if (r < 0) {
+                tap_diag("prepare_cached: %s", err.msg);
+                return r;
+        }
+        if (!same_program(f, fresh))
+                r = -EBADMSG;
+        rt_seccomp_free(f);
+        return r;
+}
+
+/* A file we wrote: regular, ours, 0600, one link. */
+static bool
+sound_file(const char *path)
+{
+        struct stat st;
+        return lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
+               (st.st_mode & 07777) == 0600 && st.st_nlink == 1;
+}
+
+#define ARGS_PROFILE                                                                    \
+        {                                                                               \
+                .default_action = OCI_SECCOMP_ALLOW,                                    \
+                .syscalls = RULES(                                                      \
+                        { .names = NAMES("socket"), .action = OCI_SECCOMP_ERRNO,        \
+                          .args = ARGS({ .index = 0, .value = AF_NETLINK,               \
+                                         .op = OCI_SECCOMP_OP_EQ },                     \
+                                       { .index = 2, .value = 9,                        \
+                                         .op = OCI_SECCOMP_OP_EQ }) },                  \
+                        { .names = NAMES("getpriority", "msp_no_such_syscall"),         \
+                          .action = OCI_SECCOMP_ERRNO,                                  \
+                          .args = ARGS({ .index = 1, .value = 5,                        \
+                                         .op = OCI_SECCOMP_OP_EQ },                     \
+                                       { .index = 1, .value = 7,                        \
+                                         .op = OCI_SECCOMP_OP_EQ }) }),                 \
+        }
+
+TEST(cache_equals_fresh_compile)
+{
+        static char sock[] = "/nonexistent/agent.sock";
+        oci_seccomp args = ARGS_PROFILE;
+        oci_seccomp notify = {
+                .default_action = OCI_SECCOMP_ALLOW, .listener_path = sock,
+                .flags = OCI_SECCOMP_FLAG_TSYNC | OCI_SECCOMP_FLAG_WAIT_KILLABLE_RECV,
+                .syscalls = RULES({ .names = NAMES("getppid", "mkdirat"),
+                                    .action = OCI_SECCOMP_NOTIFY }),
+        };
+        char p1[600], p2[600];
+        snprintf(p1, sizeof p1, "%s/tests/fixtures/podman-limits.json", src_root);
+        snprintf(p2, sizeof p2, "%s/contrib/profiles/seccomp-default.json", src_root);
+        _cleanup_spec_ oci_spec *podman = spec_with_seccomp(p1, false);
+        _cleanup_spec_ oci_spec *contrib = spec_with_seccomp(p2, true);
+        ASSERT_TRUE(podman && podman->linux_ && podman->linux_->seccomp);
+        ASSERT_TRUE(contrib && contrib->linux_ && contrib->linux_->seccomp);
+        const oci_seccomp *profiles[] = { podman->linux_->seccomp, contrib->linux_->seccomp,
+                                          &notify, &args };
+        char root[64];
+        int rootfd = make_root(root, sizeof root);
+        ASSERT_TRUE(rootfd >= 0);
+
+        for (size_t i = 0; i < ARRAY_SIZE(profiles); i++) {
+                rt_seccomp *fresh = NULL;
+                msp_err err = { 0 };
+                ASSERT_EQ_INT(rt_seccomp_prepare(profiles[i], false, &fresh, &err), 0);
+                tap_check(cached(rootfd, profiles[i], fresh, false) == 0 &&
+                                  cached(rootfd, profiles[i], fresh, false) == 1 &&
+                                  cached(rootfd, profiles[i], fresh, false) == 1,
+                          "profile %zu: compiled once, then the same program from the cache", i);
+                rt_seccomp_free(fresh);
+        }
+        /* one file per profile, the directories 0700 */
+        struct stat st;
+        char path[256];
+        int files = 0;
+        snprintf(path, sizeof path, "%s/%s", root, RT_SECCOMP_CACHE_DIR);
+        DIR *d = opendir(path);
+        for (struct dirent *de; d && (de = readdir(d));)
+                files += de->d_name[0] != '.';
+        if (d)
+                closedir(d);
+        ASSERT_EQ_INT(files, 4);
+        ASSERT_TRUE(stat(path, &st) == 0 && (st.st_mode & 07777) == 0700 && st.st_uid == 0);
+        snprintf(path, sizeof path, "%s/.cache", root);
+        ASSERT_TRUE(stat(path, &st) == 0 && (st.st_mode & 07777) == 0700 && st.st_uid == 0);
+        close(rootfd);
+        remove_root(root);
+}
+
+/* Each way a cache file can be wrong: ignored (compiled: 0), replaced by a sound file,
+ * which the next create uses (1). */
+TEST(cache_tampered_files_are_ignored_and_rewritten)
+{
+        oci_seccomp s = ARGS_PROFILE;
+        oci_seccomp other = { .default_action = OCI_SECCOMP_ALLOW,
+                              .syscalls = RULES({ .names = NAMES("uname"),
+                                                  .action = OCI_SECCOMP_ERRNO }) };
+        rt_seccomp *fresh = NULL;
+        msp_err err = { 0 };
+        char root[64], file[300], aside[300], cmd[700];
+        int rootfd = make_root(root, sizeof root);
+
+        ASSERT_TRUE(rootfd >= 0);
+        ASSERT_EQ_INT(rt_seccomp_prepare(&s, false, &fresh, &err), 0);
+        ASSERT_EQ_INT(cached(rootfd, &s, fresh, false), 0);
+        cache_file(root, file, sizeof file);
+        ASSERT_TRUE(file[0] && sound_file(file));
+        ASSERT_EQ_INT(cached(rootfd, &s, fresh, false), 1);
+        snprintf(aside, sizeof aside, "%s/aside.bpf", root);
+
+        static const char *const cases[] = {
+                "another profile's file (wrong key)", "truncated by 8 bytes", "empty",
+                "one program byte flipped", "owned by uid 1000", "mode 0640",
+                "a second hard link", "a symlink to a sound file", "a fifo", "a directory",
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                int r = 0;
+                switch (i) {
+                case 0: {
+                        /* the other profile's file, put under this profile's name */
+                        char mine[300];
+                        snprintf(mine, sizeof mine, "%s", file);
+                        r = rename(file, aside);
+                        rt_seccomp *o = NULL;
+                        if (r == 0 && rt_seccomp_prepare(&other, false, &o, &err) == 0) {
+                                (void) cached(rootfd, &other, o, false);
+                                cache_file(root, file, sizeof file);
+                                r = file[0] ? rename(file, mine) : -1;
+                        }
+                        rt_seccomp_free(o);
+                        (void) unlink(aside);
+                        snprintf(file, sizeof file, "%s", mine);
+                        break;
+                }
+                case 1: {
+                        struct stat st;
+                        r = stat(file, &st) == 0 ? truncate(file, st.st_size - 8) : -1;
+                        break;
+                }
+                case 2:
+                        r = truncate(file, 0);
+                        break;
+                case 3: {
+                        int fd = open(file, O_RDWR | O_CLOEXEC);
+                        unsigned char b = 0;
+                        r = fd >= 0 && pread(fd, &b, 1, lseek(fd, -1, SEEK_END)) == 1 &&
+                            (b ^= 0x40, pwrite(fd, &b, 1, lseek(fd, -1, SEEK_END)) == 1) ? 0 : -1;
+                        if (fd >= 0)
+                                close(fd);
+                        break;
+                }
+                case 4:
+                        r = chown(file, 1000, 1000);
+                        break;
+                case 5:
+                        r = chmod(file, 0640);
+                        break;
+                case 6:
+                        r = link(file, aside);
+                        break;
+                case 7:
+                        r = rename(file, aside) == 0 ? symlink(aside, file) : -1;
+                        break;
+                case 8:
+                        r = unlink(file) == 0 ? mkfifo(file, 0600) : -1;
+                        break;
+                case 9:
+                        r = unlink(file) == 0 ? mkdir(file, 0700) : -1;
+                        break;
+                }
+                if (!tap_check(r == 0, "cache: set up '%s'", cases[i]))
+                        continue;
+                int first = cached(rootfd, &s, fresh, false);
+                if (i == 9) {
+                        /* a directory is not renamed over: ignored each time, still correct */
+                        tap_check(first == 0 && cached(rootfd, &s, fresh, false) == 0,
+                                  "cache: '%s' is ignored", cases[i]);
+                        tap_check(rmdir(file) == 0 && cached(rootfd, &s, fresh, false) == 0 &&
+                                          cached(rootfd, &s, fresh, false) == 1,
+                                  "cache: rewritten once the directory is gone");
+                        continue;
+                }
+                tap_check(first == 0 && sound_file(file) && cached(rootfd, &s, fresh, false) == 1,
+                          "cache: '%s' is ignored and rewritten (%d)", cases[i], first);
+                (void) unlink(aside);
+        }
+        /* loose or foreign directories: no cache at all (compiled every time) */
+        snprintf(cmd, sizeof cmd, "%s/.cache", root);
+        ASSERT_TRUE(chmod(cmd, 0755) == 0);
+        tap_check(cached(rootfd, &s, fresh, false) == 0 && cached(rootfd, &s, fresh, false) == 0,
+                  "cache: a .cache directory with mode 0755 is not used");
+        ASSERT_TRUE(chmod(cmd, 0700) == 0 && chown(cmd, 1000, 0) == 0);
+        tap_check(cached(rootfd, &s, fresh, false) == 0 && cached(rootfd, &s, fresh, false) == 0,
+                  "cache: a .cache directory owned by uid 1000 is not used");
+        ASSERT_TRUE(chown(cmd, 0, 0) == 0);
+        ASSERT_EQ_INT(cached(rootfd, &s, fresh, false), 1);
+        snprintf(aside, sizeof aside, "%s/elsewhere", root);
+        ASSERT_TRUE(rename(cmd, aside) == 0 && symlink("elsewhere", cmd) == 0);
+        tap_check(cached(rootfd, &s, fresh, false) == 0 && cached(rootfd, &s, fresh, false) == 0,
+                  "cache: a .cache symlink (to a sound cache) is not followed");
+        /* rootless or no state root: no cache, nothing created */
+        char root2[64];
+        int rootfd2 = make_root(root2, sizeof root2);
+        ASSERT_TRUE(rootfd2 >= 0);
+        tap_check(cached(rootfd2, &s, fresh, true) == 0 && cached(rootfd2, &s, fresh, true) == 0 &&
+                          cached(-1, &s, fresh, false) == 0 && faccessat(rootfd2, ".cache", F_OK, 0) < 0,
+                  "cache: rootless and without a state root nothing is cached");
+        close(rootfd2);
+        remove_root(root2);
+        rt_seccomp_free(fresh);
+        close(rootfd);
+        remove_root(root);
+}
+
+/* A read-only state root: compiled (correct) without a cache; an existing cache is read. */
+static int
+child_read_only_root(void *arg)
+{
+        const char *root = arg;
+        oci_seccomp s = ARGS_PROFILE, t = { .default_action = OCI_SECCOMP_ALLOW };
+        rt_seccomp *fresh = NULL, *fresh_t = NULL;
+        msp_err err = { 0 };
+
+        CHECK(rt_seccomp_prepare(&s, false, &fresh, &err) == 0, "prepare: %s", err.msg);
+        CHECK(rt_seccomp_prepare(&t, false, &fresh_t, &err) == 0, "prepare: %s", err.msg);
+        CHECK(unshare(CLONE_NEWNS) == 0, "unshare: %s", strerror(errno));
+        CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0, "private: %s",
+              strerror(errno));
+        CHECK(mount(root, root, NULL, MS_BIND, NULL) == 0 &&
+              mount(NULL, root, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) == 0,
+              "read-only bind: %s", strerror(errno));
+        int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        CHECK(fd >= 0, "open: %s", strerror(errno));
+        CHECK(cached(fd, &s, fresh, false) == 1, "the cache written before is read");
+        CHECK(cached(fd, &t, fresh_t, false) == 0 && cached(fd, &t, fresh_t, false) == 0,
+              "a new profile is compiled each time");
+        return 0;
+}
+
+TEST(cache_read_only_state_root)
+{
+        oci_seccomp s = ARGS_PROFILE;
+        rt_seccomp *fresh = NULL;
+        msp_err err = { 0 };
+        char root[64];
+        int rootfd = make_root(root, sizeof root);
+
+        ASSERT_TRUE(rootfd >= 0);
+        ASSERT_EQ_INT(rt_seccomp_prepare(&s, false, &fresh, &err), 0);
+        ASSERT_EQ_INT(cached(rootfd, &s, fresh, false), 0);
+        rt_seccomp_free(fresh);
+        ASSERT_EQ_INT(in_child(child_read_only_root, root), 0);
+        close(rootfd);
+        remove_root(root);
+}
+
 int
 main(void)
 {
@@ -679,12 +1030,47 @@ main(void)
         RUN(profile_errors);
         RUN(features_lists);
         RUN(notify_listener_handover);
-        if (find_src_root()) {
+        bool src = find_src_root();
+        if (src) {
                 RUN(podman_profile_loads);
                 RUN(default_profile_denies);
         } else {
                 tap_skip("podman_profile_loads", "source tree not found (MSP_SOURCE_ROOT)");
                 tap_skip("default_profile_denies", "source tree not found (MSP_SOURCE_ROOT)");
         }
+
+        /* The same behaviour with every filter taken from a warm cache. */
+        char root[64];
+        cache_root_fd = make_root(root, sizeof root);
+        if (cache_root_fd < 0) {
+                tap_check(false, "warm cache: state root: %s", strerror(errno));
+                return tap_done();
+        }
+        tap_run("warm cache: errno_ret_and_default_eperm", errno_ret_and_default_eperm);
+        tap_run("warm cache: default_errno_is_eperm", default_errno_is_eperm);
+        tap_run("warm cache: arg_personality_ne", arg_personality_ne);
+        tap_run("warm cache: arg_every_operator", arg_every_operator);
+        tap_run("warm cache: args_and_within_rule_or_on_repeated_index",
+                args_and_within_rule_or_on_repeated_index);
+        tap_run("warm cache: arg_masked_eq_clone_flags", arg_masked_eq_clone_flags);
+        tap_run("warm cache: kill_process_and_kill_thread_sigsys",
+                kill_process_and_kill_thread_sigsys);
+        tap_run("warm cache: trap_trace_log", trap_trace_log);
+        tap_run("warm cache: unknown_syscall_names_skipped", unknown_syscall_names_skipped);
+        tap_run("warm cache: notify_listener_handover", notify_listener_handover);
+        if (src) {
+                tap_run("warm cache: podman_profile_loads", podman_profile_loads);
+                tap_run("warm cache: default_profile_denies", default_profile_denies);
+        }
+        close(cache_root_fd);
+        cache_root_fd = -1;
+        remove_root(root);
+
+        if (src)
+                RUN(cache_equals_fresh_compile);
+        else
+                tap_skip("cache_equals_fresh_compile", "source tree not found (MSP_SOURCE_ROOT)");
+        RUN(cache_tampered_files_are_ignored_and_rewritten);
+        RUN(cache_read_only_state_root);
         return tap_done();
 }
