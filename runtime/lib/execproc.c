@@ -5,8 +5,11 @@
  * belong to the container, not to a process that reused the pid). setns(pid) in the
  * runtime only changes where its children are born (pid_for_children): clone3 puts the
  * child straight into the container's pid namespace and the runtime goes back to its
- * own at once. The parent moves the child into the container's cgroup (every
- * hierarchy), then lets it go.
+ * own at once. Rootless, the runtime has no privilege over that pid namespace from
+ * outside the container's user namespace: a middle process joins the user namespace,
+ * then the pid namespace, and clones the child with CLONE_PARENT (the runtime stays its
+ * parent). The parent moves the child into the container's cgroup (every hierarchy;
+ * none with --cgroup-manager disabled), then lets it go.
  *
  * Child: joins the user namespace first (when the container has its own), then mnt,
  * net, ipc, uts, cgroup (after the cgroup move, so its root is the container's) and
@@ -14,7 +17,8 @@
  * tree, with the mounts stacked on it followed: after the init's pivot_root (or the
  * MS_MOVE of --no-pivot) that is the container's rootfs, so no chroot is needed and
  * nothing of the host's tree stays reachable (runc relies on the same rule). Then the
- * init's final steps, in its order. */
+ * init's final steps, in its order, the LSM exec label among them (written through the
+ * runtime's verified procfs, kept open until then). */
 #include "execproc.h"
 
 #include <errno.h>

@@ -1,9 +1,11 @@
 /* `exec`: start one more process inside a live container. The runtime opens the init's
  * namespaces through procfs (checking afterwards that the pid still names the init),
- * clones a child into the container's pid namespace, moves it into the container's
- * cgroup, and the child joins the other namespaces and then takes the same final steps
- * as the init (rlimits, user, capabilities, cwd, lookup, no_new_privs, fds, Landlock,
- * seccomp last). Errors before execve come back over a sync socket. */
+ * clones a child into the container's pid namespace (rootless: through a middle process
+ * that joins the user namespace first), moves it into the container's cgroup, and the
+ * child joins the other namespaces and then takes the same final steps as the init
+ * (rlimits, LSM label, user, capabilities, cwd, lookup, no_new_privs, fds, Landlock,
+ * seccomp last). A label for an LSM the host does not run is refused before anything
+ * starts. Errors before execve come back over a sync socket. */
 #pragma once
 
 #include <stdbool.h>

@@ -366,7 +366,7 @@ no_exec_left() {
         run msp ps --format json "$CID"
         echo "ps: $output"
         [ "$(jq length <<<"$output")" -eq 1 ]
-        ! pgrep -f 'sleep 4242'
+        [ -z "$(pgrep -f 'sleep 4242')" ]
 }
 
 @test "exec: an AppArmor profile or SELinux label the host does not run fails exec, naming field and value; nothing is left" {

@@ -153,6 +153,6 @@ rl_msp() {
         wait_pid_exit "$p"
         rl_msp delete "$CID"
         [ -z "$(leftover_cgroups)" ]
-        ! pgrep -u "$RL_UID" -f 'sleep 1000'
+        [ -z "$(pgrep -u "$RL_UID" -f 'sleep 1000')" ]
         assert_nothing_left "$CID"
 }
