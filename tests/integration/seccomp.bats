@@ -13,11 +13,17 @@ setup() {
         setup_bundle
         # RLIMIT_CORE 1: the processes killed with SIGSYS dump no core, neither to a file
         # (under a page) nor to a core_pattern pipe on the host (1 is the kernel's "skip")
+        # /tmp a fresh tmpfs: each container of a test (cold, then warm) starts alike
         update_config '.process.noNewPrivileges = true |
-                .process.rlimits += [{"type": "RLIMIT_CORE", "soft": 1, "hard": 1}]'
+                .process.rlimits += [{"type": "RLIMIT_CORE", "soft": 1, "hard": 1}] |
+                .mounts += [{"destination": "/tmp", "type": "tmpfs", "source": "tmpfs",
+                             "options": ["nosuid", "nodev", "mode=1777"]}]'
 }
 
 teardown() {
+        if [ -n "${RO_MOUNT:-}" ]; then
+                umount "$RO_MOUNT" || true
+        fi
         if [ -n "${AGENT_PID:-}" ]; then
                 kill "$AGENT_PID" 2>/dev/null || true
                 wait_pid_exit "$AGENT_PID" 5 || true
@@ -35,6 +41,47 @@ seccomp_from() {
         local tmp="$BUNDLE/config.json.tmp"
         jq --slurpfile p "$1" ".linux.seccomp = (\$p[0] | $2)" "$BUNDLE/config.json" >"$tmp"
         mv "$tmp" "$BUNDLE/config.json"
+}
+
+# The compiled-filter cache (runtime/lib/seccomp-cache.h) lives in the state root, which
+# is new for each test, so a test's first container compiles its filter. Every container
+# below runs twice: cold (compiled, then cached) and warm (the program from the cache);
+# both runs must behave alike, and the assertions check the warm run.
+
+# has_seccomp: the bundle's config has a linux.seccomp object.
+has_seccomp() {
+        [ "$(jq -r '.linux.seccomp | type' "$BUNDLE/config.json")" = object ]
+}
+
+# run_cold_warm: `msp run` the bundle twice (--debug to a log); the first must compile the
+# filter, the second take it from the cache. Same exit status, same output (msp's own
+# stderr notes aside); $status and $output are the warm run's.
+run_cold_warm() {
+        local cold_log="$BATS_TEST_TMPDIR/cold.log" warm_log="$BATS_TEST_TMPDIR/warm.log"
+        rm -f "$cold_log" "$warm_log"
+        run msp --debug --log "$cold_log" run -b "$BUNDLE" "$CID" </dev/null
+        local cold_status=$status cold_output
+        cold_output=$(printf '%s\n' "$output" | grep -v '^msp: ' || true)
+        run msp --debug --log "$warm_log" run -b "$BUNDLE" "$CID" </dev/null
+        if has_seccomp; then
+                grep -q 'seccomp: compiled filter cached as' "$cold_log" ||
+                        { echo "cold run did not compile and cache:"; cat "$cold_log"; return 1; }
+                grep -q 'seccomp: cached filter' "$warm_log" ||
+                        { echo "warm run did not use the cache:"; cat "$warm_log"; return 1; }
+        fi
+        local warm_output
+        warm_output=$(printf '%s\n' "$output" | grep -v '^msp: ' || true)
+        if [ "$status" != "$cold_status" ] || [ "$warm_output" != "$cold_output" ]; then
+                printf 'cold (%s):\n%s\nwarm (%s):\n%s\n' "$cold_status" "$cold_output" \
+                        "$status" "$warm_output"
+                return 1
+        fi
+}
+
+# helper_run ARGS...: as in helpers.bash, but cold and warm (run_cold_warm).
+helper_run() {
+        set_args /bin/msp-helper "$@"
+        run_cold_warm
 }
 
 # Errnos used as markers: none of the probes returns them on its own.
@@ -156,19 +203,23 @@ EOPNOTSUPP=95
         seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
                 {"names": ["msp_no_such_syscall", "mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": '$EDQUOT'}]}'
         set_args /bin/msp-helper write /tmp/f -- mkdir /tmp/d
-        run "$MSP" --debug --root "$STATE_ROOT" run -b "$BUNDLE" "$CID" 3>&- </dev/null
-        echo "$output"
-        [ "$status" -eq 1 ]
-        [[ "$output" == *"unknown syscall 'msp_no_such_syscall', skipped"* ]]
-        [ "$(value write)" = ok ]
-        [ "$(value mkdir)" = EDQUOT ]
-        assert_nothing_left "$CID"
+        # cold, then warm: the note is kept with the cached program
+        for round in compiled cached; do
+                run "$MSP" --debug --root "$STATE_ROOT" run -b "$BUNDLE" "$CID" 3>&- </dev/null
+                echo "$round: $output"
+                [ "$status" -eq 1 ]
+                [[ "$output" == *"unknown syscall 'msp_no_such_syscall', skipped"* ]]
+                [ "$(value write)" = ok ]
+                [ "$(value mkdir)" = EDQUOT ]
+                assert_nothing_left "$CID"
+        done
+        [[ "$output" == *"seccomp: cached filter"* ]]
 }
 
 @test "seccomp: podman's real profile (tests/fixtures/podman-limits.json) loads and blocks per its rules" {
         seccomp_from "$REPO/tests/fixtures/podman-limits.json" '.linux.seccomp'
         set_args /bin/sh -c 'ls / >/dev/null && cat /etc/passwd >/dev/null && echo normal=ok; exec msp-helper mkdir /tmp/d -- syscall keyctl -- syscall add_key -- syscall io_uring_setup -- syscall bpf -- syscall userfaultfd -- syscall chroot -- syscall settimeofday -- syscall personality'
-        run msp run -b "$BUNDLE" "$CID" </dev/null
+        run_cold_warm
         echo "$output"
         [ "$(value normal)" = ok ]
         [ "$(value mkdir)" = ok ]
@@ -190,7 +241,7 @@ EOPNOTSUPP=95
 @test "seccomp: contrib/profiles/seccomp-default.json blocks the sandbox escapes while sh, cat, ls work" {
         seccomp_from "$REPO/contrib/profiles/seccomp-default.json" '.'
         set_args /bin/sh -c 'ls / >/dev/null && cat /etc/passwd >/dev/null && echo hi | cat >/tmp/f && echo normal=ok; exec msp-helper mkdir /tmp/d -- unshare-files -- syscall bpf -- syscall userfaultfd -- syscall perf_event_open -- syscall keyctl -- syscall add_key -- syscall io_uring_setup -- syscall unshare -- syscall mount -- syscall ptrace'
-        run msp run -b "$BUNDLE" "$CID" </dev/null
+        run_cold_warm
         echo "$output"
         [ "$(value normal)" = ok ]
         [ "$(value mkdir)" = ok ]
@@ -260,40 +311,55 @@ EOPNOTSUPP=95
         assert_nothing_left "$CID"
 }
 
+# notify_log ROUND: the debug log of a NOTIFY round; the warm round must have used the
+# cache (the cold one of the test compiled).
+check_round_log() {
+        local want='seccomp: compiled filter cached as'
+        [ "$1" = warm ] && want='seccomp: cached filter'
+        grep -q "$want" "$BATS_TEST_TMPDIR/$1.log" ||
+                { echo "$1 round: no '$want'"; cat "$BATS_TEST_TMPDIR/$1.log"; return 1; }
+}
+
 @test "seccomp: SCMP_ACT_NOTIFY hands the listener and the state to the agent at listenerPath" {
         sock="$BATS_TEST_TMPDIR/agent.sock"
-        AGENT_PID=$("$MSP_SECCOMP_AGENT" -o "$BATS_TEST_TMPDIR/agent.out" -e $EDQUOT "$sock" 3>&-)
         seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": "'"$sock"'",
                 "listenerMetadata": "msp-test \"meta\"",
                 "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_NOTIFY"}]}'
         set_args /bin/msp-helper write /tmp/f -- mkdir /tmp/d -- mkdir /tmp/e
-        create_bg "$CID"
-        pid=$(state_field "$CID" pid)
-        msp start "$CID"
-        wait_pid_exit "$AGENT_PID"
-        wait_pid_exit "$pid"
-        cat "$BATS_TEST_TMPDIR/agent.out"
-        output=$(cat "$BATS_TEST_TMPDIR/agent.out")
-        [ "$(value metadata)" = 'msp-test \"meta\"' ]
-        # the pid as the runtime sees it, in the ContainerProcessState and its state
-        [ "$(value pid)" = "$pid" ]
-        [ "$(value notif.pid)" = "$pid" ]
-        [ "$(value state.pid)" = "$pid" ]
-        [ "$(value state.id)" = "$CID" ]
-        [ "$(value status)" = running ]
-        [ "$(value fds)" = '["seccompFd"]' ]
-        [ "$(value fd)" = ok ]
-        [ "$(value answered)" = ok ]
-        # the container: the first mkdir got the agent's answer; the second found the
-        # agent gone (the listener closed), which the kernel answers with ENOSYS
-        output=$(cat "$BATS_TEST_TMPDIR/$CID.out")
-        echo "$output"
-        [ "$(value write)" = ok ]
-        [ "$(printf '%s\n' "$output" | grep '^mkdir=' | head -n1)" = mkdir=EDQUOT ]
-        [ "$(printf '%s\n' "$output" | grep '^mkdir=' | tail -n1)" = mkdir=ENOSYS ]
-        msp delete "$CID"
-        AGENT_PID=
-        assert_nothing_left "$CID"
+        # cold (compiled), then warm (from the cache): the listener reaches the agent alike
+        for round in cold warm; do
+                AGENT_PID=$("$MSP_SECCOMP_AGENT" -o "$BATS_TEST_TMPDIR/agent.out" -e $EDQUOT "$sock" 3>&-)
+                "$MSP" --root "$STATE_ROOT" --debug --log "$BATS_TEST_TMPDIR/$round.log" create \
+                        -b "$BUNDLE" "$CID" >"$BATS_TEST_TMPDIR/$CID.out" 2>&1 </dev/null 3>&- ||
+                        { cat "$BATS_TEST_TMPDIR/$CID.out"; false; }
+                check_round_log "$round"
+                pid=$(state_field "$CID" pid)
+                msp start "$CID"
+                wait_pid_exit "$AGENT_PID"
+                wait_pid_exit "$pid"
+                cat "$BATS_TEST_TMPDIR/agent.out"
+                output=$(cat "$BATS_TEST_TMPDIR/agent.out")
+                [ "$(value metadata)" = 'msp-test \"meta\"' ]
+                # the pid as the runtime sees it, in the ContainerProcessState and its state
+                [ "$(value pid)" = "$pid" ]
+                [ "$(value notif.pid)" = "$pid" ]
+                [ "$(value state.pid)" = "$pid" ]
+                [ "$(value state.id)" = "$CID" ]
+                [ "$(value status)" = running ]
+                [ "$(value fds)" = '["seccompFd"]' ]
+                [ "$(value fd)" = ok ]
+                [ "$(value answered)" = ok ]
+                # the container: the first mkdir got the agent's answer; the second found the
+                # agent gone (the listener closed), which the kernel answers with ENOSYS
+                output=$(cat "$BATS_TEST_TMPDIR/$CID.out" | grep -v '^msp: ')
+                echo "$output"
+                [ "$(value write)" = ok ]
+                [ "$(printf '%s\n' "$output" | grep '^mkdir=' | head -n1)" = mkdir=EDQUOT ]
+                [ "$(printf '%s\n' "$output" | grep '^mkdir=' | tail -n1)" = mkdir=ENOSYS ]
+                msp delete "$CID"
+                AGENT_PID=
+                assert_nothing_left "$CID"
+        done
 }
 
 @test "seccomp: features lists the actions, operators and the flags this kernel supports" {
@@ -307,48 +373,127 @@ EOPNOTSUPP=95
 
 @test "seccomp: NOTIFY with TSYNC and WAIT_KILLABLE_RECV: the agent can fake success" {
         sock="$BATS_TEST_TMPDIR/agent.sock"
-        AGENT_PID=$("$MSP_SECCOMP_AGENT" -o "$BATS_TEST_TMPDIR/agent.out" -e 0 "$sock" 3>&-)
         seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": "'"$sock"'",
                 "flags": ["SECCOMP_FILTER_FLAG_TSYNC", "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV"],
                 "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_NOTIFY"}]}'
-        helper_run mkdir /tmp/d -- stat /tmp/d
-        echo "$output"
-        wait_pid_exit "$AGENT_PID"
-        cat "$BATS_TEST_TMPDIR/agent.out"
-        AGENT_PID=
-        # the agent answered 0 without doing anything: mkdir "worked", nothing was made
-        [ "$(value mkdir)" = ok ]
-        [ "$(value stat)" = ENOENT ]
-        grep -qx 'answered=ok' "$BATS_TEST_TMPDIR/agent.out"
-        grep -qx 'metadata=' "$BATS_TEST_TMPDIR/agent.out"
-        assert_nothing_left "$CID"
+        set_args /bin/msp-helper mkdir /tmp/d -- stat /tmp/d
+        for round in cold warm; do
+                AGENT_PID=$("$MSP_SECCOMP_AGENT" -o "$BATS_TEST_TMPDIR/agent.out" -e 0 "$sock" 3>&-)
+                run msp --debug --log "$BATS_TEST_TMPDIR/$round.log" run -b "$BUNDLE" "$CID" </dev/null
+                echo "$round: $output"
+                wait_pid_exit "$AGENT_PID"
+                cat "$BATS_TEST_TMPDIR/agent.out"
+                AGENT_PID=
+                check_round_log "$round"
+                # the agent answered 0 without doing anything: mkdir "worked", nothing was made
+                [ "$(value mkdir)" = ok ]
+                [ "$(value stat)" = ENOENT ]
+                grep -qx 'answered=ok' "$BATS_TEST_TMPDIR/agent.out"
+                grep -qx 'metadata=' "$BATS_TEST_TMPDIR/agent.out"
+                assert_nothing_left "$CID"
+        done
 }
 
 @test "seccomp: NOTIFY with noNewPrivileges false (filter loaded at create, before the user switch)" {
         sock="$BATS_TEST_TMPDIR/agent.sock"
-        AGENT_PID=$("$MSP_SECCOMP_AGENT" -o "$BATS_TEST_TMPDIR/agent.out" -e $EDQUOT "$sock" 3>&-)
         update_config '.process.noNewPrivileges = false | .process.user = {"uid": 1000, "gid": 1000}'
         seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": "'"$sock"'",
                 "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_NOTIFY"}]}'
         set_args /bin/msp-helper ids -- write /tmp/f -- mkdir /tmp/d
-        create_bg "$CID"
-        pid=$(state_field "$CID" pid)
-        msp start "$CID"
-        wait_pid_exit "$AGENT_PID"
-        wait_pid_exit "$pid"
-        AGENT_PID=
-        cat "$BATS_TEST_TMPDIR/agent.out"
-        output=$(cat "$BATS_TEST_TMPDIR/agent.out")
-        [ "$(value pid)" = "$pid" ]
-        [ "$(value notif.pid)" = "$pid" ]
-        # sent during create, before the container was started
-        [ "$(value status)" = creating ]
-        [ "$(value answered)" = ok ]
-        output=$(cat "$BATS_TEST_TMPDIR/$CID.out")
+        for round in cold warm; do
+                AGENT_PID=$("$MSP_SECCOMP_AGENT" -o "$BATS_TEST_TMPDIR/agent.out" -e $EDQUOT "$sock" 3>&-)
+                "$MSP" --root "$STATE_ROOT" --debug --log "$BATS_TEST_TMPDIR/$round.log" create \
+                        -b "$BUNDLE" "$CID" >"$BATS_TEST_TMPDIR/$CID.out" 2>&1 </dev/null 3>&- ||
+                        { cat "$BATS_TEST_TMPDIR/$CID.out"; false; }
+                check_round_log "$round"
+                pid=$(state_field "$CID" pid)
+                msp start "$CID"
+                wait_pid_exit "$AGENT_PID"
+                wait_pid_exit "$pid"
+                AGENT_PID=
+                cat "$BATS_TEST_TMPDIR/agent.out"
+                output=$(cat "$BATS_TEST_TMPDIR/agent.out")
+                [ "$(value pid)" = "$pid" ]
+                [ "$(value notif.pid)" = "$pid" ]
+                # sent during create, before the container was started
+                [ "$(value status)" = creating ]
+                [ "$(value answered)" = ok ]
+                output=$(cat "$BATS_TEST_TMPDIR/$CID.out")
+                echo "$output"
+                [ "$(value uid)" = 1000 ]
+                [ "$(value write)" = ok ]
+                [ "$(value mkdir)" = EDQUOT ]
+                msp delete "$CID"
+                assert_nothing_left "$CID"
+        done
+}
+
+@test "seccomp: the cache is 0700 root-owned in the state root; a tampered program is ignored and rewritten" {
+        seccomp_from "$REPO/contrib/profiles/seccomp-default.json" '.'
+        set_args /bin/msp-helper mkdir /tmp/d -- syscall keyctl -- syscall bpf
+        run_cold_warm
         echo "$output"
-        [ "$(value uid)" = 1000 ]
-        [ "$(value write)" = ok ]
-        [ "$(value mkdir)" = EDQUOT ]
-        msp delete "$CID"
+        [ "$(value mkdir)" = ok ]
+        [ "$(value syscall.keyctl)" = EPERM ]
+        [ "$(value syscall.bpf)" = EPERM ]
+        [ "$(stat -c '%a %u' "$STATE_ROOT/.cache" "$STATE_ROOT/.cache/seccomp")" = "700 0
+700 0" ]
+        files=("$STATE_ROOT"/.cache/seccomp/*.bpf)
+        [ "${#files[@]}" -eq 1 ]
+        [ "$(stat -c '%a %u %h' "${files[0]}")" = "600 0 1" ]
+        # an allow-everything program under this profile's name (a valid file of another
+        # profile): the key differs, so it is ignored, and the compiled filter replaces it
+        cp "${files[0]}" "$BATS_TEST_TMPDIR/default.bpf"
+        seccomp '{"defaultAction": "SCMP_ACT_ALLOW"}'
+        run_cold_warm
+        allow=$(ls "$STATE_ROOT"/.cache/seccomp/*.bpf | grep -vxF "${files[0]}")
+        mv "$allow" "${files[0]}"
+        seccomp_from "$REPO/contrib/profiles/seccomp-default.json" '.'
+        run msp --debug --log "$BATS_TEST_TMPDIR/swap.log" run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        cat "$BATS_TEST_TMPDIR/swap.log"
+        grep -q 'no usable cached filter.*Stale' "$BATS_TEST_TMPDIR/swap.log"
+        [ "$(value syscall.keyctl)" = EPERM ]
+        [ "$(value syscall.bpf)" = EPERM ]
+        cmp "${files[0]}" "$BATS_TEST_TMPDIR/default.bpf"
+        # a symlink in its place is not followed, and replaced
+        ln -sf "$BATS_TEST_TMPDIR/default.bpf" "$BATS_TEST_TMPDIR/link.bpf"
+        mv -T "$BATS_TEST_TMPDIR/link.bpf" "${files[0]}"
+        run msp --debug --log "$BATS_TEST_TMPDIR/link.log" run -b "$BUNDLE" "$CID" </dev/null
+        grep -q 'no usable cached filter.*Too many levels of symbolic links' "$BATS_TEST_TMPDIR/link.log"
+        [ "$(value syscall.bpf)" = EPERM ]
+        [ ! -L "${files[0]}" ]
+        assert_nothing_left "$CID"
+}
+
+@test "seccomp: a loose or read-only .cache in the state root: no cache, the filter still applies" {
+        seccomp_from "$REPO/contrib/profiles/seccomp-default.json" '.'
+        set_args /bin/msp-helper mkdir /tmp/d -- syscall bpf
+        # a .cache that is not 0700 is never used (nor repaired)
+        mkdir -p "$STATE_ROOT/.cache"
+        chmod 0755 "$STATE_ROOT/.cache"
+        for i in 1 2; do
+                run msp --debug --log "$BATS_TEST_TMPDIR/loose.log" run -b "$BUNDLE" "$CID" </dev/null
+                echo "$output"
+                [ "$(value mkdir)" = ok ]
+                [ "$(value syscall.bpf)" = EPERM ]
+        done
+        grep -q 'no filter cache (Operation not permitted), compiling' "$BATS_TEST_TMPDIR/loose.log"
+        [ ! -e "$STATE_ROOT/.cache/seccomp" ]
+        # a read-only .cache (a read-only bind of a sound 0700 directory)
+        mkdir "$BATS_TEST_TMPDIR/ro"
+        chmod 0700 "$BATS_TEST_TMPDIR/ro" "$STATE_ROOT/.cache"
+        mount --bind "$BATS_TEST_TMPDIR/ro" "$STATE_ROOT/.cache"
+        RO_MOUNT="$STATE_ROOT/.cache"
+        mount -o remount,bind,ro "$STATE_ROOT/.cache"
+        for i in 1 2; do
+                run msp --debug --log "$BATS_TEST_TMPDIR/ro.log" run -b "$BUNDLE" "$CID" </dev/null
+                echo "$output"
+                [ "$(value mkdir)" = ok ]
+                [ "$(value syscall.bpf)" = EPERM ]
+        done
+        grep -q 'no filter cache (Read-only file system), compiling' "$BATS_TEST_TMPDIR/ro.log"
+        umount "$RO_MOUNT"
+        RO_MOUNT=
         assert_nothing_left "$CID"
 }
