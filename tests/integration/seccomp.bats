@@ -497,3 +497,33 @@ check_round_log() {
         RO_MOUNT=
         assert_nothing_left "$CID"
 }
+
+@test "seccomp: rootless (an unprivileged user): no cache, the filter applies on every run" {
+        command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
+        local uid=65534 rl_msp="$BATS_TEST_TMPDIR/msp" xdg="$BATS_TEST_TMPDIR/xdg"
+        install -m 0755 "$MSP" "$rl_msp"
+        mkdir -p "$xdg"
+        chown -R "$uid:$uid" "$BUNDLE" "$xdg"
+        make_traversable "$BUNDLE"
+        STATE_ROOT="$xdg/msp"
+        as_user() {
+                XDG_RUNTIME_DIR="$xdg" setpriv --reuid="$uid" --regid="$uid" --clear-groups \
+                        --inh-caps=-all --bounding-set=-all "$rl_msp" "$@" 3>&-
+        }
+        (cd "$BUNDLE" && rm config.json && as_user spec --rootless)
+        update_config '.process.terminal = false | .root.readonly = false | .process.noNewPrivileges = true'
+        seccomp_from "$REPO/contrib/profiles/seccomp-default.json" '.'
+        set_args /bin/msp-helper write /f -- syscall bpf -- syscall keyctl
+        for i in 1 2; do
+                run as_user --debug --log "$xdg/debug.log" --cgroup-manager disabled run \
+                        -b "$BUNDLE" "$CID" </dev/null
+                echo "$output"
+                [ "$(value write)" = ok ]
+                [ "$(value syscall.bpf)" = EPERM ]
+                [ "$(value syscall.keyctl)" = EPERM ]
+        done
+        cat "$xdg/debug.log"
+        [ "$(grep -c 'seccomp: no filter cache (Operation not permitted), compiling' "$xdg/debug.log")" -eq 2 ]
+        [ ! -e "$STATE_ROOT/.cache" ]
+        assert_nothing_left "$CID"
+}
