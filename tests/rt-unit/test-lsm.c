@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "lsm.h"
@@ -98,6 +99,54 @@ test_write_reaches_procfs(void)
         }
 }
 
+/* exec checks the process labels alone, naming where they came from. */
+static void
+test_exec_check(void)
+{
+        oci_process p = { 0 };
+
+        CHECK_OK(rt_lsm_check_process("exec", &p, &e));
+        p.apparmor_profile = "msp-test-profile";
+        if (!rt_lsm_active(RT_LSM_APPARMOR))
+                CHECK_FAIL(rt_lsm_check_process("exec", &p, &e), ENOTSUP,
+                           "exec: process.apparmorProfile 'msp-test-profile': AppArmor is not "
+                           "enabled on this host (active LSMs: ");
+        p = (oci_process){ .selinux_label = "system_u:system_r:container_t:s0" };
+        if (!rt_lsm_active(RT_LSM_SELINUX))
+                CHECK_FAIL(rt_lsm_check_process("exec", &p, &e), ENOTSUP,
+                           "exec: process.selinuxLabel 'system_u:system_r:container_t:s0': "
+                           "SELinux is not enabled");
+}
+
+/* The exec child writes its label through the runtime's procfs, opened in an ancestor
+ * pid namespace: thread-self resolves there too, and the write reaches the child's own
+ * attr file (EINVAL from the kernel without an LSM; AppArmor takes "unconfined"). */
+static void
+test_write_from_child_pidns(void)
+{
+        int procfd = CHECK_OK(rt_procfs_open(&e));
+        CHECK(unshare(CLONE_NEWPID) == 0);
+        pid_t pid = fork();
+        CHECK(pid >= 0);
+        if (pid == 0) {
+                CHECK(getpid() == 1);
+                oci_process p = { .apparmor_profile = "unconfined" };
+                msp_err_clear(&e);
+                int r = rt_lsm_set_exec_label(procfd, &p, &e);
+                printf("# in a child pid namespace: rt_lsm_set_exec_label -> %d '%s'\n", r,
+                       e.msg);
+                if (rt_lsm_active(RT_LSM_APPARMOR))
+                        CHECK(r == 0);
+                else
+                        CHECK(r == -EINVAL && strstr(e.msg, ": write '/proc/thread-self/attr/"));
+                fflush(stdout);
+                _exit(0);
+        }
+        int st = 0;
+        CHECK(waitpid(pid, &st, 0) == pid);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 /* A directory laid out like procfs (what a fake /proc in an image looks like): the label
  * is refused before a byte is written, and the decoy stays empty. */
 static void
@@ -145,5 +194,9 @@ main(void)
                test_refused_when_inactive);
         fs_run("the exec label is written to the kernel's attr file", test_write_reaches_procfs);
         fs_run("a procfs look-alike is refused, nothing written", test_decoy_refused);
+        fs_run("exec: the process labels are checked, the message names the source",
+               test_exec_check);
+        fs_run("exec: the label is written from a child pid namespace through the ancestor's procfs",
+               test_write_from_child_pidns);
         return tap_done();
 }
