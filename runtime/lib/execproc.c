@@ -403,9 +403,21 @@ spawn_direct(const rt_ctx *ctx, exec_child *ec, int procfd, int min, int sync_pa
 _Noreturn static void
 middle_main(exec_child *ec)
 {
+        const oci_process *p = ec->o->proc;
         msp_err err = { 0 };
 
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+        /* process.oomScoreAdj: the middle sets its own while still dumpable and outside
+         * the container (the child inherits it); the /proc files of a non-dumpable child
+         * are root's, out of an unprivileged runtime's reach. */
+        if (p->has_oom_score_adj) {
+                char val[32];
+                snprintf(val, sizeof val, "%d", p->oom_score_adj);
+                if (rt_procfs_write(ec->procfd, "self/oom_score_adj", val, &err) < 0) {
+                        (void) msp_err_prefix(&err, "process.oomScoreAdj");
+                        child_fail(ec, &err);
+                }
+        }
         (void) prctl(PR_SET_DUMPABLE, 0);
         if (join_ns(ec, OCI_NS_USER, &err) < 0 || join_ns(ec, OCI_NS_PID, &err) < 0)
                 child_fail(ec, &err);
@@ -584,7 +596,8 @@ rt_exec_spawn(const rt_ctx *ctx, rt_container *c, const rt_exec_opts *o, pid_t *
         ec.procfd = procfd;
         /* Rootless, only a process inside the container's user namespace may join its
          * pid namespace. */
-        if (ctx->rootless && ec.in_userns)
+        const bool via_userns = ctx->rootless && ec.in_userns;
+        if (via_userns)
                 r = spawn_via_userns(&ec, sync_parent, &child, &pidfd, err);
         else
                 r = spawn_direct(ctx, &ec, procfd, min, sync_parent, &child, &pidfd, err);
@@ -598,7 +611,7 @@ rt_exec_spawn(const rt_ctx *ctx, rt_container *c, const rt_exec_opts *o, pid_t *
                         goto kill;
                 }
         }
-        if (o->proc->has_oom_score_adj) {
+        if (o->proc->has_oom_score_adj && !via_userns) {
                 char path[64], val[32];
                 snprintf(path, sizeof path, "%d/oom_score_adj", (int) child);
                 snprintf(val, sizeof val, "%d", o->proc->oom_score_adj);

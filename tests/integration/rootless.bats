@@ -156,3 +156,34 @@ rl_msp() {
         [ -z "$(pgrep -u "$RL_UID" -f 'sleep 1000')" ]
         assert_nothing_left "$CID"
 }
+
+@test "rootless: exec --process FILE: oomScoreAdj raised as the user may; lowering it is refused naming the field" {
+        set_args /bin/sleep 1000
+        rl_msp --cgroup-manager disabled create -b "$BUNDLE" "$CID" \
+                >"$BATS_TEST_TMPDIR/create.out" 2>&1 </dev/null ||
+                { cat "$BATS_TEST_TMPDIR/create.out"; false; }
+        rl_msp start "$CID"
+        init=$(rl_msp state "$CID" | jq -r .pid)
+        cat >"$RL_RUN/process.json" <<'JSON'
+{"terminal": false, "user": {"uid": 0, "gid": 0}, "args": ["/bin/sh", "-c", "cat /proc/self/oom_score_adj; id -u"],
+ "env": ["PATH=/bin"], "cwd": "/", "oomScoreAdj": 567, "noNewPrivileges": true}
+JSON
+        chown "$RL_UID:$RL_GID" "$RL_RUN/process.json"
+        run rl_msp --cgroup-manager disabled exec --process "$RL_RUN/process.json" "$CID"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "${lines[0]}" = 567 ]
+        [ "${lines[1]}" = 0 ]
+        # lowering it needs CAP_SYS_RESOURCE on the host: refused, naming the field
+        jq '.oomScoreAdj = -500' "$RL_RUN/process.json" >"$RL_RUN/low.json"
+        chown "$RL_UID:$RL_GID" "$RL_RUN/low.json"
+        run rl_msp --cgroup-manager disabled exec --process "$RL_RUN/low.json" "$CID"
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"process.oomScoreAdj"* ]]
+        [ "$(rl_msp state "$CID" | jq -r .status)" = running ]
+        rl_msp kill "$CID" KILL
+        wait_pid_exit "$init"
+        rl_msp delete "$CID"
+        assert_nothing_left "$CID"
+}
