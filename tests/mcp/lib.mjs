@@ -165,11 +165,13 @@ function cgroupRoots() {
         return roots;
 }
 
-// Containers the runtime still knows under the instance's runtime root.
+// Containers the runtime still knows under the instance's runtime root (a directory each;
+// dot-names such as msp's .cache of compiled seccomp filters are not containers).
 export function containersOf(stateDir, inst) {
         const root = path.join(stateDir, inst, "runtime");
         try {
                 return fs.readdirSync(root).filter((n) => {
+                        if (n.startsWith(".")) return false;
                         try { return fs.statSync(path.join(root, n)).isDirectory(); } catch { return false; }
                 });
         } catch { return []; }
