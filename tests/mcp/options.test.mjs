@@ -100,6 +100,27 @@ test("the queue: --max-concurrent 1 --max-queue 1 runs one, queues one, refuses 
         assert.equal((await srv.close()).code, 0);
 });
 
+test("a queued call that is cancelled never runs", { skip, timeout: 90_000 }, async () => {
+        const srv = await startServer({ args: ["--max-concurrent", "1"] });
+        let started = false;
+        const a = runCode(srv, "sh", "echo started; sleep 2; echo a", {}, {
+                onprogress: (p) => { if (/started/.test(p.message ?? "")) started = true; },
+        });
+        await waitFor("the first run to start", () => started, 30_000);
+        const ac = new AbortController();
+        const b = runCode(srv, "sh", "echo b", {}, { signal: ac.signal });
+        assert.deepEqual(await srv.client.ping(), {});  // b is queued behind a
+        ac.abort("not needed");
+        await assert.rejects(b);
+        const ra = assertOk(await a, srv);
+        // Runs start in order: had b stayed queued, it would run before c.
+        const rc = assertOk(await runCode(srv, "sh", "echo c"), srv);
+        const runs = new Set((await srv.client.listResources()).resources
+                .map((r) => r.uri.match(/^sandbox:\/\/runs\/([^/]+)\//)?.[1]).filter(Boolean));
+        assert.deepEqual([...runs].sort(), [ra.run_id, rc.run_id].sort(), "only a and c ran");
+        assert.equal((await srv.close()).code, 0);
+});
+
 test("session_close on a busy session kills its run (answered with isError) and closes it", { skip, timeout: 60_000 }, async () => {
         const srv = await startServer();
         const s = assertOk(await call(srv, "session_create", {}), srv);
