@@ -157,6 +157,23 @@ test("expiry: a session with a short ttl is gone, its dir removed", { skip, time
         await waitFor(`${dir} to be removed`, () => !fs.existsSync(dir), 10_000, 100);
 });
 
+test("cancelling a run in a session keeps the session and its files; the session is free again", { skip, timeout: 60_000 }, async () => {
+        const { session_id } = await newSession();
+        assertOk(await call(srv, "write_file", { session_id, path: "keep.txt", content: "kept\n" }), srv);
+        const ac = new AbortController();
+        let started = false;
+        const p = runCode(srv, "sh", "echo started; sleep 30", { session_id },
+                          { signal: ac.signal, onprogress: (n) => { if (/started/.test(n.message ?? "")) started = true; } });
+        await waitFor("the session's run to start", () => started, 30_000);
+        ac.abort("cancel in a session");
+        await assert.rejects(p);
+        await waitFor("the session to be free", async () =>
+                assertOk(await call(srv, "session_list", {}), srv).sessions.find((x) => x.session_id === session_id)?.busy === false, 10_000, 50);
+        const r = await runCode(srv, "sh", "cat keep.txt", { session_id });
+        assert.equal(assertOk(r, srv).stdout, "kept\n");
+        assertOk(await call(srv, "session_close", { session_id }), srv);
+});
+
 test("network in a session is refused without --allow-network", { skip, timeout: 30_000 }, async () => {
         const res = await call(srv, "session_create", { network: true });
         assert.equal(res.isError, true);
