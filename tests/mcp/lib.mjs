@@ -216,6 +216,10 @@ export function leftovers(stateDir, insts) {
                 out.push(`instance dir ${n} left in the state dir`);
                 for (const c of containersOf(stateDir, n)) out.push(`container ${c} under ${n}/runtime`);
         }
+        // A clean shutdown removes its sessions (docs/MCP.md, "Sessions and workspaces").
+        let sessions = [];
+        try { sessions = fs.readdirSync(path.join(stateDir, "sessions")); } catch { /* none */ }
+        for (const n of sessions) out.push(`session dir sessions/${n} left`);
         for (const i of insts) for (const c of cgroupsOf(i)) out.push(`cgroup ${c}`);
         for (const m of mountsOf(stateDir)) out.push(`mount: ${m}`);
         for (const p of processesOf(stateDir, insts)) out.push(`process ${p}`);

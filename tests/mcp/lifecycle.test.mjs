@@ -4,7 +4,7 @@ import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { startServer, skipReason, finishAll, runCode, assertOk, waitFor, tmpStateDir,
+import { startServer, skipReason, finishAll, call, runCode, assertOk, waitFor, tmpStateDir,
          containersOf, cgroupsOf, leftovers, runSync, MSP_MCP, MSP } from "./lib.mjs";
 
 const skip = skipReason();
@@ -38,6 +38,9 @@ test("the client disconnects mid-run: msp-mcp kills the run, cleans up, exits 0"
 test("SIGKILL mid-run, then a restart on the same --state-dir cleans the dead instance", { skip, timeout: 120_000 }, async () => {
         const stateDir = tmpStateDir();
         const a = await startServer({ stateDir });
+        // A session of the dead server must go too (its workspace died with it).
+        const sess = assertOk(await call(a, "session_create", {}), a).session_id;
+        assertOk(await call(a, "write_file", { session_id: sess, path: "f", content: "x" }), a);
         const { inst } = await startLongRun(a);
         const exited = new Promise((r) => a.proc.once("exit", r));
         a.proc.kill("SIGKILL");
@@ -55,6 +58,8 @@ test("SIGKILL mid-run, then a restart on the same --state-dir cleans the dead in
                 .catch((e) => assert.fail(`${e.message}: ${dead().join("; ")}`));
         assert.ok(!fs.existsSync(path.join(stateDir, inst)));
         assert.deepEqual(cgroupsOf(inst), []);
+        await waitFor("the dead server's session dir to be removed",
+                      () => !fs.existsSync(path.join(stateDir, "sessions", sess)), 30_000, 100);
         // The new server works.
         assert.equal(assertOk(await runCode(b, "sh", "echo fresh"), b).stdout, "fresh\n");
         const { code } = await b.close();
