@@ -10,7 +10,12 @@
  * container leads back to the file on the host.
  *
  * "Already done" is decided from the executable itself (the seals of /proc/self/exe),
- * never from an environment marker a caller could set. */
+ * never from an environment marker a caller could set.
+ *
+ * Where msp is a static PIE (runtime/meson.build), selfexe-early.c does the same copy at
+ * the ELF entry point, before glibc starts; rt_selfexe_ensure() then finds the seals and
+ * returns, and stays the path (with error messages) when the early one could not. Its
+ * command-line rule must stay the same as rt_selfexe_needed(). */
 #include "selfexe.h"
 
 #include <errno.h>
@@ -33,7 +38,7 @@
 #define SEALS_REQUIRED (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
 
 /* Global options that take a separate argument (see main.c); --rootless only takes one
- * in the --rootless=BOOL form. */
+ * in the --rootless=BOOL form. The same list is in selfexe-early.c. */
 static bool
 option_takes_arg(const char *opt)
 {
