@@ -1,7 +1,9 @@
 /* seccomp from linux.seccomp, built with libseccomp and loaded with seccomp(2).
  *
  * rt_seccomp_prepare() runs during create: it checks the profile against libseccomp and
- * the kernel (actions, flags), builds the filter and exports it as classic BPF.
+ * the kernel (actions, flags), builds the filter and exports it as classic BPF. `create`
+ * goes through seccomp-cache.c, which replaces the build and export (rt_seccomp_compile)
+ * with a cached program when it has one (seccomp-int.h).
  * rt_seccomp_load() runs in the container's init right before execve and is a single
  * seccomp(SECCOMP_SET_MODE_FILTER) call on that program. Loading the exported BPF
  * ourselves, instead of seccomp_load(), has two reasons:
