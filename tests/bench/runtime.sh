@@ -10,6 +10,7 @@
 #
 #   msp run, runc run, crun run        the same bundle, each runtime with its own --root
 #   bwrap --unshare-all, bare exec     floors: the least a sandbox / an exec can cost
+#   msp|runc run, podman seccomp       the same with podman's seccomp profile (msp: cached)
 #   msp|runc create+start+delete       the youki benchmark shape, under one `sh -c`
 #
 # then the peak RSS of `msp run` (GNU time, %M) and a table with the goals of issue 3:
@@ -161,6 +162,22 @@ else
         skipped+=("bwrap --unshare-all: $reason")
 fi
 add "bare exec" "$rootfs/bin/true"
+
+# podman's seccomp profile: msp takes the compiled program from its cache after the
+# warm-up (docs/PERFORMANCE.md, seccomp), runc compiles it on every run.
+sbundle=$work/bundle-seccomp
+mkdir -p "$sbundle"
+jq --slurpfile p "$repo/tests/fixtures/podman-limits.json" --arg root "$rootfs" \
+        '.linux.seccomp = $p[0].linux.seccomp | .root.path = $root' \
+        "$bundle/config.json" >"$sbundle/config.json"
+add "msp run, podman seccomp" "$msp $R_MSP run -b $sbundle s-msp"
+if [[ " ${names[*]} " == *" runc run "* ]]; then
+        if probe runc --root "$work/root-runc" run -b "$sbundle" probe; then
+                add "runc run, podman seccomp" "runc $R_RUNC run -b $sbundle s-runc"
+        else
+                skipped+=("runc run, podman seccomp: $reason")
+        fi
+fi
 
 csd() {
         echo "sh -c '$1 create -b $bundle $2 && $1 start $2 && $1 delete --force $2'"
