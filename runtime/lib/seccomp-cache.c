@@ -11,7 +11,8 @@
  * Trust: the directories are created 0700 and opened with O_NOFOLLOW through fds; a
  * directory or file that is not ours (euid), has group/other bits, is not a regular
  * file or has other links is ignored. Files are written to a temporary name and
- * renamed into place, so a reader sees a whole file or none. */
+ * renamed into place, so a reader sees a whole file or none; a temporary file left by
+ * a crash between the two is removed by a later write once it is a minute old. */
 #include <dirent.h>
 #include <elf.h>
 #include <errno.h>
@@ -27,6 +28,7 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -39,6 +41,8 @@
 #define SCC_MAX_FILE (1u << 20)         /* header + key + notes + program */
 #define SCC_MAX_FILES 64                /* distinct profiles; the oldest goes first */
 #define SCC_FNV_INIT 0xcbf29ce484222325ULL
+#define SCC_TMP_PREFIX ".tmp-"
+#define SCC_TMP_MAX_AGE 60              /* seconds */
 
 struct scc_header {
         char magic[8];
@@ -278,14 +282,28 @@ scc_read(int dirfd, const char *name, const char *key, size_t key_len, scc_entry
         return 0;
 }
 
-/* At most SCC_MAX_FILES programs: before adding one, the least recently written goes. */
+/* A .tmp-* file left by a writer that died between write and rename: removed once it is
+ * older than SCC_TMP_MAX_AGE (a live writer renames within milliseconds), and only a
+ * regular file of ours; anything else in the directory is left alone. */
+static void
+scc_drop_stale_tmp(int dirfd, const char *name, const struct stat *st,
+                   const struct timespec *now)
+{
+        if (!S_ISREG(st->st_mode) || st->st_uid != geteuid() ||
+            st->st_mtim.tv_sec > now->tv_sec - SCC_TMP_MAX_AGE)
+                return;
+        (void) unlinkat(dirfd, name, 0);
+}
+
+/* At most SCC_MAX_FILES programs: before adding one, the least recently written goes,
+ * and so do stale temporary files. */
 static void
 scc_evict(int dirfd, const char *keep)
 {
         int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
         _cleanup_closedir_ DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
         char oldest[256] = "";
-        struct timespec oldest_t = { 0 };
+        struct timespec oldest_t = { 0 }, now;
         size_t n = 0;
         struct dirent *de;
 
@@ -294,12 +312,19 @@ scc_evict(int dirfd, const char *keep)
                         close(fd);
                 return;
         }
+        if (clock_gettime(CLOCK_REALTIME, &now) < 0)
+                now.tv_sec = 0;         /* no clock: no tmp file counts as stale */
         while ((de = readdir(d))) {
                 size_t len = strlen(de->d_name);
                 struct stat st;
+                if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                if (strncmp(de->d_name, SCC_TMP_PREFIX, strlen(SCC_TMP_PREFIX)) == 0) {
+                        scc_drop_stale_tmp(dirfd, de->d_name, &st, &now);
+                        continue;
+                }
                 if (len < 5 || strcmp(de->d_name + len - 4, ".bpf") != 0 ||
-                    strcmp(de->d_name, keep) == 0 ||
-                    fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                    strcmp(de->d_name, keep) == 0)
                         continue;
                 n++;
                 if (!oldest[0] || st.st_mtim.tv_sec < oldest_t.tv_sec ||
@@ -337,7 +362,7 @@ scc_write(int dirfd, const char *name, const char *key, size_t key_len, const ch
         if (total > SCC_MAX_FILE)
                 return -E2BIG;
         scc_evict(dirfd, name);
-        snprintf(tmp, sizeof tmp, ".tmp-%d-%s", (int) getpid(), name);
+        snprintf(tmp, sizeof tmp, SCC_TMP_PREFIX "%d-%s", (int) getpid(), name);
         fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
                 return -errno;

@@ -22,6 +22,7 @@
 #include <sys/un.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rt-libseccomp.h>
@@ -973,6 +974,92 @@ TEST(cache_tampered_files_are_ignored_and_rewritten)
         remove_root(root);
 }
 
+/* An entry of the cache directory with the given type, owner and age (seconds). */
+static int
+make_entry(int dirfd, const char *name, mode_t type, uid_t uid, time_t age)
+{
+        struct timespec t[2];
+        int r;
+
+        if (type == S_IFREG) {
+                int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+                r = fd >= 0 && write(fd, "partial", 7) == 7 ? 0 : -1;
+                if (fd >= 0)
+                        close(fd);
+        } else if (type == S_IFDIR) {
+                r = mkdirat(dirfd, name, 0700);
+        } else {
+                r = symlinkat("/etc/hostname", dirfd, name);
+        }
+        if (r < 0 || fchownat(dirfd, name, uid, uid, AT_SYMLINK_NOFOLLOW) < 0 ||
+            clock_gettime(CLOCK_REALTIME, &t[0]) < 0)
+                return -1;
+        t[0].tv_sec -= age;
+        t[1] = t[0];
+        return utimensat(dirfd, name, t, AT_SYMLINK_NOFOLLOW);
+}
+
+/* A writer that died between write and rename leaves a .tmp-* file: the next write
+ * removes it once it is a minute old, but only a regular file of ours. */
+TEST(cache_stale_tmp_files_are_removed)
+{
+        oci_seccomp s = ARGS_PROFILE;
+        oci_seccomp other = { .default_action = OCI_SECCOMP_ALLOW,
+                              .syscalls = RULES({ .names = NAMES("uname"),
+                                                  .action = OCI_SECCOMP_ERRNO }) };
+        static const struct {
+                const char *name;
+                mode_t type;
+                uid_t uid;
+                time_t age;
+                bool removed;
+        } entries[] = {
+                { ".tmp-1-0123456789abcdef.bpf", S_IFREG, 0, 120, true },
+                { ".tmp-2-stale", S_IFREG, 0, 3600, true },
+                { ".tmp-3-0123456789abcdef.bpf", S_IFREG, 0, 5, false },         /* young */
+                { ".tmp-4-0123456789abcdef.bpf", S_IFREG, 1000, 120, false },    /* foreign */
+                { ".tmp-5-link", S_IFLNK, 0, 120, false },
+                { ".tmp-6-dir", S_IFDIR, 0, 120, false },
+                { "tmp-7-not-ours.bpf.old", S_IFREG, 0, 120, false },
+        };
+        rt_seccomp *fresh = NULL, *fresh_o = NULL;
+        msp_err err = { 0 };
+        char root[64], dir[128];
+        int rootfd = make_root(root, sizeof root);
+
+        ASSERT_TRUE(rootfd >= 0);
+        ASSERT_EQ_INT(rt_seccomp_prepare(&s, false, &fresh, &err), 0);
+        ASSERT_EQ_INT(rt_seccomp_prepare(&other, false, &fresh_o, &err), 0);
+        ASSERT_EQ_INT(cached(rootfd, &s, fresh, false), 0);
+        snprintf(dir, sizeof dir, "%s/%s", root, RT_SECCOMP_CACHE_DIR);
+        int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(dirfd >= 0);
+        for (size_t i = 0; i < ARRAY_SIZE(entries); i++)
+                ASSERT_EQ_INT(make_entry(dirfd, entries[i].name, entries[i].type, entries[i].uid,
+                                         entries[i].age), 0);
+        /* a hit writes nothing and removes nothing */
+        ASSERT_EQ_INT(cached(rootfd, &s, fresh, false), 1);
+        for (size_t i = 0; i < ARRAY_SIZE(entries); i++)
+                tap_check(faccessat(dirfd, entries[i].name, F_OK, AT_SYMLINK_NOFOLLOW) == 0,
+                          "tmp: '%s' is still there after a cache hit", entries[i].name);
+        /* a miss writes, and first prunes */
+        ASSERT_EQ_INT(cached(rootfd, &other, fresh_o, false), 0);
+        for (size_t i = 0; i < ARRAY_SIZE(entries); i++) {
+                bool there = faccessat(dirfd, entries[i].name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+                tap_check(there == !entries[i].removed, "tmp: '%s' %s by the next write",
+                          entries[i].name, entries[i].removed ? "removed" : "kept");
+        }
+        /* both programs still there and sound; the symlink's target untouched */
+        ASSERT_EQ_INT(cached(rootfd, &s, fresh, false), 1);
+        ASSERT_EQ_INT(cached(rootfd, &other, fresh_o, false), 1);
+        ASSERT_TRUE(access("/etc/hostname", F_OK) == 0);
+        rt_seccomp_free(fresh);
+        rt_seccomp_free(fresh_o);
+        close(dirfd);
+        close(rootfd);
+        remove_root(root);
+}
+
 /* A read-only state root: compiled (correct) without a cache; an existing cache is read. */
 static int
 child_read_only_root(void *arg)
@@ -1072,5 +1159,6 @@ main(void)
                 tap_skip("cache_equals_fresh_compile", "source tree not found (MSP_SOURCE_ROOT)");
         RUN(cache_tampered_files_are_ignored_and_rewritten);
         RUN(cache_read_only_state_root);
+        RUN(cache_stale_tmp_files_are_removed);
         return tap_done();
 }
