@@ -129,7 +129,7 @@ stop_racer() {
         # in the host file.
         set_args /bin/msp-helper write /proc/sys/kernel/domainname
         landed=0
-        for i in $(seq 60); do
+        for i in $(seq 300); do
                 run msp run -b "$BUNDLE" "$CID" </dev/null
                 if grep -q msp-helper "$OUTSIDE/secret"; then
                         landed=$i
@@ -191,7 +191,7 @@ stop_racer() {
         # the symlink to the host file within a bounded number of runs.
         set_args /bin/msp-helper stat /dev/console
         seen_link=0 seen_file=0
-        for i in $(seq 60); do
+        for i in $(seq 300); do
                 run msp run -b "$BUNDLE" "$CID" </dev/null
                 case "$(value stat.mode)" in
                 120*) seen_link=1 ;;
@@ -252,7 +252,7 @@ stop_racer() {
         update_config '.mounts |= map(select(.destination != "/mnt/v/target"))'
         set_args /bin/msp-helper stat /mnt/v/target-link
         seen_link=0 seen_dir=0
-        for i in $(seq 60); do
+        for i in $(seq 300); do
                 run msp run -b "$BUNDLE" "$CID" </dev/null
                 case "$(value stat.mode)" in
                 120*) seen_link=1 ;;
