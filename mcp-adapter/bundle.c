@@ -256,8 +256,8 @@ jw_copy(oci_jw *w, const oci_json *v)
         }
 }
 
-/* process.landlock: the profile, plus read access to the program's directory and listing
- * of /. The network rights are never handled here: Landlock's port rules cannot tell
+/* process.landlock: the profile, plus read access to the program's directory, execute on
+ * the init in it, and listing of /. The network rights are never handled here: Landlock's port rules cannot tell
  * loopback from any other address, so handling them would refuse TCP on the sandbox's own
  * loopback (servers under test, multiprocessing managers). The network boundary is the
  * private network namespace (only `lo`), or, with a network session, the operator's
@@ -301,6 +301,17 @@ write_landlock(oci_jw *w, const mcp_bundle_spec *s)
                                 oci_jw_kv_strlist(w, "paths",
                                                   (const char *const[]){ MCP_CODE_DIR, NULL });
                                 oci_jw_end_object(w);
+                                /* pid 1: executing the init itself, nothing else there. */
+                                if (s->init_path) {
+                                        oci_jw_begin_object(w);
+                                        oci_jw_kv_strlist(w, "allowedAccess",
+                                                          (const char *const[]){ "execute",
+                                                                                 NULL });
+                                        oci_jw_kv_strlist(w, "paths",
+                                                          (const char *const[]){ MCP_INIT_PATH,
+                                                                                 NULL });
+                                        oci_jw_end_object(w);
+                                }
                                 /* Listing the skeleton's root (`ls /`, os.listdir("/")):
                                  * it holds only mount points and read-only system dirs. */
                                 oci_jw_begin_object(w);
@@ -354,7 +365,15 @@ write_process(oci_jw *w, const mcp_bundle_spec *s)
         oci_jw_kv_uint64(w, "uid", MCP_SANDBOX_UID);
         oci_jw_kv_uint64(w, "gid", MCP_SANDBOX_GID);
         oci_jw_end_object(w);
-        oci_jw_kv_strlist(w, "args", s->argv);
+        oci_jw_key(w, "args");
+        oci_jw_begin_array(w);
+        if (s->init_path) {
+                oci_jw_string(w, MCP_INIT_PATH);
+                oci_jw_string(w, "--");
+        }
+        for (size_t i = 0; s->argv[i]; i++)
+                oci_jw_string(w, s->argv[i]);
+        oci_jw_end_array(w);
         oci_jw_key(w, "env");
         oci_jw_begin_array(w);
         for (size_t i = 0; i < ARRAY_SIZE(base_env); i++)
@@ -443,6 +462,10 @@ write_mounts(oci_jw *w, const mcp_bundle_spec *s)
         write_mount(w, "/workspace", "bind", s->workspace_path,
                     (const char *const[]){ "rbind", "rw", "nosuid", "nodev", NULL });
         write_mount(w, MCP_CODE_DIR, "bind", s->code_path, ro_bind_noexec);
+        /* Over the code dir's placeholder: the only executable file under /.msp. */
+        if (s->init_path)
+                write_mount(w, MCP_INIT_PATH, "bind", s->init_path,
+                            (const char *const[]){ "bind", "ro", "nosuid", "nodev", NULL });
         oci_jw_end_array(w);
 }
 

@@ -12,6 +12,8 @@
 
 /* Where the program file is bound (read-only directory holding main.<ext>). */
 #define MCP_CODE_DIR "/.msp"
+/* Where msp-sandbox-init is bound (read-only, executable): pid 1, the program its child. */
+#define MCP_INIT_PATH MCP_CODE_DIR "/init"
 
 typedef struct oci_json oci_json;
 
@@ -50,6 +52,9 @@ typedef struct mcp_bundle_spec {
         size_t n_env;
         const char *workspace_path;     /* bound rw at /workspace */
         const char *code_path;          /* bound ro at MCP_CODE_DIR */
+        const char *init_path;          /* bound ro at MCP_INIT_PATH (the code dir has an empty
+                                         * file there) and run as pid 1 with argv after "--";
+                                         * NULL: argv is pid 1 itself */
         const char *cgroups_path;
         const char *hostname;
         bool network;                   /* true: no network namespace */

@@ -159,6 +159,12 @@ mcp_check_host(const mcp_config *cfg, FILE *out, msp_err *err)
         line(&c, exe && ver == 0, "runtime", "%s: %s", rt,
              !exe ? "not an executable file" : ver == 0 ? "--version works" : "--version fails");
 
+        const char *in = cfg->init_path;
+        bool init_ok = in && stat(in, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0001);
+        line(&c, init_ok, "sandbox-init", "%s: %s", in ? in : MCP_SANDBOX_INIT_INSTALLED,
+             !in ? "not found (nor beside msp-mcp): --sandbox-init PATH"
+                 : init_ok ? "executable by all" : "not a regular file executable by all");
+
         const char *state = cfg->state_dir ? cfg->state_dir : "/run/msp-mcp";
         bool made = mkdir(state, 0711) == 0 || errno == EEXIST;
         bool w = made && access(state, W_OK | X_OK) == 0;

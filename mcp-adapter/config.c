@@ -41,6 +41,7 @@ typedef struct opt {
 
 static const opt opts[] = {
         O("runtime", K_STR, runtime_path, "OCI runtime binary (msp or runc)"),
+        O("sandbox-init", K_STR, init_path, "pid 1 of the sandboxes (msp-sandbox-init)"),
         O("state-dir", K_STR, state_dir, "directory for instances and sessions"),
         O("memory", K_SIZE, defaults.memory_bytes, "memory of a run (no swap)"),
         O("pids", K_COUNT, defaults.pids, "processes of a run"),
@@ -458,6 +459,22 @@ default_runtime(mcp_config *c, msp_err *err)
                            "--runtime: no msp binary beside msp-mcp (or in ../runtime/); name one with --runtime PATH");
 }
 
+/* Beside msp-mcp (the build tree: both in <build>/mcp-adapter/), then where meson
+ * installs it. Not found: init_path stays NULL and the engine says so at start. */
+static int
+default_init(mcp_config *c, msp_err *err)
+{
+        char buf[PATH_MAX + 32];
+        const char *p = self_dir_file(buf, sizeof buf, "msp-sandbox-init");
+        if (!p || access(p, X_OK) < 0)
+                p = access(MCP_SANDBOX_INIT_INSTALLED, X_OK) == 0 ? MCP_SANDBOX_INIT_INSTALLED
+                                                                 : NULL;
+        if (!p)
+                return 0;
+        c->init_path = keep(c, p);
+        return c->init_path ? 0 : msp_err_set(err, ENOMEM, "out of memory");
+}
+
 static int
 check(mcp_config *c, msp_err *err)
 {
@@ -566,6 +583,11 @@ mcp_config_load(mcp_config *c, int argc, char **argv, mcp_config_action *ret_act
 
         if (!c->runtime_path) {
                 int r = default_runtime(c, err);
+                if (r < 0)
+                        return r;
+        }
+        if (!c->init_path) {
+                int r = default_init(c, err);
                 if (r < 0)
                         return r;
         }

@@ -26,8 +26,16 @@ typedef struct mcp_rootfs {
         const char *path;               /* NULL for "host" */
 } mcp_rootfs;
 
+/* Where meson installs msp-sandbox-init (mcp-adapter/meson.build sets it). */
+#ifndef MCP_SANDBOX_INIT_INSTALLED
+#define MCP_SANDBOX_INIT_INSTALLED "/usr/local/libexec/msp/msp-sandbox-init"
+#endif
+
 typedef struct mcp_config {
         const char *runtime_path;       /* --runtime PATH (default: msp beside msp-mcp) */
+        const char *init_path;          /* --sandbox-init PATH: pid 1 of the sandboxes (default:
+                                         * msp-sandbox-init beside msp-mcp, then installed);
+                                         * NULL when not found: the engine refuses to start */
         const char *state_dir;          /* --state-dir (default /run/msp-mcp) */
         mcp_limits defaults;            /* --memory, --pids, --cpus, --timeout, ... */
         mcp_limits maxima;              /* --max-memory, ... (requests are clamped/refused above) */

@@ -200,12 +200,38 @@ session_evict(const char *id, void *data)
         }
 }
 
+/* Every sandbox runs the init as pid 1: without it no run could start, so say it now. */
+static int
+check_init(const char *path, msp_err *err)
+{
+        if (!path)
+                return msp_err_set(err, ENOENT,
+                                   "sandbox init: no msp-sandbox-init beside msp-mcp or at '%s'; "
+                                   "name one with --sandbox-init PATH",
+                                   MCP_SANDBOX_INIT_INSTALLED);
+        if (path[0] != '/')
+                return msp_err_set(err, EINVAL, "sandbox init '%s' is not absolute", path);
+        _cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return msp_err_sys(err, errno, "sandbox init '%s'", path);
+        /* The sandbox's uid is "other" on the host side of the bind. */
+        if (!S_ISREG(st.st_mode) || (st.st_mode & 0001) == 0)
+                return msp_err_set(err, EACCES,
+                                   "sandbox init '%s' is not a regular file executable by all",
+                                   path);
+        return 0;
+}
+
 int
 mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine **ret, msp_err *err)
 {
         if (!cfg->runtime_path || cfg->runtime_path[0] != '/')
                 return msp_err_set(err, EINVAL, "runtime path '%s' is not absolute",
                                    cfg->runtime_path ? cfg->runtime_path : "(null)");
+        int r = check_init(cfg->init_path, err);
+        if (r < 0)
+                return r;
         mcp_engine *e = calloc(1, sizeof *e);
         if (!e)
                 return msp_err_set(err, ENOMEM, "out of memory");
@@ -214,7 +240,6 @@ mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine **ret, msp_err 
         e->inst_fd = -1;
         e->procs.loop = loop;
         e->qtail = &e->qhead;
-        int r;
 
         if ((r = private_mounts(err)) < 0)
                 goto fail;
@@ -534,6 +559,9 @@ make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
         int r = write_at(cfd, prog, req->code, req->code_len, 0644, err);
         if (r < 0)
                 return r;
+        /* The mount point of the init's bind (the code dir is mounted read-only first). */
+        if ((r = write_at(cfd, "init", "", 0, 0644, err)) < 0)
+                return r;
 
         /* argv: the language's template, then the request's args. */
         char prog_path[96];
@@ -555,6 +583,7 @@ make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
                 .n_env = req->n_env,
                 .workspace_path = run->ws_path,
                 .code_path = code_path,
+                .init_path = e->cfg->init_path,
                 .cgroups_path = cg,
                 .network = network,
                 .limits = *lim,
