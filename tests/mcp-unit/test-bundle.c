@@ -185,6 +185,60 @@ TEST(hardened_fields)
         ASSERT_NULL(mount_at(s, "/etc/passwd"));
 }
 
+TEST(init_is_pid1)
+{
+        /* With an init: args start with it, it is bound read-only but executable over the
+         * code dir's placeholder, and Landlock grants execute on it and on nothing else of
+         * /.msp. Without one (the default of test_spec): the program is args[0]. */
+        msp_err err = { 0 };
+        mcp_bundle_spec bs = test_spec(false);
+        bs.init_path = "/usr/libexec/msp/msp-sandbox-init";
+        _cleanup_spec_ oci_spec *s = parse(&bs, &err);
+        if (!s)
+                TAP_FAIL_("parse: %s", err.msg);
+        const oci_process *p = s->process;
+        ASSERT_EQ_INT(p->args.n, 5);
+        ASSERT_STREQ(p->args.v[0], "/.msp/init");
+        ASSERT_STREQ(p->args.v[0], MCP_INIT_PATH);
+        ASSERT_STREQ(p->args.v[1], "--");
+        ASSERT_STREQ(p->args.v[2], "/bin/sh");
+        ASSERT_STREQ(p->args.v[3], "/.msp/main.sh");
+        ASSERT_STREQ(p->args.v[4], "arg");
+
+        size_t code_i = s->n_mounts, init_i = s->n_mounts;
+        for (size_t i = 0; i < s->n_mounts; i++) {
+                if (strcmp(s->mounts[i].destination, MCP_CODE_DIR) == 0)
+                        code_i = i;
+                if (strcmp(s->mounts[i].destination, MCP_INIT_PATH) == 0)
+                        init_i = i;
+        }
+        ASSERT_TRUE(code_i < init_i && init_i < s->n_mounts);   /* over the code dir */
+        const oci_mount *m = &s->mounts[init_i];
+        ASSERT_STREQ(m->source, "/usr/libexec/msp/msp-sandbox-init");
+        ASSERT_TRUE(has_opt(m, "ro") && has_opt(m, "nosuid") && has_opt(m, "nodev"));
+        ASSERT_FALSE(has_opt(m, "noexec") || has_opt(m, "rw"));
+        ASSERT_TRUE(has_opt(&s->mounts[code_i], "noexec"));
+
+        uint64_t init_rights = 0, code_rights = 0;
+        for (size_t i = 0; i < p->landlock->n_path_beneath; i++)
+                for (size_t k = 0; k < p->landlock->path_beneath[i].paths.n; k++) {
+                        const char *path = p->landlock->path_beneath[i].paths.v[k];
+                        if (strcmp(path, MCP_INIT_PATH) == 0)
+                                init_rights |= p->landlock->path_beneath[i].allowed_access;
+                        if (strcmp(path, MCP_CODE_DIR) == 0)
+                                code_rights |= p->landlock->path_beneath[i].allowed_access;
+                }
+        ASSERT_EQ_U64(init_rights, OCI_LL_FS_EXECUTE);
+        ASSERT_EQ_U64(code_rights & OCI_LL_FS_EXECUTE, 0);
+
+        bs.init_path = NULL;
+        _cleanup_spec_ oci_spec *s2 = parse(&bs, &err);
+        if (!s2)
+                TAP_FAIL_("parse: %s", err.msg);
+        ASSERT_STREQ(s2->process->args.v[0], "/bin/sh");
+        ASSERT_NULL(mount_at(s2, MCP_INIT_PATH));
+}
+
 TEST(network_session)
 {
         msp_err err = { 0 };
@@ -379,6 +433,7 @@ main(void)
                 return 1;
         }
         RUN(hardened_fields);
+        RUN(init_is_pid1);
         RUN(network_session);
         RUN(hostile_strings_stay_strings);
         RUN(env_check);

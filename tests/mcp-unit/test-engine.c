@@ -165,13 +165,125 @@ TEST(exit_code_and_signal)
         static outcome a, b;
         ASSERT_OK(run_sh("sh", "echo err >&2; exit 3", (mcp_limits){ 0 }, &a));
         ASSERT_EQ_INT(a.r.exit_code, 3);
+        ASSERT_EQ_INT(a.r.term_signal, 0);
         ASSERT_STREQ(a.errb, "err\n");
         ASSERT_FALSE(a.r.sandbox_failed);
-        /* The program is the container's pid 1: only a forced signal (a fault) kills it. */
+        /* The init passes the program's signal on as 128+N: still a signal, not a code. */
         ASSERT_OK(run_sh("python", "import ctypes\nctypes.string_at(0)", (mcp_limits){ 0 }, &b));
         ASSERT_FALSE(b.r.sandbox_failed);
         ASSERT_EQ_INT(b.r.term_signal, SIGSEGV);
+        ASSERT_EQ_INT(b.r.exit_code, 0);
         ASSERT_FALSE(b.r.timed_out);
+        static outcome c;
+        ASSERT_OK(run_sh("sh", "exit 1", (mcp_limits){ 0 }, &c));
+        ASSERT_FALSE(c.r.sandbox_failed);
+        ASSERT_EQ_INT(c.r.exit_code, 1);
+        ASSERT_EQ_INT(c.r.term_signal, 0);
+}
+
+TEST(init_is_pid1)
+{
+        /* pid 1 is msp-sandbox-init with the program after "--"; the program is not pid 1. */
+        static outcome o;
+        ASSERT_OK(run_sh("sh", "tr '\\0' ' ' </proc/1/cmdline; echo; [ $$ != 1 ] && echo notpid1",
+                         (mcp_limits){ 0 }, &o));
+        ASSERT_FALSE(o.r.sandbox_failed);
+        ASSERT_EQ_INT(o.r.exit_code, 0);
+        ASSERT_TRUE(strncmp(o.out, "/.msp/init -- /", 15) == 0);
+        ASSERT_TRUE(strstr(o.out, "/.msp/main.sh \nnotpid1\n") != NULL);
+}
+
+TEST(self_signal_kills)
+{
+        /* Without an init the program was pid 1 and these signals were dropped. */
+        static outcome a, b;
+        ASSERT_OK(run_sh("sh", "echo before; kill $$; echo after", (mcp_limits){ 0 }, &a));
+        ASSERT_FALSE(a.r.sandbox_failed);
+        ASSERT_FALSE(a.r.timed_out);
+        ASSERT_EQ_INT(a.r.term_signal, SIGTERM);
+        ASSERT_EQ_INT(a.r.exit_code, 0);
+        ASSERT_STREQ(a.out, "before\n");
+        ASSERT_OK(run_sh("python",
+                         "import os, signal\nprint('before', flush=True)\n"
+                         "os.kill(os.getpid(), signal.SIGTERM)\nprint('after')",
+                         (mcp_limits){ 0 }, &b));
+        ASSERT_FALSE(b.r.sandbox_failed);
+        ASSERT_FALSE(b.r.timed_out);
+        ASSERT_EQ_INT(b.r.term_signal, SIGTERM);
+        ASSERT_STREQ(b.out, "before\n");
+}
+
+TEST(signal_to_pid1_forwarded)
+{
+        /* A signal for pid 1 reaches the program (its trap runs), which exits as it likes.
+         * The loop bounds the wait (dash runs the trap between commands). */
+        static outcome o;
+        ASSERT_OK(run_sh("sh",
+                         "trap 'echo got; exit 5' USR1; kill -USR1 1; i=0;"
+                         " while [ $i -lt 2000000 ]; do i=$((i+1)); done; echo missed",
+                         (mcp_limits){ 0 }, &o));
+        ASSERT_FALSE(o.r.sandbox_failed);
+        ASSERT_STREQ(o.out, "got\n");
+        ASSERT_EQ_INT(o.r.exit_code, 5);
+}
+
+/* 50 orphans (their parents exit first) that exit: pid 1 reaps them while the program
+ * keeps running. The pipe's EOF says every orphan has exited; reaping is the init's, so
+ * the program polls /proc for zombies, bounded. */
+static const char orphans_py[] =
+        "import os, time\n"
+        "r, w = os.pipe()\n"
+        "for i in range(50):\n"
+        "    if os.fork() == 0:\n"
+        "        if os.fork() == 0:\n"
+        "            os._exit(0)\n"
+        "        os._exit(0)\n"
+        "    os.wait()\n"
+        "os.close(w)\n"
+        "assert os.read(r, 1) == b''\n"
+        "def zombies():\n"
+        "    z = 0\n"
+        "    for p in os.listdir('/proc'):\n"
+        "        if p.isdigit():\n"
+        "            try:\n"
+        "                st = open('/proc/%s/stat' % p).read()\n"
+        "            except OSError:\n"
+        "                continue\n"
+        "            z += st.rsplit(') ', 1)[1][0] == 'Z'\n"
+        "    return z\n"
+        "end = time.monotonic() + 10\n"
+        "while zombies() and time.monotonic() < end:\n"
+        "    time.sleep(0.01)\n"
+        "print(zombies(), sorted(int(p) for p in os.listdir('/proc') if p.isdigit())[0])\n"
+        "raise SystemExit(7)\n";
+
+TEST(orphans_reaped)
+{
+        static outcome o;
+        ASSERT_OK(run_sh("python", orphans_py, (mcp_limits){ 0 }, &o));
+        if (o.errb[0])
+                tap_diag("stderr: %s", o.errb);
+        ASSERT_FALSE(o.r.sandbox_failed);
+        ASSERT_FALSE(o.r.timed_out);
+        ASSERT_STREQ(o.out, "0 1\n");
+        ASSERT_EQ_INT(o.r.exit_code, 7);
+        ASSERT_EQ_INT(o.r.term_signal, 0);
+}
+
+TEST(leftovers_die_with_program)
+{
+        /* The program exits while a background child holds stdout open: pid 1 exits with
+         * the program's code, the kernel kills the rest of the pid namespace, the run ends
+         * now rather than at the 20 s timeout. */
+        static outcome o;
+        ASSERT_OK(run_sh("sh", "sleep 30 & sleep 30 </dev/null >/dev/null 2>&1 & echo up; exit 4",
+                         (mcp_limits){ 0 }, &o));
+        ASSERT_FALSE(o.r.sandbox_failed);
+        ASSERT_FALSE(o.r.timed_out);
+        ASSERT_EQ_INT(o.r.exit_code, 4);
+        ASSERT_STREQ(o.out, "up\n");
+        if (o.r.duration_ms > 10000)
+                TAP_FAIL_("the run took %ju ms", (uintmax_t) o.r.duration_ms);
 }
 
 TEST(sandbox_identity)
@@ -839,6 +951,11 @@ main(void)
         }
         RUN(echo_hi);
         RUN(exit_code_and_signal);
+        RUN(init_is_pid1);
+        RUN(self_signal_kills);
+        RUN(signal_to_pid1_forwarded);
+        RUN(orphans_reaped);
+        RUN(leftovers_die_with_program);
         RUN(sandbox_identity);
         RUN(stdin_files_args_env);
         RUN(stdin_not_read);
