@@ -61,7 +61,8 @@ if [ ! -f "$build/build.ninja" ]; then
         meson setup "$build" "$repo" --buildtype=release -Dtests=false >/dev/null ||
                 die "meson setup $build failed"
 fi
-ninja -C "$build" runtime/msp mcp-adapter/msp-mcp >/dev/null || die "ninja -C $build failed"
+# Everything (-Dtests=false: the runtime and msp-mcp with its helpers, e.g. msp-sandbox-init).
+ninja -C "$build" >/dev/null || die "ninja -C $build failed"
 
 runc_args=()
 if command -v runc >/dev/null; then
