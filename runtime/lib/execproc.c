@@ -9,7 +9,9 @@
  * outside the container's user namespace: a middle process joins the user namespace,
  * then the pid namespace, and clones the child with CLONE_PARENT (the runtime stays its
  * parent). The parent moves the child into the container's cgroup (every hierarchy;
- * none with --cgroup-manager disabled), then lets it go.
+ * none with --cgroup-manager disabled), then lets it go. The seccomp program is compiled
+ * or read from the state root's cache (seccomp-cache.h) by the parent before any of
+ * that, as at create; the child only loads it.
  *
  * Child: joins the user namespace first (when the container has its own), then mnt,
  * net, ipc, uts, cgroup (after the cgroup move, so its root is the container's) and
@@ -45,6 +47,7 @@
 #include "process.h"
 #include "procfs.h"
 #include "seccomp.h"
+#include "seccomp-cache.h"
 #include "statedir.h"
 #include "sync.h"
 #include "terminal.h"
@@ -74,6 +77,7 @@ typedef struct exec_child {
         int sync_fd;
         int console_fd;
         int seccomp_sock;
+        rt_seccomp *seccomp;            /* borrowed: prepared by the parent, or NULL */
         pid_t host_pid;
         bool in_userns;
         bool park;                      /* frozen cgroup: wait to be moved before seccomp */
@@ -283,11 +287,7 @@ child_prepare(exec_child *ec, exec_final *f, msp_err *err)
                 return r;
         close(ec->procfd);
         ec->procfd = -1;
-        if (lx && lx->seccomp) {
-                r = rt_seccomp_prepare(lx->seccomp, ec->ctx->debug, &f->seccomp, err);
-                if (r < 0)
-                        return r;
-        }
+        f->seccomp = ec->seccomp;
         if (p->landlock) {
                 char dropped[512] = "";
                 r = rt_landlock_prepare(p->landlock, &f->landlock, dropped, sizeof dropped, err);
@@ -498,6 +498,7 @@ rt_exec_spawn(const rt_ctx *ctx, rt_container *c, const rt_exec_opts *o, pid_t *
                           .sync_fd = -1, .console_fd = -1, .seccomp_sock = -1,
                           .procfd = -1 };
         _cleanup_close_ int procfd = -1, sync_parent = -1;
+        _cleanup_(rt_seccomp_freep) rt_seccomp *seccomp = NULL;
         int sv[2], pidfd = -1, r;
         pid_t child = -1;
         char cgpath[PATH_MAX];
@@ -528,6 +529,16 @@ rt_exec_spawn(const rt_ctx *ctx, rt_container *c, const rt_exec_opts *o, pid_t *
                 snprintf(cgpath, sizeof cgpath, "%s/%s", c->state->cgroup_path, o->sub_cgroup);
         } else if (c->state->cgroup_path) {
                 snprintf(cgpath, sizeof cgpath, "%s", c->state->cgroup_path);
+        }
+        /* As at create: compiled or taken from the state root's cache here, before any
+         * setns and clone, so the cache is never touched from inside the container. The
+         * child gets the program in its copy of our memory and loads it last. */
+        if (c->spec->linux_ && c->spec->linux_->seccomp) {
+                r = rt_seccomp_prepare_cached(ctx, c->rootfd, c->spec->linux_->seccomp,
+                                              &seccomp, err);
+                if (r < 0)
+                        return r;
+                ec.seccomp = seccomp;
         }
 
         procfd = rt_procfs_open(err);

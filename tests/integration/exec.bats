@@ -160,6 +160,35 @@ finish() {
         finish
 }
 
+@test "exec: the seccomp program from the state root's cache: cold, then warm, enforced alike" {
+        update_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
+                {"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 122}]}'
+        start_sleeper
+        # create cached the program; without the cache the first exec compiles it
+        [ -d "$STATE_ROOT/.cache/seccomp" ]
+        rm -rf "$STATE_ROOT/.cache"
+        for round in cold warm; do
+                run msp --debug --log "$BATS_TEST_TMPDIR/$round.log" exec "$CID" \
+                        /bin/msp-helper seccomp -- write /tmp/f -- mkdir /tmp/d
+                echo "$round: $output"
+                # the helper exits 1: a probe was refused (msp itself fails with 1 too, but
+                # then without the probes' lines)
+                [ "$status" -eq 1 ]
+                [ "$(value Seccomp)" = 2 ]
+                [ "$(value write)" = ok ]
+                [ "$(value mkdir)" = EDQUOT ]
+        done
+        cat "$BATS_TEST_TMPDIR/cold.log" "$BATS_TEST_TMPDIR/warm.log"
+        run grep -c 'seccomp: compiled filter cached as' "$BATS_TEST_TMPDIR/cold.log"
+        [ "$output" = 1 ]
+        run grep -c 'seccomp: cached filter' "$BATS_TEST_TMPDIR/warm.log"
+        [ "$output" = 1 ]
+        run grep -c 'seccomp: compiled' "$BATS_TEST_TMPDIR/warm.log"
+        [ "$output" = 0 ]
+        [ "$(stat -c '%a %u' "$STATE_ROOT/.cache/seccomp")" = "700 0" ]
+        finish
+}
+
 @test "exec --detach --pid-file: a live pid in the container's pid namespace" {
         start_sleeper
         init=$(state_field "$CID" pid)
