@@ -1,0 +1,153 @@
+/* mcp-adapter/sandbox-init.c on its own ($MSP_SANDBOX_INIT), as an ordinary child of this
+ * test (not pid 1: that is test-engine.c's part): exit codes passed through, a signal
+ * death as 128+N, its own codes (usage 125, not found 127), and signals forwarded to the
+ * program. Each child is bounded by alarm(); the programs are /bin/sh one-liners. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../unit/tap.h"
+
+static const char *init_path;
+
+/* Run the init with args (NULL-terminated, after argv[0]); its stdout to out_fd (or
+ * inherited when < 0). Returns the pid. */
+static pid_t
+spawn_init(const char *const *args, int out_fd)
+{
+        const char *argv[16] = { init_path };
+        size_t n = 1;
+        while (args[n - 1] && n < 15) {
+                argv[n] = args[n - 1];
+                n++;
+        }
+        argv[n] = NULL;
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        if (out_fd >= 0)
+                posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+        pid_t pid = -1;
+        extern char **environ;
+        if (posix_spawn(&pid, init_path, &fa, NULL, (char *const *) argv, environ) != 0)
+                pid = -1;
+        posix_spawn_file_actions_destroy(&fa);
+        return pid;
+}
+
+/* The init's wait status, or -1. */
+static int
+wait_status(pid_t pid)
+{
+        int st;
+        alarm(20);
+        while (waitpid(pid, &st, 0) < 0)
+                if (errno != EINTR)
+                        return -1;
+        alarm(0);
+        return st;
+}
+
+static int
+run_init(const char *const *args)
+{
+        pid_t pid = spawn_init(args, -1);
+        return pid < 0 ? -1 : wait_status(pid);
+}
+
+TEST(exit_codes_pass_through)
+{
+        int st = run_init((const char *const[]){ "--", "/bin/sh", "-c", "exit 0", NULL });
+        ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        st = run_init((const char *const[]){ "--", "/bin/sh", "-c", "exit 1", NULL });
+        ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+        st = run_init((const char *const[]){ "--", "/bin/sh", "-c", "exit 3", NULL });
+        ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 3);
+}
+
+TEST(signal_death_is_128_plus_n)
+{
+        int st = run_init((const char *const[]){ "--", "/bin/sh", "-c", "kill -TERM $$", NULL });
+        ASSERT_TRUE(WIFEXITED(st));
+        ASSERT_EQ_INT(WEXITSTATUS(st), 128 + SIGTERM);
+        st = run_init((const char *const[]){ "--", "/bin/sh", "-c", "kill -SEGV $$", NULL });
+        ASSERT_TRUE(WIFEXITED(st));
+        ASSERT_EQ_INT(WEXITSTATUS(st), 128 + SIGSEGV);
+}
+
+TEST(own_failures)
+{
+        int st = run_init((const char *const[]){ "/bin/true", NULL });
+        ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 125);
+        st = run_init((const char *const[]){ "--", NULL });
+        ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 125);
+        st = run_init((const char *const[]){ "--", "/nonexistent/program", NULL });
+        ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 127);
+        /* PATH lookup as a shell would. */
+        st = run_init((const char *const[]){ "--", "sh", "-c", "exit 6", NULL });
+        ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 6);
+}
+
+/* Read until n bytes or EOF, NUL-terminated. */
+static void
+read_n(int fd, char *buf, size_t size, size_t n)
+{
+        size_t len = 0;
+        while (len < n && len < size - 1) {
+                ssize_t k = read(fd, buf + len, size - 1 - len);
+                if (k <= 0)
+                        break;
+                len += (size_t) k;
+        }
+        buf[len] = '\0';
+}
+
+TEST(signals_forwarded)
+{
+        /* The program says "ready" once its trap is set; a SIGHUP for the init then reaches
+         * it, and a SIGTERM after that ends it (128+15). */
+        int p[2];
+        ASSERT_OK(pipe2(p, O_CLOEXEC));
+        pid_t pid = spawn_init((const char *const[]){
+                                       "--", "/bin/sh", "-c",
+                                       "trap 'echo hup' HUP; echo ready; "
+                                       "while :; do read x </dev/null || :; done", NULL },
+                               p[1]);
+        close(p[1]);
+        if (pid < 0) {
+                close(p[0]);
+                TAP_FAIL_("spawn %s", init_path);
+        }
+        char ready[64], hup[64];
+        alarm(20);
+        read_n(p[0], ready, sizeof ready, 6);
+        kill(pid, SIGHUP);
+        read_n(p[0], hup, sizeof hup, 4);
+        alarm(0);
+        kill(pid, SIGTERM);
+        int st = wait_status(pid);
+        close(p[0]);
+        ASSERT_STREQ(ready, "ready\n");
+        ASSERT_STREQ(hup, "hup\n");
+        ASSERT_TRUE(WIFEXITED(st));
+        ASSERT_EQ_INT(WEXITSTATUS(st), 128 + SIGTERM);
+}
+
+int
+main(void)
+{
+        init_path = getenv("MSP_SANDBOX_INIT");
+        if (!init_path || access(init_path, X_OK) < 0) {
+                tap_skip("sandbox-init", "set MSP_SANDBOX_INIT (meson test does)");
+                return tap_done();
+        }
+        RUN(exit_codes_pass_through);
+        RUN(signal_death_is_128_plus_n);
+        RUN(own_failures);
+        RUN(signals_forwarded);
+        return tap_done();
+}
