@@ -181,6 +181,36 @@ TEST(exit_code_and_signal)
         ASSERT_EQ_INT(c.r.term_signal, 0);
 }
 
+TEST(missing_init_refused)
+{
+        /* Checked first, before any mount or directory: nothing to clean up. */
+        mcp_config c2 = cfg;
+        mcp_engine *e2 = NULL;
+        msp_err err = { 0 };
+        c2.init_path = NULL;
+        ASSERT_EQ_INT(mcp_engine_new(loop, &c2, &e2, &err), -ENOENT);
+        ASSERT_TRUE(strstr(err.msg, "msp-sandbox-init") && strstr(err.msg, "--sandbox-init"));
+        c2.init_path = "/nonexistent/msp-sandbox-init";
+        ASSERT_EQ_INT(mcp_engine_new(loop, &c2, &e2, &err), -ENOENT);
+        ASSERT_TRUE(strstr(err.msg, "/nonexistent/msp-sandbox-init") != NULL);
+        char plain[160];                        /* a regular file, not executable */
+        snprintf(plain, sizeof plain, "%s/not-executable", base);
+        FILE *f = fopen(plain, "w");
+        ASSERT_NOT_NULL(f);
+        fclose(f);
+        ASSERT_OK(chmod(plain, 0644));
+        c2.init_path = plain;
+        int r = mcp_engine_new(loop, &c2, &e2, &err);
+        unlink(plain);
+        if (e2) {
+                /* Must not happen: a second engine would unshare this process's mounts. */
+                mcp_engine_free(e2);
+                printf("Bail out! an engine started with a non-executable init\n");
+                exit(1);
+        }
+        ASSERT_EQ_INT(r, -EACCES);
+}
+
 TEST(init_is_pid1)
 {
         /* pid 1 is msp-sandbox-init with the program after "--"; the program is not pid 1. */
@@ -951,6 +981,7 @@ main(void)
         }
         RUN(echo_hi);
         RUN(exit_code_and_signal);
+        RUN(missing_init_refused);
         RUN(init_is_pid1);
         RUN(self_signal_kills);
         RUN(signal_to_pid1_forwarded);
