@@ -94,12 +94,33 @@ test("a non-zero exit is a tool error (isError) with the exit code", { skip, tim
 });
 
 test("death by a signal: exit_code null, signal named", { skip, timeout: 60_000 }, async () => {
-        // The program is pid 1 of its namespace, which its own kill cannot end: a fault can.
+        // A fault, and a shell killing itself (msp-sandbox-init is pid 1, so it can).
         const res = await runCode(srv, "python", "import ctypes\nprint('before', flush=True)\nctypes.string_at(0)");
         assert.equal(res.isError, true);
         assert.equal(res.structuredContent.exit_code, null);
         assert.equal(res.structuredContent.signal, "SIGSEGV");
         assert.equal(res.structuredContent.stdout, "before\n");
+        const sh = await runCode(srv, "sh", "echo pid $$; kill -TERM $$; echo not reached");
+        assert.equal(sh.isError, true);
+        assert.equal(sh.structuredContent.exit_code, null);
+        assert.equal(sh.structuredContent.signal, "SIGTERM");
+        assert.match(sh.structuredContent.stdout, /^pid \d+\n$/);
+        assert.notEqual(sh.structuredContent.stdout, "pid 1\n", "the program is not pid 1");
+});
+
+test("a plain exit with a status above 128 (exit 130) is an exit code, not a signal", {
+        skip: skip || "KNOWN BUG: msp-sandbox-init reports a program killed by signal N as exit status 128+N and " +
+                      "runner.c decodes every exit status 129..192 as a signal, so `exit 130` comes back as " +
+                      "{exit_code: null, signal: \"SIGINT\"} (and `exit 137` as SIGKILL); the init needs a channel " +
+                      "for 'died by signal' that a plain exit status cannot imitate",
+        timeout: 60_000,
+}, async () => {
+        for (const code of [129, 130, 137, 143]) {
+                const res = await runCode(srv, "sh", `exit ${code}`);
+                assert.equal(res.isError, true);
+                assert.equal(res.structuredContent.exit_code, code, JSON.stringify(res.structuredContent));
+                assert.equal(res.structuredContent.signal, null);
+        }
 });
 
 test("stdin, args and env reach the program", { skip, timeout: 60_000 }, async () => {
