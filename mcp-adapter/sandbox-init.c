@@ -11,6 +11,7 @@
  * the runtimes read 128+N as "killed by N"). Its exit makes the kernel SIGKILL whatever
  * else is left in the namespace.
  *
+ * The program runs in its own process group; signals are forwarded to its pid only.
  * Static (any rootfs), no allocation, no capabilities; every signal stays blocked in
  * pid 1, which takes them synchronously with sigwaitinfo(): no handlers, nothing to make
  * async-signal-safe. Exit codes of its own: 127 (exec failed: not found), 126 (other exec
@@ -62,6 +63,10 @@ main(int argc, char **argv)
                 /* The program gets the mask the runtime gave us, and default dispositions
                  * (we changed none). */
                 (void) sigprocmask(SIG_SETMASK, &old, NULL);
+                /* Its own process group: a `kill 0` (`trap 'kill 0' EXIT`) by the program
+                 * then stays within its group instead of also hitting pid 1, which would
+                 * forward it a second time. */
+                (void) setpgid(0, 0);
                 execvp(argv[2], argv + 2);
                 int e = errno;
                 say("exec ", argv[2], e);

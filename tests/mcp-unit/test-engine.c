@@ -287,6 +287,28 @@ static const char orphans_py[] =
         "print(zombies(), sorted(int(p) for p in os.listdir('/proc') if p.isdigit())[0])\n"
         "raise SystemExit(7)\n";
 
+TEST(kill_group_once)
+{
+        /* `kill 0` from the program reaches its own process group, not pid 1 (which would
+         * forward a second copy): the handler counts exactly one. The USR2 sent through
+         * pid 1 afterwards is the barrier: pid 1 takes pending signals lowest first and
+         * forwards in order, so a USR1 copy would have arrived before it. */
+        static outcome o;
+        ASSERT_OK(run_sh("python",
+                         "import os, signal\nn = []\n"
+                         "signal.signal(signal.SIGUSR1, lambda s, f: n.append(s))\n"
+                         "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR2})\n"
+                         "os.kill(0, signal.SIGUSR1)\n"
+                         "os.kill(1, signal.SIGUSR2)\n"
+                         "signal.sigwait({signal.SIGUSR2})\n"
+                         "x = 1\n"
+                         "print(len(n), os.getpgid(0) == os.getpid())\n",
+                         (mcp_limits){ 0 }, &o));
+        ASSERT_FALSE(o.r.sandbox_failed);
+        ASSERT_STREQ(o.out, "1 True\n");
+        ASSERT_EQ_INT(o.r.exit_code, 0);
+}
+
 TEST(orphans_reaped)
 {
         static outcome o;
@@ -985,6 +1007,7 @@ main(void)
         RUN(init_is_pid1);
         RUN(self_signal_kills);
         RUN(signal_to_pid1_forwarded);
+        RUN(kill_group_once);
         RUN(orphans_reaped);
         RUN(leftovers_die_with_program);
         RUN(sandbox_identity);
