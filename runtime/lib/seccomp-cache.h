@@ -1,6 +1,7 @@
 /* Compiled seccomp programs cached under <state root>/.cache/seccomp/: compiling a
  * large profile with libseccomp costs 13-14 ms of CPU, reading the cached program a few
- * hundredths of that. Called by the parent of create before clone, so the cache is
+ * hundredths of that. Called by the parent of create before clone, and by the parent
+ * of exec before it opens or joins any of the container's namespaces, so the cache is
  * never read or written from inside a container's namespaces. docs/SECURITY_MODEL.md
  * says why a cached program is as good as a fresh one. */
 #pragma once

@@ -11,7 +11,7 @@
 #include "seccomp.h"
 
 /* The checks and load flags of rt_seccomp_prepare(), without a program. They probe the
- * kernel (actions, flags) and run on every create, cached program or not. */
+ * kernel (actions, flags) and run on every create and exec, cached program or not. */
 int rt_seccomp_check(const oci_seccomp *s, bool debug, rt_seccomp **ret, msp_err *err);
 /* Compile s with libseccomp into f. The notes (skipped syscalls and architectures) go
  * to `notes` when it is not NULL. */

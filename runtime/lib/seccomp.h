@@ -1,5 +1,6 @@
-/* seccomp from linux.seccomp through libseccomp. The filter is built and validated
- * during create (so errors reach the caller) and loaded as late as possible. */
+/* seccomp from linux.seccomp through libseccomp. The filter is built and validated by
+ * the parent of create or exec (so errors reach the caller) and loaded as late as
+ * possible. */
 #pragma once
 
 #include <stdbool.h>
