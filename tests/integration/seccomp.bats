@@ -549,9 +549,10 @@ check_round_log() {
         assert_nothing_left "$CID"
 }
 
-@test "seccomp: rootless (an unprivileged user): no cache, the filter applies on every run" {
-        command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
-        local uid=65534 rl_msp="$BATS_TEST_TMPDIR/msp" xdg="$BATS_TEST_TMPDIR/xdg"
+# rootless_bundle: the bundle as user 65534's (`spec --rootless`) with the contrib
+# profile; as_user runs a copy of msp as that user, its state root in $xdg/msp.
+rootless_bundle() {
+        uid=65534 rl_msp="$BATS_TEST_TMPDIR/msp" xdg="$BATS_TEST_TMPDIR/xdg"
         install -m 0755 "$MSP" "$rl_msp"
         mkdir -p "$xdg"
         chown -R "$uid:$uid" "$BUNDLE" "$xdg"
@@ -564,6 +565,11 @@ check_round_log() {
         (cd "$BUNDLE" && rm config.json && as_user spec --rootless)
         update_config '.process.terminal = false | .root.readonly = false | .process.noNewPrivileges = true'
         seccomp_from "$REPO/contrib/profiles/seccomp-default.json" '.'
+}
+
+@test "seccomp: rootless (an unprivileged user): no cache, the filter applies on every run" {
+        command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
+        rootless_bundle
         set_args /bin/msp-helper write /f -- syscall bpf -- syscall keyctl
         for i in 1 2; do
                 run as_user --debug --log "$xdg/debug.log" --cgroup-manager disabled run \
@@ -576,5 +582,28 @@ check_round_log() {
         cat "$xdg/debug.log"
         [ "$(grep -c 'seccomp: no filter cache (Operation not permitted), compiling' "$xdg/debug.log")" -eq 2 ]
         [ ! -e "$STATE_ROOT/.cache" ]
+        assert_nothing_left "$CID"
+}
+
+@test "seccomp: rootless exec: no cache, the filter applies on every exec" {
+        command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
+        rootless_bundle
+        set_args /bin/sleep 100000
+        as_user --cgroup-manager disabled create -b "$BUNDLE" "$CID" \
+                >"$BATS_TEST_TMPDIR/$CID.out" 2>&1 </dev/null ||
+                { cat "$BATS_TEST_TMPDIR/$CID.out"; false; }
+        as_user --cgroup-manager disabled start "$CID"
+        for i in 1 2; do
+                run as_user --debug --log "$xdg/debug.log" --cgroup-manager disabled exec "$CID" \
+                        /bin/msp-helper write /f -- syscall bpf -- syscall keyctl
+                echo "$output"
+                [ "$(value write)" = ok ]
+                [ "$(value syscall.bpf)" = EPERM ]
+                [ "$(value syscall.keyctl)" = EPERM ]
+        done
+        cat "$xdg/debug.log"
+        [ "$(grep -c 'seccomp: no filter cache (Operation not permitted), compiling' "$xdg/debug.log")" -eq 2 ]
+        [ ! -e "$STATE_ROOT/.cache" ]
+        as_user --cgroup-manager disabled delete --force "$CID"
         assert_nothing_left "$CID"
 }
