@@ -258,8 +258,13 @@ cg_for_each_hierarchy(cg_hierarchy_fn fn, void *userdata, msp_err *err)
                 if (de->d_name[0] == '.')
                         continue;
                 snprintf(hier, sizeof hier, CG_ROOT "/%s", de->d_name);
-                /* cpu -> cpu,cpuacct style aliases are symlinks: visit each mount once. */
-                if (lstat(hier, &st) < 0 || !S_ISDIR(st.st_mode))
+                /* cpu -> cpu,cpuacct style aliases are symlinks: visit each mount once.
+                 * readdir's d_type says so without an lstat per entry (~6 µs a walk on
+                 * a 10-hierarchy host, several walks per run); lstat only where the
+                 * filesystem leaves it unknown. */
+                if (de->d_type == DT_LNK)
+                        continue;
+                if (de->d_type != DT_DIR && (lstat(hier, &st) < 0 || !S_ISDIR(st.st_mode)))
                         continue;
                 if (statfs(hier, &sfs) < 0 ||
                     (sfs.f_type != CGROUP_SUPER_MAGIC && sfs.f_type != CGROUP2_SUPER_MAGIC))
