@@ -716,6 +716,7 @@ run_prepare(mcp_run *run, const mcp_run_request *req, int lang_index, msp_err *e
         rn->bundle = run->bundle;
         rn->id = run->id;
         rn->timeout_ms = lim.timeout_ms;
+        rn->init_status = e->cfg->init_path != NULL;
         rn->out = (mcp_capture){ .limit = lim.output_bytes, .log_fd = -1, .log_limit = RUN_LOG_MAX };
         rn->err = (mcp_capture){ .limit = lim.output_bytes, .log_fd = -1, .log_limit = RUN_LOG_MAX };
         if (e->logs) {

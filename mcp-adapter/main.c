@@ -124,6 +124,11 @@ main(int argc, char **argv)
 {
         /* A client that goes away must not kill us mid-cleanup: EPIPE is handled. */
         signal(SIGPIPE, SIG_IGN);
+        /* msp-mcp is never socket-activated: the runtimes would take fds 3.. as LISTEN_FDS
+         * and pass them, our status pipe on fd 3 included, to the program. */
+        (void) unsetenv("LISTEN_FDS");
+        (void) unsetenv("LISTEN_PID");
+        (void) unsetenv("LISTEN_FDNAMES");
         /* A parent that closed one of fds 0-2: none may stay free, or the next file
          * opened would receive requests, replies or log lines. */
         for (int fd = 0; fd <= 2; fd++)

@@ -87,8 +87,10 @@ spawn_attrs(posix_spawnattr_t *a)
         return r;
 }
 
+/* fd3 >= 0: also the child's fd 3 (every other fd of ours is O_CLOEXEC). */
 static int
-spawn_raw(const char *const argv[], int in, int out, int errfd, pid_t *ret, msp_err *err)
+spawn_raw(const char *const argv[], int in, int out, int errfd, int fd3, pid_t *ret,
+          msp_err *err)
 {
         posix_spawn_file_actions_t fa;
         posix_spawnattr_t attr;
@@ -103,6 +105,10 @@ spawn_raw(const char *const argv[], int in, int out, int errfd, pid_t *ret, msp_
                         r = posix_spawn_file_actions_addopen(&fa, i, "/dev/null",
                                                              i == 0 ? O_RDONLY : O_WRONLY, 0);
         }
+        /* The one deliberate inheritance: dup2 clears O_CLOEXEC on the copy (glibc also
+         * when fd3 is already 3). */
+        if (r == 0 && fd3 >= 0)
+                r = posix_spawn_file_actions_adddup2(&fa, fd3, 3);
         if (r == 0)
                 r = spawn_attrs(&attr);
         if (r == 0) {
@@ -116,12 +122,12 @@ spawn_raw(const char *const argv[], int in, int out, int errfd, pid_t *ret, msp_
         return 0;
 }
 
-int
-mcp_proc_spawn(mcp_procset *set, const char *const argv[], int in, int out, int errfd,
-               mcp_proc_exit_fn fn, void *data, mcp_proc **ret, msp_err *err)
+static int
+proc_spawn(mcp_procset *set, const char *const argv[], int in, int out, int errfd, int fd3,
+           mcp_proc_exit_fn fn, void *data, mcp_proc **ret, msp_err *err)
 {
         pid_t pid;
-        int r = spawn_raw(argv, in, out, errfd, &pid, err);
+        int r = spawn_raw(argv, in, out, errfd, fd3, &pid, err);
         if (r < 0)
                 return r;
         /* Our own unreaped child: its pid cannot be reused before we wait for it. */
@@ -156,6 +162,13 @@ mcp_proc_spawn(mcp_procset *set, const char *const argv[], int in, int out, int 
         if (ret)
                 *ret = p;
         return 0;
+}
+
+int
+mcp_proc_spawn(mcp_procset *set, const char *const argv[], int in, int out, int errfd,
+               mcp_proc_exit_fn fn, void *data, mcp_proc **ret, msp_err *err)
+{
+        return proc_spawn(set, argv, in, out, errfd, -1, fn, data, ret, err);
 }
 
 void
@@ -199,7 +212,7 @@ int
 mcp_spawn_wait(const char *const argv[], msp_err *err)
 {
         pid_t pid;
-        int r = spawn_raw(argv, -1, -1, -1, &pid, err);
+        int r = spawn_raw(argv, -1, -1, -1, -1, &pid, err);
         if (r < 0)
                 return r;
         int status;
@@ -443,6 +456,42 @@ deleter_exited(mcp_proc *p, int code, int status, void *data)
                 r->on_gone(r, r->data);
 }
 
+/* The init's "exit N\n" or "signal N\n" (one write right before it exits), used only when
+ * it is the whole content and agrees with the runtime's status. Nothing there (the init
+ * was killed with the cgroup, or failed itself): false, and 128+N is decoded as before. */
+static bool
+init_status(mcp_runner *r, int status)
+{
+        char buf[32];
+        if (r->status_fd < 0)
+                return false;
+        /* Every writer is gone (the init exited, then `run`): no wait. */
+        ssize_t n = read(r->status_fd, buf, sizeof buf - 1);
+        close(r->status_fd);
+        r->status_fd = -1;
+        if (n <= 0)
+                return false;
+        buf[n] = '\0';
+        bool sig = strncmp(buf, "signal ", 7) == 0;
+        const char *num = sig ? buf + 7 : strncmp(buf, "exit ", 5) == 0 ? buf + 5 : NULL;
+        if (!num || num[0] < '0' || num[0] > '9')
+                return false;
+        char *end;
+        long v = strtol(num, &end, 10);
+        if (strcmp(end, "\n") != 0 || v > 255)
+                return false;
+        if (sig) {
+                if (v < 1 || v > 64 || status != 128 + v)
+                        return false;
+                r->term_signal = (int) v;
+        } else {
+                if (status != v)
+                        return false;
+                r->exit_code = (int) v;
+        }
+        return true;
+}
+
 static void
 run_exited(mcp_proc *p, int code, int status, void *data)
 {
@@ -466,7 +515,9 @@ run_exited(mcp_proc *p, int code, int status, void *data)
         close_io(r, &r->err_fd);
         close_io(r, &r->in_fd);
 
-        if (code == CLD_EXITED && status > 128 && status <= 128 + 64) {
+        if (code == CLD_EXITED && init_status(r, status)) {
+                /* the program's own outcome, from the init's status pipe */
+        } else if (code == CLD_EXITED && status > 128 && status <= 128 + 64) {
                 r->term_signal = status - 128;  /* the runtime's 128+signal convention */
         } else if (code == CLD_EXITED) {
                 r->exit_code = status;
@@ -500,13 +551,14 @@ run_exited(mcp_proc *p, int code, int status, void *data)
 int
 mcp_runner_start(mcp_runner *r, mcp_procset *set, msp_err *err)
 {
-        int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, pi[2] = { -1, -1 };
+        int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, pi[2] = { -1, -1 }, ps[2] = { -1, -1 };
         int ret;
 
         r->set = set;
-        r->out_fd = r->err_fd = r->in_fd = -1;
+        r->out_fd = r->err_fd = r->in_fd = r->status_fd = -1;
         if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0 ||
-            (r->stdin_data && pipe2(pi, O_CLOEXEC) < 0)) {
+            (r->stdin_data && pipe2(pi, O_CLOEXEC) < 0) ||
+            (r->init_status && pipe2(ps, O_CLOEXEC | O_NONBLOCK) < 0)) {
                 ret = msp_err_sys(err, errno, "pipe");
                 goto fail;
         }
@@ -515,17 +567,28 @@ mcp_runner_start(mcp_runner *r, mcp_procset *set, msp_err *err)
         if (pi[1] >= 0)
                 (void) fcntl(pi[1], F_SETFL, O_NONBLOCK);
 
+        /* With the init: its status pipe is fd 3 of the runtime, handed on to pid 1 (msp
+         * and runc: fds 3..3+N-1; nothing else of ours is inherited). */
         const char *argv[] = { r->runtime, "--root", r->runtime_root, "--log", r->log_path,
                                "--log-format", "json", "run", "--keep", "--bundle", r->bundle,
-                               r->id, NULL };
+                               r->id, NULL, NULL, NULL };
+        if (r->init_status) {
+                memmove(&argv[10], &argv[8], 4 * sizeof argv[0]);
+                argv[8] = "--preserve-fds";
+                argv[9] = "1";
+        }
         r->start_usec = mcp_now_usec();
-        ret = mcp_proc_spawn(set, argv, pi[0], po[1], pe[1], run_exited, r, &r->run, err);
+        ret = proc_spawn(set, argv, pi[0], po[1], pe[1], ps[1], run_exited, r, &r->run, err);
         if (ret < 0)
                 goto fail;
         close(po[1]);
         close(pe[1]);
         if (pi[0] >= 0)
                 close(pi[0]);
+        /* Only the runtime and the init hold the write end now. */
+        if (ps[1] >= 0)
+                close(ps[1]);
+        r->status_fd = ps[0];
         r->out_fd = po[0];
         r->err_fd = pe[0];
         r->in_fd = pi[1];
@@ -546,6 +609,8 @@ fail:
                         close(pe[i]);
                 if (pi[i] >= 0)
                         close(pi[i]);
+                if (ps[i] >= 0)
+                        close(ps[i]);
         }
         return ret;
 }
@@ -589,6 +654,9 @@ mcp_runner_done(mcp_runner *r)
                 close_io(r, &r->out_fd);
                 close_io(r, &r->err_fd);
                 close_io(r, &r->in_fd);
+                if (r->status_fd >= 0)
+                        close(r->status_fd);
+                r->status_fd = -1;
         }
         free(r->out.buf);
         free(r->err.buf);

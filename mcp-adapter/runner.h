@@ -68,6 +68,7 @@ struct mcp_runner {
         const char *stdin_data;         /* borrowed until exit; NULL: /dev/null */
         size_t stdin_len;
         uint64_t timeout_ms;
+        bool init_status;               /* pid 1 is msp-sandbox-init: give it a status pipe */
         char oom_file[512];             /* memory.oom_control (v1) or memory.events (v2) */
         char kill_file[512];            /* cgroup.kill (v2), "" when none */
         mcp_runner_output_fn on_output;
@@ -86,6 +87,7 @@ struct mcp_runner {
         mcp_procset *set;
         mcp_proc *run, *killer, *deleter;
         int out_fd, err_fd, in_fd;
+        int status_fd;                  /* read end of the init's status pipe, -1: none */
         size_t stdin_off;
         mcp_timer *timer;
         bool killing, cancelled, gone, kill_file_used;

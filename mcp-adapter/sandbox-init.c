@@ -11,14 +11,23 @@
  * the runtimes read 128+N as "killed by N"). Its exit makes the kernel SIGKILL whatever
  * else is left in the namespace.
  *
+ * Since a program may itself exit with 129..192, the real outcome also goes out on a side
+ * channel: when fd 3 is a pipe (msp-mcp runs the runtime with `run --preserve-fds 1`), the
+ * init writes "exit N\n" or "signal N\n" to it in one write right before exiting. fd 3 is
+ * made close-on-exec (the program never has it), and the init non-dumpable, so that the
+ * program (same uid, no capabilities) cannot open /proc/1/fd/3 or ptrace pid 1 to forge it.
+ *
  * The program runs in its own process group; signals are forwarded to its pid only.
  * Static (any rootfs), no allocation, no capabilities; every signal stays blocked in
  * pid 1, which takes them synchronously with sigwaitinfo(): no handlers, nothing to make
  * async-signal-safe. Exit codes of its own: 127 (exec failed: not found), 126 (other exec
  * failure), 125 (usage or fork failure). */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,6 +48,43 @@ status_code(int status)
         return WEXITSTATUS(status);
 }
 
+/* The status channel on fd 3, or -1 (none, or it could not be made safe: then msp-mcp
+ * falls back to decoding 128+N). */
+static int
+status_fd_take(void)
+{
+        struct stat st;
+        if (fstat(3, &st) < 0 || !S_ISFIFO(st.st_mode))
+                return -1;
+        if (fcntl(3, F_SETFD, FD_CLOEXEC) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+                (void) close(3);
+                return -1;
+        }
+        return 3;
+}
+
+/* "exit N\n" / "signal N\n" in one write (< PIPE_BUF: atomic); no stdio. */
+static void
+status_report(int fd, int status)
+{
+        char buf[24];
+        const char *kind = WIFSIGNALED(status) ? "signal " : "exit ";
+        unsigned v = WIFSIGNALED(status) ? (unsigned) WTERMSIG(status) : (unsigned) WEXITSTATUS(status);
+        size_t n = strlen(kind);
+        memcpy(buf, kind, n);
+        char digits[4];
+        size_t d = 0;
+        do {
+                digits[d++] = (char) ('0' + v % 10);
+                v /= 10;
+        } while (v && d < sizeof digits);
+        while (d)
+                buf[n++] = digits[--d];
+        buf[n++] = '\n';
+        if (fd >= 0)
+                (void) !write(fd, buf, n);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -46,6 +92,7 @@ main(int argc, char **argv)
                 say("usage", " /.msp/init -- PROGRAM [ARG...]", 0);
                 return 125;
         }
+        const int status_fd = status_fd_take();
         sigset_t all, old;
         sigfillset(&all);
         /* Blocked signals are queued even to a namespace init without handlers (only
@@ -91,8 +138,10 @@ main(int argc, char **argv)
                                 continue;
                         if (p <= 0)
                                 break;
-                        if (p == child)
+                        if (p == child) {
+                                status_report(status_fd, status);
                                 _exit(status_code(status));
+                        }
                 }
         }
 }

@@ -243,6 +243,52 @@ TEST(self_signal_kills)
         ASSERT_STREQ(b.out, "before\n");
 }
 
+TEST(exit_status_above_128)
+{
+        /* The init's status pipe tells a plain `exit 130` from a death by SIGINT, which
+         * `run` both reports as 130. */
+        static outcome o;
+        static const int codes[] = { 129, 130, 137, 143, 192, 255 };
+        for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+                char code[32];
+                snprintf(code, sizeof code, "exit %d", codes[i]);
+                o = (outcome){ 0 };
+                ASSERT_OK(run_sh("sh", code, (mcp_limits){ 0 }, &o));
+                ASSERT_FALSE(o.r.sandbox_failed);
+                ASSERT_EQ_INT(o.r.exit_code, codes[i]);
+                ASSERT_EQ_INT(o.r.term_signal, 0);
+        }
+        static const struct { const char *code; int sig; } kills[] = {
+                { "kill -INT $$; echo after", SIGINT },
+                { "kill -KILL $$; echo after", SIGKILL },
+        };
+        for (size_t i = 0; i < sizeof kills / sizeof kills[0]; i++) {
+                o = (outcome){ 0 };
+                ASSERT_OK(run_sh("sh", kills[i].code, (mcp_limits){ 0 }, &o));
+                ASSERT_FALSE(o.r.sandbox_failed);
+                ASSERT_FALSE(o.r.timed_out);
+                ASSERT_EQ_INT(o.r.term_signal, kills[i].sig);
+                ASSERT_EQ_INT(o.r.exit_code, 0);
+                ASSERT_STREQ(o.out, "");
+        }
+}
+
+TEST(status_pipe_out_of_reach)
+{
+        /* A forged "signal 2" before `exit 130` would turn it into SIGINT: neither the
+         * inherited fd 3 nor pid 1's /proc entry is writable by the program. */
+        static outcome o;
+        ASSERT_OK(run_sh("sh",
+                         "(echo 'signal 2' >&3) 2>/dev/null && echo fd3;"
+                         " (echo 'signal 2' >/proc/1/fd/3) 2>/dev/null && echo proc;"
+                         " ls /proc/1/fd >/dev/null 2>&1 && echo listed; exit 130",
+                         (mcp_limits){ 0 }, &o));
+        ASSERT_FALSE(o.r.sandbox_failed);
+        ASSERT_STREQ(o.out, "");
+        ASSERT_EQ_INT(o.r.exit_code, 130);
+        ASSERT_EQ_INT(o.r.term_signal, 0);
+}
+
 TEST(signal_to_pid1_forwarded)
 {
         /* A signal for pid 1 reaches the program (its trap runs), which exits as it likes.
@@ -1006,6 +1052,8 @@ main(void)
         RUN(missing_init_refused);
         RUN(init_is_pid1);
         RUN(self_signal_kills);
+        RUN(exit_status_above_128);
+        RUN(status_pipe_out_of_reach);
         RUN(signal_to_pid1_forwarded);
         RUN(kill_group_once);
         RUN(orphans_reaped);

@@ -1,12 +1,15 @@
 /* mcp-adapter/sandbox-init.c on its own ($MSP_SANDBOX_INIT), as an ordinary child of this
  * test (not pid 1: that is test-engine.c's part): exit codes passed through, a signal
  * death as 128+N, its own codes (usage 125, not found 127), and signals forwarded to the
- * program. Each child is bounded by alarm(); the programs are /bin/sh one-liners. */
+ * program, and the status record on fd 3 (out of the program's reach). Each child is
+ * bounded by alarm(); the programs are /bin/sh one-liners. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <grp.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -137,6 +140,76 @@ TEST(signals_forwarded)
         ASSERT_EQ_INT(WEXITSTATUS(st), 128 + SIGTERM);
 }
 
+/* Run the init with a status pipe on fd 3, as uid/gid 65534 when root (the pipe is theirs
+ * too) so
+ * that the program's /proc/$PPID/fd/3 is guarded by the init's dumpable flag alone.
+ * Returns the wait status; *chan gets what the pipe holds. */
+static int
+run_with_channel(const char *script, char *chan, size_t size)
+{
+        int p[2];
+        chan[0] = '\0';
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return -1;
+        const bool root = geteuid() == 0;
+        if (root && fchown(p[1], 65534, 65534) < 0) {
+                close(p[0]);
+                close(p[1]);
+                return -1;
+        }
+        pid_t pid = fork();
+        if (pid == 0) {
+                /* dup2 clears O_CLOEXEC: fd 3 is meant for the init. */
+                if (dup2(p[1], 3) < 0 ||
+                    (root && (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)))
+                        _exit(99);
+                execl(init_path, init_path, "--", "/bin/sh", "-c", script, (char *) NULL);
+                _exit(98);
+        }
+        close(p[1]);
+        int st = pid < 0 ? -1 : wait_status(pid);
+        /* The init and the program are gone: no writer is left, EOF follows the record. */
+        alarm(20);
+        read_n(p[0], chan, size, size);
+        alarm(0);
+        close(p[0]);
+        return st;
+}
+
+TEST(status_channel)
+{
+        char chan[64];
+        int st = run_with_channel("exit 130", chan, sizeof chan);
+        ASSERT_TRUE(WIFEXITED(st));
+        ASSERT_EQ_INT(WEXITSTATUS(st), 130);
+        ASSERT_STREQ(chan, "exit 130\n");
+        st = run_with_channel("kill -INT $$", chan, sizeof chan);
+        ASSERT_TRUE(WIFEXITED(st));
+        ASSERT_EQ_INT(WEXITSTATUS(st), 128 + SIGINT);
+        ASSERT_STREQ(chan, "signal 2\n");
+        st = run_with_channel("kill -KILL $$", chan, sizeof chan);
+        ASSERT_STREQ(chan, "signal 9\n");
+        st = run_with_channel("exit 0", chan, sizeof chan);
+        ASSERT_STREQ(chan, "exit 0\n");
+        st = run_with_channel("exec /nonexistent/program", chan, sizeof chan);
+        ASSERT_TRUE(WIFEXITED(st));
+        ASSERT_EQ_INT(WEXITSTATUS(st), 127);
+        ASSERT_STREQ(chan, "exit 127\n");
+}
+
+TEST(status_channel_is_out_of_reach)
+{
+        /* Neither the inherited fd (close-on-exec) nor the init's /proc entry (non-dumpable)
+         * lets the program write a forged record before its own exit. */
+        char chan[64];
+        int st = run_with_channel("(echo 'signal 2' >&3) 2>/dev/null && exit 3; "
+                                  "(echo 'signal 2' >/proc/$PPID/fd/3) 2>/dev/null && exit 4; "
+                                  "exit 130", chan, sizeof chan);
+        ASSERT_TRUE(WIFEXITED(st));
+        ASSERT_EQ_INT(WEXITSTATUS(st), 130);
+        ASSERT_STREQ(chan, "exit 130\n");
+}
+
 int
 main(void)
 {
@@ -149,5 +222,7 @@ main(void)
         RUN(signal_death_is_128_plus_n);
         RUN(own_failures);
         RUN(signals_forwarded);
+        RUN(status_channel);
+        RUN(status_channel_is_out_of_reach);
         return tap_done();
 }
