@@ -29,8 +29,15 @@ function die(msg) {
         process.exit(1);
 }
 
+// State dirs still there at exit (a failed run): removed, once their server is gone.
+const stateDirs = new Set();
+process.on("exit", () => {
+        for (const d of stateDirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
 function server(runtime) {
         const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "msp-mcp-bench-"));
+        stateDirs.add(stateDir);
         const child = spawn(opt.mspMcp, ["--state-dir", stateDir, "--runtime", runtime],
                             { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env } });
         let log = "";
@@ -73,6 +80,7 @@ function server(runtime) {
                         child.stdin.end();
                         const code = await exited;
                         fs.rmSync(stateDir, { recursive: true, force: true });
+                        stateDirs.delete(stateDir);
                         return code;
                 },
         };
