@@ -270,13 +270,7 @@ child_prepare(exec_child *ec, exec_final *f, msp_err *err)
         bool in_userns = ec->in_userns;
         int r;
 
-        if (p->landlock && !p->no_new_privileges)
-                return msp_err_set(err, EINVAL,
-                                   "process.landlock requires process.noNewPrivileges to be true");
-        r = rt_rlimits_apply(p->rlimits, p->n_rlimits, err);
-        if (r < 0)
-                return r;
-        r = rt_process_sched_apply(p, lx ? lx->personality : NULL, err);
+        r = rt_process_apply_limits(p, lx, err);
         if (r < 0)
                 return r;
         /* The init's point in the sequence: before seccomp, the capability drop and

@@ -410,13 +410,7 @@ prepare_process(init_run *ir, msp_err *err)
         const oci_linux *lx = a->spec->linux_;
         int r;
 
-        if (p->landlock && !p->no_new_privileges)
-                return msp_err_set(err, EINVAL,
-                                   "process.landlock requires process.noNewPrivileges to be true");
-        r = rt_rlimits_apply(p->rlimits, p->n_rlimits, err);
-        if (r < 0)
-                return r;
-        r = rt_process_sched_apply(p, lx ? lx->personality : NULL, err);
+        r = rt_process_apply_limits(p, lx, err);
         if (r < 0)
                 return r;
         /* Before the session keyring: with SELinux its label comes from attr/keycreate. */

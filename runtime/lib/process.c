@@ -176,3 +176,19 @@ rt_process_sched_apply(const oci_process *p, const oci_personality *pers, msp_er
                 return personality_apply(pers, err);
         return 0;
 }
+
+int
+rt_process_apply_limits(const oci_process *p, const oci_linux *lx, msp_err *err)
+{
+        int r;
+
+        /* The kernel refuses landlock_restrict_self without no_new_privs (or CAP_SYS_ADMIN,
+         * which a container must not rely on): say so before anything is changed. */
+        if (p->landlock && !p->no_new_privileges)
+                return msp_err_set(err, EINVAL,
+                                   "process.landlock requires process.noNewPrivileges to be true");
+        r = rt_rlimits_apply(p->rlimits, p->n_rlimits, err);
+        if (r < 0)
+                return r;
+        return rt_process_sched_apply(p, lx ? lx->personality : NULL, err);
+}

@@ -15,6 +15,9 @@
 int rt_rlimits_apply(const oci_rlimit *rl, size_t n, msp_err *err);
 /* ioPriority, scheduler, personality (from linux.personality; may be NULL). */
 int rt_process_sched_apply(const oci_process *p, const oci_personality *pers, msp_err *err);
+/* The first step of preparing any container process, the init's and exec's alike: the
+ * Landlock rule that needs no_new_privs, rlimits, then rt_process_sched_apply. */
+int rt_process_apply_limits(const oci_process *p, const oci_linux *lx, msp_err *err);
 /* Switch to process.user: setgroups(additionalGids), setresgid, setresuid, umask; keeps
  * the permitted capabilities across the uid change (PR_SET_KEEPCAPS) so that
  * rt_caps_apply can set exactly the configured sets afterwards. Verifies the result. */
