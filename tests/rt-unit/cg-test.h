@@ -6,9 +6,13 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cgroup-internal.h"
 #include "cgroup.h"
+#include "tap.h"
 
 /* Nothing whose name starts with `prefix` directly below any hierarchy's root (the root
  * itself on a unified host); removes and reports what it finds. */
@@ -43,4 +47,48 @@ cg_test_no_leftovers(rt_cgroup_mode mode, const char *prefix)
         if (root)
                 closedir(root);
         return clean;
+}
+
+typedef struct cg_test {
+        const char *name;
+        void (*fn)(void);
+} cg_test;
+
+/* The main of a cgroup test program: needs root and a cgroup file system, runs each test
+ * in its own child (exit status 77: skipped, the child printed why), then checks that no
+ * cgroup named <prefix><runner pid>-* is left in any hierarchy. Sets *runner and *mode
+ * first: the tests name their cgroups after them. */
+static inline int
+cg_test_main(const cg_test *tests, size_t n, const char *prefix, pid_t *runner,
+             rt_cgroup_mode *mode)
+{
+        msp_err e;
+        char leftover_prefix[64];
+
+        *runner = getpid();
+        if (geteuid() != 0 || rt_cgroup_mode_detect(mode, &e) < 0) {
+                printf("1..0 # SKIP needs root and a cgroup file system\n");
+                return 0;
+        }
+        printf("# cgroup mode: %s\n", *mode == RT_CGROUP_UNIFIED ? "unified" :
+               *mode == RT_CGROUP_HYBRID ? "hybrid" : "legacy");
+        for (size_t i = 0; i < n; i++) {
+                int st = 0;
+                fflush(stdout);
+                pid_t pid = fork();
+                if (pid == 0) {
+                        tests[i].fn();
+                        fflush(stdout);
+                        _exit(0);
+                }
+                (void) waitpid(pid, &st, 0);
+                if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
+                        tap_skip(tests[i].name, "see the diagnostic above");
+                else
+                        tap_check(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", tests[i].name);
+        }
+        snprintf(leftover_prefix, sizeof leftover_prefix, "%s%d-", prefix, (int) *runner);
+        tap_check(cg_test_no_leftovers(*mode, leftover_prefix),
+                  "no test cgroup left in any hierarchy");
+        return tap_done();
 }

@@ -362,10 +362,7 @@ test_oom_count(void)
         CHECK_OK(rt_cgroup_destroy(path, &e), e);
 }
 
-static const struct {
-        const char *name;
-        void (*fn)(void);
-} tests[] = {
+static const cg_test tests[] = {
         { "stats, event and pid list JSON", test_stats_json },
         { "freeze stops a counting process, thaw resumes it; destroy when frozen", test_freeze_thaw },
         { "freeze refuses '/' and names a missing cgroup", test_freeze_errors },
@@ -375,40 +372,8 @@ static const struct {
         { "oom_kills counts an OOM kill", test_oom_count },
 };
 
-/* Nothing named msp-unit-ctl-<runner>-* in any hierarchy; removes what it finds. */
-static bool
-no_leftovers(void)
-{
-        char prefix[64];
-
-        snprintf(prefix, sizeof prefix, "msp-unit-ctl-%d-", (int) runner);
-        return cg_test_no_leftovers(mode, prefix);
-}
-
 int
 main(void)
 {
-        msp_err e;
-
-        runner = getpid();
-        if (geteuid() != 0 || rt_cgroup_mode_detect(&mode, &e) < 0) {
-                printf("1..0 # SKIP needs root and a cgroup file system\n");
-                return 0;
-        }
-        printf("# cgroup mode: %s\n", mode == RT_CGROUP_UNIFIED ? "unified" :
-               mode == RT_CGROUP_HYBRID ? "hybrid" : "legacy");
-        for (size_t i = 0; i < ARRAY_SIZE(tests); i++) {
-                int st = 0;
-                fflush(stdout);
-                pid_t pid = fork();
-                if (pid == 0) {
-                        tests[i].fn();
-                        fflush(stdout);
-                        _exit(0);
-                }
-                (void) waitpid(pid, &st, 0);
-                tap_check(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", tests[i].name);
-        }
-        tap_check(no_leftovers(), "no test cgroup left in any hierarchy");
-        return tap_done();
+        return cg_test_main(tests, ARRAY_SIZE(tests), "msp-unit-ctl-", &runner, &mode);
 }

@@ -809,8 +809,6 @@ test_v2_refusals(void)
 
 /* ---- runner ---- */
 
-typedef struct { const char *name; void (*fn)(void); } cg_test;
-
 static const cg_test tests[] = {
         { "conversions", test_conversions },
         { "unified key checks", test_unified_keys },
@@ -832,43 +830,8 @@ static const cg_test tests[] = {
         { "v2 backend refusals (plain files)", test_v2_refusals },
 };
 
-/* Nothing named msp-unit-<runner>-* in any hierarchy; removes what it finds. */
-static bool
-no_leftovers(void)
-{
-        char prefix[64];
-
-        snprintf(prefix, sizeof prefix, "msp-unit-%d-", (int) runner);
-        return cg_test_no_leftovers(mode, prefix);
-}
-
 int
 main(void)
 {
-        msp_err e;
-
-        runner = getpid();
-        if (geteuid() != 0 || rt_cgroup_mode_detect(&mode, &e) < 0) {
-                printf("1..0 # SKIP needs root and a cgroup file system\n");
-                return 0;
-        }
-        printf("# cgroup mode: %s\n", mode == RT_CGROUP_UNIFIED ? "unified" :
-               mode == RT_CGROUP_HYBRID ? "hybrid" : "legacy");
-        for (size_t i = 0; i < ARRAY_SIZE(tests); i++) {
-                int st = 0;
-                fflush(stdout);
-                pid_t pid = fork();
-                if (pid == 0) {
-                        tests[i].fn();
-                        fflush(stdout);
-                        _exit(0);
-                }
-                (void) waitpid(pid, &st, 0);
-                if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
-                        tap_skip(tests[i].name, "see the diagnostic above");
-                else
-                        tap_check(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", tests[i].name);
-        }
-        tap_check(no_leftovers(), "no test cgroup left in any hierarchy");
-        return tap_done();
+        return cg_test_main(tests, ARRAY_SIZE(tests), "msp-unit-", &runner, &mode);
 }
