@@ -1,11 +1,12 @@
-/* The CVE-2019-5736 re-exec before glibc starts (see runtime/lib/selfexe.c for the
- * defence itself). In a static PIE this is the ELF entry point: it runs before glibc's
- * start-up (whose CPU detection costs ~0.4 ms of CPUID exits on a VM) and before the
- * binary relocates itself, so it may use no libc, no pointer tables (they would still
- * be unrelocated), no TLS (no stack protector) and no global writable data. It decides
- * exactly like rt_selfexe_needed(), copies /proc/self/exe into a sealed memfd and
- * execveat()s it; on any failure it falls through to glibc's _start, and main() then
- * does the same through rt_selfexe_ensure() with proper error messages. */
+/* CVE-2019-5736, at the ELF entry point of the static PIE, before glibc starts (whose
+ * CPU detection costs ~0.4 ms of CPUID exits on a VM) and before the binary relocates
+ * itself, so it may use no libc, no pointer tables (they would still be unrelocated), no
+ * TLS (no stack protector) and no global writable data. For the commands
+ * rt_selfexe_needed() names it makes /proc/self/exe a detached, read-only bind mount of
+ * the binary (e_swap_exe; docs/SECURITY_MODEL.md) without an exec; where that fails it
+ * copies the binary into a sealed memfd and execveat()s it; where that fails too it
+ * falls through to glibc's _start, and main() then does the copy through
+ * rt_selfexe_ensure() with proper error messages. */
 #include <stddef.h>
 
 #if defined(__x86_64__)
@@ -95,6 +96,163 @@ e_needed(long argc, char **argv)
         return 0;
 }
 
+/* The ELF header of this binary, placed by the linker; hidden, so its address is
+ * computed PC-relative and needs no relocation. */
+extern const char __ehdr_start[] __attribute__((visibility("hidden")));
+
+struct e_phdr {
+        unsigned int p_type, p_flags;
+        unsigned long p_offset, p_vaddr, p_paddr, p_filesz, p_memsz, p_align;
+};
+
+struct e_mount_attr {
+        unsigned long attr_set, attr_clr, propagation, userns_fd;
+};
+
+static inline long
+sys6(long n, long a, long b, long c, long d, long e, long f)
+{
+        long r;
+        register long r10 __asm__("r10") = d;
+        register long r8 __asm__("r8") = e;
+        register long r9 __asm__("r9") = f;
+        __asm__ volatile("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8),
+                         "r"(r9) : "rcx", "r11", "memory");
+        return r;
+}
+
+#define E_OPEN_TREE_CLONE 1
+#define E_MOUNT_ATTR_RDONLY 0x1
+#define E_MOUNT_ATTR_NOSUID 0x2
+#define E_MOUNT_ATTR_NODEV 0x4
+#define E_PROT_READ 1
+#define E_PROT_WRITE 2
+#define E_PROT_EXEC 4
+#define E_MAP_PRIVATE 2
+#define E_MAP_FIXED 0x10
+#define E_PR_SET_MM 35
+#define E_PR_SET_MM_EXE_FILE 13
+#define E_PAGE 4096UL
+
+struct e_mm_map {
+        unsigned long start_code, end_code, start_data, end_data, start_brk, brk, start_stack;
+        unsigned long arg_start, arg_end, env_start, env_end;
+        unsigned long *auxv;
+        unsigned int auxv_size, exe_fd;
+};
+
+/* PR_SET_MM_MAP (CRIU's interface) with every field as the kernel set it at exec, so that
+ * only the exe changes. It needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE, where the
+ * single-field PR_SET_MM_EXE_FILE needs CAP_SYS_RESOURCE, which container hosts often
+ * withhold from root. The values are computed the way load_elf_binary() does. */
+static long
+e_set_exe(long *sp, const struct e_phdr *ph, unsigned short phnum, unsigned long base, long fd)
+{
+        struct e_mm_map m = { .start_code = ~0UL, .exe_fd = (unsigned int) fd };
+        char **argv = (char **) (sp + 1);
+        char **envp = argv + sp[0] + 1;
+        const char *e;
+
+        for (unsigned short i = 0; i < phnum; i++) {
+                if (ph[i].p_type != 1)
+                        continue;
+                unsigned long k = base + ph[i].p_vaddr, end = k + ph[i].p_filesz;
+                if ((ph[i].p_flags & 1) && k < m.start_code)
+                        m.start_code = k;
+                if ((ph[i].p_flags & 1) && end > m.end_code)
+                        m.end_code = end;
+                if (k > m.start_data)
+                        m.start_data = k;
+                if (end > m.end_data)
+                        m.end_data = end;
+        }
+        m.start_brk = m.brk = (unsigned long) sys3(12 /* brk */, 0, 0, 0);
+        m.start_stack = (unsigned long) sp;
+        /* The kernel lays the argument strings and then the environment strings out
+         * back to back; the pointers still point at them. */
+        m.arg_start = (unsigned long) argv[0];
+        for (e = argv[sp[0] - 1]; *e; e++)
+                ;
+        m.arg_end = m.env_start = m.env_end = (unsigned long) e + 1;
+        if (envp[0]) {
+                long n = 0;
+                while (envp[n + 1])
+                        n++;
+                m.env_start = (unsigned long) envp[0];
+                for (e = envp[n]; *e; e++)
+                        ;
+                m.env_end = (unsigned long) e + 1;
+        }
+        return sys5(157 /* prctl */, E_PR_SET_MM, 14 /* PR_SET_MM_MAP */, (long) &m, sizeof m, 0);
+}
+
+/* The cheap form of the defence: make /proc/self/exe a detached, read-only bind mount of
+ * the same file instead of a sealed copy. The segments are mapped again from that mount
+ * (same inode, same page-cache pages, the same bytes the kernel mapped: nothing has been
+ * relocated or written yet) so that no mapping of the old path is left, which is what
+ * PR_SET_MM_EXE_FILE requires. Returns 0 when /proc/self/exe is the read-only view. */
+static long
+e_swap_exe(long *sp)
+{
+        const unsigned short phnum = *(const unsigned short *) (__ehdr_start + 56);
+        const struct e_phdr *ph =
+                (const struct e_phdr *) (__ehdr_start + *(const unsigned long *) (__ehdr_start + 32));
+        struct e_mount_attr attr = { E_MOUNT_ATTR_RDONLY | E_MOUNT_ATTR_NOSUID | E_MOUNT_ATTR_NODEV,
+                                     0, 0, 0 };
+        char path[32] = "/proc/self/fd/";
+        unsigned long base = (unsigned long) __ehdr_start;
+        long tree, fd, r = -1;
+        int n = 14;
+
+        for (unsigned short i = 0; i < phnum; i++)
+                if (ph[i].p_type == 1 && ph[i].p_offset == 0)
+                        base -= ph[i].p_vaddr;
+        tree = sys3(428 /* open_tree */, E_AT_FDCWD, (long) "/proc/self/exe",
+                    E_OPEN_TREE_CLONE | E_O_CLOEXEC);
+        if (tree < 0)
+                return tree;
+        if (sys5(442 /* mount_setattr */, tree, (long) "", E_AT_EMPTY_PATH, (long) &attr,
+                 sizeof attr) < 0)
+                goto out_tree;
+        {
+                char digits[12];
+                int k = 0;
+                long v = tree;
+                do
+                        digits[k++] = (char) ('0' + v % 10);
+                while ((v /= 10) > 0);
+                while (k > 0)
+                        path[n++] = digits[--k];
+                path[n] = 0;
+        }
+        fd = sys3(257, E_AT_FDCWD, (long) path, E_O_RDONLY | E_O_CLOEXEC);
+        if (fd < 0)
+                goto out_tree;
+        for (unsigned short i = 0; i < phnum; i++) {
+                const struct e_phdr *p = &ph[i];
+                if (p->p_type != 1 /* PT_LOAD */ || p->p_filesz == 0)
+                        continue;
+                unsigned long start = base + (p->p_vaddr & ~(E_PAGE - 1));
+                unsigned long end = base + p->p_vaddr + p->p_filesz;
+                long prot = ((p->p_flags & 4) ? E_PROT_READ : 0) | ((p->p_flags & 2) ? E_PROT_WRITE : 0) |
+                            ((p->p_flags & 1) ? E_PROT_EXEC : 0);
+                long m = sys6(9 /* mmap */, (long) start, (long) (((end + E_PAGE - 1) & ~(E_PAGE - 1)) - start),
+                              prot, E_MAP_PRIVATE | E_MAP_FIXED, fd, (long) (p->p_offset & ~(E_PAGE - 1)));
+                if (m != (long) start)
+                        goto out_fd;    /* the old mapping is gone too: cannot go back */
+                /* The kernel zeroed the rest of the last file page (the start of .bss). */
+                if ((p->p_flags & 2) && p->p_memsz > p->p_filesz)
+                        for (volatile char *z = (volatile char *) end; (unsigned long) z & (E_PAGE - 1); z++)
+                                *z = 0;
+        }
+        r = e_set_exe(sp, ph, phnum, base, fd);
+out_fd:
+        sys3(3, fd, 0, 0);
+out_tree:
+        sys3(3, tree, 0, 0);
+        return r;
+}
+
 __attribute__((used)) static void
 msp_early(long *sp)
 {
@@ -105,6 +263,8 @@ msp_early(long *sp)
         long off = 0;
 
         if (!e_needed(argc, argv))
+                return;
+        if (e_swap_exe(sp) == 0)
                 return;
         in = sys3(257 /* openat */, E_AT_FDCWD, (long) "/proc/self/exe", E_O_RDONLY | E_O_CLOEXEC);
         if (in < 0)

@@ -2,37 +2,46 @@
  * /proc/<runtime pid>/exe (or /proc/self/exe after exec'ing it) while the runtime was
  * inside the container, and writing to it once the runtime had exited.
  *
- * The answer, as in crun and runc: before anything else, the commands that create or
- * enter a container copy the binary into a memfd, seal it against every change
- * (F_SEAL_SEAL|SHRINK|GROW|WRITE, and F_SEAL_EXEC where the kernel has it) and fexecve
- * it. From then on every process of this msp, the container init cloned from it
- * included, has the sealed copy as its /proc/<pid>/exe: nothing reachable from a
- * container leads back to the file on the host.
+ * The commands that create or enter a container therefore run with an exe no one can
+ * write: where msp is a static PIE, selfexe-early.c swaps /proc/self/exe for a detached
+ * read-only view of the file at the entry point (docs/SECURITY_MODEL.md). Here is the
+ * fallback, as in crun and runc: copy the binary into a memfd, seal it against every
+ * change (F_SEAL_SEAL|SHRINK|GROW|WRITE, and F_SEAL_EXEC where the kernel has it) and
+ * fexecve it. Either way every process of this msp, the container init cloned from it
+ * included, has a protected /proc/<pid>/exe.
  *
- * "Already done" is decided from the executable itself (the seals of /proc/self/exe),
- * never from an environment marker a caller could set.
- *
- * Where msp is a static PIE (runtime/meson.build), selfexe-early.c does the same copy at
- * the ELF entry point, before glibc starts; rt_selfexe_ensure() then finds the seals and
- * returns, and stays the path (with error messages) when the early one could not. Its
- * command-line rule must stay the same as rt_selfexe_needed(). */
+ * "Already done" is decided from the executable itself (its seals, or its mount),
+ * never from an environment marker a caller could set. The command-line rule must stay
+ * the same as selfexe-early.c's. */
 #include "selfexe.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "macros.h"
 
 #ifndef MFD_EXEC
 #define MFD_EXEC 0x0010U
 #endif
 #ifndef F_SEAL_EXEC
 #define F_SEAL_EXEC 0x0020
+#endif
+
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x00004000U
+#endif
+#ifndef SYS_statmount
+#define SYS_statmount 457
 #endif
 
 #define SEALS_REQUIRED (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
@@ -76,16 +85,53 @@ rt_selfexe_needed(int argc, char **argv)
         return false;
 }
 
+/* Is the mount with this (statx) id absent from our mount namespace? statmount(2) knows
+ * the unique id (6.8); older kernels get a scan of /proc/self/mountinfo. */
 static bool
-running_sealed(void)
+mount_unreachable(const struct statx *stx)
 {
-        int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+        if (stx->stx_mask & STATX_MNT_ID_UNIQUE) {
+                struct {
+                        uint32_t size, spare;
+                        uint64_t mnt_id, param;
+                } req = { .size = sizeof req, .mnt_id = stx->stx_mnt_id, .param = 1 /* STATMOUNT_SB_BASIC */ };
+                char buf[4096];
+                return syscall(SYS_statmount, &req, buf, sizeof buf, 0) < 0 && errno == ENOENT;
+        }
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+        unsigned long long id;
+        char line[4096];
+
+        if (!f)
+                return false;
+        while (fgets(line, sizeof line, f))
+                if (sscanf(line, "%llu", &id) == 1 && id == stx->stx_mnt_id)
+                        return false;
+        return !ferror(f);
+}
+
+/* Already protected: /proc/self/exe is a sealed memfd, or (selfexe-early.c) a read-only
+ * bind mount of the file alone that is attached nowhere, so no one can make it writable
+ * again. A binary that merely lives on a read-only filesystem does not count. */
+static bool
+running_protected(void)
+{
+        _cleanup_close_ int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+        struct statx stx;
+        struct statfs sfs;
 
         if (fd < 0)
                 return false;
         int seals = fcntl(fd, F_GET_SEALS);
-        close(fd);
-        return seals >= 0 && (seals & SEALS_REQUIRED) == SEALS_REQUIRED;
+        if (seals >= 0)
+                return (seals & SEALS_REQUIRED) == SEALS_REQUIRED;
+        if (fstatfs(fd, &sfs) < 0 || !(sfs.f_flags & ST_RDONLY))
+                return false;
+        if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID | STATX_MNT_ID_UNIQUE, &stx) < 0 ||
+            !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
+            !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) || !(stx.stx_mask & (STATX_MNT_ID | STATX_MNT_ID_UNIQUE)))
+                return false;
+        return mount_unreachable(&stx);
 }
 
 static int
@@ -153,7 +199,7 @@ fail:
 int
 rt_selfexe_ensure(int argc, char **argv, char **envp)
 {
-        if (!rt_selfexe_needed(argc, argv) || running_sealed())
+        if (!rt_selfexe_needed(argc, argv) || running_protected())
                 return 0;
         int mfd = make_sealed_copy();
         if (mfd < 0) {

@@ -193,3 +193,25 @@ make_traversable() {
         done
         chmod o+x "$top"
 }
+
+# exe_protection PID: how /proc/PID/exe is kept from being written (CVE-2019-5736):
+# "sealed-memfd" (a memfd copy sealed against writes: the dynamic and sanitizer builds),
+# "ro-view" (the file itself, through a read-only bind mount of it alone that is attached
+# nowhere: what the static msp's entry point makes, runtime/lib/selfexe-early.c) or
+# "exposed" (anything else: the host file as it is).
+exe_protection() {
+        /usr/bin/python3 - "/proc/$1/exe" <<'PY'
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+try:
+    seals = fcntl.fcntl(fd, 1034)  # F_GET_SEALS: only memfds have seals
+    print("sealed-memfd" if seals & 0xf == 0xf else "exposed")
+    sys.exit(0)
+except OSError:
+    pass
+mnt = [l.split()[1] for l in open("/proc/self/fdinfo/%d" % fd) if l.startswith("mnt_id:")][0]
+attached = any(l.split()[0] == mnt for l in open("/proc/self/mountinfo"))
+ro = os.fstatvfs(fd).f_flag & os.ST_RDONLY
+print("ro-view" if ro and not attached else "exposed")
+PY
+}
