@@ -108,6 +108,7 @@ cmd_run(rt_ctx *ctx, int argc, char **argv)
 
         if (cmd_parse_create_opts(ctx, "run", argc, argv, &o, &detach, &keep) < 0)
                 return 1;
+        o.start_at_ready = true;
         if (!detach && !o.console_socket) {
                 int sv[2];
                 if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {

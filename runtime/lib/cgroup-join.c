@@ -6,9 +6,11 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cgroup-internal.h"
+#include "cgroup.h"
 
 void
 rt_cgroup_join_init(rt_cgroup_join *j)
@@ -43,6 +45,7 @@ fd_at_least(int fd, int min_fd)
 
 struct prepare_data {
         rt_cgroup_join *j;
+        unsigned which;
         int min_fd;
 };
 
@@ -51,9 +54,11 @@ prepare_in(const char *hier, bool v2, void *userdata, msp_err *err)
 {
         struct prepare_data *pd = userdata;
         rt_cgroup_join *j = pd->j;
-        int dfd = cg_open_dir(hier, j->path, err);
-        int fd;
+        int dfd, fd;
 
+        if (!(pd->which & (v2 ? RT_CGROUP_V2 : RT_CGROUP_V1)))
+                return 0;
+        dfd = cg_open_dir(hier, j->path, err);
         if (dfd < 0)
                 return dfd;
         if (v2) {
@@ -85,9 +90,10 @@ prepare_in(const char *hier, bool v2, void *userdata, msp_err *err)
 }
 
 int
-rt_cgroup_join_prepare_parent(const char *path, int min_fd, rt_cgroup_join *j, msp_err *err)
+rt_cgroup_join_prepare_parent(const char *path, unsigned which, int min_fd, rt_cgroup_join *j,
+                              msp_err *err)
 {
-        struct prepare_data pd = { .j = j, .min_fd = min_fd };
+        struct prepare_data pd = { .j = j, .which = which, .min_fd = min_fd };
 
         rt_cgroup_join_init(j);
         j->path = path;
@@ -111,4 +117,36 @@ rt_cgroup_join_child(rt_cgroup_join *j, msp_err *err)
         }
         rt_cgroup_join_close(j);
         return r;
+}
+
+int
+rt_cgroup_join_names(const rt_cgroup_join *j, char *buf, size_t size)
+{
+        size_t len = 0;
+
+        buf[0] = '\0';
+        for (size_t i = 0; i < j->n; i++) {
+                int n = snprintf(buf + len, size - len, "%s\n", j->hier[i]);
+                if (n < 0 || (size_t) n >= size - len)
+                        return -ENAMETOOLONG;
+                len += (size_t) n;
+        }
+        return 0;
+}
+
+void
+rt_cgroup_join_adopt(rt_cgroup_join *j, const char *path, const int *fds, size_t n,
+                     const char *names)
+{
+        rt_cgroup_join_init(j);
+        j->path = path;
+        for (size_t i = 0; i < n && i < RT_CGROUP_JOIN_MAX; i++) {
+                const char *nl = strchr(names, '\n');
+                size_t len = nl ? (size_t) (nl - names) : strlen(names);
+                snprintf(j->hier[i], sizeof j->hier[i], "%.*s", (int) len, names);
+                names += nl ? len + 1 : len;
+                j->tasks_fd[j->n++] = fds[i];
+        }
+        for (size_t i = RT_CGROUP_JOIN_MAX; i < n; i++)
+                close(fds[i]);
 }

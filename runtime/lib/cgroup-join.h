@@ -34,10 +34,18 @@ typedef struct rt_cgroup_join {
 
 /* No fds: the state rt_cgroup_join_close() leaves. */
 void rt_cgroup_join_init(rt_cgroup_join *j);
-/* Open the v2 leaf and each v1 `tasks` file of path, every fd at or above min_fd (so
- * that --preserve-fds slots stay free). On failure nothing stays open. */
-int rt_cgroup_join_prepare_parent(const char *path, int min_fd, rt_cgroup_join *j,
-                                  msp_err *err);
+/* Open the v2 leaf and each v1 `tasks` file of path (of the hierarchies `which` names,
+ * RT_CGROUP_V1/V2 of cgroup.h), every fd at or above min_fd (so that --preserve-fds
+ * slots stay free). On failure nothing stays open. */
+int rt_cgroup_join_prepare_parent(const char *path, unsigned which, int min_fd,
+                                  rt_cgroup_join *j, msp_err *err);
+/* The hierarchies of the prepared `tasks` fds, one per line, for the child's messages;
+ * -ENAMETOOLONG when they do not fit. */
+int rt_cgroup_join_names(const rt_cgroup_join *j, char *buf, size_t size);
+/* In the child: take n `tasks` fds received from the parent, with their names as
+ * rt_cgroup_join_names wrote them (j owns the fds from here on). */
+void rt_cgroup_join_adopt(rt_cgroup_join *j, const char *path, const int *fds, size_t n,
+                          const char *names);
 /* In the child after clone3: move itself into each v1 hierarchy, then close every fd. */
 int rt_cgroup_join_child(rt_cgroup_join *j, msp_err *err);
 void rt_cgroup_join_close(rt_cgroup_join *j);

@@ -305,6 +305,7 @@ cpuset_inherit(const char *dir)
 
 struct create_data {
         const char *path;
+        unsigned which;
         bool created;
         char *made[CG_MAX_HIERARCHIES];         /* owned: leaves msp made, for a rollback */
         size_t n_made;
@@ -317,6 +318,8 @@ create_in(const char *hier, bool v2, void *userdata, msp_err *err)
         char dir[PATH_MAX];
         size_t hl = strlen(hier);
 
+        if (!(cd->which & (v2 ? RT_CGROUP_V2 : RT_CGROUP_V1)))
+                return 0;
         if ((size_t) snprintf(dir, sizeof dir, "%s%s", hier, cd->path) >= sizeof dir)
                 return msp_err_set(err, ENAMETOOLONG, "cgroup path too long");
         /* v2 controllers reach a leaf only if every ancestor delegates them. */
@@ -348,7 +351,14 @@ create_in(const char *hier, bool v2, void *userdata, msp_err *err)
 int
 rt_cgroup_create(const char *path, bool *ret_created, msp_err *err)
 {
-        struct create_data cd = { .path = path };
+        *ret_created = false;
+        return rt_cgroup_create_in(path, RT_CGROUP_ALL, ret_created, err);
+}
+
+int
+rt_cgroup_create_in(const char *path, unsigned which, bool *ret_created, msp_err *err)
+{
+        struct create_data cd = { .path = path, .which = which };
 
         if (!cg_path_is_safe(path))
                 return msp_err_set(err, EINVAL, "cgroup path '%s': refusing a hierarchy root or '..'",
@@ -363,7 +373,8 @@ rt_cgroup_create(const char *path, bool *ret_created, msp_err *err)
         }
         if (r < 0)
                 return r;
-        *ret_created = cd.created;
+        if (cd.created)
+                *ret_created = true;
         return 0;
 }
 

@@ -23,8 +23,18 @@ int rt_cgroup_mode_detect(rt_cgroup_mode *ret, msp_err *err);
  * default "/msp/<id>". */
 int rt_cgroup_path_for(const char *cgroups_path, const char *id, char *buf, size_t bufsz,
                        msp_err *err);
+/* Which hierarchies a call works on: the cgroup2 one (all of a unified host, only
+ * `unified` on a hybrid one) and the v1 ones. */
+enum {
+        RT_CGROUP_V2 = 1 << 0,
+        RT_CGROUP_V1 = 1 << 1,
+        RT_CGROUP_ALL = RT_CGROUP_V2 | RT_CGROUP_V1,
+};
 /* mkdir the path in every hierarchy; *ret_created tells whether msp made the leaf. */
 int rt_cgroup_create(const char *path, bool *ret_created, msp_err *err);
+/* The same in the hierarchies `which` names; *ret_created is set when msp made a leaf
+ * and left alone otherwise (so two calls accumulate). */
+int rt_cgroup_create_in(const char *path, unsigned which, bool *ret_created, msp_err *err);
 int rt_cgroup_enter(const char *path, pid_t pid, msp_err *err);
 /* Send sig to every process in the cgroup and its sub-cgroups: SIGKILL through
  * cgroup.kill on v2, else each pid once (the union of every hierarchy's cgroup.procs).

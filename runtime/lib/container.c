@@ -193,6 +193,13 @@ typedef struct create_run {
         bool cgroup_made;
         bool statedir_made;
         bool cgroup_joined_by_child;    /* clone3 + the init joined it (cgroup-join.h) */
+        /* A host with v1 hierarchies: only the cgroup2 leaf is made before clone3; the
+         * v1 ones are made, filled and handed to the init while it builds its network
+         * and mount namespaces (finish_v1_cgroups). */
+        bool cgroup_v1_after_clone;
+        bool cgroup_v2_missed;          /* hybrid, but clone3 could not use the cgroup2 leaf */
+        rt_cgroup_mode cgroup_mode;
+        bool start_at_ready;
 } create_run;
 
 static int
@@ -221,6 +228,44 @@ run_parent_hooks(create_run *cr, msp_err *err)
         return rt_hooks_run(&h->create_runtime, "createRuntime", json, err);
 }
 
+static int apply_cgroup_resources(create_run *cr, msp_err *err);
+
+/* After GO, in parallel with the init's unshare of its network and mount namespaces
+ * (the network namespace alone is ~0.4 ms of kernel work): make the v1 cgroups, record
+ * them and the pid, write the limits and device rules, and send the init the `tasks`
+ * files to move itself into. The rules are complete before the init joins the devices
+ * cgroup, so it never sees a partial list. Without those fds (they could not be
+ * opened, or clone3 could not place the init in its cgroup2 leaf) the parent moves the
+ * init through cgroup.procs, as before cgroup-join.h. */
+static int
+finish_v1_cgroups(create_run *cr, int sync_fd, msp_err *err)
+{
+        char names[MSP_ERR_MSG_MAX] = "";
+        rt_cgroup_join join;
+        int r;
+
+        r = rt_cgroup_create_in(cr->cgroup, RT_CGROUP_V1, &cr->cgroup_made, err);
+        cr->c->state->cgroup_owned = cr->cgroup_made;
+        if (r >= 0)
+                r = rt_state_save(cr->c->dirfd, cr->c->state, err);
+        if (r >= 0)
+                r = apply_cgroup_resources(cr, err);
+        if (r < 0)
+                return r;
+        rt_cgroup_join_init(&join);
+        if (cr->cgroup_v2_missed ||
+            rt_cgroup_join_prepare_parent(cr->cgroup, RT_CGROUP_V1, 3, &join, NULL) < 0 ||
+            rt_cgroup_join_names(&join, names, sizeof names) < 0) {
+                rt_cgroup_join_close(&join);
+                r = rt_cgroup_enter(cr->cgroup, cr->pid, err);
+                if (r < 0)
+                        return r;
+        }
+        r = rt_sync_send_fds(sync_fd, RT_SYNC_CGROUP, names, join.tasks_fd, join.n);
+        rt_cgroup_join_close(&join);
+        return r < 0 ? msp_err_set(err, EPIPE, "the container init exited during setup") : 0;
+}
+
 /* Everything the parent does between clone and the init's READY. */
 static int
 drive_init(create_run *cr, int sync_fd, msp_err *err)
@@ -237,7 +282,7 @@ drive_init(create_run *cr, int sync_fd, msp_err *err)
                 if (r < 0)
                         return r;
         }
-        if (cr->cgroup[0] && !cr->cgroup_joined_by_child) {
+        if (cr->cgroup[0] && !cr->cgroup_joined_by_child && !cr->cgroup_v1_after_clone) {
                 r = rt_cgroup_enter(cr->cgroup, cr->pid, err);
                 if (r < 0)
                         return r;
@@ -262,7 +307,10 @@ drive_init(create_run *cr, int sync_fd, msp_err *err)
          * "created": with a live pid and the exec fifo present, that is what every reader
          * computes (rt_state_refresh), and it spares a last save after READY. */
         cr->c->state->status = (char *) "created";
-        r = rt_state_save(cr->c->dirfd, cr->c->state, err);
+        if (cr->cgroup_v1_after_clone)
+                r = finish_v1_cgroups(cr, sync_fd, err);
+        else
+                r = rt_state_save(cr->c->dirfd, cr->c->state, err);
         if (r < 0)
                 return r;
         for (;;) {
@@ -388,17 +436,20 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
                         goto fail;
         }
 
+        /* Only the namespaces that must be made by clone: pid (it applies to children)
+         * and user (the others must belong to it). The init unshares mount, uts, ipc
+         * and network itself after GO, in parallel with the parent's cgroup work;
+         * cgroup after it joined its cgroups, time was made above. */
         struct clone_args ca = {
-                .flags = (uint64_t) (cr->plan.new_flags & ~(CLONE_NEWCGROUP | CLONE_NEWTIME)) |
-                         CLONE_PIDFD,
+                .flags = (uint64_t) (cr->plan.new_flags & (CLONE_NEWPID | CLONE_NEWUSER)) | CLONE_PIDFD,
                 .pidfd = (uint64_t) (uintptr_t) &pidfd,
                 .exit_signal = SIGCHLD,
         };
-        if (cr->plan.join[OCI_NS_USER])
-                ca.flags &= ~(uint64_t) (CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET);
         /* Born in the v2 cgroup, the init moves itself into the v1 ones: no write to
          * cgroup.procs, whose global lock costs an RCU grace period (cgroup-join.h). */
-        if (cr->cgroup[0] && rt_cgroup_join_prepare_parent(cr->cgroup, keep_min, &join, NULL) >= 0 &&
+        if (cr->cgroup[0] &&
+            rt_cgroup_join_prepare_parent(cr->cgroup, cr->cgroup_v1_after_clone ? RT_CGROUP_V2 : RT_CGROUP_ALL,
+                                          keep_min, &join, NULL) >= 0 &&
             join.v2_fd >= 0) {
                 ca.flags |= CLONE_INTO_CGROUP;
                 ca.cgroup = (uint64_t) join.v2_fd;
@@ -437,11 +488,11 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
                         .preserve_fds = cr->o->preserve_fds,
                         .no_pivot = cr->o->no_pivot,
                         .no_new_keyring = cr->o->no_new_keyring,
+                        .start_at_ready = cr->start_at_ready,
                         .cgroup_join = &join,
-                        .unshare_after_join = cr->plan.join[OCI_NS_USER]
-                                                      ? (cr->plan.new_flags & ~(CLONE_NEWPID | CLONE_NEWTIME |
-                                                                                 CLONE_NEWUSER))
-                                                      : 0,
+                        .cgroup_wait = cr->cgroup_v1_after_clone,
+                        .unshare_flags = cr->plan.new_flags &
+                                         (CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET),
                 };
                 rt_init_child(&ia);
         }
@@ -449,6 +500,7 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
         close(sync[1]);
         sync[1] = -1;
         cr->cgroup_joined_by_child = (ca.flags & CLONE_INTO_CGROUP) || join.n > 0;
+        cr->cgroup_v2_missed = cr->cgroup_mode == RT_CGROUP_HYBRID && !(ca.flags & CLONE_INTO_CGROUP);
         rt_cgroup_join_close(&join);
         cr->pid = (pid_t) pid;
         *ret_pidfd = pidfd;
@@ -669,13 +721,21 @@ rt_container_create(const rt_ctx *ctx, const rt_create_opts *o, rt_container **r
         cr->c = c;
         r = prepare_create(cr, err);
         if (r >= 0)
+                cr->start_at_ready = o->start_at_ready &&
+                                     !(c->spec->has_hooks && c->spec->hooks.poststart.n);
+        if (r >= 0)
                 r = init_state(cr, err);
         if (r >= 0 && cr->cgroup[0]) {
-                r = rt_cgroup_create(cr->cgroup, &cr->cgroup_made, err);
+                r = rt_cgroup_mode_detect(&cr->cgroup_mode, err);
+                cr->cgroup_v1_after_clone = r >= 0 && cr->cgroup_mode != RT_CGROUP_UNIFIED;
+                if (r >= 0)
+                        r = rt_cgroup_create_in(cr->cgroup,
+                                                cr->cgroup_v1_after_clone ? RT_CGROUP_V2 : RT_CGROUP_ALL,
+                                                &cr->cgroup_made, err);
                 c->state->cgroup_owned = cr->cgroup_made;
                 if (r >= 0)
                         r = rt_state_save(c->dirfd, c->state, err);
-                if (r >= 0)
+                if (r >= 0 && !cr->cgroup_v1_after_clone)
                         r = apply_cgroup_resources(cr, err);
         }
         if (r >= 0)
@@ -689,12 +749,14 @@ rt_container_create(const rt_ctx *ctx, const rt_create_opts *o, rt_container **r
         }
         /* The state borrows strings from cr: re-read it so it owns them. */
         oci_state_free(TAKE_PTR(c->state));
+        bool cr_start_at_ready = cr->start_at_ready;
         free(cr);
         r = rt_state_load(c->dirfd, c->id, &c->state, err);
         if (r < 0)
                 return r;
         c->state->status = (char *) "created";
         c->pidfd = TAKE_FD(pidfd);
+        c->released = cr_start_at_ready;
         *ret = TAKE_PTR(c);
         return 0;
 }

@@ -22,6 +22,10 @@ typedef struct rt_create_opts {
         int preserve_fds;
         bool no_pivot;
         bool no_new_keyring;
+        /* `run`: the init goes on to exec right after READY instead of parking for
+         * `start` (one round trip less); ignored when there are poststart hooks, which
+         * need start's wait for the exec. */
+        bool start_at_ready;
 } rt_create_opts;
 
 /* A container this process holds: the locked state dir, its state and config. */
@@ -32,6 +36,7 @@ typedef struct rt_container {
         oci_state *state;
         oci_spec *spec;                 /* the config copy from the state dir */
         int pidfd;                      /* only after create in this process, else -1 */
+        bool released;                  /* created with start_at_ready: start has nothing to send */
 } rt_container;
 
 rt_container *rt_container_free(rt_container *c);

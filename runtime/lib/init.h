@@ -28,8 +28,11 @@ typedef struct rt_init_args {
         int preserve_fds;
         bool no_pivot;
         bool no_new_keyring;
-        int unshare_after_join;         /* CLONE_NEW* to unshare after joining a user ns */
+        bool start_at_ready;            /* exec after READY, without waiting for start */
+        int unshare_flags;              /* CLONE_NEW* the init unshares after GO (and after
+                                           joining a user namespace) */
         rt_cgroup_join *cgroup_join;    /* v1 cgroups the init moves itself into */
+        bool cgroup_wait;               /* the v1 cgroups come later: RT_SYNC_CGROUP */
 } rt_init_args;
 
 _Noreturn void rt_init_child(const rt_init_args *a);

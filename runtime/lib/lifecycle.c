@@ -105,6 +105,13 @@ rt_container_start(const rt_ctx *ctx, rt_container *c, msp_err *err)
         if (strcmp(c->state->status, "created") != 0)
                 return msp_err_set(err, EINVAL, "cannot start container '%s': it is %s, not created",
                                    c->id, c->state->status);
+        if (c->released) {
+                /* The init went on by itself after READY (start_at_ready, no poststart
+                 * hooks): the fifo only marks "created" for other readers. */
+                c->state->status = (char *) "running";
+                (void) unlinkat(c->dirfd, RT_FIFO_NAME, 0);
+                return 0;
+        }
         if (!c->spec) {
                 r = rt_container_load_config(c, err);
                 if (r < 0)

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 int
 rt_sync_pair(int fds[2], msp_err *err)
@@ -66,5 +67,83 @@ rt_sync_expect(int fd, rt_sync_type type, rt_sync_msg *msg, msp_err *err)
         if (msg->type != (uint32_t) type)
                 return msp_err_set(err, EPROTO, "unexpected message %u from the container init "
                                    "(expected %u)", msg->type, (unsigned) type);
+        return 0;
+}
+
+int
+rt_sync_send_fds(int fd, rt_sync_type type, const char *text, const int *fds, size_t n)
+{
+        rt_sync_msg m = { .type = type };
+        char control[CMSG_SPACE(sizeof(int) * RT_SYNC_MAX_FDS)] = { 0 };
+        struct iovec iov = { .iov_base = &m };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+        if (n > RT_SYNC_MAX_FDS)
+                return -E2BIG;
+        snprintf(m.err.msg, sizeof m.err.msg, "%s", text ? text : "");
+        iov.iov_len = offsetof(rt_sync_msg, err.msg) + strlen(m.err.msg) + 1;
+        if (n) {
+                mh.msg_control = control;
+                mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+                struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+                memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
+        }
+        for (;;) {
+                if (sendmsg(fd, &mh, MSG_NOSIGNAL) >= 0)
+                        return 0;
+                if (errno != EINTR)
+                        return -errno;
+        }
+}
+
+int
+rt_sync_expect_fds(int fd, rt_sync_type type, rt_sync_msg *msg, int *fds, size_t max,
+                   size_t *ret_n, msp_err *err)
+{
+        char control[CMSG_SPACE(sizeof(int) * RT_SYNC_MAX_FDS)];
+        struct iovec iov = { .iov_base = msg, .iov_len = sizeof *msg };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
+                             .msg_controllen = sizeof control };
+        ssize_t n;
+        size_t got = 0;
+
+        *ret_n = 0;
+        memset(msg, 0, sizeof *msg);
+        do
+                n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return msp_err_sys(err, errno, "read from the runtime");
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+                        continue;
+                size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                for (size_t i = 0; i < k; i++) {
+                        int f;
+                        memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof f);
+                        if (got < max && msg->type == (uint32_t) type)
+                                fds[got++] = f;
+                        else
+                                close(f);
+                }
+        }
+        if (n == 0)
+                return msp_err_set(err, EPIPE, "the runtime exited during setup");
+        if ((size_t) n < offsetof(rt_sync_msg, err) || (mh.msg_flags & MSG_CTRUNC)) {
+                for (size_t i = 0; i < got; i++)
+                        close(fds[i]);
+                return msp_err_set(err, EPROTO, "bad message from the runtime");
+        }
+        msg->err.msg[sizeof msg->err.msg - 1] = '\0';
+        if (msg->type == RT_SYNC_ERROR)
+                return msp_err_set(err, msg->err.errnum > 0 ? msg->err.errnum : EIO, "%s",
+                                   msg->err.msg);
+        if (msg->type != (uint32_t) type)
+                return msp_err_set(err, EPROTO, "unexpected message %u from the runtime "
+                                   "(expected %u)", msg->type, (unsigned) type);
+        *ret_n = got;
         return 0;
 }

@@ -92,6 +92,19 @@ create_fails() {
         create_fails "linux.netDevices"
 }
 
+@test "a limit the kernel refuses names the file and the value; nothing is left" {
+        # cpuset.cpus of CPUs this machine does not have: valid JSON, refused only by the
+        # kernel's write. On a v1/hybrid host that write happens after clone3, while the
+        # init is building its namespaces: the init must be gone too.
+        update_config '.linux.resources.cpu.cpus = "1000-1001"'
+        create_fails "cpuset.cpus' = '1000-1001'"
+        run msp run -b "$BUNDLE" "$CID" </dev/null
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"cpuset.cpus' = '1000-1001'"* ]]
+        assert_nothing_left "$CID"
+        ! pgrep -f "$BUNDLE" >/dev/null
+}
+
 @test "a failing createRuntime hook fails create and leaves nothing" {
         update_config '.hooks.createRuntime = [{"path": "/bin/sh", "args": ["sh", "-c", "exit 3"]}]'
         create_fails "createRuntime hook"
