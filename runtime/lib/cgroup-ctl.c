@@ -170,11 +170,11 @@ collect_procs(int dfd, pid_set *s, unsigned depth)
 }
 
 static int
-pids_in(const char *hier, bool v2, void *userdata, msp_err *err)
+pids_in(const char *hier, int root, bool v2, void *userdata, msp_err *err)
 {
         pid_set *s = ((void **) userdata)[0];
         const char *path = ((void **) userdata)[1];
-        _cleanup_close_ int dfd = cg_open_dir(hier, path, NULL);
+        _cleanup_close_ int dfd = cg_open_dir_at(root, hier, path, NULL);
 
         (void) v2;
         if (dfd < 0)

@@ -20,6 +20,16 @@ struct bpf_insn;
 
 /* Open hier + path as an O_DIRECTORY fd; a missing directory says which. */
 int cg_open_dir(const char *hier, const char *path, msp_err *err);
+/* The same, resolved from root, an fd of CG_ROOT (hier is CG_ROOT or below it): a
+ * lookup that starts there never walks through /sys again. Each step through sysfs takes
+ * its lock, which a new network namespace holds for writing while it registers its
+ * loopback, so the parent's cgroup work that overlaps the init's unshare would wait for
+ * it (and hold it up) at every absolute path. root < 0: as cg_open_dir. */
+int cg_open_dir_at(int root, const char *hier, const char *path, msp_err *err);
+/* hier + path relative to CG_ROOT ("." for CG_ROOT itself), for the *at() calls. */
+int cg_relpath(const char *hier, const char *path, char *buf, size_t size);
+/* An O_PATH fd of CG_ROOT; -errno. */
+int cg_root_open(void);
 /* One write(2) of value into dfd/file. The error names the file and the value:
  * "cgroup: write 'memory.limit_in_bytes' = '1024': Device or resource busy". */
 int cg_write(int dfd, const char *file, const char *value, msp_err *err);
@@ -41,10 +51,14 @@ int64_t cg_now_ms(void);
 int cg_wait_event(int dfd, const char *key, char want, int timeout_ms);
 
 /* Each mounted hierarchy under CG_ROOT (v1 controllers, name=systemd, the hybrid
- * cgroup2), or CG_ROOT itself on a unified host: fn(hierarchy_dir, is_v2) for each,
- * stopping at the first error. */
-typedef int (*cg_hierarchy_fn)(const char *hier, bool v2, void *userdata, msp_err *err);
+ * cgroup2), or CG_ROOT itself on a unified host: fn(hierarchy_dir, root, is_v2) for
+ * each, stopping at the first error; root is an fd of CG_ROOT for cg_open_dir_at(). */
+typedef int (*cg_hierarchy_fn)(const char *hier, int root, bool v2, void *userdata, msp_err *err);
 int cg_for_each_hierarchy(cg_hierarchy_fn fn, void *userdata, msp_err *err);
+/* The same for the hierarchies `which` names (RT_CGROUP_V1/V2 of cgroup.h). The cgroup2
+ * one alone is found without the walk: /sys/fs/cgroup itself or, on a hybrid host,
+ * /sys/fs/cgroup/unified (a walk of 10 hierarchies is ~10 µs, and create does several). */
+int cg_for_each_hierarchy_in(unsigned which, cg_hierarchy_fn fn, void *userdata, msp_err *err);
 
 /* ---- pure helpers (cgroup-v2.c) ---- */
 
@@ -63,7 +77,8 @@ bool cg_hugepage_size_valid(const char *size);
 
 /* v1 controllers at CG_ROOT/<controller>; `hybrid`: hugetlb and unified keys may use
  * the v2 hierarchy at CG_HYBRID_UNIFIED. */
-int cg_v1_apply(const char *path, const oci_resources *res, bool hybrid, msp_err *err);
+/* root: an fd of CG_ROOT. */
+int cg_v1_apply(int root, const char *path, const oci_resources *res, bool hybrid, msp_err *err);
 /* v2: every controller in one directory, hier + path (hier is CG_ROOT on a unified
  * host; the tests pass a directory of plain files). */
 int cg_v2_apply(const char *hier, const char *path, const oci_resources *res, msp_err *err);
@@ -78,6 +93,8 @@ int cg_v2_apply_unified(int dfd, const oci_map *unified, bool hybrid, msp_err *e
  * cgroup.subtree_control. Skipped for a non-root cgroup with processes (the
  * no-internal-processes rule); failures are left for the resource writes to report. */
 void cg_v2_enable_controllers(const char *dir, bool is_root);
+/* The same for dir relative to root (an fd of CG_ROOT). */
+void cg_v2_enable_controllers_at(int root, const char *reldir, bool is_root);
 
 /* ---- devices (cgroup-devices.c) ---- */
 

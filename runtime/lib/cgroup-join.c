@@ -50,7 +50,7 @@ struct prepare_data {
 };
 
 static int
-prepare_in(const char *hier, bool v2, void *userdata, msp_err *err)
+prepare_in(const char *hier, int root, bool v2, void *userdata, msp_err *err)
 {
         struct prepare_data *pd = userdata;
         rt_cgroup_join *j = pd->j;
@@ -58,7 +58,7 @@ prepare_in(const char *hier, bool v2, void *userdata, msp_err *err)
 
         if (!(pd->which & (v2 ? RT_CGROUP_V2 : RT_CGROUP_V1)))
                 return 0;
-        dfd = cg_open_dir(hier, j->path, err);
+        dfd = cg_open_dir_at(root, hier, j->path, err);
         if (dfd < 0)
                 return dfd;
         if (v2) {
@@ -97,7 +97,7 @@ rt_cgroup_join_prepare_parent(const char *path, unsigned which, int min_fd, rt_c
 
         rt_cgroup_join_init(j);
         j->path = path;
-        int r = cg_for_each_hierarchy(prepare_in, &pd, err);
+        int r = cg_for_each_hierarchy_in(which, prepare_in, &pd, err);
         if (r < 0)
                 rt_cgroup_join_close(j);
         return r;

@@ -12,27 +12,26 @@
 #include "cgroup-internal.h"
 
 /* The cgroup directory of path in ctrl's v1 hierarchy; `what` names the config field. */
-static int
-open_ctrl(const char *ctrl, const char *path, const char *what, msp_err *err)
+static bool
+ctrl_mounted(int root, const char *ctrl)
 {
-        char hier[64];
         struct statfs sfs;
+        _cleanup_close_ int fd = openat(root, ctrl, O_PATH | O_DIRECTORY | O_CLOEXEC);
 
-        snprintf(hier, sizeof hier, CG_ROOT "/%s", ctrl);
-        if (statfs(hier, &sfs) < 0 || sfs.f_type != CGROUP_SUPER_MAGIC)
-                return msp_err_set(err, EOPNOTSUPP, "%s: the '%s' cgroup v1 controller is not mounted",
-                                   what, ctrl);
-        return cg_open_dir(hier, path, err);
+        return fd >= 0 && fstatfs(fd, &sfs) == 0 && sfs.f_type == CGROUP_SUPER_MAGIC;
 }
 
-static bool
-ctrl_mounted(const char *ctrl)
+/* root: an fd of CG_ROOT (cg_open_dir_at says why). */
+static int
+open_ctrl(int root, const char *ctrl, const char *path, const char *what, msp_err *err)
 {
         char hier[64];
-        struct statfs sfs;
 
         snprintf(hier, sizeof hier, CG_ROOT "/%s", ctrl);
-        return statfs(hier, &sfs) == 0 && sfs.f_type == CGROUP_SUPER_MAGIC;
+        if (!ctrl_mounted(root, ctrl))
+                return msp_err_set(err, EOPNOTSUPP, "%s: the '%s' cgroup v1 controller is not mounted",
+                                   what, ctrl);
+        return cg_open_dir_at(root, hier, path, err);
 }
 
 static uint64_t
@@ -91,9 +90,9 @@ memory_limit_swap(int dfd, const oci_memory *m, msp_err *err)
 }
 
 static int
-apply_memory(const char *path, const oci_memory *m, msp_err *err)
+apply_memory(int root, const char *path, const oci_memory *m, msp_err *err)
 {
-        _cleanup_close_ int dfd = open_ctrl("memory", path, "linux.resources.memory", err);
+        _cleanup_close_ int dfd = open_ctrl(root, "memory", path, "linux.resources.memory", err);
         int r;
 
         if (dfd < 0)
@@ -118,9 +117,9 @@ apply_memory(const char *path, const oci_memory *m, msp_err *err)
 }
 
 static int
-apply_pids(const char *path, int64_t limit, msp_err *err)
+apply_pids(int root, const char *path, int64_t limit, msp_err *err)
 {
-        _cleanup_close_ int dfd = open_ctrl("pids", path, "linux.resources.pids", err);
+        _cleanup_close_ int dfd = open_ctrl(root, "pids", path, "linux.resources.pids", err);
 
         if (dfd < 0)
                 return dfd;
@@ -140,7 +139,7 @@ write_optional(int dfd, const char *file, const char *what, const char *value, m
 }
 
 static int
-apply_cpu(const char *path, const oci_cpu *c, msp_err *err)
+apply_cpu(int root, const char *path, const oci_cpu *c, msp_err *err)
 {
         _cleanup_close_ int dfd = -1;
         char a[32], b[32];
@@ -149,7 +148,7 @@ apply_cpu(const char *path, const oci_cpu *c, msp_err *err)
         if (!(c->has_shares && c->shares) && !c->has_quota && !c->has_period && !c->has_burst &&
             !c->has_realtime_runtime && !c->has_realtime_period && !c->has_idle)
                 return 0;
-        dfd = open_ctrl("cpu", path, "linux.resources.cpu", err);
+        dfd = open_ctrl(root, "cpu", path, "linux.resources.cpu", err);
         if (dfd < 0)
                 return dfd;
         if (c->has_shares && c->shares)
@@ -175,7 +174,7 @@ apply_cpu(const char *path, const oci_cpu *c, msp_err *err)
 }
 
 static int
-apply_cpuset(const char *path, const oci_cpu *c, msp_err *err)
+apply_cpuset(int root, const char *path, const oci_cpu *c, msp_err *err)
 {
         _cleanup_close_ int dfd = -1;
         int r = 0;
@@ -183,7 +182,7 @@ apply_cpuset(const char *path, const oci_cpu *c, msp_err *err)
         /* An empty list would leave the cgroup with no CPU (v1 does not inherit). */
         if (!(c->cpus && *c->cpus) && !(c->mems && *c->mems))
                 return 0;
-        dfd = open_ctrl("cpuset", path, "linux.resources.cpu.cpus", err);
+        dfd = open_ctrl(root, "cpuset", path, "linux.resources.cpu.cpus", err);
         if (dfd < 0)
                 return dfd;
         if (c->cpus && *c->cpus)
@@ -250,9 +249,9 @@ blkio_weights(int dfd, const oci_blockio *b, msp_err *err)
 }
 
 static int
-apply_blkio(const char *path, const oci_blockio *b, msp_err *err)
+apply_blkio(int root, const char *path, const oci_blockio *b, msp_err *err)
 {
-        _cleanup_close_ int dfd = open_ctrl("blkio", path, "linux.resources.blockIO", err);
+        _cleanup_close_ int dfd = open_ctrl(root, "blkio", path, "linux.resources.blockIO", err);
         int r;
 
         if (dfd < 0)
@@ -271,17 +270,17 @@ apply_blkio(const char *path, const oci_blockio *b, msp_err *err)
 }
 
 static int
-apply_hugetlb(const char *path, const oci_resources *res, bool hybrid, msp_err *err)
+apply_hugetlb(int root, const char *path, const oci_resources *res, bool hybrid, msp_err *err)
 {
         _cleanup_close_ int dfd = -1;
 
-        if (ctrl_mounted("hugetlb") || !hybrid) {
-                dfd = open_ctrl("hugetlb", path, "linux.resources.hugepageLimits", err);
+        if (ctrl_mounted(root, "hugetlb") || !hybrid) {
+                dfd = open_ctrl(root, "hugetlb", path, "linux.resources.hugepageLimits", err);
                 if (dfd < 0)
                         return dfd;
                 return cg_apply_hugetlb(dfd, res->hugepage_limits, res->n_hugepage_limits, false, err);
         }
-        dfd = cg_open_dir(CG_HYBRID_UNIFIED, path, err);
+        dfd = cg_open_dir_at(root, CG_HYBRID_UNIFIED, path, err);
         if (dfd < 0)
                 return dfd;
         if (!cg_has_controller(dfd, "hugetlb"))
@@ -291,10 +290,10 @@ apply_hugetlb(const char *path, const oci_resources *res, bool hybrid, msp_err *
 }
 
 static int
-apply_network(const char *path, const oci_resources *res, msp_err *err)
+apply_network(int root, const char *path, const oci_resources *res, msp_err *err)
 {
         if (res->has_net_class_id) {
-                _cleanup_close_ int dfd = open_ctrl("net_cls", path, "linux.resources.network.classID",
+                _cleanup_close_ int dfd = open_ctrl(root, "net_cls", path, "linux.resources.network.classID",
                                                     err);
                 if (dfd < 0)
                         return dfd;
@@ -304,7 +303,7 @@ apply_network(const char *path, const oci_resources *res, msp_err *err)
         }
         if (res->n_net_priorities == 0)
                 return 0;
-        _cleanup_close_ int dfd = open_ctrl("net_prio", path, "linux.resources.network.priorities",
+        _cleanup_close_ int dfd = open_ctrl(root, "net_prio", path, "linux.resources.network.priorities",
                                             err);
         if (dfd < 0)
                 return dfd;
@@ -318,9 +317,9 @@ apply_network(const char *path, const oci_resources *res, msp_err *err)
 }
 
 static int
-apply_rdma(const char *path, const oci_resources *res, msp_err *err)
+apply_rdma(int root, const char *path, const oci_resources *res, msp_err *err)
 {
-        _cleanup_close_ int dfd = open_ctrl("rdma", path, "linux.resources.rdma", err);
+        _cleanup_close_ int dfd = open_ctrl(root, "rdma", path, "linux.resources.rdma", err);
 
         if (dfd < 0)
                 return dfd;
@@ -328,9 +327,9 @@ apply_rdma(const char *path, const oci_resources *res, msp_err *err)
 }
 
 static int
-apply_devices(const char *path, const oci_resources *res, msp_err *err)
+apply_devices(int root, const char *path, const oci_resources *res, msp_err *err)
 {
-        _cleanup_close_ int dfd = open_ctrl("devices", path, "linux.resources.devices", err);
+        _cleanup_close_ int dfd = open_ctrl(root, "devices", path, "linux.resources.devices", err);
 
         if (dfd < 0)
                 return dfd;
@@ -338,44 +337,44 @@ apply_devices(const char *path, const oci_resources *res, msp_err *err)
 }
 
 static int
-apply_unified(const char *path, const oci_map *unified, bool hybrid, msp_err *err)
+apply_unified(int root, const char *path, const oci_map *unified, bool hybrid, msp_err *err)
 {
         _cleanup_close_ int dfd = -1;
 
         if (!hybrid)
                 return msp_err_set(err, EOPNOTSUPP, "linux.resources.unified: needs cgroup v2; this host "
                                    "has only cgroup v1");
-        dfd = cg_open_dir(CG_HYBRID_UNIFIED, path, err);
+        dfd = cg_open_dir_at(root, CG_HYBRID_UNIFIED, path, err);
         if (dfd < 0)
                 return dfd;
         return cg_v2_apply_unified(dfd, unified, true, err);
 }
 
 int
-cg_v1_apply(const char *path, const oci_resources *res, bool hybrid, msp_err *err)
+cg_v1_apply(int root, const char *path, const oci_resources *res, bool hybrid, msp_err *err)
 {
         int r = 0;
 
         if (res->has_cpu)
-                r = apply_cpuset(path, &res->cpu, err);
+                r = apply_cpuset(root, path, &res->cpu, err);
         if (r >= 0 && res->has_memory)
-                r = apply_memory(path, &res->memory, err);
+                r = apply_memory(root, path, &res->memory, err);
         if (r >= 0 && res->has_pids)
-                r = apply_pids(path, res->pids_limit, err);
+                r = apply_pids(root, path, res->pids_limit, err);
         if (r >= 0 && res->has_cpu)
-                r = apply_cpu(path, &res->cpu, err);
+                r = apply_cpu(root, path, &res->cpu, err);
         if (r >= 0 && res->has_blockio)
-                r = apply_blkio(path, &res->blockio, err);
+                r = apply_blkio(root, path, &res->blockio, err);
         if (r >= 0 && res->n_hugepage_limits)
-                r = apply_hugetlb(path, res, hybrid, err);
+                r = apply_hugetlb(root, path, res, hybrid, err);
         if (r >= 0 && (res->has_net_class_id || res->n_net_priorities))
-                r = apply_network(path, res, err);
+                r = apply_network(root, path, res, err);
         if (r >= 0 && res->n_rdma)
-                r = apply_rdma(path, res, err);
+                r = apply_rdma(root, path, res, err);
         if (r >= 0 && res->n_devices)
-                r = apply_devices(path, res, err);
+                r = apply_devices(root, path, res, err);
         /* Last, so that a raw key can refine what the typed fields set. */
         if (r >= 0 && res->unified.n)
-                r = apply_unified(path, &res->unified, hybrid, err);
+                r = apply_unified(root, path, &res->unified, hybrid, err);
         return r;
 }

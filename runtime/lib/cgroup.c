@@ -21,22 +21,34 @@
 
 #include "cgroup-internal.h"
 
-int
-rt_cgroup_mode_detect(rt_cgroup_mode *ret, msp_err *err)
+/* The mode from root, an fd of CG_ROOT. */
+static int
+mode_at(int root, rt_cgroup_mode *ret, msp_err *err)
 {
         struct statfs sfs;
 
-        if (statfs(CG_ROOT, &sfs) < 0)
+        if (fstatfs(root, &sfs) < 0)
                 return msp_err_sys(err, errno, "statfs '%s'", CG_ROOT);
         if (sfs.f_type == CGROUP2_SUPER_MAGIC) {
                 *ret = RT_CGROUP_UNIFIED;
                 return 0;
         }
-        if (statfs(CG_ROOT "/unified", &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC)
+        _cleanup_close_ int u = openat(root, "unified", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (u >= 0 && fstatfs(u, &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC)
                 *ret = RT_CGROUP_HYBRID;
         else
                 *ret = RT_CGROUP_LEGACY;
         return 0;
+}
+
+int
+rt_cgroup_mode_detect(rt_cgroup_mode *ret, msp_err *err)
+{
+        _cleanup_close_ int root = cg_root_open();
+
+        if (root < 0)
+                return msp_err_sys(err, -root, "open '%s'", CG_ROOT);
+        return mode_at(root, ret, err);
 }
 
 /* "a-b-c.slice" lives at "/a.slice/a-b.slice/a-b-c.slice" (systemd's nesting rule). */
@@ -130,6 +142,46 @@ cg_open_dir(const char *hier, const char *path, msp_err *err)
 }
 
 int
+cg_root_open(void)
+{
+        int fd = open(CG_ROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
+int
+cg_relpath(const char *hier, const char *path, char *buf, size_t size)
+{
+        size_t rl = strlen(CG_ROOT);
+
+        if (strncmp(hier, CG_ROOT, rl) != 0 || (hier[rl] != '\0' && hier[rl] != '/'))
+                return -EINVAL;
+        const char *h = hier + rl;
+        while (*h == '/')
+                h++;
+        while (*path == '/')
+                path++;
+        int n = snprintf(buf, size, "%s%s%s", h, *h && *path ? "/" : "", path);
+        if (n < 0 || (size_t) n >= size)
+                return -ENAMETOOLONG;
+        if (!buf[0])
+                snprintf(buf, size, ".");
+        return 0;
+}
+
+int
+cg_open_dir_at(int root, const char *hier, const char *path, msp_err *err)
+{
+        char rel[PATH_MAX];
+
+        if (root < 0 || cg_relpath(hier, path, rel, sizeof rel) < 0)
+                return cg_open_dir(hier, path, err);
+        int fd = openat(root, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return msp_err_sys(err, errno, "cgroup: open '%s%s'", hier, path);
+        return fd;
+}
+
+int
 cg_write(int dfd, const char *file, const char *value, msp_err *err)
 {
         _cleanup_close_ int fd = openat(dfd, file, O_WRONLY | O_CLOEXEC);
@@ -215,10 +267,27 @@ static const char *const v2_managed[] = {
         "cpuset", "cpu", "io", "memory", "hugetlb", "pids", "rdma", "misc",
 };
 
+static void enable_controllers(int dfd, bool is_root);
+
 void
 cg_v2_enable_controllers(const char *dir, bool is_root)
 {
         _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        enable_controllers(dfd, is_root);
+}
+
+void
+cg_v2_enable_controllers_at(int root, const char *reldir, bool is_root)
+{
+        _cleanup_close_ int dfd = openat(root, reldir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        enable_controllers(dfd, is_root);
+}
+
+static void
+enable_controllers(int dfd, bool is_root)
+{
         char avail[1024], enabled[1024], procs[16];
 
         if (dfd < 0 || cg_read(dfd, "cgroup.controllers", avail, sizeof avail) < 0 ||
@@ -237,21 +306,26 @@ cg_v2_enable_controllers(const char *dir, bool is_root)
 
 /* ---- hierarchies ---- */
 
-int
-cg_for_each_hierarchy(cg_hierarchy_fn fn, void *userdata, msp_err *err)
+/* Everything below CG_ROOT is resolved from one fd of it (cg_open_dir_at says why). */
+static int
+walk_hierarchies(int root, cg_hierarchy_fn fn, void *userdata, msp_err *err)
 {
         struct statfs sfs;
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
-        int r;
+        int fd, r;
 
-        if (statfs(CG_ROOT, &sfs) < 0)
+        if (fstatfs(root, &sfs) < 0)
                 return msp_err_sys(err, errno, "statfs '%s'", CG_ROOT);
         if (sfs.f_type == CGROUP2_SUPER_MAGIC)
-                return fn(CG_ROOT, true, userdata, err);
-        d = opendir(CG_ROOT);
-        if (!d)
-                return msp_err_sys(err, errno, "open '%s'", CG_ROOT);
+                return fn(CG_ROOT, root, true, userdata, err);
+        fd = openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 || !(d = fdopendir(fd))) {
+                r = msp_err_sys(err, errno, "open '%s'", CG_ROOT);
+                if (fd >= 0)
+                        close(fd);
+                return r;
+        }
         while ((de = readdir(d))) {
                 char hier[512];
                 struct stat st;
@@ -264,32 +338,64 @@ cg_for_each_hierarchy(cg_hierarchy_fn fn, void *userdata, msp_err *err)
                  * filesystem leaves it unknown. */
                 if (de->d_type == DT_LNK)
                         continue;
-                if (de->d_type != DT_DIR && (lstat(hier, &st) < 0 || !S_ISDIR(st.st_mode)))
+                if (de->d_type != DT_DIR &&
+                    (fstatat(root, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)))
                         continue;
-                if (statfs(hier, &sfs) < 0 ||
+                _cleanup_close_ int h = openat(root, de->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (h < 0 || fstatfs(h, &sfs) < 0 ||
                     (sfs.f_type != CGROUP_SUPER_MAGIC && sfs.f_type != CGROUP2_SUPER_MAGIC))
                         continue;
-                r = fn(hier, sfs.f_type == CGROUP2_SUPER_MAGIC, userdata, err);
+                r = fn(hier, root, sfs.f_type == CGROUP2_SUPER_MAGIC, userdata, err);
                 if (r < 0)
                         return r;
         }
         return 0;
 }
 
+int
+cg_for_each_hierarchy(cg_hierarchy_fn fn, void *userdata, msp_err *err)
+{
+        _cleanup_close_ int root = cg_root_open();
+
+        if (root < 0)
+                return msp_err_sys(err, -root, "open '%s'", CG_ROOT);
+        return walk_hierarchies(root, fn, userdata, err);
+}
+
+int
+cg_for_each_hierarchy_in(unsigned which, cg_hierarchy_fn fn, void *userdata, msp_err *err)
+{
+        _cleanup_close_ int root = cg_root_open();
+        struct statfs sfs;
+
+        if (root < 0)
+                return msp_err_sys(err, -root, "open '%s'", CG_ROOT);
+        if (which == RT_CGROUP_V2) {
+                if (fstatfs(root, &sfs) < 0)
+                        return msp_err_sys(err, errno, "statfs '%s'", CG_ROOT);
+                if (sfs.f_type == CGROUP2_SUPER_MAGIC)
+                        return fn(CG_ROOT, root, true, userdata, err);
+                _cleanup_close_ int u = openat(root, "unified", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (u >= 0 && fstatfs(u, &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC)
+                        return fn(CG_HYBRID_UNIFIED, root, true, userdata, err);
+        }
+        return walk_hierarchies(root, fn, userdata, err);
+}
+
 /* A new v1 cpuset cgroup starts with empty cpus/mems and refuses tasks: inherit. */
 static void
-cpuset_inherit(const char *dir)
+cpuset_inherit(int root, const char *reldir)
 {
         static const char *const files[] = { "cpuset.cpus", "cpuset.mems" };
         char parent[PATH_MAX], val[4096];
-        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int dfd = openat(root, reldir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-        snprintf(parent, sizeof parent, "%s", dir);
+        snprintf(parent, sizeof parent, "%s", reldir);
         char *slash = strrchr(parent, '/');
         if (dfd < 0 || !slash)
                 return;
         *slash = '\0';
-        _cleanup_close_ int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int pfd = openat(root, parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (pfd < 0)
                 return;
         for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
@@ -312,37 +418,41 @@ struct create_data {
 };
 
 static int
-create_in(const char *hier, bool v2, void *userdata, msp_err *err)
+create_in(const char *hier, int root, bool v2, void *userdata, msp_err *err)
 {
         struct create_data *cd = userdata;
         char dir[PATH_MAX];
-        size_t hl = strlen(hier);
+        size_t hl = strlen(hier), rl = strlen(CG_ROOT);
 
         if (!(cd->which & (v2 ? RT_CGROUP_V2 : RT_CGROUP_V1)))
                 return 0;
         if ((size_t) snprintf(dir, sizeof dir, "%s%s", hier, cd->path) >= sizeof dir)
                 return msp_err_set(err, ENAMETOOLONG, "cgroup path too long");
+        if (strncmp(dir, CG_ROOT "/", rl + 1) != 0)
+                return msp_err_set(err, EINVAL, "cgroup '%s' is not below %s", dir, CG_ROOT);
+        /* dir for messages, rel (the same buffer, below CG_ROOT) for the *at() calls. */
+        const char *rel = dir + rl + 1;
         /* v2 controllers reach a leaf only if every ancestor delegates them. */
         if (v2)
-                cg_v2_enable_controllers(hier, true);
+                cg_v2_enable_controllers_at(root, hl > rl ? hier + rl + 1 : ".", true);
         for (char *p = dir + hl + 1; ; p++) {
                 bool last = *p == '\0';
                 if (*p != '/' && !last)
                         continue;
                 *p = '\0';
-                if (mkdir(dir, 0755) == 0) {
+                if (mkdirat(root, rel, 0755) == 0) {
                         if (last && cd->n_made < CG_MAX_HIERARCHIES) {
                                 cd->created = true;
                                 cd->made[cd->n_made++] = strdup(dir);
                         }
                         if (strstr(hier, "cpuset"))
-                                cpuset_inherit(dir);
+                                cpuset_inherit(root, rel);
                 } else if (errno != EEXIST)
                         return msp_err_sys(err, errno, "create cgroup '%s'", dir);
                 if (last)
                         break;
                 if (v2)
-                        cg_v2_enable_controllers(dir, false);
+                        cg_v2_enable_controllers_at(root, rel, false);
                 *p = '/';
         }
         return 0;
@@ -363,7 +473,7 @@ rt_cgroup_create_in(const char *path, unsigned which, bool *ret_created, msp_err
         if (!cg_path_is_safe(path))
                 return msp_err_set(err, EINVAL, "cgroup path '%s': refusing a hierarchy root or '..'",
                                    path);
-        int r = cg_for_each_hierarchy(create_in, &cd, err);
+        int r = cg_for_each_hierarchy_in(which, create_in, &cd, err);
         /* Roll back only the leaves made here: they are still empty. A cgroup that
          * existed before is never removed. */
         for (size_t i = cd.n_made; i > 0; i--) {
@@ -379,14 +489,14 @@ rt_cgroup_create_in(const char *path, unsigned which, bool *ret_created, msp_err
 }
 
 static int
-enter_in(const char *hier, bool v2, void *userdata, msp_err *err)
+enter_in(const char *hier, int root, bool v2, void *userdata, msp_err *err)
 {
         const char *path = ((const char **) userdata)[0];
         const char *pid = ((const char **) userdata)[1];
         _cleanup_close_ int dfd = -1;
 
         (void) v2;
-        dfd = cg_open_dir(hier, path, err);
+        dfd = cg_open_dir_at(root, hier, path, err);
         if (dfd < 0)
                 return dfd;
         int r = cg_write(dfd, "cgroup.procs", pid, err);
@@ -452,11 +562,11 @@ signal_tree(int dfd, int sig, unsigned depth)
 }
 
 static int
-signal_in(const char *hier, bool v2, void *userdata, msp_err *err)
+signal_in(const char *hier, int root, bool v2, void *userdata, msp_err *err)
 {
         const char *path = ((const void **) userdata)[0];
         int sig = *(const int *) ((const void **) userdata)[1];
-        _cleanup_close_ int dfd = cg_open_dir(hier, path, NULL);
+        _cleanup_close_ int dfd = cg_open_dir_at(root, hier, path, NULL);
 
         (void) err;
         if (dfd < 0)
@@ -538,14 +648,14 @@ cg_wait_event(int dfd, const char *key, char want, int timeout_ms)
 }
 
 static int
-wait_in(const char *hier, bool v2, void *userdata, msp_err *err)
+wait_in(const char *hier, int root, bool v2, void *userdata, msp_err *err)
 {
         _cleanup_close_ int dfd = -1;
 
         (void) err;
         if (!v2)
                 return 0;
-        dfd = cg_open_dir(hier, userdata, NULL);
+        dfd = cg_open_dir_at(root, hier, userdata, NULL);
         if (dfd >= 0)
                 (void) cg_wait_event(dfd, "populated", '0', 5000);
         return 0;
@@ -585,17 +695,23 @@ remove_tree(int parent, const char *name, unsigned depth)
 }
 
 static int
-remove_in(const char *hier, bool v2, void *userdata, msp_err *err)
+remove_in(const char *hier, int root, bool v2, void *userdata, msp_err *err)
 {
         const char *path = userdata;
-        char parent[PATH_MAX];
+        char parent[PATH_MAX], rel[PATH_MAX];
 
         (void) v2;
-        if ((size_t) snprintf(parent, sizeof parent, "%s%s", hier, path) >= sizeof parent)
+        if ((size_t) snprintf(parent, sizeof parent, "%s%s", hier, path) >= sizeof parent ||
+            cg_relpath(hier, path, rel, sizeof rel) < 0)
                 return msp_err_set(err, ENAMETOOLONG, "cgroup path too long");
-        char *slash = strrchr(parent, '/');
+        /* The usual case, an empty leaf without sub-cgroups: one rmdir, no open. */
+        if (unlinkat(root, rel, AT_REMOVEDIR) == 0 || errno == ENOENT)
+                return 0;
+        char *slash = strrchr(parent, '/'), *relslash = strrchr(rel, '/');
         *slash = '\0';
-        _cleanup_close_ int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (relslash)
+                *relslash = '\0';
+        _cleanup_close_ int pfd = openat(root, relslash ? rel : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (pfd < 0)
                 return errno == ENOENT ? 0 : msp_err_sys(err, errno, "open cgroup '%s'", parent);
         int r = remove_tree(pfd, slash + 1, 0);
@@ -727,7 +843,7 @@ validate_resources(const oci_resources *res, msp_err *err)
 int
 rt_cgroup_apply_resources(const char *path, const oci_resources *res, msp_err *err)
 {
-        rt_cgroup_mode mode;
+        rt_cgroup_mode mode = RT_CGROUP_UNIFIED;
         int r;
 
         if (!res)
@@ -737,16 +853,19 @@ rt_cgroup_apply_resources(const char *path, const oci_resources *res, msp_err *e
         r = validate_resources(res, err);
         if (r < 0)
                 return r;
-        r = rt_cgroup_mode_detect(&mode, err);
+        _cleanup_close_ int root = cg_root_open();
+        if (root < 0)
+                return msp_err_sys(err, -root, "open '%s'", CG_ROOT);
+        r = mode_at(root, &mode, err);
         if (r < 0)
                 return r;
         switch (mode) {
         case RT_CGROUP_UNIFIED:
                 return cg_v2_apply(CG_ROOT, path, res, err);
         case RT_CGROUP_HYBRID:
-                return cg_v1_apply(path, res, true, err);
+                return cg_v1_apply(root, path, res, true, err);
         case RT_CGROUP_LEGACY:
-                return cg_v1_apply(path, res, false, err);
+                return cg_v1_apply(root, path, res, false, err);
         }
         return msp_err_set(err, EINVAL, "unknown cgroup mode");
 }

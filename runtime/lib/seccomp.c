@@ -155,7 +155,7 @@ sc_check_actions(const oci_seccomp *s, msp_err *err)
         for (unsigned a = 0; a < 32; a++) {
                 if (!(seen & (1u << a)))
                         continue;
-                uint32_t act;
+                uint32_t act = 0;
                 int r = sc_action((oci_seccomp_action) a, true, 0, &act, err);
                 if (r < 0)
                         return r;
