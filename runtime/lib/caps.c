@@ -98,16 +98,19 @@ raise_effective(int last, msp_err *err)
         return 0;
 }
 
+/* Drop first and ask only when that fails: dropping a capability that is already out
+ * succeeds, and the read per capability was ~40 prctl calls per container. */
 static int
 bounding_apply(uint64_t keep, int last, msp_err *err)
 {
         for (cap_value_t c = 0; c <= last; c++) {
                 if (keep & RT_CAP_BIT(c))
                         continue;
-                if (cap_get_bound(c) != 1)
+                if (cap_drop_bound(c) == 0)
                         continue;
-                if (cap_drop_bound(c) < 0)
-                        return msp_err_sys(err, errno, "drop %s from the bounding set", cap_str(c));
+                int e = errno;
+                if (cap_get_bound(c) != 0)
+                        return msp_err_sys(err, e, "drop %s from the bounding set", cap_str(c));
         }
         return 0;
 }

@@ -315,6 +315,11 @@ drive_init(create_run *cr, int sync_fd, msp_err *err)
                 return r;
         for (;;) {
                 r = rt_sync_recv(sync_fd, &msg, err);
+                /* start_at_ready: the init sends no READY; EOF is its close-on-exec. */
+                if (r == -EPIPE && cr->start_at_ready) {
+                        msp_err_clear(err);
+                        return 0;
+                }
                 if (r < 0)
                         return r;
                 switch (msg.type) {

@@ -22,9 +22,10 @@ typedef struct rt_create_opts {
         int preserve_fds;
         bool no_pivot;
         bool no_new_keyring;
-        /* `run`: the init goes on to exec right after READY instead of parking for
-         * `start` (one round trip less); ignored when there are poststart hooks, which
-         * need start's wait for the exec. */
+        /* `run`: the init goes on to exec when its setup is done instead of parking for
+         * `start` (one round trip less), and tells the parent by the close-on-exec of
+         * the sync socket instead of READY; ignored when there are poststart hooks,
+         * which need start's wait for the exec. */
         bool start_at_ready;
 } rt_create_opts;
 

@@ -584,10 +584,14 @@ rt_init_child(const rt_init_args *a)
 
         /* From here the runtime exits and a supervisor (conmon, or `msp run`) owns us. */
         (void) prctl(PR_SET_PDEATHSIG, 0);
+        /* `msp run`: no READY and no parking. The sync socket is close-on-exec, so the
+         * parent's EOF is the signal (an error before would have come as a message);
+         * a message and a close would each wake the parent on the other vCPU first. */
+        if (a->start_at_ready)
+                exec_process(&ir);
         if (rt_sync_send(a->sync_fd, RT_SYNC_READY, 0, NULL) < 0)
                 _exit(1);
         close(a->sync_fd);
-        if (!a->start_at_ready)
-                park_until_start(&ir);
+        park_until_start(&ir);
         exec_process(&ir);
 }

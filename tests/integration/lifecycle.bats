@@ -174,6 +174,39 @@ teardown() {
         assert_nothing_left "$CID"
 }
 
+@test "run: while the process runs, state says running and --pid-file holds its pid" {
+        set_args /bin/sh -c 'echo ready; while :; do sleep 0.05; done'
+        fifo="$BATS_TEST_TMPDIR/out"
+        mkfifo "$fifo"
+        "$MSP" --root "$STATE_ROOT" run --pid-file "$BATS_TEST_TMPDIR/pid" -b "$BUNDLE" "$CID" \
+                >"$fifo" 3>&- &
+        runpid=$!
+        exec 5<"$fifo"
+        read -r -t 10 line <&5
+        [ "$line" = ready ]
+        # The payload may run before run has marked it so (run takes the init's exec
+        # for "ready" and then removes exec.fifo): wait for that removal (inotify).
+        /usr/bin/python3 - "$STATE_ROOT/$CID" <<'PY'
+import ctypes, os, select, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init1(os.O_CLOEXEC)
+libc.inotify_add_watch(fd, sys.argv[1].encode(), 0x200)  # IN_DELETE
+deadline = time.monotonic() + 10
+while os.path.exists(os.path.join(sys.argv[1], "exec.fifo")):
+    r, _, _ = select.select([fd], [], [], max(0, deadline - time.monotonic()))
+    if not r:
+        sys.exit(1)
+    os.read(fd, 4096)
+PY
+        [ "$(state_field "$CID" status)" = running ]
+        [ "$(cat "$BATS_TEST_TMPDIR/pid")" = "$(state_field "$CID" pid)" ]
+        msp kill "$CID" KILL
+        wait "$runpid" || st=$?
+        [ "${st:-0}" -eq 137 ]
+        exec 5<&-
+        assert_nothing_left "$CID"
+}
+
 @test "state and kill of concurrent containers do not block each other" {
         set_args /bin/sleep 1000
         create_bg "$CID-a"
