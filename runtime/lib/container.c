@@ -263,7 +263,13 @@ finish_v1_cgroups(create_run *cr, int sync_fd, msp_err *err)
         }
         r = rt_sync_send_fds(sync_fd, RT_SYNC_CGROUP, names, join.tasks_fd, join.n);
         rt_cgroup_join_close(&join);
-        return r < 0 ? msp_err_set(err, EPIPE, "the container init exited during setup") : 0;
+        if (r >= 0)
+                return 0;
+        /* The init is gone: most likely it failed meanwhile and said why. */
+        rt_sync_msg msg;
+        if (rt_sync_recv(sync_fd, &msg, err) >= 0 && msg.type == RT_SYNC_ERROR)
+                return msp_err_set(err, msg.err.errnum > 0 ? msg.err.errnum : EIO, "%s", msg.err.msg);
+        return msp_err_set(err, EPIPE, "the container init exited during setup");
 }
 
 /* Everything the parent does between clone and the init's READY. */

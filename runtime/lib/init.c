@@ -189,7 +189,6 @@ join_cgroups(init_run *ir, msp_err *err)
         return rt_cgroup_join_child(&join, err);
 }
 
-/* The parent's go-ahead (maps written), then the namespaces and the cgroups. */
 /* Made here, not by clone3: the network namespace alone is ~0.4 ms of kernel work,
  * which then overlaps the parent's work. In a user namespace (new or joined) they
  * belong to it. */

@@ -131,7 +131,7 @@ sys6(long n, long a, long b, long c, long d, long e, long f)
 #define E_MAP_PRIVATE 2
 #define E_MAP_FIXED 0x10
 #define E_PR_SET_MM 35
-#define E_PR_SET_MM_EXE_FILE 13
+#define E_PR_SET_MM_MAP 14
 #define E_PAGE 4096UL
 
 struct e_mm_map {
@@ -183,14 +183,14 @@ e_set_exe(long *sp, const struct e_phdr *ph, unsigned short phnum, unsigned long
                         ;
                 m.env_end = (unsigned long) e + 1;
         }
-        return sys5(157 /* prctl */, E_PR_SET_MM, 14 /* PR_SET_MM_MAP */, (long) &m, sizeof m, 0);
+        return sys5(157 /* prctl */, E_PR_SET_MM, E_PR_SET_MM_MAP, (long) &m, sizeof m, 0);
 }
 
 /* The cheap form of the defence: make /proc/self/exe a detached, read-only bind mount of
  * the same file instead of a sealed copy. The segments are mapped again from that mount
  * (same inode, same page-cache pages, the same bytes the kernel mapped: nothing has been
- * relocated or written yet) so that no mapping of the old path is left, which is what
- * PR_SET_MM_EXE_FILE requires. Returns 0 when /proc/self/exe is the read-only view. */
+ * relocated or written yet) so that no mapping of the old path is left, which the kernel
+ * requires before it changes the exe. Returns 0 when /proc/self/exe is the read-only view. */
 static long
 e_swap_exe(long *sp)
 {
@@ -199,10 +199,11 @@ e_swap_exe(long *sp)
                 (const struct e_phdr *) (__ehdr_start + *(const unsigned long *) (__ehdr_start + 32));
         struct e_mount_attr attr = { E_MOUNT_ATTR_RDONLY | E_MOUNT_ATTR_NOSUID | E_MOUNT_ATTR_NODEV,
                                      0, 0, 0 };
-        char path[32] = "/proc/self/fd/";
+        static const char prefix[] = "/proc/self/fd/";
+        char path[32];
         unsigned long base = (unsigned long) __ehdr_start;
         long tree, fd, r = -1;
-        int n = 14;
+        int n = 0;
 
         for (unsigned short i = 0; i < phnum; i++)
                 if (ph[i].p_type == 1 && ph[i].p_offset == 0)
@@ -217,6 +218,12 @@ e_swap_exe(long *sp)
         {
                 char digits[12];
                 int k = 0;
+                /* Byte by byte: an array initialiser may become a memcpy call, and
+                 * glibc's memcpy is an IFUNC that is not resolved yet. */
+                while (prefix[n]) {
+                        path[n] = prefix[n];
+                        n++;
+                }
                 long v = tree;
                 do
                         digits[k++] = (char) ('0' + v % 10);
@@ -238,8 +245,10 @@ e_swap_exe(long *sp)
                             ((p->p_flags & 1) ? E_PROT_EXEC : 0);
                 long m = sys6(9 /* mmap */, (long) start, (long) (((end + E_PAGE - 1) & ~(E_PAGE - 1)) - start),
                               prot, E_MAP_PRIVATE | E_MAP_FIXED, fd, (long) (p->p_offset & ~(E_PAGE - 1)));
+                /* A failed MAP_FIXED may leave the range unmapped; for the text that
+                 * ends the process (a crash, never a run without the protection). */
                 if (m != (long) start)
-                        goto out_fd;    /* the old mapping is gone too: cannot go back */
+                        goto out_fd;
                 /* The kernel zeroed the rest of the last file page (the start of .bss). */
                 if ((p->p_flags & 2) && p->p_memsz > p->p_filesz)
                         for (volatile char *z = (volatile char *) end; (unsigned long) z & (E_PAGE - 1); z++)
