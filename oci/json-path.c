@@ -49,12 +49,19 @@ is_identifier(const char *key)
         return true;
 }
 
+/* Called for every key and index the reader visits (twice per config), so the usual
+ * segments are built without snprintf. */
 void
 oci_json_path_append_key(char *buf, size_t size, size_t *len, const char *key)
 {
         char seg[OCI_JR_VALUE_MAX * 2 + 16];
-        if (is_identifier(key) && strlen(key) <= OCI_JR_VALUE_MAX) {
-                snprintf(seg, sizeof seg, "%s%s", *len ? "." : "", key);
+        size_t kl = strlen(key);
+
+        if (kl <= OCI_JR_VALUE_MAX && is_identifier(key)) {
+                size_t n = 0;
+                if (*len)
+                        seg[n++] = '.';
+                memcpy(seg + n, key, kl + 1);
         } else {
                 char q[OCI_JR_VALUE_MAX * 2 + 8];
                 oci_json_quote(key, q, sizeof q);
@@ -66,8 +73,17 @@ oci_json_path_append_key(char *buf, size_t size, size_t *len, const char *key)
 void
 oci_json_path_append_index(char *buf, size_t size, size_t *len, size_t i)
 {
-        char seg[32];
-        snprintf(seg, sizeof seg, "[%zu]", i);
+        char seg[32], digits[24];
+        size_t n = 0, k = 0;
+
+        do
+                digits[k++] = (char) ('0' + i % 10);
+        while ((i /= 10) > 0);
+        seg[n++] = '[';
+        while (k > 0)
+                seg[n++] = digits[--k];
+        seg[n++] = ']';
+        seg[n] = '\0';
         path_append(buf, size, len, seg);
 }
 
