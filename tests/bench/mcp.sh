@@ -20,18 +20,12 @@
 # could not run. The JSON with every number is kept in BUILD_DIR/bench/mcp.json.
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$here/../.." && pwd)
+. "$(dirname "$0")/lib.sh"
 build=${BUILD_DIR:-$repo/build-bench-mcp}
 runs=200
 calls=200
 callers=4
 install=1
-
-die() {
-        echo "bench: $*" >&2
-        exit 1
-}
 
 while [ $# -gt 0 ]; do
         case "$1" in
@@ -39,30 +33,23 @@ while [ $# -gt 0 ]; do
         --calls) calls=$2; shift ;;
         --callers) callers=$2; shift ;;
         --no-install) install=0 ;;
-        -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) bench_usage; exit 0 ;;
         *) die "unknown argument '$1' (see --help)" ;;
         esac
         shift
 done
 
-[ "$(id -u)" = 0 ] || die "run as root (msp-mcp creates namespaces and cgroups)"
+bench_need_root "msp-mcp creates namespaces and cgroups"
 
 if [ "$install" = 1 ]; then
-        groups="build bench"
-        command -v node >/dev/null || groups="$groups mcp"
-        # shellcheck disable=SC2086 # word splitting wanted
-        "$repo/contrib/install-deps.sh" $groups >/dev/null || die "contrib/install-deps.sh $groups failed"
+        groups=(build bench)
+        command -v node >/dev/null || groups+=(mcp)
+        bench_install "${groups[@]}"
 fi
-for t in node meson ninja; do
-        command -v "$t" >/dev/null || die "$t is missing: run contrib/install-deps.sh build mcp"
-done
+bench_require "contrib/install-deps.sh build mcp" node meson ninja
 
-if [ ! -f "$build/build.ninja" ]; then
-        meson setup "$build" "$repo" --buildtype=release -Dtests=false >/dev/null ||
-                die "meson setup $build failed"
-fi
 # Everything (-Dtests=false: the runtime and msp-mcp with its helpers, e.g. msp-sandbox-init).
-ninja -C "$build" >/dev/null || die "ninja -C $build failed"
+bench_build "$build"
 
 runc_args=()
 if command -v runc >/dev/null; then

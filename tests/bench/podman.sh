@@ -25,19 +25,13 @@
 # The hyperfine JSON is kept in BUILD_DIR/bench/podman.json.
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$here/../.." && pwd)
+. "$(dirname "$0")/lib.sh"
 build=${BUILD_DIR:-$repo/build-bench}
 runs=40
 warmup=5
 pairs=20
 install=1
 keep=0
-
-die() {
-        echo "bench: $*" >&2
-        exit 1
-}
 
 while [ $# -gt 0 ]; do
         case "$1" in
@@ -46,27 +40,18 @@ while [ $# -gt 0 ]; do
         --pairs) pairs=$2; shift ;;
         --no-install) install=0 ;;
         --keep) keep=1 ;;
-        -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) bench_usage; exit 0 ;;
         *) die "unknown argument '$1' (see --help)" ;;
         esac
         shift
 done
 
-[ "$(id -u)" = 0 ] || die "run as root (rootful podman)"
+bench_need_root "rootful podman"
 
-if [ "$install" = 1 ]; then
-        "$repo/contrib/install-deps.sh" build bench podman >/dev/null ||
-                die "contrib/install-deps.sh build bench podman failed"
-fi
-for t in hyperfine runc podman conmon jq meson ninja; do
-        command -v "$t" >/dev/null || die "$t is missing: run contrib/install-deps.sh bench podman"
-done
+if [ "$install" = 1 ]; then bench_install build bench podman; fi
+bench_require "contrib/install-deps.sh bench podman" hyperfine runc podman conmon jq meson ninja
 
-if [ ! -f "$build/build.ninja" ]; then
-        meson setup "$build" "$repo" --buildtype=release -Dtests=false >/dev/null ||
-                die "meson setup $build failed"
-fi
-ninja -C "$build" runtime/msp >/dev/null || die "ninja -C $build failed"
+bench_build "$build" runtime/msp
 msp=$build/runtime/msp
 [ -x "$msp" ] || die "$msp was not built"
 

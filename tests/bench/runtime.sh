@@ -24,8 +24,7 @@
 # tests/bench/README.md says how to read the numbers; docs/PERFORMANCE.md has them.
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$here/../.." && pwd)
+. "$(dirname "$0")/lib.sh"
 build=${BUILD_DIR:-$repo/build-bench}
 runs=200
 warmup=20
@@ -33,11 +32,6 @@ rss_runs=20
 install=1
 keep=0
 state_tmpfs=1
-
-die() {
-        echo "bench: $*" >&2
-        exit 1
-}
 
 while [ $# -gt 0 ]; do
         case "$1" in
@@ -47,29 +41,21 @@ while [ $# -gt 0 ]; do
         --no-install) install=0 ;;
         --keep) keep=1 ;;
         --state-on-disk) state_tmpfs=0 ;;
-        -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) bench_usage; exit 0 ;;
         *) die "unknown argument '$1' (see --help)" ;;
         esac
         shift
 done
 
-[ "$(id -u)" = 0 ] || die "run as root (the runtimes create namespaces and cgroups)"
+bench_need_root "the runtimes create namespaces and cgroups"
 
 # ---- dependencies and the release build ----
 
-if [ "$install" = 1 ]; then
-        "$repo/contrib/install-deps.sh" build bench >/dev/null || die "contrib/install-deps.sh build bench failed"
-fi
-for t in hyperfine runc bwrap jq meson ninja; do
-        command -v "$t" >/dev/null || die "$t is missing: run contrib/install-deps.sh bench"
-done
+if [ "$install" = 1 ]; then bench_install build bench; fi
+bench_require "contrib/install-deps.sh bench" hyperfine runc bwrap jq meson ninja
 [ -x /usr/bin/time ] || die "/usr/bin/time is missing (package 'time')"
 
-if [ ! -f "$build/build.ninja" ]; then
-        meson setup "$build" "$repo" --buildtype=release -Dtests=false >/dev/null ||
-                die "meson setup $build failed"
-fi
-ninja -C "$build" runtime/msp >/dev/null || die "ninja -C $build failed"
+bench_build "$build" runtime/msp
 msp=$build/runtime/msp
 [ -x "$msp" ] || die "$msp was not built"
 
