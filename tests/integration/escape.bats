@@ -171,7 +171,7 @@ PY
         assert_nothing_left "$CID"
 }
 
-@test "CVE-2019-5736: msp run, which stays while the container runs, is the sealed copy too" {
+@test "CVE-2019-5736: msp run, which stays while the container runs, has the protected exe too" {
         mkfifo "$BUNDLE/rootfs/sync"
         set_args /bin/msp-helper write /sync -- read /sync
         "$MSP" --root "$STATE_ROOT" --debug run -b "$BUNDLE" "$CID" \
@@ -187,7 +187,7 @@ PY
         assert_nothing_left "$CID"
 }
 
-@test "CVE-2019-5736: msp exec, the runtime that enters a live container, is the sealed copy" {
+@test "CVE-2019-5736: msp exec, the runtime that enters a live container, has the protected exe" {
         set_args /bin/msp-helper sleep-forever
         create_bg "$CID"
         pid=$(state_field "$CID" pid)
