@@ -1,4 +1,5 @@
-/* Internal to the cgroup module (cgroup.c, cgroup-v1.c, cgroup-v2.c, cgroup-devices.c).
+/* Internal to the cgroup module (cgroup.c, cgroup-fs.c, cgroup-v1.c, cgroup-v2.c,
+ * cgroup-devices.c, cgroup-join.c, cgroup-ctl.c).
  * Other modules use cgroup.h; the unit tests include this header for the pure parts
  * (conversions, key checks, the eBPF device program) and to drive the v2 backend
  * against a directory of plain files. docs/CGROUPS.md describes the behaviour. */
@@ -16,7 +17,7 @@
 
 struct bpf_insn;
 
-/* ---- files of one cgroup directory (cgroup.c) ---- */
+/* ---- files of one cgroup directory (cgroup-fs.c) ---- */
 
 /* Open hier + path as an O_DIRECTORY fd; a missing directory says which. */
 int cg_open_dir(const char *hier, const char *path, msp_err *err);
