@@ -111,20 +111,13 @@ v1_put(v1_files *f, bool allow, const char *value, msp_err *err)
 {
         const char *file = allow ? "devices.allow" : "devices.deny";
         int *fd = allow ? f->allow : f->deny;
-        size_t len = strlen(value);
 
         if (*fd < 0) {
                 *fd = openat(f->dfd, file, O_WRONLY | O_CLOEXEC);
                 if (*fd < 0)
                         return msp_err_sys(err, errno, "cgroup: write '%s' = '%.200s'", file, value);
         }
-        ssize_t n = write(*fd, value, len);
-        if (n < 0)
-                return msp_err_sys(err, errno, "cgroup: write '%s' = '%.200s'", file, value);
-        if ((size_t) n != len)
-                return msp_err_set(err, EIO, "cgroup: write '%s' = '%.200s': short write", file,
-                                   value);
-        return 0;
+        return cg_write_fd(*fd, file, value, err);
 }
 
 static int

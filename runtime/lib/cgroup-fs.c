@@ -94,20 +94,27 @@ cg_open_dir_at(int root, const char *hier, const char *path, msp_err *err)
 }
 
 int
-cg_write(int dfd, const char *file, const char *value, msp_err *err)
+cg_write_fd(int fd, const char *file, const char *value, msp_err *err)
 {
-        _cleanup_close_ int fd = openat(dfd, file, O_WRONLY | O_CLOEXEC);
         size_t len = strlen(value);
-
-        if (fd < 0)
-                return msp_err_sys(err, errno, "cgroup: write '%s' = '%.200s'", file, value);
         ssize_t n = write(fd, value, len);
+
         if (n < 0)
                 return msp_err_sys(err, errno, "cgroup: write '%s' = '%.200s'", file, value);
         if ((size_t) n != len)
                 return msp_err_set(err, EIO, "cgroup: write '%s' = '%.200s': short write", file,
                                    value);
         return 0;
+}
+
+int
+cg_write(int dfd, const char *file, const char *value, msp_err *err)
+{
+        _cleanup_close_ int fd = openat(dfd, file, O_WRONLY | O_CLOEXEC);
+
+        if (fd < 0)
+                return msp_err_sys(err, errno, "cgroup: write '%s' = '%.200s'", file, value);
+        return cg_write_fd(fd, file, value, err);
 }
 
 int

@@ -34,6 +34,8 @@ int cg_root_open(void);
 /* One write(2) of value into dfd/file. The error names the file and the value:
  * "cgroup: write 'memory.limit_in_bytes' = '1024': Device or resource busy". */
 int cg_write(int dfd, const char *file, const char *value, msp_err *err);
+/* One write(2) of value into fd, an open `file` (for the message), as cg_write. */
+int cg_write_fd(int fd, const char *file, const char *value, msp_err *err);
 int cg_writef(int dfd, const char *file, msp_err *err, const char *fmt, ...) _printf_(4, 5);
 /* Read up to bufsz - 1 bytes (NUL-terminated); returns the length or -errno. */
 int cg_read(int dfd, const char *file, char *buf, size_t bufsz);
