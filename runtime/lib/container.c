@@ -268,7 +268,7 @@ finish_v1_cgroups(create_run *cr, int sync_fd, msp_err *err)
         /* The init is gone: most likely it failed meanwhile and said why. */
         rt_sync_msg msg;
         if (rt_sync_recv(sync_fd, &msg, err) >= 0 && msg.type == RT_SYNC_ERROR)
-                return msp_err_set(err, msg.err.errnum > 0 ? msg.err.errnum : EIO, "%s", msg.err.msg);
+                return rt_sync_error_of(&msg, err);
         return msp_err_set(err, EPIPE, "the container init exited during setup");
 }
 
@@ -341,8 +341,7 @@ drive_init(create_run *cr, int sync_fd, msp_err *err)
                 case RT_SYNC_READY:
                         return 0;
                 case RT_SYNC_ERROR:
-                        return msp_err_set(err, msg.err.errnum > 0 ? msg.err.errnum : EIO, "%s",
-                                           msg.err.msg);
+                        return rt_sync_error_of(&msg, err);
                 default:
                         return msp_err_set(err, EPROTO, "unexpected message %u from the container init",
                                            msg.type);

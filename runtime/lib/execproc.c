@@ -448,8 +448,7 @@ spawn_via_userns(exec_child *ec, int sync_parent, pid_t *ret_child, int *ret_pid
         if (r < 0)
                 return msp_err_prefix(err, "exec: joining the user and pid namespaces");
         if (msg.type == RT_SYNC_ERROR)
-                return msp_err_set(err, msg.err.errnum > 0 ? msg.err.errnum : EIO, "%s",
-                                   msg.err.msg);
+                return rt_sync_error_of(&msg, err);
         if (msg.type != RT_SYNC_READY || msg.value <= 0)
                 return msp_err_set(err, EPROTO, "unexpected message %u from the exec process",
                                    msg.type);
@@ -654,8 +653,7 @@ rt_exec_spawn(const rt_ctx *ctx, rt_container *c, const rt_exec_opts *o, pid_t *
         }
         if (r >= 0) {
                 if (msg.type == RT_SYNC_ERROR)
-                        r = msp_err_set(err, msg.err.errnum > 0 ? msg.err.errnum : EIO, "%s",
-                                        msg.err.msg);
+                        r = rt_sync_error_of(&msg, err);
                 else
                         r = msp_err_set(err, EPROTO, "unexpected message %u from the exec process",
                                         msg.type);

@@ -54,20 +54,29 @@ rt_sync_recv(int fd, rt_sync_msg *msg, msp_err *err)
 }
 
 int
+rt_sync_error_of(const rt_sync_msg *msg, msp_err *err)
+{
+        return msp_err_set(err, msg->err.errnum > 0 ? msg->err.errnum : EIO, "%s", msg->err.msg);
+}
+
+/* An RT_SYNC_ERROR into err, anything but `type` refused naming `from`. */
+static int
+expect_type(const rt_sync_msg *msg, rt_sync_type type, const char *from, msp_err *err)
+{
+        if (msg->type == RT_SYNC_ERROR)
+                return rt_sync_error_of(msg, err);
+        if (msg->type != (uint32_t) type)
+                return msp_err_set(err, EPROTO, "unexpected message %u from %s (expected %u)",
+                                   msg->type, from, (unsigned) type);
+        return 0;
+}
+
+int
 rt_sync_expect(int fd, rt_sync_type type, rt_sync_msg *msg, msp_err *err)
 {
         int r = rt_sync_recv(fd, msg, err);
 
-        if (r < 0)
-                return r;
-        if (msg->type == RT_SYNC_ERROR) {
-                int errnum = msg->err.errnum > 0 ? msg->err.errnum : EIO;
-                return msp_err_set(err, errnum, "%s", msg->err.msg);
-        }
-        if (msg->type != (uint32_t) type)
-                return msp_err_set(err, EPROTO, "unexpected message %u from the container init "
-                                   "(expected %u)", msg->type, (unsigned) type);
-        return 0;
+        return r < 0 ? r : expect_type(msg, type, "the container init", err);
 }
 
 int
@@ -138,12 +147,9 @@ rt_sync_expect_fds(int fd, rt_sync_type type, rt_sync_msg *msg, int *fds, size_t
                 return msp_err_set(err, EPROTO, "bad message from the runtime");
         }
         msg->err.msg[sizeof msg->err.msg - 1] = '\0';
-        if (msg->type == RT_SYNC_ERROR)
-                return msp_err_set(err, msg->err.errnum > 0 ? msg->err.errnum : EIO, "%s",
-                                   msg->err.msg);
-        if (msg->type != (uint32_t) type)
-                return msp_err_set(err, EPROTO, "unexpected message %u from the runtime "
-                                   "(expected %u)", msg->type, (unsigned) type);
+        int r = expect_type(msg, type, "the runtime", err);
+        if (r < 0)
+                return r;
         *ret_n = got;
         return 0;
 }

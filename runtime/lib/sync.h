@@ -29,6 +29,8 @@ int rt_sync_pair(int fds[2], msp_err *err);
 int rt_sync_send(int fd, rt_sync_type type, int32_t value, const msp_err *payload);
 /* Receive one message; EOF gives -EPIPE with "the container init exited". */
 int rt_sync_recv(int fd, rt_sync_msg *msg, msp_err *err);
+/* The text of an RT_SYNC_ERROR message into err; returns its -errno (-EIO when none). */
+int rt_sync_error_of(const rt_sync_msg *msg, msp_err *err);
 /* Receive and require `type`; an RT_SYNC_ERROR message is copied into err. */
 int rt_sync_expect(int fd, rt_sync_type type, rt_sync_msg *msg, msp_err *err);
 /* Send a message with `text` in err.msg and n fds (SCM_RIGHTS); 0 or -errno. */
