@@ -427,7 +427,11 @@ write_mount(oci_jw *w, const char *dest, const char *type, const char *src,
 static void
 write_mounts(oci_jw *w, const mcp_bundle_spec *s)
 {
-        static const char *const ro_bind[] = { "rbind", "ro", "nosuid", "nodev", NULL };
+        /* ro, nosuid and nodev apply to the top mount only; the r* forms (mount_setattr
+         * AT_RECURSIVE, runc >= 1.1 and msp) cover every submount the host has below a
+         * bound directory, which would otherwise stay writable, suid and dev inside. */
+        static const char *const ro_bind[] = { "rbind",   "ro",     "nosuid", "nodev",
+                                               "rro",     "rnosuid", "rnodev", NULL };
         static const char *const ro_bind_noexec[] = { "bind", "ro", "nosuid", "nodev", "noexec",
                                                       NULL };
         char tmp_size[64];

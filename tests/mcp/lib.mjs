@@ -74,11 +74,13 @@ export function serverArgs(stateDir, { runtime = MSP, args = [] } = {}) {
 }
 
 // A running msp-mcp under the SDK client. stderr is kept (last 64 KiB) for messages.
+// wrap: a command line msp-mcp runs under (its path and arguments follow wrap's).
 export async function startServer({ stateDir = tmpStateDir(), runtime = MSP, args = [],
-                                    name = "msp-mcp-tests" } = {}) {
+                                    name = "msp-mcp-tests", wrap = [] } = {}) {
+        const argv = [...wrap, MSP_MCP, ...serverArgs(stateDir, { runtime, args })];
         const transport = new StdioClientTransport({
-                command: MSP_MCP,
-                args: serverArgs(stateDir, { runtime, args }),
+                command: argv[0],
+                args: argv.slice(1),
                 env: { ...process.env },
                 stderr: "pipe",
         });
