@@ -23,9 +23,10 @@
 #   --no-deps      skip step 1
 # Environment: CI (non-empty: warnings are errors), MSP_TEST_BUDGET (seconds, default 4500).
 #
-# Results come from meson's meson-logs/<logbase>.json (one JSON object per test). The last
-# line printed is always `N passed, N failed, N skipped`; the exit status is non-zero when
-# anything failed or when no test ran at all.
+# Results come from meson's meson-logs/<logbase>.json (one JSON object per test): each TAP
+# case (`ok`/`not ok` line) of a test counts once, a test without TAP output counts once.
+# The last line printed is always `N passed, N failed, N skipped` (test cases); the exit
+# status is non-zero when anything failed or when no test ran at all.
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
@@ -116,12 +117,19 @@ run_step() {
 
 # ---- reading meson's test log ----
 
-# Print RESULT<TAB>NAME for each line of a meson testlog JSON file.
+# Print RESULT<TAB>NAME for each test case in a meson testlog JSON file (one object a
+# line). A test whose stdout holds TAP results counts once per `ok`/`not ok` line (a
+# `# SKIP` directive is a skip, `not ok ... # TODO` an expected failure), plus one failure
+# under its own name when meson failed it without a failing case (a crash, a timeout, a
+# plan it did not finish). Any other test counts once, with meson's result.
 # /usr/bin/python3 on purpose: the python3 first on PATH may be a user's shim.
 parse_testlog() {
         if [ -x /usr/bin/python3 ]; then
                 /usr/bin/python3 - "$1" <<'PY'
-import json, sys
+import json, re, sys
+CASE = re.compile(r"^(not )?ok\b[ \t]*(\d*)[ \t]*-?[ \t]*(.*)$")
+DIRECTIVE = re.compile(r"(?<!\\)#[ \t]*(skip|todo)\b", re.IGNORECASE)
+PASSED = ("OK", "EXPECTEDFAIL", "SKIP")
 with open(sys.argv[1], encoding="utf-8", errors="replace") as f:
     for line in f:
         line = line.strip()
@@ -133,12 +141,42 @@ with open(sys.argv[1], encoding="utf-8", errors="replace") as f:
             print("ERROR\t(unreadable line in %s)" % sys.argv[1])
             continue
         name = str(t.get("name", "?")).replace("\t", " ")
-        print("%s\t%s" % (t.get("result", "ERROR"), name))
+        result = t.get("result", "ERROR")
+        cases = 0
+        failed_case = False
+        for out in str(t.get("stdout") or "").splitlines():
+            m = CASE.match(out)
+            if not m:
+                continue
+            cases += 1
+            desc = m.group(3).replace("\t", " ")
+            d = DIRECTIVE.search(desc)
+            kind = d.group(1).lower() if d else ""
+            if m.group(1):
+                r = "EXPECTEDFAIL" if kind == "todo" else "FAIL"
+                failed_case = failed_case or r == "FAIL"
+            else:
+                r = "SKIP" if kind == "skip" else "OK"
+            print("%s\t%s: %s %s" % (r, name, m.group(2), desc.strip()))
+        if cases == 0 or (result not in PASSED and not failed_case):
+            print("%s\t%s" % (result, name))
 PY
         elif command -v jq >/dev/null 2>&1; then
-                jq -r '"\(.result // "ERROR")\t\(.name // "?")"' "$1"
+                jq -r '(.result // "ERROR") as $r | (.name // "?") as $n
+                        | [(.stdout // "") | split("\n")[]
+                           | capture("^(?<no>not )?ok\\b[ \t]*(?<desc>.*)$")
+                           | (.desc | ascii_downcase | test("(^|[^\\\\])#[ \t]*todo\\b")) as $todo
+                           | (.desc | ascii_downcase | test("(^|[^\\\\])#[ \t]*skip\\b")) as $skip
+                           | {r: (if .no then (if $todo then "EXPECTEDFAIL" else "FAIL" end)
+                                  elif $skip then "SKIP" else "OK" end), desc}] as $c
+                        | ($c[] | "\(.r)\t\($n): \(.desc)"),
+                          (if ($c | length) == 0
+                              or (([$r] | inside(["OK", "EXPECTEDFAIL", "SKIP"]) | not)
+                                  and ([$c[] | select(.r == "FAIL")] | length) == 0)
+                           then "\($r)\t\($n)" else empty end)' "$1"
         else
-                # Inside JSON strings every quote is escaped, so these keys only match as keys.
+                # No JSON reader: one count per test. Inside JSON strings every quote is
+                # escaped, so these keys only match as keys.
                 awk '{
                         r = "ERROR"; n = "?"
                         if (match($0, /"result": "[A-Z]+"/)) r = substr($0, RSTART + 11, RLENGTH - 12)
