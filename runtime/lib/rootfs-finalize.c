@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -20,7 +22,140 @@
 
 #include "macros.h"
 #include "pathres.h"
+#include "procfs.h"
 #include "rootfs-int.h"
+
+/* mountinfo's octal escapes ("\\040" for a space ...) decoded in place. */
+static void
+unescape_octal(char *s)
+{
+        char *w = s;
+
+        for (const char *r = s; *r; w++) {
+                if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
+                    r[3] >= '0' && r[3] <= '7') {
+                        *w = (char) ((r[1] - '0') << 6 | (r[2] - '0') << 3 | (r[3] - '0'));
+                        r += 4;
+                } else
+                        *w = *r++;
+        }
+        *w = '\0';
+}
+
+static bool
+path_is_under(const char *path, const char *dir)
+{
+        size_t n = strlen(dir);
+        return strncmp(path, dir, n) == 0 &&
+               (path[n] == '\0' || path[n] == '/' || (n == 1 && dir[0] == '/'));
+}
+
+typedef struct strvec {
+        char **v;
+        size_t n;
+} strvec;
+
+static void
+strvec_donep(strvec *sv)
+{
+        for (size_t i = 0; i < sv->n; i++)
+                free(sv->v[i]);
+        free(sv->v);
+}
+
+/* The mount points of every full (root "/") procfs and sysfs mount outside `rootfs`,
+ * in mountinfo order (parents before children). */
+static int
+full_pseudofs_mounts(int procfd, const char *rootfs, strvec *out, msp_err *err)
+{
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0;
+
+        int fd = rt_procfs_openat(procfd, "self/mountinfo", O_RDONLY, err);
+        if (fd < 0)
+                return fd;
+        _cleanup_fclose_ FILE *f = fdopen(fd, "re");
+        if (!f) {
+                (void) close(fd);
+                return msp_err_sys(err, errno, "read mountinfo");
+        }
+        while (getline(&line, &cap, f) > 0) {
+                char root[16], type[16], *mp = NULL, *sep = strstr(line, " - ");
+                if (!sep || sscanf(line, "%*u %*u %*s %15s %ms", root, &mp) != 2)
+                        continue;
+                _cleanup_free_ char *mpoint = mp;
+                if (sscanf(sep + 3, "%15s", type) != 1 || strcmp(root, "/") != 0 ||
+                    (strcmp(type, "proc") != 0 && strcmp(type, "sysfs") != 0))
+                        continue;
+                unescape_octal(mpoint);
+                if (path_is_under(mpoint, rootfs))
+                        continue;
+                char **v = realloc(out->v, (out->n + 1) * sizeof *v);
+                if (!v)
+                        return msp_err_set(err, ENOMEM, "read mountinfo");
+                out->v = v;
+                out->v[out->n++] = TAKE_PTR(mpoint);
+        }
+        return ferror(f) ? msp_err_sys(err, EIO, "read mountinfo") : 0;
+}
+
+/* One host procfs or sysfs mount out of the namespace: made a slave first so that the
+ * detach cannot propagate to the host; where the mount is locked (a user namespace)
+ * an empty read-only tmpfs covers it instead. */
+static int
+hide_host_mount(const char *path, msp_err *err)
+{
+        _cleanup_close_ int fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+                return 0;       /* under a mount detached before it */
+        if (fd < 0)
+                return msp_err_sys(err, errno, "no-pivot: open host mount '%s'", path);
+        if (rt_mount_setattr(fd, true, 0, 0, MS_SLAVE) < 0)
+                return msp_err_sys(err, errno, "no-pivot: make host mount '%s' a slave", path);
+        if (umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) == 0)
+                return 0;
+        if (errno != EINVAL && errno != EPERM)
+                return msp_err_sys(err, errno, "no-pivot: detach host mount '%s'", path);
+        char label[PATH_MAX + 32];
+        snprintf(label, sizeof label, "no-pivot: cover host mount '%s'", path);
+        _cleanup_close_ int mfd = rt_mount_new_fs(label, "tmpfs", "tmpfs", "mode=755", NULL,
+                                                  MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+                                                          MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                                                  err);
+        if (mfd < 0)
+                return mfd;
+        if (rt_mount_attach(mfd, fd) < 0)
+                return msp_err_sys(err, errno, "%s: move_mount", label);
+        return 0;
+}
+
+/* The chroot of --no-pivot hides the host's mounts from paths, not from the kernel: a
+ * new procfs or sysfs (in a nested user namespace) is allowed when the mount namespace
+ * holds a full mount of that type that nothing covers, and the host's /proc is one.
+ * Without them only the container's own, masked, mounts remain, and a fresh procfs
+ * cannot bypass maskedPaths. */
+static int
+hide_host_pseudofs(int rootfd, msp_err *err)
+{
+        _cleanup_(strvec_donep) strvec mounts = { 0 };
+        char link[32], rootfs[PATH_MAX];
+
+        _cleanup_close_ int procfd = rt_procfs_open(err);
+        if (procfd < 0)
+                return procfd;
+        _cleanup_close_ int fds = rt_procfs_openat(procfd, "self/fd", O_PATH | O_DIRECTORY, err);
+        if (fds < 0)
+                return fds;
+        snprintf(link, sizeof link, "%d", rootfd);
+        ssize_t n = readlinkat(fds, link, rootfs, sizeof rootfs - 1);
+        if (n < 0)
+                return msp_err_sys(err, errno, "no-pivot: the rootfs path");
+        rootfs[n] = '\0';
+        int r = full_pseudofs_mounts(procfd, rootfs, &mounts, err);
+        for (size_t i = 0; r >= 0 && i < mounts.n; i++)
+                r = hide_host_mount(mounts.v[i], err);
+        return r;
+}
 
 int
 rt_rootfs_pivot_child(int rootfd, bool no_pivot, msp_err *err)
@@ -36,6 +171,9 @@ rt_rootfs_pivot_child(int rootfd, bool no_pivot, msp_err *err)
                 /* --no-pivot (e.g. a rootfs on the initramfs): move the rootfs over "/" and
                  * chroot. The old root stays reachable from an escaped chroot; that is
                  * what the option asks for. */
+                int r = hide_host_pseudofs(rootfd, err);
+                if (r < 0)
+                        return r;
                 if (mount(".", "/", NULL, MS_MOVE, NULL) < 0)
                         return msp_err_sys(err, errno, "no-pivot: move the rootfs onto '/'");
                 if (chroot(".") < 0)

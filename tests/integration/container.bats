@@ -714,6 +714,38 @@ set_caps() {
         assert_nothing_left "$CID"
 }
 
+# The kernel allows a new procfs/sysfs in a nested user namespace only while the mount
+# namespace holds an uncovered full mount of that type; the chroot of --no-pivot leaves
+# the host's in it unless msp removes them.
+no_pivot_fresh_pseudofs() {
+        local caps='["CAP_SETFCAP"]'
+        update_config ".process.capabilities = {bounding: $caps, effective: $caps, permitted: $caps}"
+        local script='unshare -mr true && echo nested-userns=yes'
+        script+='; unshare -mrpf mount -t proc none /proc && echo fresh-proc=yes'
+        script+='; unshare -mrnpf mount -t sysfs none /sys && echo fresh-sysfs=yes'
+        script+='; echo masked=$(wc -c </proc/timer_list)'
+        set_args /bin/sh -c "$script"
+        run msp run --no-pivot -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(value nested-userns)" = yes ]
+        [ "$(value masked)" = 0 ]
+        [ "$(value fresh-proc)" = "" ]
+        [ "$(value fresh-sysfs)" = "" ]
+        assert_nothing_left "$CID"
+}
+
+@test "--no-pivot: no fresh procfs or sysfs past maskedPaths (the host's are gone)" {
+        no_pivot_fresh_pseudofs
+}
+
+@test "--no-pivot with a user namespace: no fresh procfs or sysfs (the host's are covered)" {
+        update_config '.linux.namespaces += [{"type": "user"}] |
+                .linux.uidMappings = [{"containerID": 0, "hostID": 0, "size": 65536}] |
+                .linux.gidMappings = [{"containerID": 0, "hostID": 0, "size": 65536}]'
+        no_pivot_fresh_pseudofs
+}
+
 # with_session_keyring NAME CMD...: run CMD in a new session keyring called NAME.
 with_session_keyring() {
         /usr/bin/python3 -c 'import ctypes, os, sys
