@@ -1,5 +1,5 @@
 /* OCI hooks: fork + execve each hook with the state JSON on its stdin, wait for it with a
- * pidfd and poll() (so the timeout needs no sleep loop), and report how it ended. The hook's stdout and stderr are the runtime's. */
+ * pidfd and poll() (so the timeout needs no sleep loop), and report how it ended. The hook's stdout and stderr are the runtime's; no other fd reaches it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -14,6 +14,7 @@
 
 #include "hooks.h"
 #include "macros.h"
+#include "process.h"
 
 typedef struct hook_io {
         const char *data;               /* borrowed: the state JSON */
@@ -41,6 +42,12 @@ hook_child(const oci_hook *h, int in_fd, int err_fd)
                 e = fcntl(in_fd, F_SETFD, 0) < 0 ? errno : 0;
         else
                 e = dup2(in_fd, STDIN_FILENO) < 0 ? errno : 0;
+        /* Only stdio reaches the hook (as with runc): the caller's other fds and ours
+         * close at execve; err_fd is close-on-exec already and reports a failed exec. */
+        if (e == 0) {
+                int r = rt_fds_cloexec_from(STDERR_FILENO + 1, NULL);
+                e = r < 0 ? -r : 0;
+        }
         if (e == 0) {
                 execve(h->path, argv, envp);
                 e = errno;

@@ -24,6 +24,8 @@ readlink /proc/self/root >"$out/$kind.root"
 pwd >"$out/$kind.cwd"
 echo "$*" >"$out/$kind.args"
 env | sort >"$out/$kind.env"
+# The fds the hook has, less the one ls opens for the listing.
+ls /proc/self/fd | tr '\n' ' ' >"$out/$kind.fds"
 [ -e /only-in-the-image ] && echo yes >"$out/$kind.in-image"
 echo "$kind" >>"$out/order"
 EOF
@@ -165,6 +167,23 @@ order() {
         [ "$(cat "$OUT/startContainer.args")" = inside ]
         grep -qx HOOK_KIND=startContainer "$OUT/startContainer.env"
         ! grep -q MSP_TEST_LEAK "$OUT/startContainer.env"
+        assert_nothing_left "$CID"
+}
+
+@test "hooks get stdio and no other fd of the caller's (7 and 8 here)" {
+        all_hooks
+        set_args /bin/true
+        exec 7>"$BATS_TEST_TMPDIR/fd7" 8<"$BUNDLE/config.json"
+        create_bg "$CID"
+        pid=$(state_field "$CID" pid)
+        msp start "$CID"
+        wait_pid_exit "$pid"
+        msp delete "$CID"
+        exec 7>&- 8<&-
+        for k in prestart createRuntime createContainer startContainer poststart poststop; do
+                echo "$k: $(cat "$OUT/$k.fds")"
+                [ "$(cat "$OUT/$k.fds")" = "0 1 2 3 " ]
+        done
         assert_nothing_left "$CID"
 }
 
