@@ -20,29 +20,55 @@
 #include "cgroup.h"
 #include "cgroup-internal.h"
 
-#define DEV(t, maj, min, acc) { .allow = true, .type = (t), .has_major = (maj) >= 0, .major = (maj), \
-                                .has_minor = (min) >= 0, .minor = (min), .access = acc }
+#define DEV(path, t, maj, min, acc) { path, { .allow = true, .type = (t), .has_major = (maj) >= 0, \
+                                      .major = (maj), .has_minor = (min) >= 0, .minor = (min), \
+                                      .access = acc } }
 
-/* The devices runc allows in every container; a wildcard is -1. */
-static const oci_device_cgroup default_devices[] = {
-        DEV('c', -1, -1, "m"),          /* mknod of any char device */
-        DEV('b', -1, -1, "m"),          /* mknod of any block device */
-        DEV('c', 1, 3, "rwm"),          /* /dev/null */
-        DEV('c', 1, 5, "rwm"),          /* /dev/zero */
-        DEV('c', 1, 7, "rwm"),          /* /dev/full */
-        DEV('c', 1, 8, "rwm"),          /* /dev/random */
-        DEV('c', 1, 9, "rwm"),          /* /dev/urandom */
-        DEV('c', 5, 0, "rwm"),          /* /dev/tty */
-        DEV('c', 5, 1, "rwm"),          /* /dev/console */
-        DEV('c', 5, 2, "rwm"),          /* /dev/ptmx */
-        DEV('c', 136, -1, "rwm"),       /* /dev/pts/N */
+/* runc's implicit rules, in its order; a wildcard is -1. A rule with a path is left out
+ * when linux.devices lists that path (the config's node replaces the default one). */
+static const struct {
+        const char *path;
+        oci_device_cgroup rule;
+} implicit_rules[] = {
+        DEV(NULL, 'c', -1, -1, "m"),            /* mknod of any char device */
+        DEV(NULL, 'b', -1, -1, "m"),            /* mknod of any block device */
+        DEV("/dev/null", 'c', 1, 3, "rwm"),
+        DEV("/dev/random", 'c', 1, 8, "rwm"),
+        DEV("/dev/full", 'c', 1, 7, "rwm"),
+        DEV("/dev/tty", 'c', 5, 0, "rwm"),
+        DEV("/dev/zero", 'c', 1, 5, "rwm"),
+        DEV("/dev/urandom", 'c', 1, 9, "rwm"),
+        DEV(NULL, 'c', 136, -1, "rwm"),         /* /dev/pts/N */
+        DEV(NULL, 'c', 5, 2, "rwm"),            /* /dev/ptmx */
+        DEV(NULL, 'c', 10, 200, "rwm"),         /* /dev/net/tun */
 };
 
-const oci_device_cgroup *
-rt_cgroup_default_devices(size_t *n)
+static bool
+listed_node(const oci_linux *lx, const char *path)
 {
-        *n = ARRAY_SIZE(default_devices);
-        return default_devices;
+        for (size_t i = 0; path && lx && i < lx->n_devices; i++)
+                if (lx->devices[i].path && strcmp(lx->devices[i].path, path) == 0)
+                        return true;
+        return false;
+}
+
+int
+rt_cgroup_device_rules(const oci_linux *lx, oci_device_cgroup **ret, size_t *ret_n, msp_err *err)
+{
+        const oci_resources *res = lx ? lx->resources : NULL;
+        size_t n = res ? res->n_devices : 0;
+        oci_device_cgroup *v = calloc(n + ARRAY_SIZE(implicit_rules), sizeof *v);
+
+        if (!v)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        if (n)
+                memcpy(v, res->devices, n * sizeof *v);
+        for (size_t i = 0; i < ARRAY_SIZE(implicit_rules); i++)
+                if (!listed_node(lx, implicit_rules[i].path))
+                        v[n++] = implicit_rules[i].rule;
+        *ret = v;
+        *ret_n = n;
+        return 0;
 }
 
 /* "" means every access, as in the spec. */

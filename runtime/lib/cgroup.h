@@ -68,6 +68,9 @@ int rt_cgroup_oom_kills(const char *path, uint64_t *ret);
  * hierarchy of a hybrid host when v1 has no such controller). Adds nothing implicit;
  * also used on a live cgroup (update). Errors name the config field or the file. */
 int rt_cgroup_apply_resources(const char *path, const oci_resources *res, msp_err *err);
-/* The device rules runc adds to every container (null zero full random urandom tty
- * console ptmx pts, mknod of any c/b): append them after linux.resources.devices. */
-const oci_device_cgroup *rt_cgroup_default_devices(size_t *n);
+/* The device rules of a new container, as runc composes them: linux.resources.devices
+ * in order, then runc's implicit rules (mknod of any c and b node; null, random, full,
+ * tty, zero and urandom unless linux.devices lists the same path; pts, ptmx, tun).
+ * linux.devices itself adds no rule. *ret is malloc'd (shallow copies of the config's). */
+int rt_cgroup_device_rules(const oci_linux *lx, oci_device_cgroup **ret, size_t *ret_n,
+                           msp_err *err);

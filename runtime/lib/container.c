@@ -559,52 +559,21 @@ create_rollback(create_run *cr, int pidfd)
                 (void) rt_statedir_remove(cr->c->rootfd, cr->c->id, cr->c->dirfd, NULL);
 }
 
-/* linux.resources plus the device rules every container gets: the config's rules
- * first, then runc's standard allow-list, then the nodes of linux.devices (as runc
- * does), so a config that starts with "deny all" still has /dev/null. */
+/* linux.resources with the device rules runc gives a new container. */
 static int
 apply_cgroup_resources(create_run *cr, msp_err *err)
 {
         const oci_linux *lx = cr->c->spec->linux_;
         oci_resources res = { 0 };
-        size_t n_def = 0, n_nodes = lx ? lx->n_devices : 0, n;
-        const oci_device_cgroup *def = rt_cgroup_default_devices(&n_def);
         _cleanup_free_ oci_device_cgroup *devs = NULL;
+        int r;
 
         if (lx && lx->resources)
                 res = *lx->resources;
-        n = res.n_devices;
-        devs = calloc(n + n_def + n_nodes, sizeof *devs);
-        if (!devs)
-                return msp_err_set(err, ENOMEM, "out of memory");
-        if (n)
-                memcpy(devs, res.devices, n * sizeof *devs);
-        /* A config that denies mknod ("m") of a specific device takes mknod over:
-         * runc's two "m on every c/b device" defaults would override that rule (last
-         * match wins; on v1 a deny cannot even punch a hole in a wildcard allow), so
-         * they are left out (docs/CGROUPS.md, "Devices"). */
-        bool config_mknod = false;
-        for (size_t i = 0; i < n; i++) {
-                const oci_device_cgroup *d = &res.devices[i];
-                bool catch_all = (d->type == 'a' || !d->type) && !(d->has_major && d->major >= 0) &&
-                                 !(d->has_minor && d->minor >= 0);
-                config_mknod |= !d->allow && !catch_all && (!d->access[0] || strchr(d->access, 'm'));
-        }
-        for (size_t i = 0; i < n_def; i++)
-                if (!config_mknod || strcmp(def[i].access, "m") != 0)
-                        devs[n++] = def[i];
-        for (size_t i = 0; i < n_nodes; i++) {
-                const oci_device *d = &lx->devices[i];
-                if (d->type != 'c' && d->type != 'b' && d->type != 'u')
-                        continue;
-                devs[n++] = (oci_device_cgroup) {
-                        .allow = true, .type = d->type == 'u' ? 'c' : d->type,
-                        .has_major = true, .major = d->major,
-                        .has_minor = true, .minor = d->minor, .access = "rwm",
-                };
-        }
+        r = rt_cgroup_device_rules(lx, &devs, &res.n_devices, err);
+        if (r < 0)
+                return r;
         res.devices = devs;
-        res.n_devices = n;
         return rt_cgroup_apply_resources(cr->cgroup, &res, err);
 }
 

@@ -337,36 +337,6 @@ run_detached() {
         assert_nothing_left "$CID"
 }
 
-@test "devices: a config that denies mknod of a device blocks mknod and open of it; allowed ones work" {
-        # As above plus an explicit "deny c 42:0 m": a config that denies mknod of a
-        # specific device takes mknod over, so runc's "m on every device" defaults are
-        # left out (docs/CGROUPS.md) and a node needs "m" in an allow rule.
-        update_config '.linux.resources.devices = [{"allow": false, "access": "rwm"},
-                {"allow": false, "type": "c", "major": 42, "minor": 0, "access": "m"},
-                {"allow": true, "type": "c", "major": 42, "minor": 1, "access": "rm"}]
-                | .process.capabilities.bounding += ["CAP_MKNOD"]
-                | .process.capabilities.effective += ["CAP_MKNOD"]
-                | .process.capabilities.permitted += ["CAP_MKNOD"]'
-        # /dev/d0 is made on the host side of the rootfs: it exists without a mknod
-        # inside, so that its open is checked by the cgroup too.
-        mknod -m 666 "$BUNDLE/rootfs/d0" c 42 0
-        set_args /bin/msp-helper mknod /dev/d0 c 42 0 -- mknod /dev/d1 c 42 1 -- \
-                mknod /dev/d2 c 42 2 -- read /d0 -- read /dev/d1 -- write /dev/d1 -- \
-                read /dev/zero -- write /dev/null -- mknod /dev/n2 c 1 3
-        run msp run -b "$BUNDLE" "$CID"
-        echo "$output"
-        [ "${lines[0]}" = mknod=EPERM ]      # denied explicitly
-        [ "${lines[1]}" = mknod=ok ]         # allowed with "m"
-        [ "${lines[2]}" = mknod=EPERM ]      # not allowed (deny all)
-        [ "${lines[3]}" = read=EPERM ]       # open of a denied device
-        [ "${lines[4]}" = read=ENXIO ]       # let through to a major with no driver
-        [ "${lines[5]}" = write=EPERM ]
-        [ "${lines[6]}" = read=ok ]          # runc's default devices still work
-        [ "${lines[8]}" = write=ok ]
-        [ "${lines[9]}" = mknod=ok ]         # null 1:3 is rwm in the defaults
-        assert_nothing_left "$CID"
-}
-
 @test "kill --all signals every process in the cgroup, also without a pid namespace" {
         update_config '.linux.namespaces |= map(select(.type != "pid"))'
         run_detached /bin/sh -c 'sleep 1000 & sleep 1000 & echo ready; exec sleep 1000'

@@ -231,27 +231,50 @@ test_path_and_size_checks(void)
         CHECK(!cg_hugepage_size_valid("2mb") && !cg_hugepage_size_valid(""));
 }
 
-static void
-test_default_devices(void)
-{
-        size_t n = 0;
-        const oci_device_cgroup *d = rt_cgroup_default_devices(&n);
-        bool pts = false, null = false, mknod_c = false, mknod_b = false;
-
-        CHECK(n == 11);
-        for (size_t i = 0; i < n; i++) {
-                CHECK(d[i].allow);
-                pts |= d[i].type == 'c' && d[i].major == 136 && !d[i].has_minor;
-                null |= d[i].type == 'c' && d[i].major == 1 && d[i].minor == 3 &&
-                        strcmp(d[i].access, "rwm") == 0;
-                mknod_c |= d[i].type == 'c' && !d[i].has_major && strcmp(d[i].access, "m") == 0;
-                mknod_b |= d[i].type == 'b' && !d[i].has_major && strcmp(d[i].access, "m") == 0;
-        }
-        CHECK(pts && null && mknod_c && mknod_b);
-}
-
 #define RULE(al, t, maj, min, acc) { .allow = (al), .type = (t), .has_major = (maj) >= 0, \
         .major = (maj), .has_minor = (min) >= 0, .minor = (min), .access = acc }
+
+static bool
+same_rule(const oci_device_cgroup *a, const oci_device_cgroup *b)
+{
+        return a->allow == b->allow && a->type == b->type && a->has_major == b->has_major &&
+               (!a->has_major || a->major == b->major) && a->has_minor == b->has_minor &&
+               (!a->has_minor || a->minor == b->minor) && strcmp(a->access, b->access) == 0;
+}
+
+/* runc's list, exactly: the config's rules in order, then the implicit ones; a
+ * linux.devices node adds no rule and replaces the implicit rule of its path. */
+static void
+test_device_rules(void)
+{
+        oci_device_cgroup config[] = { RULE(false, 'a', -1, -1, "rwm"), RULE(false, 'c', 1, 11, "rwm") };
+        oci_resources res = { .devices = config, .n_devices = 2 };
+        oci_device nodes[] = { { .path = (char *) "/dev/kmsg", .type = 'c', .major = 1, .minor = 11 },
+                               { .path = (char *) "/dev/null", .type = 'c', .major = 1, .minor = 3 } };
+        oci_linux lx = { .resources = &res, .devices = nodes, .n_devices = 2 };
+        const oci_device_cgroup want[] = {
+                config[0], config[1],
+                RULE(true, 'c', -1, -1, "m"), RULE(true, 'b', -1, -1, "m"),
+                /* no /dev/null: linux.devices lists it */
+                RULE(true, 'c', 1, 8, "rwm"), RULE(true, 'c', 1, 7, "rwm"),
+                RULE(true, 'c', 5, 0, "rwm"), RULE(true, 'c', 1, 5, "rwm"),
+                RULE(true, 'c', 1, 9, "rwm"), RULE(true, 'c', 136, -1, "rwm"),
+                RULE(true, 'c', 5, 2, "rwm"), RULE(true, 'c', 10, 200, "rwm"),
+        };
+        oci_device_cgroup *got = NULL;
+        size_t n = 0;
+        msp_err e;
+
+        CHECK_OK(rt_cgroup_device_rules(&lx, &got, &n, &e), e);
+        CHECK(n == ARRAY_SIZE(want));
+        for (size_t i = 0; i < n && i < ARRAY_SIZE(want); i++)
+                CHECK(same_rule(&got[i], &want[i]));
+        free(got);
+        /* no linux section: the implicit rules alone, /dev/null among them */
+        CHECK_OK(rt_cgroup_device_rules(NULL, &got, &n, &e), e);
+        CHECK(n == 11 && same_rule(&got[2], &(oci_device_cgroup) RULE(true, 'c', 1, 3, "rwm")));
+        free(got);
+}
 
 static void
 test_bpf_verifier_accepts(void)
@@ -262,11 +285,13 @@ test_bpf_verifier_accepts(void)
                                             RULE(true, 'b', 8, -1, "r"), RULE(false, 'a', 4, -1, "m"),
                                             RULE(true, 'c', 4294967295, 1048575, "rw") };
         size_t nd = 0;
-        const oci_device_cgroup *defs = rt_cgroup_default_devices(&nd);
+        oci_device_cgroup *defs = NULL;
+        msp_err e;
+
+        CHECK_OK(rt_cgroup_device_rules(NULL, &defs, &nd, &e), e);
         struct { const oci_device_cgroup *r; size_t n; size_t insns; } sets[] = {
                 { NULL, 0, 8 }, { deny_all_null, 2, 13 }, { mixed, 5, 0 }, { defs, nd, 0 },
         };
-        msp_err e;
 
         for (size_t i = 0; i < ARRAY_SIZE(sets); i++) {
                 struct bpf_insn *p = NULL;
@@ -287,6 +312,7 @@ test_bpf_verifier_accepts(void)
         struct bpf_insn *p = NULL;
         size_t n = 0;
         CHECK_ERR(cg_devices_build_prog(&bad, 1, &p, &n, &e), e, EINVAL, "devices[0].type");
+        free(defs);
 }
 
 /* ---- devices on the host's v2 hierarchy (eBPF) ---- */
@@ -813,7 +839,7 @@ static const cg_test tests[] = {
         { "conversions", test_conversions },
         { "unified key checks", test_unified_keys },
         { "path and page size checks", test_path_and_size_checks },
-        { "default device rules", test_default_devices },
+        { "default device rules", test_device_rules },
         { "eBPF device program passes the verifier", test_bpf_verifier_accepts },
         { "eBPF device filter on the v2 hierarchy, replaced on update", test_bpf_device_filter },
         { "v1 memory limit/memsw/reservation/swappiness/oom (raise and lower)", test_v1_memory },
