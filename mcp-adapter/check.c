@@ -128,7 +128,11 @@ mcp_check_host(const mcp_config *cfg, FILE *out, msp_err *err)
         check_cgroups(&c);
 
         int sc = prctl(PR_GET_SECCOMP, 0, 0, 0, 0);
-        line(&c, sc >= 0, "seccomp", "%s", sc >= 0 ? "filter mode available" : strerror(errno));
+        line(&c, sc >= 0, "seccomp", "%s",
+             sc >= 0 ? "filter mode available (the built-in profile refuses namespaces, "
+                       "mounts, ptrace, io_uring and native AIO, socket families other than "
+                       "unix, inet, inet6 and netlink)"
+                     : strerror(errno));
 
         char fs[8192];
         read_small("/proc/filesystems", fs, sizeof fs);

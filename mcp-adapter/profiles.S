@@ -1,6 +1,8 @@
 /* The default profiles of contrib/profiles/, built into msp-mcp so that it never depends on
  * files at run time. The paths are found through the include path (the source root's
  * mcp-adapter/ directory), which gcc also passes to the assembler. NUL-terminated. */
+#include "profiles-stamp.h"
+
         .section .rodata
         .global mcp_profile_seccomp
         .type mcp_profile_seccomp, @object

@@ -40,4 +40,31 @@ for (const [name, runtime] of [["msp", undefined], ["runc", RUNC]]) {
         });
 }
 
+// Socket families: unix, inet, inet6 and netlink work; vsock (not confined by a network
+// namespace), packet, bluetooth, can, xdp, alg, tipc... are EAFNOSUPPORT. Native AIO
+// (io_setup, charged to the host-wide fs.aio-max-nr) is ENOSYS.
+const FAMILIES = [
+        "import ctypes, errno, os, socket",
+        "def try_family(fam, kind=socket.SOCK_DGRAM, proto=0):",
+        "    try:",
+        "        socket.socket(fam, kind, proto).close(); return 'ok'",
+        "    except OSError as e:",
+        "        return errno.errorcode[e.errno]",
+        "print(try_family(socket.AF_UNIX), try_family(socket.AF_INET), try_family(socket.AF_INET6),",
+        "      try_family(socket.AF_NETLINK, socket.SOCK_RAW, 0))",
+        "print(*[try_family(f) for f in (40, 17, 31, 29, 44, 38, 30, 5)])",
+        "libc = ctypes.CDLL(None, use_errno=True)",
+        "ctx = ctypes.c_ulong(0)",
+        "r = libc.syscall(206, 1, ctypes.byref(ctx))",
+        "print(r, errno.errorcode.get(ctypes.get_errno()))",
+].join("\n");
+
+test("socket families other than unix, inet, inet6, netlink are refused; io_setup is ENOSYS", { skip, timeout: 60_000 }, async () => {
+        const out = assertOk(await runCode(srv, "python", FAMILIES), srv, "families");
+        const [ok, bad, aio] = out.stdout.trim().split("\n");
+        assert.equal(ok, "ok ok ok ok");
+        assert.equal(bad, Array(8).fill("EAFNOSUPPORT").join(" "), "vsock, packet, bluetooth, can, xdp, alg, tipc, appletalk");
+        assert.equal(aio, "-1 ENOSYS");
+});
+
 test("nothing left behind: containers, cgroups, mounts, dirs, processes", { skip, timeout: 60_000 }, finishAll);

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/netlink.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
@@ -697,6 +698,29 @@ child_default_profile(void *arg)
         CHECK(sys(SYS_setns, 0, 0) < 0 && sys(SYS_umount2, (long) "/", 0) < 0, "setns/umount");
         CHECK(sys(SYS_personality, ADDR_NO_RANDOMIZE, 0) < 0, "personality(ADDR_NO_RANDOMIZE)");
         CHECK(sys(SYS_userfaultfd, 0, 0) < 0 && sys(SYS_perf_event_open, 0, 0) < 0, "uffd/perf");
+        /* native AIO charges the host-wide fs.aio-max-nr: ENOSYS, as if absent */
+        CHECK(sys(SYS_io_setup, 1, (long) &(unsigned long){ 0 }) == -ENOSYS, "io_setup");
+        /* socket families: unix, inet, inet6, netlink; every other one EAFNOSUPPORT */
+        static const int ok_family[][2] = { { AF_UNIX, SOCK_STREAM }, { AF_INET, SOCK_DGRAM },
+                                            { AF_INET6, SOCK_DGRAM },
+                                            { AF_NETLINK, NETLINK_ROUTE } };
+        for (size_t i = 0; i < ARRAY_SIZE(ok_family); i++) {
+                int type = ok_family[i][0] == AF_NETLINK ? SOCK_RAW : ok_family[i][1];
+                int proto = ok_family[i][0] == AF_NETLINK ? ok_family[i][1] : 0;
+                int fd = socket(ok_family[i][0], type | SOCK_CLOEXEC, proto);
+                CHECK(fd >= 0, "socket(%d): %s", ok_family[i][0], strerror(errno));
+                close(fd);
+        }
+        static const int bad_family[] = { AF_UNSPEC, AF_PACKET, AF_BLUETOOTH, AF_VSOCK, AF_CAN,
+                                          AF_XDP,    AF_ALG,    AF_APPLETALK, AF_TIPC, 255 };
+        for (size_t i = 0; i < ARRAY_SIZE(bad_family); i++)
+                CHECK(sys(SYS_socket, bad_family[i], SOCK_DGRAM) == -EAFNOSUPPORT,
+                      "socket(%d) is EAFNOSUPPORT", bad_family[i]);
+        int sp[2];
+        CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == 0, "socketpair(AF_UNIX)");
+        close(sp[0]);
+        close(sp[1]);
+        CHECK(sys(SYS_socketpair, AF_TIPC, SOCK_DGRAM) == -EAFNOSUPPORT, "socketpair(AF_TIPC)");
         return 0;
 }
 
