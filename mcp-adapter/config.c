@@ -151,9 +151,8 @@ mcp_parse_size(const char *s, uint64_t *ret)
         return 0;
 }
 
-/* "1.5" -> 1500: at most three decimals. */
-static int
-parse_cpus(const char *s, uint64_t *ret)
+int
+mcp_parse_cpus(const char *s, uint64_t *ret)
 {
         if (*s < '0' || *s > '9')
                 return -EINVAL;
@@ -291,9 +290,11 @@ set_opt(mcp_config *c, const opt *o, const char *val, const char *where, msp_err
                 return 0;
         }
         case K_CPUS:
-                r = parse_cpus(val, &v);
-                if (r < 0 || v == 0)
-                        return msp_err_set(err, EINVAL, "%s%s \"%s\": expected a number of CPUs such as 1.5 (> 0)",
+                r = mcp_parse_cpus(val, &v);
+                if (r < 0 || v < MCP_CPU_MILLIS_MIN)
+                        return msp_err_set(err, EINVAL,
+                                           "%s%s \"%s\": expected a number of CPUs such as 1.5 "
+                                           "(at least 0.01: the kernel's minimum quota)",
                                            where, o->name, val);
                 *(uint64_t *) field = v;
                 return 0;

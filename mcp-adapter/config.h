@@ -19,6 +19,14 @@ typedef struct mcp_limits {
         uint64_t workspace_bytes;       /* size cap of a fresh (non-session) workspace tmpfs */
 } mcp_limits;
 
+/* The kernel's smallest CFS quota is 1 ms per period; the bundle's period is 100 ms, so
+ * 0.01 CPU is the least a run can get. */
+#define MCP_CPU_MILLIS_MIN 10u
+
+/* "1.5" -> 1500 (thousandths of a CPU): digits and at most three decimals (trailing zeros
+ * beyond are fine), no sign or exponent. -EINVAL, or -ERANGE above a million CPUs. */
+int mcp_parse_cpus(const char *s, uint64_t *ret);
+
 /* A rootfs the client may name: "host" (built in: read-only view of the host's system
  * directories) or NAME=DIR from --rootfs. */
 typedef struct mcp_rootfs {

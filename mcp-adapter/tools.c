@@ -293,7 +293,8 @@ mcp_arg_enum(targs *a, const char *key, bool req, const char *const *values, con
         return tbad(a, "%s: %s is not one of %s", key, q, list[0] ? list : "(none available)");
 }
 
-/* "0.5" -> 500 millis; at most three decimals, no exponent. */
+/* "0.5" -> 500 millis (mcp_parse_cpus), from 0.01 (the kernel's minimum quota) to the
+ * maximum exactly. */
 static int
 t_cpus(targs *a, uint64_t max_millis, uint64_t *ret)
 {
@@ -302,25 +303,16 @@ t_cpus(targs *a, uint64_t max_millis, uint64_t *ret)
         if (!v)
                 return 0;
         const char *s = oci_json_type_of(v) == OCI_JSON_NUMBER ? oci_json_number_text(v) : NULL;
-        uint64_t whole = 0, frac = 0, scale = 100;
-        const char *p = s;
-        bool ok = p && *p >= '0' && *p <= '9';
-        for (; ok && *p >= '0' && *p <= '9'; p++) {
-                whole = whole * 10 + (uint64_t) (*p - '0');
-                if (whole > 1000000)
-                        ok = false;
-        }
-        if (ok && *p == '.')
-                for (p++; *p >= '0' && *p <= '9'; p++) {
-                        frac += (uint64_t) (*p - '0') * scale;
-                        scale /= 10;
-                }
-        if (!ok || *p)
-                return tbad(a, "cpus: expected a number such as 0.5, got %s", describe(v, d, sizeof d));
-        uint64_t millis = whole * 1000 + frac;
-        if (millis == 0)
-                return tbad(a, "cpus: %s is below the minimum 0.001", s);
-        if (millis > max_millis)
+        uint64_t millis = 0;
+        int r = s ? mcp_parse_cpus(s, &millis) : -EINVAL;
+        if (r == -EINVAL)
+                return tbad(a, "cpus: expected a number such as 0.5 with at most three decimals, "
+                               "got %s",
+                            describe(v, d, sizeof d));
+        if (r == 0 && millis < MCP_CPU_MILLIS_MIN)
+                return tbad(a, "cpus: %s is below the minimum 0.01 (the kernel's smallest quota)",
+                            s);
+        if (r < 0 || millis > max_millis)
                 return tbad(a, "cpus: %s is above the maximum %" PRIu64 ".%03" PRIu64, s,
                             max_millis / 1000, max_millis % 1000);
         *ret = millis;

@@ -89,6 +89,8 @@ TEST(errors_name_option_and_value)
                 { { "--memory", "lots" }, "--memory \"lots\"" },
                 { { "--memory", "0" }, "--memory \"0\"" },
                 { { "--cpus", "1e3" }, "--cpus \"1e3\"" },
+                { { "--cpus", "0.005" }, "--cpus \"0.005\"" },
+                { { "--cpus", "1.0001" }, "--cpus \"1.0001\"" },
                 { { "--timeout", "soon" }, "--timeout \"soon\"" },
                 { { "--pids", "-4" }, "--pids \"-4\"" },
                 { { "--allow-network=maybe" }, "--allow-network \"maybe\"" },
