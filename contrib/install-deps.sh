@@ -41,11 +41,15 @@ ABOUT[podman]="run tests/podman and tests/bench/podman.sh (podman, conmon, catat
 DEB[podman]="podman conmon catatonit busybox-static"
 FEDORA[podman]="podman conmon catatonit busybox"
 
+ABOUT[engines]="run tests/docker, tests/containerd and tests/bench/engines.sh (Debian's dockerd and containerd, which the suites start themselves; runc to compare; jq, busybox for the image)"
+DEB[engines]="docker.io containerd runc jq busybox-static"
+FEDORA[engines]="moby-engine containerd runc jq busybox"
+
 ABOUT[mcp]="run tests/mcp and tests/bench/mcp.sh (node and npm for the MCP TypeScript SDK; tests/run.sh asks for it only when node or npm is missing)"
 DEB[mcp]="nodejs npm"
 FEDORA[mcp]="nodejs npm"
 
-GROUP_ORDER="build bundles test bench vm podman mcp"
+GROUP_ORDER="build bundles test bench vm podman engines mcp"
 DEFAULT_GROUPS="build test"
 
 die() {
@@ -139,6 +143,18 @@ apt_get() {
                 apt-get -q -y -o DPkg::Lock::Timeout=300 "$@"
 }
 
+# Where PID 1 is not systemd (containers, CI sandboxes) nothing supervises a daemon a
+# package's postinst would start (docker.io starts dockerd): a policy-rc.d that denies
+# every start, for the time of the install only, unless the host has its own.
+no_service_starts() {
+        local policy=/usr/sbin/policy-rc.d
+        [ "$(cat /proc/1/comm 2>/dev/null)" = systemd ] && return 0
+        [ -e "$policy" ] && return 0
+        "${as_root[@]}" sh -c "printf '#!/bin/sh\\nexit 101\\n' >$policy && chmod 0755 $policy" ||
+                die "cannot write $policy"
+        trap '"${as_root[@]}" rm -f '"$policy" EXIT
+}
+
 # grep without -q: it would stop reading early, apt-cache would die of SIGPIPE and
 # pipefail would report the package as unavailable.
 available() {
@@ -167,6 +183,7 @@ for p in "${missing[@]}"; do
         to_install+=("$p")
 done
 [ ${#to_install[@]} -gt 0 ] || exit 0
+no_service_starts
 
 if ! apt_get install --no-install-recommends "${to_install[@]}"; then
         # Retry without the optional ones so that they can never block the required ones.

@@ -1,0 +1,136 @@
+# Shared setup for tests/docker: Debian's dockerd and containerd, started by the suite on
+# private sockets and roots in $ENG_DIR (tests/engines/lib.bash), with msp registered by
+# contrib/docker/daemon.json (the file a user installs, pointed at the built msp).
+#
+# dockerd: --iptables=false --bridge=none (no networks: containers get none), cgroupfs
+# below /$ENG_CGROUP, --live-restore (containers outlive a dockerd restart), the external
+# containerd of the suite. The image is the busybox tree of bundles/busybox, imported
+# with `docker import`: no registry.
+
+load ../engines/lib
+
+DK_IMAGE=msp-busybox:test
+
+# the distribution's client on our socket; its config dir is ours too; fd 3 is bats'.
+dk() {
+        DOCKER_CONFIG="$ENG_DIR/client" "$DOCKER" -H "unix://$ENG_DIR/docker.sock" "$@" 3>&-
+}
+
+# dk_run [RUN OPTIONS] IMAGE [CMD...]: docker run with msp.
+dk_run() {
+        dk run --runtime msp "$@"
+}
+
+# The runtime root docker 20.10 gives every runc-compatible runtime, msp included.
+DK_RUNTIME_ROOT() { echo "$ENG_DIR/exec/runtime-runc/moby"; }
+
+dk_start_daemon() {
+        setsid "$DOCKERD" -H "unix://$ENG_DIR/docker.sock" \
+                --config-file "$ENG_DIR/daemon.json" \
+                --data-root "$ENG_DIR/docker" --exec-root "$ENG_DIR/exec" \
+                --pidfile "$ENG_DIR/dockerd.pid" --containerd "$(CTD_SOCK)" \
+                --iptables=false --ip-masq=false --bridge=none --userland-proxy=false \
+                --exec-opt native.cgroupdriver=cgroupfs --cgroup-parent "/$ENG_CGROUP" \
+                --live-restore \
+                </dev/null >>"$ENG_DIR/dockerd.log" 2>&1 3>&- &
+        eng_wait 30 dk version ||
+                { echo "dockerd did not answer within 30 s:" >&2; tail -20 "$ENG_DIR/dockerd.log" >&2; return 1; }
+}
+
+dk_stop_daemon() {
+        [ -f "$ENG_DIR/dockerd.pid" ] || return 0
+        eng_stop_pid "$(cat "$ENG_DIR/dockerd.pid")" 20
+        eng_wait 5 test ! -e "$ENG_DIR/dockerd.pid" || rm -f "$ENG_DIR/dockerd.pid"
+}
+
+dk_setup_file() {
+        eng_need docker || return 1
+        # dockerd writes its trust key to /etc/docker/key.json: removed again if it was not there.
+        [ -e /etc/docker/key.json ] || touch "$ENG_DIR/remove-key-json"
+        mkdir -p "$ENG_DIR/client"
+        jq --arg p "$MSP" '.runtimes.msp.path = $p' "$REPO/contrib/docker/daemon.json" \
+                >"$ENG_DIR/daemon.json"
+        ctd_start || return 1
+        dk_start_daemon || return 1
+        eng_rootfs "$ENG_DIR/rootfs" || return 1
+        tar -C "$ENG_DIR/rootfs" -c . | dk import --change 'CMD ["/bin/sh"]' - "$DK_IMAGE" >/dev/null
+}
+
+dk_teardown_file() {
+        [ -n "${ENG_DIR:-}" ] && [ -d "$ENG_DIR" ] || return 0
+        dk rm -f $(dk ps -aq 2>/dev/null) >/dev/null 2>&1 || true
+        dk_stop_daemon
+        if [ -e "$ENG_DIR/remove-key-json" ]; then
+                rm -f /etc/docker/key.json
+                rmdir /etc/docker 2>/dev/null || true
+        fi
+        eng_cleanup
+}
+
+# teardown: containers a failed test left behind (a passing one removed its own).
+dk_teardown() {
+        local ids
+        ids=$(dk ps -aq 2>/dev/null) || return 0
+        [ -z "$ids" ] || dk rm -f $ids >/dev/null 2>&1 || true
+}
+
+# dk_leftovers ID: what is left of container ID, one line each; empty when all is clean.
+dk_leftovers() {
+        local id=$1
+        dk ps -aq --no-trunc | grep -F "$id" | sed 's/^/container: /'
+        [ -e "$(DK_RUNTIME_ROOT)/$id" ] && echo "msp state: $(DK_RUNTIME_ROOT)/$id"
+        [ -e "$ENG_DIR/exec/containerd/$id" ] && echo "exec dir: $ENG_DIR/exec/containerd/$id"
+        eng_cgroups_left | grep -F "$id" | sed 's/^/cgroup: /'
+        eng_mounts_left "$id" | sed 's/^/mount: /'
+        return 0
+}
+
+# assert_gone ID: nothing of container ID is left (polled: docker cleans up asynchronously).
+assert_gone() {
+        local left
+        for _ in $(seq 100); do
+                left=$(dk_leftovers "$1")
+                [ -z "$left" ] && return 0
+                sleep 0.1
+        done
+        echo "left behind by $1:"
+        echo "$left"
+        return 1
+}
+
+# wait_status NAME STATUS [SECONDS]: poll until .State.Status is STATUS.
+wait_status() {
+        local name=$1 want=$2 max=${3:-10} s=
+        for _ in $(seq $((max * 10))); do
+                s=$(dk inspect -f '{{.State.Status}}' "$name" 2>/dev/null) || s=
+                [ "$s" = "$want" ] && return 0
+                sleep 0.1
+        done
+        echo "container $name: status '$s' after ${max}s, wanted '$want'"
+        return 1
+}
+
+# wait_log NAME TEXT [SECONDS]: poll docker logs until a line contains TEXT.
+wait_log() {
+        local name=$1 text=$2 max=${3:-10}
+        for _ in $(seq $((max * 10))); do
+                dk logs "$name" 2>&1 | grep -F -- "$text" >/dev/null && return 0
+                sleep 0.1
+        done
+        echo "container $name: no '$text' in its log after ${max}s:"
+        dk logs "$name" 2>&1 || true
+        return 1
+}
+
+# cgroup_file NAME V1CONTROLLER V1FILE V2FILE: the host path of a cgroup file of the container.
+cgroup_file() {
+        local pid
+        pid=$(dk inspect -f '{{.State.Pid}}' "$1")
+        [ "$pid" -gt 0 ] || { echo "container $1 has no pid" >&2; return 1; }
+        eng_cgroup_file "$pid" "$2" "$3" "$4"
+}
+
+# pty_run [--rows N --cols N] -- CMD...: CMD on a real pty (docker -it checks isatty).
+pty_run() {
+        /usr/bin/python3 "$REPO/tests/podman/pty-run.py" --timeout 30 "$@" 3>&-
+}

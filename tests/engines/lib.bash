@@ -1,0 +1,172 @@
+# Shared by tests/docker and tests/containerd: the engines from the distribution, started
+# by the suite itself on private sockets and state, driving the built msp.
+#
+# Everything of a run lives in $ENG_DIR (/tmp/msp-<suite>.XXXXXX): containerd's root,
+# state, sockets and config, dockerd's data and exec roots, msp's --root, logs and the
+# image. Containers get cgroups below /$ENG_CGROUP only. Daemons run in their own session
+# (setsid) and are stopped by pid with bounded waits; shims are found by the containerd
+# address they were given, which names $ENG_DIR.
+
+: "${MSP:=$BATS_TEST_DIRNAME/../../build/runtime/msp}"
+: "${MSP_HELPER:=$BATS_TEST_DIRNAME/../../build/tests/helper/msp-helper}"
+REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+RUNC=/usr/sbin/runc
+# /usr/local/bin/docker may be an unrelated client: always the distribution's.
+DOCKER=/usr/bin/docker
+DOCKERD=/usr/sbin/dockerd
+CONTAINERD=/usr/bin/containerd
+CTR=/usr/bin/ctr
+
+# eng_need: the engines and runc are installed (contrib/install-deps.sh engines when not);
+# loud, never a skip. Then $ENG_DIR and $ENG_CGROUP exist.
+eng_need() {
+        local suite=$1 t
+        if ! [ -x "$DOCKERD" ] || ! [ -x "$DOCKER" ] || ! [ -x "$CONTAINERD" ] || ! [ -x "$CTR" ] ||
+                ! [ -x "$RUNC" ]; then
+                bash "$REPO/contrib/install-deps.sh" engines >&2 || true
+        fi
+        for t in "$DOCKERD" "$DOCKER" "$CONTAINERD" "$CTR" "$RUNC"; do
+                [ -x "$t" ] ||
+                        { echo "$t is missing and 'contrib/install-deps.sh engines' did not install it" >&2; return 1; }
+        done
+        [ -x "$MSP" ] || { echo "MSP=$MSP is not an executable" >&2; return 1; }
+        ENG_DIR=$(mktemp -d "/tmp/msp-$suite.XXXXXX")
+        ENG_CGROUP="msp-$suite-test-${ENG_DIR##*.}"
+        export ENG_DIR ENG_CGROUP
+}
+
+# eng_rootfs DIR: the busybox tree of bundles/busybox with the static test helper at
+# /bin/msp-helper and a non-executable /etc/noexec.
+eng_rootfs() {
+        bash "$REPO/bundles/busybox/prepare.sh" "$1" >/dev/null || return 1
+        if [ -x "$MSP_HELPER" ]; then
+                cp "$MSP_HELPER" "$1/bin/msp-helper"
+        fi
+        printf 'not a program\n' >"$1/etc/noexec"
+        chmod 0644 "$1/etc/noexec"
+}
+
+# eng_wait SECONDS CMD...: run CMD every 50 ms until it succeeds; 1 when time runs out.
+eng_wait() {
+        local n=$(($1 * 20))
+        shift
+        while [ "$n" -gt 0 ]; do
+                "$@" >/dev/null 2>&1 && return 0
+                sleep 0.05
+                n=$((n - 1))
+        done
+        return 1
+}
+
+# eng_stop_pid PID [SECONDS]: TERM, wait up to SECONDS (10) for it to go, then KILL.
+eng_stop_pid() {
+        local pid=$1 max=${2:-10}
+        [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
+        kill -TERM "$pid" 2>/dev/null || true
+        eng_wait "$max" eval "! kill -0 $pid" && return 0
+        echo "pid $pid ignored TERM for ${max}s: KILL" >&2
+        kill -KILL "$pid" 2>/dev/null || true
+        eng_wait 5 eval "! kill -0 $pid" || true
+}
+
+# ---- containerd ----
+
+CTD_SOCK() { echo "$ENG_DIR/containerd.sock"; }
+
+# ctd_start: containerd with root, state, sockets and config in $ENG_DIR (the CRI plugin
+# off: no CNI here). Waits (bounded) until it answers.
+ctd_start() {
+        mkdir -p "$ENG_DIR/containerd/root" "$ENG_DIR/containerd/state"
+        cat >"$ENG_DIR/containerd/config.toml" <<EOF
+version = 2
+root = "$ENG_DIR/containerd/root"
+state = "$ENG_DIR/containerd/state"
+disabled_plugins = ["io.containerd.grpc.v1.cri"]
+[grpc]
+  address = "$(CTD_SOCK)"
+[ttrpc]
+  address = "$(CTD_SOCK).ttrpc"
+EOF
+        setsid "$CONTAINERD" --config "$ENG_DIR/containerd/config.toml" \
+                </dev/null >>"$ENG_DIR/containerd.log" 2>&1 3>&- &
+        echo $! >"$ENG_DIR/containerd.pid"
+        eng_wait 20 "$CTR" -a "$(CTD_SOCK)" version ||
+                { echo "containerd did not answer within 20 s:" >&2; tail -20 "$ENG_DIR/containerd.log" >&2; return 1; }
+}
+
+# ctd_stop: containerd itself (its shims keep running, as after a crash or an upgrade).
+ctd_stop() {
+        [ -f "$ENG_DIR/containerd.pid" ] || return 0
+        eng_stop_pid "$(cat "$ENG_DIR/containerd.pid")"
+        rm -f "$ENG_DIR/containerd.pid"
+}
+
+# The shims started for our containerd, by pid: the address in their command line.
+ctd_shims() {
+        local p
+        for p in /proc/[0-9]*; do
+                tr '\0' ' ' <"$p/cmdline" 2>/dev/null |
+                        grep -F -- "-address $(CTD_SOCK) " >/dev/null && echo "${p#/proc/}"
+        done
+        return 0
+}
+
+# ---- cleanup ----
+
+# eng_cleanup: stop whatever of ours still runs, unmount, remove cgroups and $ENG_DIR.
+# Callers first remove their containers through the engine (the polite way).
+eng_cleanup() {
+        [ -n "${ENG_DIR:-}" ] && [ -d "$ENG_DIR" ] || return 0
+        local pid m d
+        [ -f "$ENG_DIR/dockerd.pid" ] && eng_stop_pid "$(cat "$ENG_DIR/dockerd.pid")" 20
+        ctd_stop
+        for pid in $(ctd_shims); do
+                eng_stop_pid "$pid" 5
+        done
+        # Container processes a killed shim left: only those in our cgroups.
+        for d in /sys/fs/cgroup/pids/"$ENG_CGROUP" /sys/fs/cgroup/"$ENG_CGROUP"; do
+                [ -d "$d" ] || continue
+                find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -KILL 2>/dev/null || true
+        done
+        # Only mounts below our own directory, deepest first (overlay snapshots, shm).
+        grep -F " $ENG_DIR/" /proc/self/mountinfo | awk '{print $5}' | sort -r |
+                while read -r m; do umount -l "$m" || true; done
+        for _ in $(seq 100); do
+                for d in /sys/fs/cgroup/*/"$ENG_CGROUP" /sys/fs/cgroup/"$ENG_CGROUP"; do
+                        [ -d "$d" ] && { find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true; }
+                done
+                compgen -G "/sys/fs/cgroup/*/$ENG_CGROUP" >/dev/null || break
+                sleep 0.1
+        done
+        rm -rf --one-file-system "$ENG_DIR"
+}
+
+# ---- what a container leaves ----
+
+# eng_cgroups_left: cgroup directories below /$ENG_CGROUP, one a line.
+eng_cgroups_left() {
+        local d
+        for d in /sys/fs/cgroup/*/"$ENG_CGROUP" /sys/fs/cgroup/"$ENG_CGROUP"; do
+                [ -d "$d" ] && find "$d" -mindepth 1 -type d
+        done
+        return 0
+}
+
+# eng_cgroup_file PID V1CONTROLLER V1FILE V2FILE: the host path of a cgroup file of PID.
+eng_cgroup_file() {
+        local path
+        if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+                path=$(awk -F: '$1 == "0" { print $3 }' "/proc/$1/cgroup")
+                echo "/sys/fs/cgroup$path/$4"
+        else
+                path=$(awk -F: -v c="$2" '{ n = split($2, a, ","); for (i = 1; i <= n; i++) if (a[i] == c) print $3 }' \
+                        "/proc/$1/cgroup")
+                echo "/sys/fs/cgroup/$2$path/$3"
+        fi
+}
+
+# eng_mounts_left ID: mounts whose path names the container ID.
+eng_mounts_left() {
+        grep -F "$1" /proc/self/mountinfo | awk '{print $5}'
+        return 0
+}
