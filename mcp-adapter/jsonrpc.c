@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "macros.h"
+#include "text.h"
 
 #define READ_CHUNK (64u * 1024)
 #define READS_PER_WAKEUP 16             /* then let other fds run */
@@ -125,6 +126,148 @@ mcp_rpc_id_write(oci_jw *w, const mcp_rpc_id *id)
 
 /* ---- decoder ---- */
 
+/* The request's id when a line that the parser refused (a limit, a \u0000, invalid UTF-8,
+ * bad syntax inside a value) still shows one: a top-level object, closed, with exactly one
+ * "id" member whose value is an integer or a string of plain printable UTF-8 (no escapes).
+ * Everything else is skipped by bracket counting outside strings. MCP_ID_NONE otherwise,
+ * as JSON-RPC wants when the id cannot be determined. */
+typedef struct idscan {
+        const char *p, *end;
+} idscan;
+
+static void
+scan_ws(idscan *s)
+{
+        while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\r' || *s->p == '\n'))
+                s->p++;
+}
+
+/* At '"': past the closing quote; *plain is false when the string has escapes. */
+static bool
+scan_string(idscan *s, const char **ret, size_t *ret_len, bool *plain)
+{
+        const char *start = ++s->p;
+        *plain = true;
+        for (; s->p < s->end; s->p++) {
+                if (*s->p == '\\') {
+                        *plain = false;
+                        s->p++;
+                } else if (*s->p == '"') {
+                        *ret = start;
+                        *ret_len = (size_t) (s->p++ - start);
+                        return true;
+                }
+        }
+        return false;
+}
+
+static bool
+scan_skip_value(idscan *s)
+{
+        const char *str;
+        size_t n;
+        bool plain;
+        size_t depth = 0;
+        while (s->p < s->end) {
+                char c = *s->p;
+                if (c == '"') {
+                        if (!scan_string(s, &str, &n, &plain))
+                                return false;
+                } else if (c == '{' || c == '[') {
+                        depth++;
+                        s->p++;
+                } else if (c == '}' || c == ']') {
+                        if (depth == 0)
+                                return true;
+                        depth--;
+                        s->p++;
+                } else if (c == ',' && depth == 0) {
+                        return true;
+                } else {
+                        s->p++;
+                }
+                if (depth == 0 && (c == '"' || c == '}' || c == ']'))
+                        return true;
+        }
+        return depth == 0;
+}
+
+static bool
+scan_id_value(idscan *s, mcp_rpc_id *id)
+{
+        const char *v;
+        size_t n;
+        bool plain;
+        if (*s->p == '"') {
+                if (!scan_string(s, &v, &n, &plain) || !plain || !mcp_utf8_valid(v, n))
+                        return false;
+                for (size_t i = 0; i < n; i++)
+                        if ((unsigned char) v[i] < 0x20)
+                                return false;
+                id->str = strndup(v, n);
+                if (!id->str)
+                        return false;
+                id->kind = MCP_ID_STR;
+                return true;
+        }
+        char num[24];
+        for (n = 0; s->p < s->end && n < sizeof num - 1 &&
+                    (*s->p == '-' || (*s->p >= '0' && *s->p <= '9'));
+             s->p++)
+                num[n++] = *s->p;
+        num[n] = '\0';
+        if (parse_int64(num, &id->num) < 0)
+                return false;
+        id->kind = MCP_ID_INT;
+        return true;
+}
+
+static void
+salvage_id(const char *line, size_t len, mcp_rpc_id *ret)
+{
+        idscan s = { line, line + len };
+        mcp_rpc_id id = { .kind = MCP_ID_NONE };
+        bool ok = false;
+        scan_ws(&s);
+        if (s.p >= s.end || *s.p++ != '{')
+                return;
+        for (;;) {
+                const char *key;
+                size_t klen;
+                bool plain;
+                scan_ws(&s);
+                if (s.p >= s.end || *s.p != '"' || !scan_string(&s, &key, &klen, &plain))
+                        break;
+                scan_ws(&s);
+                if (s.p >= s.end || *s.p++ != ':')
+                        break;
+                scan_ws(&s);
+                if (s.p >= s.end)
+                        break;
+                if (klen == 2 && memcmp(key, "id", 2) == 0) {
+                        if (id.kind != MCP_ID_NONE || !scan_id_value(&s, &id))
+                                break;
+                } else if (!scan_skip_value(&s)) {
+                        break;
+                }
+                scan_ws(&s);
+                if (s.p < s.end && *s.p == ',') {
+                        s.p++;
+                        continue;
+                }
+                if (s.p < s.end && *s.p == '}') {
+                        s.p++;
+                        scan_ws(&s);
+                        ok = s.p == s.end;
+                }
+                break;
+        }
+        if (ok)
+                *ret = id;
+        else
+                mcp_rpc_id_clear(&id);
+}
+
 void
 mcp_rpc_msg_clear(mcp_rpc_msg *msg)
 {
@@ -133,17 +276,32 @@ mcp_rpc_msg_clear(mcp_rpc_msg *msg)
         *msg = (mcp_rpc_msg) { 0 };
 }
 
-static int
-fail(mcp_rpc_error *e, int code, const char *fmt, ...) _printf_(3, 4);
+_printf_(3, 0) static void
+vfail(mcp_rpc_error *e, int code, const char *fmt, va_list ap)
+{
+        vsnprintf(e->message, sizeof e->message, fmt, ap);
+        e->code = code;
+}
 
-static int
+_printf_(3, 4) static int
 fail(mcp_rpc_error *e, int code, const char *fmt, ...)
 {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(e->message, sizeof e->message, fmt, ap);
+        vfail(e, code, fmt, ap);
         va_end(ap);
-        e->code = code;
+        return -EINVAL;
+}
+
+/* fail(), with the id salvage_id() finds in the refused line. */
+_printf_(5, 6) static int
+salvaged(mcp_rpc_error *e, const char *line, size_t len, int code, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vfail(e, code, fmt, ap);
+        va_end(ap);
+        salvage_id(line, len, &e->id);
         return -EINVAL;
 }
 
@@ -166,15 +324,24 @@ mcp_rpc_decode(const char *line, size_t len, size_t max_bytes, mcp_rpc_msg *ret,
                 return fail(e, MCP_RPC_INVALID_REQUEST, "Invalid request: message too large (%zu bytes, limit %zu)",
                             len, max_bytes);
 
+        /* Strict UTF-8 (no overlong forms, surrogates or NUL bytes) before the parser,
+         * which takes both: nothing invalid may reach a reply. The message never quotes
+         * the line. */
+        size_t valid = mcp_utf8_valid_len(line, len);
+        if (valid < len)
+                return salvaged(e, line, len, MCP_RPC_PARSE_ERROR,
+                                "Parse error: invalid UTF-8 at byte %zu", valid);
+
         msp_err err = { 0 };
         _cleanup_json_doc_ oci_json_doc *doc = NULL;
         int r = oci_json_parse_limits("message", line, len, max_bytes, max_bytes, &doc, &err);
         if (r == -ENOMEM)
                 return fail(e, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
         if (r == -E2BIG)
-                return fail(e, MCP_RPC_INVALID_REQUEST, "Invalid request: %s", err.msg);
+                return salvaged(e, line, len, MCP_RPC_INVALID_REQUEST, "Invalid request: %s",
+                                err.msg);
         if (r < 0)
-                return fail(e, MCP_RPC_PARSE_ERROR, "Parse error: %s", err.msg);
+                return salvaged(e, line, len, MCP_RPC_PARSE_ERROR, "Parse error: %s", err.msg);
 
         const oci_json *root = oci_json_doc_root(doc);
         if (oci_json_type_of(root) == OCI_JSON_ARRAY)

@@ -44,17 +44,20 @@ utf8_seq(const unsigned char *p, size_t avail)
         return n;
 }
 
+size_t
+mcp_utf8_valid_len(const char *buf, size_t len)
+{
+        const unsigned char *p = (const unsigned char *) buf;
+        size_t i = 0;
+        for (size_t n; i < len && (n = utf8_seq(p + i, len - i)) > 0;)
+                i += n;
+        return i;
+}
+
 bool
 mcp_utf8_valid(const char *buf, size_t len)
 {
-        const unsigned char *p = (const unsigned char *) buf;
-        for (size_t i = 0; i < len;) {
-                size_t n = utf8_seq(p + i, len - i);
-                if (!n)
-                        return false;
-                i += n;
-        }
-        return true;
+        return mcp_utf8_valid_len(buf, len) == len;
 }
 
 char *

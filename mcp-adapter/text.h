@@ -9,6 +9,8 @@
  * replaced by U+FFFD. NULL on allocation failure. */
 char *mcp_utf8_sanitize(const char *buf, size_t len, size_t *ret_len);
 bool mcp_utf8_valid(const char *buf, size_t len);
+/* The length of buf's longest valid prefix (len when all of it is valid). */
+size_t mcp_utf8_valid_len(const char *buf, size_t len);
 /* The largest n <= len such that buf[len-n..len) starts on a character boundary. */
 size_t mcp_utf8_tail_start(const char *buf, size_t len, size_t max);
 

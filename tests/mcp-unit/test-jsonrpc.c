@@ -10,6 +10,7 @@
 
 #include "../unit/tap.h"
 #include "jsonrpc.h"
+#include "text.h"
 #include "macros.h"
 
 #define MAX 4096
@@ -33,8 +34,16 @@ static const decode_case cases[] = {
         { "truncated JSON", "{\"jsonrpc\":\"2.0\",\"id\":1", MCP_RPC_PARSE_ERROR, NULL },
         { "trailing garbage", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} x", MCP_RPC_PARSE_ERROR, NULL },
         { "duplicate key", "{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"ping\"}", MCP_RPC_PARSE_ERROR, NULL },
-        { "escaped NUL", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\\u0000\"}", MCP_RPC_PARSE_ERROR, NULL },
-        { "invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\xfe\"}", MCP_RPC_PARSE_ERROR, NULL },
+        { "escaped NUL", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\\u0000\"}", MCP_RPC_PARSE_ERROR, "1" },
+        { "escaped NUL in params", "{\"jsonrpc\":\"2.0\",\"method\":\"p\",\"params\":{\"a\":[\"\\u0000\"]},\"id\":\"n\"}", MCP_RPC_PARSE_ERROR, "\"n\"" },
+        { "invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\xfe\"}", MCP_RPC_PARSE_ERROR, "1" },
+        { "overlong '/'", "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"\xc0\xaf\"}", MCP_RPC_PARSE_ERROR, "2" },
+        { "overlong NUL", "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"a\xc0\x80\"}", MCP_RPC_PARSE_ERROR, "2" },
+        { "overlong 3-byte", "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"\xe0\x80\xaf\"}", MCP_RPC_PARSE_ERROR, "2" },
+        { "UTF-16 surrogate", "{\"jsonrpc\":\"2.0\",\"id\":\"s\",\"method\":\"\xed\xa0\x80\"}", MCP_RPC_PARSE_ERROR, "\"s\"" },
+        { "beyond U+10FFFF", "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"\xf4\x90\x80\x80\"}", MCP_RPC_PARSE_ERROR, "2" },
+        { "invalid UTF-8 in the id", "{\"jsonrpc\":\"2.0\",\"id\":\"\xc0\xaf\",\"method\":\"x\"}", MCP_RPC_PARSE_ERROR, NULL },
+        { "truncated after a NUL", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\\u0000\"", MCP_RPC_PARSE_ERROR, NULL },
         { "comment", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} // c", MCP_RPC_PARSE_ERROR, NULL },
         { "batch", "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", MCP_RPC_INVALID_REQUEST, NULL },
         { "empty batch", "[]", MCP_RPC_INVALID_REQUEST, NULL },
@@ -136,6 +145,44 @@ TEST(decode_too_deep)
         mcp_rpc_error e;
         ASSERT_TRUE(mcp_rpc_decode(line, n, MAX, &msg, &e) < 0);
         ASSERT_EQ_INT(e.code, MCP_RPC_INVALID_REQUEST);
+}
+
+/* A request over a parser limit, readable otherwise, gets its id back; the bytes of an
+ * invalid message are never quoted. */
+TEST(limit_errors_carry_the_id)
+{
+        static char line[1u << 20];
+        size_t n = (size_t) snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"x\",\"params\":{\"a\":");
+        for (int i = 0; i < 65; i++)
+                line[n++] = '[';
+        for (int i = 0; i < 65; i++)
+                line[n++] = ']';
+        n += (size_t) snprintf(line + n, sizeof line - n, "}}");
+        mcp_rpc_msg msg;
+        mcp_rpc_error e;
+        ASSERT_TRUE(mcp_rpc_decode(line, n, sizeof line, &msg, &e) < 0);
+        ASSERT_EQ_INT(e.code, MCP_RPC_INVALID_REQUEST);
+        ASSERT_EQ_INT(e.id.kind, MCP_ID_INT);
+        ASSERT_EQ_INT(e.id.num, 3);
+
+        n = (size_t) snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{\"a\":[");
+        for (int i = 0; i < 65537; i++)
+                n += (size_t) snprintf(line + n, sizeof line - n, "%s0", i ? "," : "");
+        n += (size_t) snprintf(line + n, sizeof line - n, "]},\"id\":\"big\"}");
+        ASSERT_TRUE(mcp_rpc_decode(line, n, sizeof line, &msg, &e) < 0);
+        ASSERT_EQ_INT(e.code, MCP_RPC_INVALID_REQUEST);
+        ASSERT_EQ_INT(e.id.kind, MCP_ID_STR);
+        ASSERT_STREQ(e.id.str, "big");
+        mcp_rpc_id_clear(&e.id);
+
+        const char *bad = "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"\xed\xbf\xbf\"}";
+        ASSERT_TRUE(mcp_rpc_decode(bad, strlen(bad), MAX, &msg, &e) < 0);
+        ASSERT_EQ_INT(e.code, MCP_RPC_PARSE_ERROR);
+        ASSERT_TRUE(mcp_utf8_valid(e.message, strlen(e.message)));
+        _cleanup_free_ char *json = NULL;
+        size_t len = 0;
+        ASSERT_OK(mcp_rpc_format_error(&e.id, e.code, e.message, &json, &len));
+        ASSERT_STREQ(json, "{\"jsonrpc\":\"2.0\",\"id\":4,\"error\":{\"code\":-32700,\"message\":\"Parse error: invalid UTF-8 at byte 34\"}}");
 }
 
 TEST(error_is_one_escaped_line)
@@ -384,6 +431,7 @@ main(void)
         RUN(decode_fields);
         RUN(decode_too_large);
         RUN(decode_too_deep);
+        RUN(limit_errors_carry_the_id);
         RUN(error_is_one_escaped_line);
         RUN(transport_skips_an_overlong_line);
         RUN(transport_never_blocks_on_a_full_pipe);
