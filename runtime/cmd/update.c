@@ -1,7 +1,9 @@
 /* update [--resources FILE|-] [per-field flags] ID: change the cgroup limits of a live
  * container (podman update passes --resources=<file> with a LinuxResources object).
  * The flags are runc's; given together with --resources they override the file's
- * fields. Memory sizes take runc's binary suffixes: 64k, 512m, 1.5g, 2GiB, -1. */
+ * fields. Memory sizes take runc's binary suffixes: 64k, 512m, 1.5g, 2GiB, -1. As in
+ * runc, a zero (or an empty cpuset list) leaves a field unchanged: the containerd shim
+ * sends every field it knows, zeros for those the user did not give. */
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -179,6 +181,80 @@ set_flag(oci_resources *res, int opt, const char *v)
         return -EINVAL;
 }
 
+/* The fields whose zero means "leave it as it is", per object of LinuxResources. */
+static const struct {
+        const char *object, *key;
+} unchanged_if_zero[] = {
+        { "memory", "limit" }, { "memory", "reservation" }, { "memory", "swap" },
+        { "memory", "kernel" }, { "memory", "kernelTCP" },
+        { "cpu", "shares" }, { "cpu", "quota" }, { "cpu", "period" },
+        { "cpu", "realtimePeriod" }, { "cpu", "realtimeRuntime" },
+        { "cpu", "cpus" }, { "cpu", "mems" },
+        { "blockIO", "weight" }, { "pids", "limit" },
+};
+
+#define GIVEN(o) given[(o) - OPT_MEMORY]
+
+static void
+drop_i64(bool *has, int64_t v, bool given[], int opt)
+{
+        if (*has && v == 0)
+                *has = GIVEN(opt) = false;
+}
+
+static void
+drop_u64(bool *has, uint64_t v, bool given[], int opt)
+{
+        if (*has && v == 0)
+                *has = GIVEN(opt) = false;
+}
+
+static void
+drop_list(char **list, bool given[], int opt)
+{
+        if (*list && !**list) {
+                *list = NULL;
+                GIVEN(opt) = false;
+        }
+}
+
+/* res without the fields unchanged_if_zero lists at zero (from the file or a flag). */
+static void
+drop_unchanged(oci_resources *res, bool given[])
+{
+        oci_memory *m = &res->memory;
+        oci_cpu *c = &res->cpu;
+
+        drop_i64(&m->has_limit, m->limit, given, OPT_MEMORY);
+        drop_i64(&m->has_reservation, m->reservation, given, OPT_MEMORY_RESERVATION);
+        drop_i64(&m->has_swap, m->swap, given, OPT_MEMORY_SWAP);
+        drop_i64(&m->has_kernel, m->kernel, given, OPT_KERNEL_MEMORY);
+        drop_i64(&m->has_kernel_tcp, m->kernel_tcp, given, OPT_KERNEL_MEMORY_TCP);
+        drop_u64(&c->has_shares, c->shares, given, OPT_CPU_SHARES);
+        drop_i64(&c->has_quota, c->quota, given, OPT_CPU_QUOTA);
+        drop_u64(&c->has_period, c->period, given, OPT_CPU_PERIOD);
+        drop_u64(&c->has_realtime_period, c->realtime_period, given, OPT_CPU_RT_PERIOD);
+        drop_i64(&c->has_realtime_runtime, c->realtime_runtime, given, OPT_CPU_RT_RUNTIME);
+        drop_list(&c->cpus, given, OPT_CPUSET_CPUS);
+        drop_list(&c->mems, given, OPT_CPUSET_MEMS);
+        drop_u64(&res->blockio.has_weight, res->blockio.weight, given, OPT_BLKIO_WEIGHT);
+        drop_i64(&res->has_pids, res->pids_limit, given, OPT_PIDS_LIMIT);
+}
+
+static bool
+unchanged_value(const char *object, const char *key, const oci_json *v)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(unchanged_if_zero); i++) {
+                if (strcmp(object, unchanged_if_zero[i].object) != 0 ||
+                    strcmp(key, unchanged_if_zero[i].key) != 0)
+                        continue;
+                if (oci_json_type_of(v) == OCI_JSON_NUMBER)
+                        return strtod(oci_json_number_text(v), NULL) == 0;
+                return oci_json_type_of(v) == OCI_JSON_STRING && !*oci_json_string(v);
+        }
+        return false;
+}
+
 /* ---- persisting the update in the config copy ----
  * runc keeps what `update` set in its state so that a later update or exec starts from
  * it; msp's equivalent is the config copy in the state dir (the lifecycle's config
@@ -313,6 +389,43 @@ json_merge(oci_jw *w, const oci_json *base, const oci_json *const *ov, size_t n,
         return msp_err_set(err, EINVAL, "config copy: unexpected JSON value");
 }
 
+/* The --resources document without the values that leave a field unchanged, so that
+ * the config copy keeps the field's value. */
+static int
+file_overlay(const oci_json *root, char **ret, size_t *ret_len, msp_err *err)
+{
+        _cleanup_jw_ oci_jw *w = oci_jw_new(false);
+        int r;
+
+        if (!w)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        oci_jw_begin_object(w);
+        for (size_t i = 0; i < oci_json_len(root); i++) {
+                const char *key = oci_json_key_at(root, i);
+                const oci_json *v = oci_json_value_at(root, i);
+                oci_jw_key(w, key);
+                if (oci_json_type_of(v) != OCI_JSON_OBJECT) {
+                        r = json_merge(w, v, NULL, 0, false, err);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                oci_jw_begin_object(w);
+                for (size_t j = 0; j < oci_json_len(v); j++) {
+                        const char *k = oci_json_key_at(v, j);
+                        if (unchanged_value(key, k, oci_json_value_at(v, j)))
+                                continue;
+                        oci_jw_key(w, k);
+                        r = json_merge(w, oci_json_value_at(v, j), NULL, 0, false, err);
+                        if (r < 0)
+                                return r;
+                }
+                oci_jw_end_object(w);
+        }
+        oci_jw_end_object(w);
+        return oci_jw_finish(w, ret, ret_len, err);
+}
+
 /* The config copy with linux.resources merged with the overlays (LinuxResources
  * objects, later ones win). */
 static int
@@ -356,8 +469,6 @@ merge_config(const oci_json *cfg, const oci_json *const *ov, size_t n, char **re
         oci_jw_end_object(w);
         return oci_jw_finish(w, ret, ret_len, err);
 }
-
-#define GIVEN(o) given[(o) - OPT_MEMORY]
 
 /* The per-field flags as a LinuxResources object (their values already parsed into res). */
 static int
@@ -429,10 +540,10 @@ static int
 persist_update(rt_container *c, const oci_json_doc *file_doc, const oci_resources *res,
                const bool given[], bool any_flag, msp_err *err)
 {
-        _cleanup_free_ char *buf = NULL, *fl = NULL, *out = NULL;
-        _cleanup_json_doc_ oci_json_doc *cfg = NULL, *fdoc = NULL;
+        _cleanup_free_ char *buf = NULL, *fl = NULL, *out = NULL, *fo = NULL;
+        _cleanup_json_doc_ oci_json_doc *cfg = NULL, *fdoc = NULL, *odoc = NULL;
         _cleanup_spec_ oci_spec *check = NULL;
-        size_t len = 0, fl_len = 0, out_len = 0;
+        size_t len = 0, fl_len = 0, out_len = 0, fo_len = 0;
         const oci_json *ov[2];
         size_t n = 0;
 
@@ -442,8 +553,15 @@ persist_update(rt_container *c, const oci_json_doc *file_doc, const oci_resource
         r = oci_json_parse(RT_CONFIG_NAME, buf, len, &cfg, err);
         if (r < 0)
                 return r;
-        if (file_doc)
-                ov[n++] = oci_json_doc_root(file_doc);
+        if (file_doc) {
+                r = file_overlay(oci_json_doc_root(file_doc), &fo, &fo_len, err);
+                if (r < 0)
+                        return r;
+                r = oci_json_parse("--resources", fo, fo_len, &odoc, err);
+                if (r < 0)
+                        return r;
+                ov[n++] = oci_json_doc_root(odoc);
+        }
         if (any_flag) {
                 r = flags_json(res, given, &fl, &fl_len, err);
                 if (r < 0)
@@ -531,6 +649,7 @@ cmd_update(rt_ctx *ctx, int argc, char **argv)
                                                given[i].value);
                 flag_given[given[i].opt - OPT_MEMORY] = true;
         }
+        drop_unchanged(res, flag_given);
         if (rt_container_load(ctx, id, true, &c, &err) < 0 || rt_container_update(ctx, c, res, &err) < 0)
                 return cmd_fail(ctx, &err);
         if (persist_update(c, file_doc, res, flag_given, n_given > 0, &err) < 0) {

@@ -110,11 +110,17 @@ cg_write_fd(int fd, const char *file, const char *value, msp_err *err)
 int
 cg_write(int dfd, const char *file, const char *value, msp_err *err)
 {
+        cg_undo_old old;
+        bool journal = cg_undo_save(dfd, file, &old);
         _cleanup_close_ int fd = openat(dfd, file, O_WRONLY | O_CLOEXEC);
+        int r = fd < 0 ? msp_err_sys(err, errno, "cgroup: write '%s' = '%.200s'", file, value)
+                       : cg_write_fd(fd, file, value, err);
 
-        if (fd < 0)
-                return msp_err_sys(err, errno, "cgroup: write '%s' = '%.200s'", file, value);
-        return cg_write_fd(fd, file, value, err);
+        if (r < 0)
+                cg_undo_failed(file);
+        else if (journal)
+                cg_undo_push(dfd, file, &old);
+        return r;
 }
 
 int

@@ -63,6 +63,29 @@ int cg_for_each_hierarchy(cg_hierarchy_fn fn, void *userdata, msp_err *err);
  * /sys/fs/cgroup/unified (a walk of 10 hierarchies is ~10 µs, and create does several). */
 int cg_for_each_hierarchy_in(unsigned which, cg_hierarchy_fn fn, void *userdata, msp_err *err);
 
+/* ---- the undo journal of an update (cgroup-undo.c) ---- */
+
+/* What a file held before a write (one line, without its newline). */
+typedef struct cg_undo_old {
+        char value[256];
+} cg_undo_old;
+
+/* Open a journal: from here every cg_write that succeeds records the file's old value. */
+void cg_undo_begin(void);
+/* Forget the journal (the update is complete, or rolled back). */
+void cg_undo_end(void);
+/* For cg_write: read the old value; false when no journal is open or the value cannot
+ * be written back (more than one line, too long: the journal notes it is incomplete). */
+bool cg_undo_save(int dfd, const char *file, cg_undo_old *ret);
+void cg_undo_push(int dfd, const char *file, const cg_undo_old *old);
+/* For cg_write: the first file whose write failed, and its name ("" when none). */
+void cg_undo_failed(const char *file);
+const char *cg_undo_failed_file(void);
+/* Write back every recorded value, last first, and close the journal to recording.
+ * Returns how many could not be restored (files listed in unrestored, comma-separated;
+ * a write that could not be recorded counts too). */
+int cg_undo_rollback(char *unrestored, size_t size);
+
 /* ---- pure helpers (cgroup-v2.c) ---- */
 
 /* cpu.shares (2..262144) to cpu.weight (1..10000): 1 + ((shares - 2) * 9999) / 262142. */

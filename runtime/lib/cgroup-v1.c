@@ -66,17 +66,25 @@ static int
 memory_limit_swap(int dfd, const oci_memory *m, msp_err *err)
 {
         bool swap = m->has_swap && m->swap != 0;
+        int64_t swap_v = m->swap;
         char lim[32], sw[32];
 
+        /* An unlimited memory with no swap value makes memory+swap unlimited too (as
+         * runc): a memsw limit below the new memory limit would refuse it. */
+        if (!swap && m->has_limit && m->limit == -1 && cg_exists(dfd, "memory.memsw.limit_in_bytes")) {
+                swap = true;
+                swap_v = -1;
+        }
+
         if (swap && !cg_exists(dfd, "memory.memsw.limit_in_bytes")) {
-                if (m->swap != -1)
+                if (swap_v != -1)
                         return msp_err_set(err, EOPNOTSUPP,
                                            "linux.resources.memory.swap: swap accounting is not available on "
                                            "this host (no memory.memsw.limit_in_bytes; boot with swapaccount=1)");
                 swap = false;   /* unlimited is what the host gives anyway */
         }
         snprintf(lim, sizeof lim, "%" PRId64, m->limit);
-        snprintf(sw, sizeof sw, "%" PRId64, m->swap);
+        snprintf(sw, sizeof sw, "%" PRId64, swap_v);
         if (!m->has_limit)
                 return swap ? cg_write(dfd, "memory.memsw.limit_in_bytes", sw, err) : 0;
         if (!swap)

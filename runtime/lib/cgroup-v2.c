@@ -137,6 +137,10 @@ write_max(int dfd, const char *file, int64_t v, msp_err *err)
 static int
 memory_swap(int dfd, const oci_memory *m, msp_err *err)
 {
+        /* An unlimited memory with no swap value: swap unlimited too (as runc, and as v1). */
+        if ((!m->has_swap || m->swap == 0) && m->has_limit && m->limit == -1)
+                return cg_exists(dfd, "memory.swap.max") ? cg_write(dfd, "memory.swap.max", "max", err)
+                                                         : 0;
         if (!m->has_swap || m->swap == 0)
                 return 0;
         if (!cg_exists(dfd, "memory.swap.max")) {

@@ -550,6 +550,74 @@ rt_cgroup_apply_resources(const char *path, const oci_resources *res, msp_err *e
         return msp_err_set(err, EINVAL, "unknown cgroup mode");
 }
 
+/* The config field a cgroup file carries, for the error of an update the kernel
+ * refused. */
+static const char *
+field_of_file(const char *file)
+{
+        static const struct {
+                const char *file, *field;
+        } fields[] = {
+                { "memory.limit_in_bytes", "memory.limit" },
+                { "memory.max", "memory.limit" },
+                { "memory.memsw.limit_in_bytes", "memory.swap" },
+                { "memory.swap.max", "memory.swap" },
+                { "memory.soft_limit_in_bytes", "memory.reservation" },
+                { "memory.low", "memory.reservation" },
+                { "memory.swappiness", "memory.swappiness" },
+                { "memory.oom_control", "memory.disableOOMKiller" },
+                { "pids.max", "pids.limit" },
+                { "cpu.shares", "cpu.shares" },
+                { "cpu.weight", "cpu.shares" },
+                { "cpu.cfs_quota_us", "cpu.quota" },
+                { "cpu.cfs_period_us", "cpu.period" },
+                { "cpu.max", "cpu.quota" },
+                { "cpu.cfs_burst_us", "cpu.burst" },
+                { "cpu.max.burst", "cpu.burst" },
+                { "cpu.rt_runtime_us", "cpu.realtimeRuntime" },
+                { "cpu.rt_period_us", "cpu.realtimePeriod" },
+                { "cpu.idle", "cpu.idle" },
+                { "cpuset.cpus", "cpu.cpus" },
+                { "cpuset.mems", "cpu.mems" },
+                { "blkio.weight", "blockIO.weight" },
+                { "blkio.bfq.weight", "blockIO.weight" },
+                { "io.weight", "blockIO.weight" },
+                { "io.bfq.weight", "blockIO.weight" },
+        };
+
+        for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
+                if (strcmp(file, fields[i].file) == 0)
+                        return fields[i].field;
+        return NULL;
+}
+
+int
+rt_cgroup_update(const char *path, const oci_resources *res, msp_err *err)
+{
+        char unrestored[256];
+
+        cg_undo_begin();
+        int r = rt_cgroup_apply_resources(path, res, err);
+        if (r < 0 && err) {
+                const char *field = field_of_file(cg_undo_failed_file());
+                int bad = cg_undo_rollback(unrestored, sizeof unrestored);
+                char msg[MSP_ERR_MSG_MAX];
+
+                if (field)
+                        msp_err_prefix(err, "linux.resources.%s", field);
+                snprintf(msg, sizeof msg, "%s", err->msg);
+                if (!bad)
+                        r = msp_err_set(err, -r, "%s (nothing changed)", msg);
+                else
+                        r = msp_err_set(err, -r, "%s (could not restore %s)", msg,
+                                        unrestored[0] ? unrestored : "a file written before");
+        } else if (r < 0) {
+                (void) cg_undo_rollback(unrestored, sizeof unrestored);
+        }
+        cg_undo_end();
+        return r;
+}
+
 /* The sizes dfd offers, "2MB 1GB", for an error message. */
 static void
 hugepage_sizes(int dfd, bool v2, char *buf, size_t bufsz)

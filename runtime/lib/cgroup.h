@@ -68,6 +68,10 @@ int rt_cgroup_oom_kills(const char *path, uint64_t *ret);
  * hierarchy of a hybrid host when v1 has no such controller). Adds nothing implicit;
  * also used on a live cgroup (update). Errors name the config field or the file. */
 int rt_cgroup_apply_resources(const char *path, const oci_resources *res, msp_err *err);
+/* rt_cgroup_apply_resources on a live cgroup, all or nothing: when the kernel refuses
+ * a write, the files written before it are restored (last first) and the error names
+ * the config field, the file and the value, and what could not be restored. */
+int rt_cgroup_update(const char *path, const oci_resources *res, msp_err *err);
 /* The device rules of a new container, as runc composes them: linux.resources.devices
  * in order, then runc's implicit rules (mknod of any c and b node; null, random, full,
  * tty, zero and urandom unless linux.devices lists the same path; pts, ptmx, tun).

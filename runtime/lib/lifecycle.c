@@ -346,7 +346,7 @@ rt_container_update(const rt_ctx *ctx, rt_container *c, const oci_resources *res
                 copy.devices = NULL;
                 copy.n_devices = 0;
         }
-        r = rt_cgroup_apply_resources(c->state->cgroup_path, &copy, err);
+        r = rt_cgroup_update(c->state->cgroup_path, &copy, err);
         if (r < 0)
                 return msp_err_prefix(err, "update container '%s'", c->id);
         return 0;

@@ -98,3 +98,96 @@ c 5:2 rwm" ]
         [ "${lines[4]}" = read=ok ]
         assert_nothing_left "$CID"
 }
+
+# lim FILE: a v1 memory or cpu file of the container.
+v1_read() {
+        cat "$(v1_dir "$1")/$2"
+}
+
+# A running container with memory 64 MiB (+64 MiB swap), cpu shares 512, quota 20 ms
+# per 100 ms.
+start_limited() {
+        update_config '.linux.resources.memory = {"limit": 67108864, "swap": 134217728}
+                | .linux.resources.cpu = {"shares": 512, "quota": 20000, "period": 100000}'
+        run_detached sleep 100
+}
+
+need_memsw() {
+        need_v1
+        [ -e /sys/fs/cgroup/memory/memory.memsw.limit_in_bytes ] ||
+                skip "needs swap accounting (memory.memsw.limit_in_bytes; boot with swapaccount=1)"
+}
+
+# The document containerd's runc shim sends for `docker update --memory 100m
+# --memory-swap 200m`: every field it knows, zero where the user gave nothing.
+SHIM_UPDATE='{"memory":{"limit":104857600,"reservation":0,"swap":209715200,"kernel":0},"cpu":{"shares":0,"quota":0,"period":0},"blockIO":{"weight":0}}'
+
+@test "update: zeros in the shim's document leave fields unchanged (-r -, --resources FILE, flags)" {
+        need_memsw
+        start_limited
+        local soft
+        soft=$(v1_read memory memory.soft_limit_in_bytes)
+        run msp update -r - "$CID" <<<"$SHIM_UPDATE"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(v1_read memory memory.limit_in_bytes)" = 104857600 ]
+        [ "$(v1_read memory memory.memsw.limit_in_bytes)" = 209715200 ]
+        [ "$(v1_read memory memory.soft_limit_in_bytes)" = "$soft" ]
+        [ "$(v1_read cpu cpu.shares)" = 512 ]
+        [ "$(v1_read cpu cpu.cfs_quota_us)" = 20000 ]
+        [ "$(v1_read cpu cpu.cfs_period_us)" = 100000 ]
+        # the config copy keeps the old values where the document said 0
+        run jq -c '.linux.resources | [.memory.limit, .memory.swap, .memory.reservation, .cpu.shares, .cpu.quota, .cpu.period, .blockIO.weight]' \
+                "$STATE_ROOT/$CID/config.json"
+        [ "$output" = '[104857600,209715200,null,512,20000,100000,null]' ]
+        # the same from a file, with a new quota
+        jq '.memory.limit = 83886080 | .cpu.quota = 30000' <<<"$SHIM_UPDATE" >"$BATS_TEST_TMPDIR/res.json"
+        msp update --resources "$BATS_TEST_TMPDIR/res.json" "$CID"
+        [ "$(v1_read memory memory.limit_in_bytes)" = 83886080 ]
+        [ "$(v1_read cpu cpu.cfs_quota_us)" = 30000 ]
+        [ "$(v1_read cpu cpu.shares)" = 512 ]
+        # flags: 0 is "unchanged" too (runc's update flags)
+        msp update --memory 0 --cpu-quota 0 --cpu-share 0 --cpu-period 0 --blkio-weight 0 "$CID"
+        [ "$(v1_read memory memory.limit_in_bytes)" = 83886080 ]
+        [ "$(v1_read cpu cpu.cfs_quota_us)" = 30000 ]
+        [ "$(v1_read cpu cpu.shares)" = 512 ]
+        msp delete --force "$CID"
+        assert_nothing_left "$CID"
+}
+
+@test "update: all or nothing: a value the kernel refuses restores what was already written" {
+        need_memsw
+        start_limited
+        # memory is written before cpu; a 500 us quota is below the kernel's 1 ms minimum
+        run msp update --memory 50m --memory-swap 100m --cpu-share 256 --cpu-quota 500 "$CID"
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"linux.resources.cpu.quota"*"cpu.cfs_quota_us' = '500'"*"Invalid argument"* ]]
+        [ "$(v1_read memory memory.limit_in_bytes)" = 67108864 ]
+        [ "$(v1_read memory memory.memsw.limit_in_bytes)" = 134217728 ]
+        [ "$(v1_read cpu cpu.shares)" = 512 ]
+        [ "$(v1_read cpu cpu.cfs_quota_us)" = 20000 ]
+        # nor is anything recorded
+        run jq -c '.linux.resources | [.memory.limit, .cpu.shares, .cpu.quota]' "$STATE_ROOT/$CID/config.json"
+        [ "$output" = '[67108864,512,20000]' ]
+        # the same through -r -
+        run msp update -r - "$CID" <<<'{"memory":{"limit":52428800,"swap":104857600},"cpu":{"quota":500}}'
+        [ "$status" -eq 1 ]
+        [ "$(v1_read memory memory.limit_in_bytes)" = 67108864 ]
+        msp delete --force "$CID"
+        assert_nothing_left "$CID"
+}
+
+@test "update --memory -1 with a swap limit makes memory and swap unlimited (as runc)" {
+        need_memsw
+        start_limited
+        run msp update --memory -1 "$CID"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        local unlimited
+        unlimited=$(cat /sys/fs/cgroup/memory/memory.limit_in_bytes)
+        [ "$(v1_read memory memory.limit_in_bytes)" = "$unlimited" ]
+        [ "$(v1_read memory memory.memsw.limit_in_bytes)" = "$unlimited" ]
+        msp delete --force "$CID"
+        assert_nothing_left "$CID"
+}

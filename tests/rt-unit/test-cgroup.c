@@ -833,13 +833,58 @@ test_v2_refusals(void)
         CHECK(system(cmd) == 0);
 }
 
+/* The undo journal of an update: every write since begin is put back, last first; a
+ * multi-line file cannot be and is counted; the failed write is named. */
+static void
+test_undo_journal(void)
+{
+        char dir[PATH_MAX], cmd[PATH_MAX + 16];
+        msp_err e;
+
+        snprintf(dir, sizeof dir, "/tmp/msp-unit-%d-undo", (int) runner);
+        CHECK(mkdir(dir, 0755) == 0 || errno == EEXIST);
+        int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        CHECK(dfd >= 0);
+        static const char *const files[][2] = { { "a", "1\n" }, { "b", "x" }, { "multi", "l1\nl2\n" } };
+        for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+                int fd = openat(dfd, files[i][0], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+                CHECK(fd >= 0 && write(fd, files[i][1], strlen(files[i][1])) > 0);
+                close(fd);
+        }
+        /* no journal: nothing recorded, nothing to restore */
+        char unrestored[64];
+        CHECK(cg_undo_rollback(unrestored, sizeof unrestored) == 0);
+
+        cg_undo_begin();
+        CHECK_OK(cg_write(dfd, "a", "2", &e), e);
+        CHECK_OK(cg_write(dfd, "b", "y", &e), e);
+        CHECK_OK(cg_write(dfd, "a", "3", &e), e);
+        CHECK(cg_write(dfd, "missing/x", "4", &e) < 0);
+        CHECK(strcmp(cg_undo_failed_file(), "missing/x") == 0);
+        CHECK(cg_undo_rollback(unrestored, sizeof unrestored) == 0);
+        CHECK(strcmp(rd(dir, "", "a"), "1") == 0);
+        CHECK(strcmp(rd(dir, "", "b"), "x") == 0);
+        cg_undo_end();
+        CHECK(cg_undo_failed_file()[0] == '\0');
+
+        cg_undo_begin();
+        CHECK_OK(cg_write(dfd, "a", "5", &e), e);
+        CHECK_OK(cg_write(dfd, "multi", "z", &e), e);
+        CHECK(cg_undo_rollback(unrestored, sizeof unrestored) == 1);
+        CHECK(strcmp(rd(dir, "", "a"), "1") == 0);
+        cg_undo_end();
+        close(dfd);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        CHECK(system(cmd) == 0);
+}
+
 /* ---- runner ---- */
 
 static const cg_test tests[] = {
         { "conversions", test_conversions },
         { "unified key checks", test_unified_keys },
         { "path and page size checks", test_path_and_size_checks },
-        { "default device rules", test_device_rules },
+        { "device rules: the config's then runc's implicit ones", test_device_rules },
         { "eBPF device program passes the verifier", test_bpf_verifier_accepts },
         { "eBPF device filter on the v2 hierarchy, replaced on update", test_bpf_device_filter },
         { "v1 memory limit/memsw/reservation/swappiness/oom (raise and lower)", test_v1_memory },
@@ -854,6 +899,7 @@ static const cg_test tests[] = {
         { "hybrid: hugetlb and unified keys on the v2 hierarchy", test_hybrid_hugetlb },
         { "v2 backend writes (plain files)", test_v2_files },
         { "v2 backend refusals (plain files)", test_v2_refusals },
+        { "update undo journal (plain files)", test_undo_journal },
 };
 
 int
