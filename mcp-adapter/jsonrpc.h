@@ -38,6 +38,11 @@ bool mcp_rpc_id_equal(const mcp_rpc_id *a, const mcp_rpc_id *b);
 int mcp_rpc_id_from_json(const oci_json *v, mcp_rpc_id *ret);
 /* Writes the id (null for MCP_ID_NONE). */
 void mcp_rpc_id_write(oci_jw *w, const mcp_rpc_id *id);
+/* The request's id in a line the parser refused (a limit, a \u0000, invalid UTF-8, bad
+ * syntax inside a value) when it still shows one: a closed top-level object with exactly
+ * one "id" member, an integer or a string of printable UTF-8 without escapes. Otherwise
+ * *ret is left MCP_ID_NONE, as JSON-RPC wants when the id cannot be determined. */
+void mcp_rpc_id_salvage(const char *line, size_t len, mcp_rpc_id *ret);
 
 typedef struct mcp_rpc_msg {
         oci_json_doc *doc;              /* owns everything below */

@@ -1,0 +1,249 @@
+/* JSON-RPC ids (see jsonrpc.h): copies, comparison, reading one from a parsed message,
+ * writing one, and finding one in a line the parser refused. */
+#include "jsonrpc.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "text.h"
+
+int
+mcp_rpc_id_copy(mcp_rpc_id *dst, const mcp_rpc_id *src)
+{
+        *dst = *src;
+        if (src->kind == MCP_ID_STR) {
+                dst->str = strdup(src->str);
+                if (!dst->str) {
+                        dst->kind = MCP_ID_NONE;
+                        return -ENOMEM;
+                }
+        }
+        return 0;
+}
+
+void
+mcp_rpc_id_clear(mcp_rpc_id *id)
+{
+        free(id->str);
+        *id = (mcp_rpc_id) { .kind = MCP_ID_NONE };
+}
+
+bool
+mcp_rpc_id_equal(const mcp_rpc_id *a, const mcp_rpc_id *b)
+{
+        if (a->kind != b->kind)
+                return false;
+        switch (a->kind) {
+        case MCP_ID_INT:
+                return a->num == b->num;
+        case MCP_ID_STR:
+                return strcmp(a->str, b->str) == 0;
+        case MCP_ID_NONE:
+        default:
+                return true;
+        }
+}
+
+/* An integer is digits with an optional '-': no fraction, no exponent, within int64. */
+static int
+parse_int64(const char *s, int64_t *ret)
+{
+        const char *p = s;
+        if (*p == '-')
+                p++;
+        if (!*p)
+                return -EINVAL;
+        for (; *p; p++)
+                if (*p < '0' || *p > '9')
+                        return -EINVAL;
+        errno = 0;
+        char *end;
+        long long v = strtoll(s, &end, 10);
+        if (errno || *end)
+                return -ERANGE;
+        *ret = v;
+        return 0;
+}
+
+int
+mcp_rpc_id_from_json(const oci_json *v, mcp_rpc_id *ret)
+{
+        *ret = (mcp_rpc_id) { .kind = MCP_ID_NONE };
+        switch (oci_json_type_of(v)) {
+        case OCI_JSON_STRING:
+                ret->str = strdup(oci_json_string(v));
+                if (!ret->str)
+                        return -ENOMEM;
+                ret->kind = MCP_ID_STR;
+                return 0;
+        case OCI_JSON_NUMBER:
+                if (parse_int64(oci_json_number_text(v), &ret->num) < 0)
+                        return -EINVAL;
+                ret->kind = MCP_ID_INT;
+                return 0;
+        case OCI_JSON_NULL:
+        case OCI_JSON_BOOL:
+        case OCI_JSON_OBJECT:
+        case OCI_JSON_ARRAY:
+        default:
+                return -EINVAL;
+        }
+}
+
+void
+mcp_rpc_id_write(oci_jw *w, const mcp_rpc_id *id)
+{
+        switch (id->kind) {
+        case MCP_ID_INT:
+                oci_jw_int64(w, id->num);
+                break;
+        case MCP_ID_STR:
+                oci_jw_string(w, id->str);
+                break;
+        case MCP_ID_NONE:
+        default:
+                oci_jw_null(w);
+                break;
+        }
+}
+
+/* ---- the id of a refused line ---- */
+
+/* What is not the id is skipped by bracket counting outside strings. */
+typedef struct idscan {
+        const char *p, *end;
+} idscan;
+
+static void
+scan_ws(idscan *s)
+{
+        while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\r' || *s->p == '\n'))
+                s->p++;
+}
+
+/* At '"': past the closing quote; *plain is false when the string has escapes. */
+static bool
+scan_string(idscan *s, const char **ret, size_t *ret_len, bool *plain)
+{
+        const char *start = ++s->p;
+        *plain = true;
+        for (; s->p < s->end; s->p++) {
+                if (*s->p == '\\') {
+                        *plain = false;
+                        s->p++;
+                } else if (*s->p == '"') {
+                        *ret = start;
+                        *ret_len = (size_t) (s->p++ - start);
+                        return true;
+                }
+        }
+        return false;
+}
+
+static bool
+scan_skip_value(idscan *s)
+{
+        const char *str;
+        size_t n;
+        bool plain;
+        size_t depth = 0;
+        while (s->p < s->end) {
+                char c = *s->p;
+                if (c == '"') {
+                        if (!scan_string(s, &str, &n, &plain))
+                                return false;
+                } else if (c == '{' || c == '[') {
+                        depth++;
+                        s->p++;
+                } else if (c == '}' || c == ']') {
+                        if (depth == 0)
+                                return true;
+                        depth--;
+                        s->p++;
+                } else if (c == ',' && depth == 0) {
+                        return true;
+                } else {
+                        s->p++;
+                }
+                if (depth == 0 && (c == '"' || c == '}' || c == ']'))
+                        return true;
+        }
+        return depth == 0;
+}
+
+static bool
+scan_id_value(idscan *s, mcp_rpc_id *id)
+{
+        const char *v;
+        size_t n;
+        bool plain;
+        if (*s->p == '"') {
+                if (!scan_string(s, &v, &n, &plain) || !plain || !mcp_utf8_valid(v, n))
+                        return false;
+                for (size_t i = 0; i < n; i++)
+                        if ((unsigned char) v[i] < 0x20)
+                                return false;
+                id->str = strndup(v, n);
+                if (!id->str)
+                        return false;
+                id->kind = MCP_ID_STR;
+                return true;
+        }
+        char num[24];
+        for (n = 0; s->p < s->end && n < sizeof num - 1 &&
+                    (*s->p == '-' || (*s->p >= '0' && *s->p <= '9'));
+             s->p++)
+                num[n++] = *s->p;
+        num[n] = '\0';
+        if (parse_int64(num, &id->num) < 0)
+                return false;
+        id->kind = MCP_ID_INT;
+        return true;
+}
+
+void
+mcp_rpc_id_salvage(const char *line, size_t len, mcp_rpc_id *ret)
+{
+        idscan s = { line, line + len };
+        mcp_rpc_id id = { .kind = MCP_ID_NONE };
+        bool ok = false;
+        scan_ws(&s);
+        if (s.p >= s.end || *s.p++ != '{')
+                return;
+        for (;;) {
+                const char *key;
+                size_t klen;
+                bool plain;
+                scan_ws(&s);
+                if (s.p >= s.end || *s.p != '"' || !scan_string(&s, &key, &klen, &plain))
+                        break;
+                scan_ws(&s);
+                if (s.p >= s.end || *s.p++ != ':')
+                        break;
+                scan_ws(&s);
+                if (s.p >= s.end)
+                        break;
+                if (klen == 2 && memcmp(key, "id", 2) == 0) {
+                        if (id.kind != MCP_ID_NONE || !scan_id_value(&s, &id))
+                                break;
+                } else if (!scan_skip_value(&s)) {
+                        break;
+                }
+                scan_ws(&s);
+                if (s.p < s.end && *s.p == ',') {
+                        s.p++;
+                        continue;
+                }
+                if (s.p < s.end && *s.p == '}') {
+                        s.p++;
+                        scan_ws(&s);
+                        ok = s.p == s.end;
+                }
+                break;
+        }
+        if (ok)
+                *ret = id;
+        else
+                mcp_rpc_id_clear(&id);
+}
