@@ -323,6 +323,15 @@ rt_rootfs_finalize_child(const rt_rootfs_params *p, msp_err *err)
                 if (r < 0)
                         return r;
         }
+        if (rt_rootfs_dev_readonly(p->spec)) {
+                _cleanup_close_ int dev = rt_openat2(rootfd, "dev", O_PATH | O_DIRECTORY,
+                                                     RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS |
+                                                             RESOLVE_NO_MAGICLINKS);
+                if (dev < 0)
+                        return msp_err_sys(err, -dev, "mount '/dev': open it to make it read-only");
+                if (rt_mount_setattr(dev, false, MOUNT_ATTR_RDONLY, 0, 0) < 0)
+                        return msp_err_sys(err, errno, "mount '/dev': make it read-only");
+        }
         /* Only the root mount itself, keeping its other flags, as runc's bind remount. */
         if (p->spec->root_readonly && rt_mount_setattr(rootfd, false, MOUNT_ATTR_RDONLY, 0, 0) < 0)
                 return msp_err_sys(err, errno, "root.readonly: make '/' read-only");

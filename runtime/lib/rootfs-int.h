@@ -19,3 +19,6 @@ int rt_mount_setattr(int mfd, bool recursive, uint64_t set, uint64_t clr, uint64
  * Messages start with `label` and carry the kernel's fs_context log. */
 int rt_mount_new_fs(const char *label, const char *type, const char *source, const char *data,
                     const rt_mount_opts *o, uint64_t attrs, msp_err *err);
+/* Does the config's last /dev mount say "ro"? Setup mounts /dev writable; finalize
+ * makes it read-only after everything below it exists. */
+bool rt_rootfs_dev_readonly(const oci_spec *s);

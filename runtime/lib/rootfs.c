@@ -568,6 +568,43 @@ mount_dispatch(const mnt *c, msp_err *err)
         return mount_other(c, type, err);
 }
 
+/* "//dev/./" and "/dev" name the same place. */
+static bool
+is_dev_path(const char *path)
+{
+        int n = 0;
+        bool dev = false;
+
+        for (const char *c = path; *c;) {
+                size_t len = strcspn(c, "/");
+                if (len > 0 && !(len == 1 && c[0] == '.')) {
+                        dev = len == 3 && strncmp(c, "dev", 3) == 0;
+                        n++;
+                }
+                c += len + (c[len] == '/');
+        }
+        return n == 1 && dev;
+}
+
+/* The /dev of the config stays writable until the container's filesystem is complete
+ * (submounts, device nodes, the console): finalize applies its "ro" last, as runc. */
+bool
+rt_rootfs_dev_readonly(const oci_spec *s)
+{
+        bool ro = false;
+
+        for (size_t i = 0; i < s->n_mounts; i++) {
+                const oci_mount *m = &s->mounts[i];
+                if (!m->destination || !is_dev_path(m->destination))
+                        continue;
+                ro = false;
+                for (size_t j = 0; j < m->options.n; j++)
+                        ro = strcmp(m->options.v[j], "ro") == 0 ||
+                             (ro && strcmp(m->options.v[j], "rw") != 0);
+        }
+        return ro;
+}
+
 static int
 mount_one(const rt_rootfs_params *p, int rootfd, size_t idx, msp_err *err)
 {
@@ -584,6 +621,8 @@ mount_one(const rt_rootfs_params *p, int rootfd, size_t idx, msp_err *err)
         int r = rt_mount_opts_parse(&m->options, m->destination, &c.o, err);
         if (r < 0)
                 return r;
+        if (is_dev_path(m->destination))
+                c.o.flags_set &= ~(unsigned long) MS_RDONLY;
         if (c.o.tmpcopyup) {
                 _cleanup_close_ int fd = rt_openat2(rootfd, m->destination, O_PATH,
                                                     RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
@@ -644,24 +683,6 @@ prepare_root(const rt_rootfs_params *p, int *ret_rootfd, msp_err *err)
                 return msp_err_sys(err, errno, "rootfs '%s': bind onto itself", p->rootfs);
         *ret_rootfd = TAKE_FD(mfd);
         return 0;
-}
-
-/* "//dev/./" and "/dev" name the same place. */
-static bool
-is_dev_path(const char *path)
-{
-        int n = 0;
-        bool dev = false;
-
-        for (const char *c = path; *c;) {
-                size_t len = strcspn(c, "/");
-                if (len > 0 && !(len == 1 && c[0] == '.')) {
-                        dev = len == 3 && strncmp(c, "dev", 3) == 0;
-                        n++;
-                }
-                c += len + (c[len] == '/');
-        }
-        return n == 1 && dev;
 }
 
 /* What the config does with /dev: -1 binds it from the host (leave it alone), 1 mounts

@@ -193,6 +193,20 @@ has_opts() {
         assert_nothing_left "$CID"
 }
 
+@test "mounts: a read-only /dev still gets its submounts and devices; ro comes last" {
+        update_config '(.mounts[] | select(.destination == "/dev") | .options) += ["ro"] |
+                .linux.devices = [{"path": "/dev/fuse", "type": "c", "major": 10, "minor": 229}]'
+        set_args /bin/sh -c 'exec msp-helper write /dev/x -- write /dev/shm/ok -- stat /dev/fuse -- mounts'
+        run msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "${lines[0]}" = write=EROFS ]
+        [ "${lines[1]}" = write=ok ]
+        [ "$(value stat.rdev)" = 10:229 ]
+        [[ "$(mount_line /dev/pts)" == devpts* ]]
+        [[ "$(mount_line /dev)" == "tmpfs ro,"* ]]
+        assert_nothing_left "$CID"
+}
+
 @test "mounts: bind mounts of a host directory, read-write and read-only" {
         src="$BATS_TEST_TMPDIR/shared"
         mkdir "$src"
