@@ -215,10 +215,15 @@ scc_open_dir(int parent, const char *name)
         return TAKE_FD(fd);
 }
 
+/* The state root's parent holds the cache: several roots there (Docker's per-namespace
+ * ones) share it, as the key decides what a program is for. */
 static int
 scc_open_cache(int state_root_fd)
 {
-        _cleanup_close_ int top = scc_open_dir(state_root_fd, ".cache");
+        _cleanup_close_ int parent = openat(state_root_fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (parent < 0)
+                return -errno;
+        _cleanup_close_ int top = scc_open_dir(parent, RT_SECCOMP_CACHE_TOP);
 
         if (top < 0)
                 return top;

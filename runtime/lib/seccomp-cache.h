@@ -1,4 +1,6 @@
-/* Compiled seccomp programs cached under <state root>/.cache/seccomp/: compiling a
+/* Compiled seccomp programs cached beside the state root, in <state root>/../msp-cache/
+ * seccomp/ (the state root holds only container directories: Docker points every
+ * runtime at one root, where runc lists every directory): compiling a
  * large profile with libseccomp costs 13-14 ms of CPU, reading the cached program a few
  * hundredths of that. Called by the parent of create before clone, and by the parent
  * of exec before it opens or joins any of the container's namespaces, so the cache is
@@ -9,9 +11,10 @@
 #include "ctx.h"
 #include "seccomp.h"
 
-#define RT_SECCOMP_CACHE_DIR ".cache/seccomp"
+#define RT_SECCOMP_CACHE_TOP "msp-cache"
+#define RT_SECCOMP_CACHE_DIR RT_SECCOMP_CACHE_TOP "/seccomp"
 
-/* rt_seccomp_prepare() through the cache in the state root (state_root_fd; -1, a
+/* rt_seccomp_prepare() through the cache beside the state root (state_root_fd; -1, a
  * rootless ctx or a non-root caller: no cache). The profile checks and load flags are
  * computed every time; only the BPF program is cached, keyed by everything that shapes
  * it. Any cache problem (missing, foreign owner, loose mode, symlink, short, corrupt,

@@ -191,3 +191,27 @@ SHIM_UPDATE='{"memory":{"limit":104857600,"reservation":0,"swap":209715200,"kern
         msp delete --force "$CID"
         assert_nothing_left "$CID"
 }
+
+@test "state root: only container directories (the seccomp cache lives beside it); list skips foreign entries" {
+        # Docker points every runtime at one root, where `runc list` reads each directory
+        update_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW",
+                "syscalls": [{"names": ["keyctl"], "action": "SCMP_ACT_ERRNO"}]}'
+        run_detached sleep 100
+        msp exec "$CID" /bin/true
+        [ "$(ls -A "$STATE_ROOT")" = "$CID" ]
+        local cache
+        cache="$(dirname "$STATE_ROOT")/msp-cache"
+        [ "$(stat -c '%a %u' "$cache" "$cache/seccomp")" = "700 0
+700 0" ]
+        ls "$cache"/seccomp/*.bpf
+        # what another runtime keeps in a shared root is not a container of msp's
+        mkdir "$STATE_ROOT/other" "$STATE_ROOT/.hidden"
+        echo '{"id": "other"}' >"$STATE_ROOT/other/state.json"
+        run msp list -q
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$output" = "$CID" ]
+        rm -r "$STATE_ROOT/other" "$STATE_ROOT/.hidden"
+        msp delete --force "$CID"
+        assert_nothing_left "$CID"
+}

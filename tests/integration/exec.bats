@@ -165,8 +165,8 @@ finish() {
                 {"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 122}]}'
         start_sleeper
         # create cached the program; without the cache the first exec compiles it
-        [ -d "$STATE_ROOT/.cache/seccomp" ]
-        rm -rf "$STATE_ROOT/.cache"
+        [ -d "$(dirname "$STATE_ROOT")/msp-cache/seccomp" ]
+        rm -rf "$(dirname "$STATE_ROOT")/msp-cache"
         for round in cold warm; do
                 run msp --debug --log "$BATS_TEST_TMPDIR/$round.log" exec "$CID" \
                         /bin/msp-helper seccomp -- write /tmp/f -- mkdir /tmp/d
@@ -185,7 +185,7 @@ finish() {
         [ "$output" = 1 ]
         run grep -c 'seccomp: compiled' "$BATS_TEST_TMPDIR/warm.log"
         [ "$output" = 0 ]
-        [ "$(stat -c '%a %u' "$STATE_ROOT/.cache/seccomp")" = "700 0" ]
+        [ "$(stat -c '%a %u' "$(dirname "$STATE_ROOT")/msp-cache/seccomp")" = "700 0" ]
         finish
 }
 

@@ -43,8 +43,8 @@ seccomp_from() {
         mv "$tmp" "$BUNDLE/config.json"
 }
 
-# The compiled-filter cache (runtime/lib/seccomp-cache.h) lives in the state root, which
-# is new for each test, so a test's first container compiles its filter. Every container
+# The compiled-filter cache (runtime/lib/seccomp-cache.h) lives beside the state root, in
+# $BATS_TEST_TMPDIR/msp-cache, which is new for each test, so a test's first container compiles its filter. Every container
 # below runs twice: cold (compiled, then cached) and warm (the program from the cache);
 # both runs must behave alike, and the assertions check the warm run.
 
@@ -380,7 +380,7 @@ check_round_log() {
         rm -f "$sock"
         grep -qx 'fd=ok' "$BATS_TEST_TMPDIR/init-agent.out"
         # without the cache the first exec compiles the program
-        rm -rf "$STATE_ROOT/.cache"
+        rm -rf "$(dirname "$STATE_ROOT")/msp-cache"
         for round in cold warm; do
                 AGENT_PID=$("$MSP_SECCOMP_AGENT" -o "$BATS_TEST_TMPDIR/agent.out" -e $EDQUOT "$sock" 3>&-)
                 run msp --debug --log "$BATS_TEST_TMPDIR/$round.log" exec "$CID" \
@@ -479,7 +479,7 @@ check_round_log() {
         done
 }
 
-@test "seccomp: the cache is 0700 root-owned in the state root; a tampered program is ignored and rewritten" {
+@test "seccomp: the cache is 0700 root-owned beside the state root; a tampered program is ignored and rewritten" {
         seccomp_from "$REPO/contrib/profiles/seccomp-default.json" '.'
         set_args /bin/msp-helper mkdir /tmp/d -- syscall keyctl -- syscall bpf
         run_cold_warm
@@ -487,9 +487,9 @@ check_round_log() {
         [ "$(value mkdir)" = ok ]
         [ "$(value syscall.keyctl)" = EPERM ]
         [ "$(value syscall.bpf)" = EPERM ]
-        [ "$(stat -c '%a %u' "$STATE_ROOT/.cache" "$STATE_ROOT/.cache/seccomp")" = "700 0
+        [ "$(stat -c '%a %u' "$(dirname "$STATE_ROOT")/msp-cache" "$(dirname "$STATE_ROOT")/msp-cache/seccomp")" = "700 0
 700 0" ]
-        files=("$STATE_ROOT"/.cache/seccomp/*.bpf)
+        files=("$(dirname "$STATE_ROOT")"/msp-cache/seccomp/*.bpf)
         [ "${#files[@]}" -eq 1 ]
         [ "$(stat -c '%a %u %h' "${files[0]}")" = "600 0 1" ]
         # an allow-everything program under this profile's name (a valid file of another
@@ -497,7 +497,7 @@ check_round_log() {
         cp "${files[0]}" "$BATS_TEST_TMPDIR/default.bpf"
         seccomp '{"defaultAction": "SCMP_ACT_ALLOW"}'
         run_cold_warm
-        allow=$(ls "$STATE_ROOT"/.cache/seccomp/*.bpf | grep -vxF "${files[0]}")
+        allow=$(ls "$(dirname "$STATE_ROOT")"/msp-cache/seccomp/*.bpf | grep -vxF "${files[0]}")
         mv "$allow" "${files[0]}"
         seccomp_from "$REPO/contrib/profiles/seccomp-default.json" '.'
         run msp --debug --log "$BATS_TEST_TMPDIR/swap.log" run -b "$BUNDLE" "$CID" </dev/null
@@ -517,12 +517,12 @@ check_round_log() {
         assert_nothing_left "$CID"
 }
 
-@test "seccomp: a loose or read-only .cache in the state root: no cache, the filter still applies" {
+@test "seccomp: a loose or read-only msp-cache beside the state root: no cache, the filter still applies" {
         seccomp_from "$REPO/contrib/profiles/seccomp-default.json" '.'
         set_args /bin/msp-helper mkdir /tmp/d -- syscall bpf
-        # a .cache that is not 0700 is never used (nor repaired)
-        mkdir -p "$STATE_ROOT/.cache"
-        chmod 0755 "$STATE_ROOT/.cache"
+        # a msp-cache that is not 0700 is never used (nor repaired)
+        mkdir -p "$(dirname "$STATE_ROOT")/msp-cache"
+        chmod 0755 "$(dirname "$STATE_ROOT")/msp-cache"
         for i in 1 2; do
                 run msp --debug --log "$BATS_TEST_TMPDIR/loose.log" run -b "$BUNDLE" "$CID" </dev/null
                 echo "$output"
@@ -530,13 +530,13 @@ check_round_log() {
                 [ "$(value syscall.bpf)" = EPERM ]
         done
         grep -q 'no filter cache (Operation not permitted), compiling' "$BATS_TEST_TMPDIR/loose.log"
-        [ ! -e "$STATE_ROOT/.cache/seccomp" ]
-        # a read-only .cache (a read-only bind of a sound 0700 directory)
+        [ ! -e "$(dirname "$STATE_ROOT")/msp-cache/seccomp" ]
+        # a read-only msp-cache (a read-only bind of a sound 0700 directory)
         mkdir "$BATS_TEST_TMPDIR/ro"
-        chmod 0700 "$BATS_TEST_TMPDIR/ro" "$STATE_ROOT/.cache"
-        mount --bind "$BATS_TEST_TMPDIR/ro" "$STATE_ROOT/.cache"
-        RO_MOUNT="$STATE_ROOT/.cache"
-        mount -o remount,bind,ro "$STATE_ROOT/.cache"
+        chmod 0700 "$BATS_TEST_TMPDIR/ro" "$(dirname "$STATE_ROOT")/msp-cache"
+        mount --bind "$BATS_TEST_TMPDIR/ro" "$(dirname "$STATE_ROOT")/msp-cache"
+        RO_MOUNT="$(dirname "$STATE_ROOT")/msp-cache"
+        mount -o remount,bind,ro "$(dirname "$STATE_ROOT")/msp-cache"
         for i in 1 2; do
                 run msp --debug --log "$BATS_TEST_TMPDIR/ro.log" run -b "$BUNDLE" "$CID" </dev/null
                 echo "$output"
@@ -581,7 +581,7 @@ rootless_bundle() {
         done
         cat "$xdg/debug.log"
         [ "$(grep -c 'seccomp: no filter cache (Operation not permitted), compiling' "$xdg/debug.log")" -eq 2 ]
-        [ ! -e "$STATE_ROOT/.cache" ]
+        [ ! -e "$(dirname "$STATE_ROOT")/msp-cache" ]
         assert_nothing_left "$CID"
 }
 
@@ -603,7 +603,7 @@ rootless_bundle() {
         done
         cat "$xdg/debug.log"
         [ "$(grep -c 'seccomp: no filter cache (Operation not permitted), compiling' "$xdg/debug.log")" -eq 2 ]
-        [ ! -e "$STATE_ROOT/.cache" ]
+        [ ! -e "$(dirname "$STATE_ROOT")/msp-cache" ]
         as_user --cgroup-manager disabled delete --force "$CID"
         assert_nothing_left "$CID"
 }

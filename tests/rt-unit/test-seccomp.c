@@ -743,7 +743,14 @@ make_root(char *path, size_t size)
         snprintf(path, size, "/tmp/msp-test-sccache-XXXXXX");
         if (!mkdtemp(path))
                 return -1;
-        return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return -1;
+        /* path is the state root's parent, where the cache lives */
+        int fd = mkdirat(dfd, "state", 0700) == 0 ? openat(dfd, "state", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                                                   : -1;
+        close(dfd);
+        return fd;
 }
 
 static void
@@ -867,7 +874,7 @@ TEST(cache_equals_fresh_compile)
                 closedir(d);
         ASSERT_EQ_INT(files, 4);
         ASSERT_TRUE(stat(path, &st) == 0 && (st.st_mode & 07777) == 0700 && st.st_uid == 0);
-        snprintf(path, sizeof path, "%s/.cache", root);
+        snprintf(path, sizeof path, "%s/%s", root, RT_SECCOMP_CACHE_TOP);
         ASSERT_TRUE(stat(path, &st) == 0 && (st.st_mode & 07777) == 0700 && st.st_uid == 0);
         close(rootfd);
         remove_root(root);
@@ -971,25 +978,26 @@ TEST(cache_tampered_files_are_ignored_and_rewritten)
                 (void) unlink(aside);
         }
         /* loose or foreign directories: no cache at all (compiled every time) */
-        snprintf(cmd, sizeof cmd, "%s/.cache", root);
+        snprintf(cmd, sizeof cmd, "%s/%s", root, RT_SECCOMP_CACHE_TOP);
         ASSERT_TRUE(chmod(cmd, 0755) == 0);
         tap_check(cached(rootfd, &s, fresh, false) == 0 && cached(rootfd, &s, fresh, false) == 0,
-                  "cache: a .cache directory with mode 0755 is not used");
+                  "cache: a msp-cache directory with mode 0755 is not used");
         ASSERT_TRUE(chmod(cmd, 0700) == 0 && chown(cmd, 1000, 0) == 0);
         tap_check(cached(rootfd, &s, fresh, false) == 0 && cached(rootfd, &s, fresh, false) == 0,
-                  "cache: a .cache directory owned by uid 1000 is not used");
+                  "cache: a msp-cache directory owned by uid 1000 is not used");
         ASSERT_TRUE(chown(cmd, 0, 0) == 0);
         ASSERT_EQ_INT(cached(rootfd, &s, fresh, false), 1);
         snprintf(aside, sizeof aside, "%s/elsewhere", root);
         ASSERT_TRUE(rename(cmd, aside) == 0 && symlink("elsewhere", cmd) == 0);
         tap_check(cached(rootfd, &s, fresh, false) == 0 && cached(rootfd, &s, fresh, false) == 0,
-                  "cache: a .cache symlink (to a sound cache) is not followed");
+                  "cache: a msp-cache symlink (to a sound cache) is not followed");
         /* rootless or no state root: no cache, nothing created */
         char root2[64];
         int rootfd2 = make_root(root2, sizeof root2);
         ASSERT_TRUE(rootfd2 >= 0);
         tap_check(cached(rootfd2, &s, fresh, true) == 0 && cached(rootfd2, &s, fresh, true) == 0 &&
-                          cached(-1, &s, fresh, false) == 0 && faccessat(rootfd2, ".cache", F_OK, 0) < 0,
+                          cached(-1, &s, fresh, false) == 0 &&
+                          faccessat(rootfd2, "../" RT_SECCOMP_CACHE_TOP, F_OK, 0) < 0,
                   "cache: rootless and without a state root nothing is cached");
         close(rootfd2);
         remove_root(root2);
@@ -1084,7 +1092,8 @@ TEST(cache_stale_tmp_files_are_removed)
         remove_root(root);
 }
 
-/* A read-only state root: compiled (correct) without a cache; an existing cache is read. */
+/* A read-only cache (state root and its parent): compiled (correct) without a cache; an
+ * existing cache is read. */
 static int
 child_read_only_root(void *arg)
 {
@@ -1101,7 +1110,9 @@ child_read_only_root(void *arg)
         CHECK(mount(root, root, NULL, MS_BIND, NULL) == 0 &&
               mount(NULL, root, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) == 0,
               "read-only bind: %s", strerror(errno));
-        int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        char state[128];
+        snprintf(state, sizeof state, "%s/state", root);
+        int fd = open(state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         CHECK(fd >= 0, "open: %s", strerror(errno));
         CHECK(cached(fd, &s, fresh, false) == 1, "the cache written before is read");
         CHECK(cached(fd, &t, fresh_t, false) == 0 && cached(fd, &t, fresh_t, false) == 0,
