@@ -104,7 +104,9 @@ rt_cgroup_path_for(const char *cgroups_path, const char *id, char *buf, size_t b
         return 0;
 }
 
-/* A new v1 cpuset cgroup starts with empty cpus/mems and refuses tasks: inherit. */
+/* A v1 cpuset cgroup with empty cpus/mems (a new one, or one left so by whoever made
+ * it) refuses tasks: copy the parent's values into the empty ones. Called for every
+ * level of the path from the top, so each parent has its values first (as runc). */
 static void
 cpuset_inherit(int root, const char *reldir)
 {
@@ -167,10 +169,10 @@ create_in(const char *hier, int root, bool v2, void *userdata, msp_err *err)
                                 cd->created = true;
                                 cd->made[cd->n_made++] = strdup(dir);
                         }
-                        if (strstr(hier, "cpuset"))
-                                cpuset_inherit(root, rel);
                 } else if (errno != EEXIST)
                         return msp_err_sys(err, errno, "create cgroup '%s'", dir);
+                if (strstr(hier, "cpuset"))
+                        cpuset_inherit(root, rel);
                 if (last)
                         break;
                 if (v2)

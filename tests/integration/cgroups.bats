@@ -382,6 +382,25 @@ run_detached() {
         assert_nothing_left "$CID"
 }
 
+@test "cpuset (v1): an existing parent with empty cpus/mems gets the ancestors' values" {
+        [ "$V2" = 0 ] || skip "cgroup v2 refuses no task for an empty cpuset (the effective values inherit)"
+        [ -d /sys/fs/cgroup/cpuset ] || skip "no v1 cpuset hierarchy on this host"
+        parent="/sys/fs/cgroup/cpuset/$CGROUP_PREFIX/empty-$CID"
+        mkdir -p "$parent"
+        # A v1 cpuset made by mkdir starts empty (unless the host sets clone_children).
+        [ -z "$(cat "$parent/cpuset.cpus")" ] || skip "this host's new cpusets are not empty"
+        update_config ".linux.cgroupsPath = \"/$CGROUP_PREFIX/empty-$CID/$CID\""
+        set_args /bin/true
+        run msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(cat "$parent/cpuset.cpus")" = "$(cat /sys/fs/cgroup/cpuset/cpuset.cpus)" ]
+        [ "$(cat "$parent/cpuset.mems")" = "$(cat /sys/fs/cgroup/cpuset/cpuset.mems)" ]
+        # msp made the parent in the other hierarchies: they go with this test's one.
+        rmdir /sys/fs/cgroup/*/"$CGROUP_PREFIX/empty-$CID"
+        assert_nothing_left "$CID"
+}
+
 @test "pause, resume, update, ps, events: errors name the container" {
         for cmd in pause resume ps "events --stats" "update --memory 1m"; do
                 run msp $cmd nosuch-$$
