@@ -509,7 +509,9 @@ fresh_workspace(mcp_run *run, uint64_t bytes, msp_err *err)
         snprintf(run->ws_path, sizeof run->ws_path, "%s/%s", e->inst_path, name);
         if (mkdirat(e->inst_fd, name, 0700) < 0)
                 return msp_err_sys(err, errno, "workspace '%s'", run->ws_path);
-        snprintf(opts, sizeof opts, "size=%" PRIu64 ",nr_inodes=65536,mode=0755,uid=%u,gid=%u", bytes,
+        /* 0700: the sandbox's files are the sandbox's and the server's only (the state dir
+         * must be traversable by the sandbox's ids, so by everyone). */
+        snprintf(opts, sizeof opts, "size=%" PRIu64 ",nr_inodes=65536,mode=0700,uid=%u,gid=%u", bytes,
                  MCP_SANDBOX_HOST_UID, MCP_SANDBOX_HOST_GID);
         if (mount("tmpfs", run->ws_path, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
                 return msp_err_sys(err, errno, "workspace '%s': mount tmpfs", run->ws_path);
@@ -551,16 +553,21 @@ make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
         if (mkdirat(e->inst_fd, name, 0711) < 0)
                 return msp_err_sys(err, errno, "bundle '%s'", run->bundle);
         _cleanup_close_ int bfd = openat(e->inst_fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (bfd < 0 || mkdirat(bfd, "code", 0755) < 0)
+        /* The agent's code is readable by the sandbox's group and root only: the state dir
+         * is traversable by everyone (the runtime's remapped root must get through), the
+         * bundle path shows in ps, and the program's name is predictable. */
+        if (bfd < 0 || mkdirat(bfd, "code", 0711) < 0)
                 return msp_err_sys(err, errno, "bundle '%s'", run->bundle);
         _cleanup_close_ int cfd = openat(bfd, "code", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         char prog[64], code_path[4200], cg[256];
         snprintf(prog, sizeof prog, "main.%s", lang->ext);
-        int r = write_at(cfd, prog, req->code, req->code_len, 0644, err);
+        int r = write_at(cfd, prog, req->code, req->code_len, 0640, err);
         if (r < 0)
                 return r;
+        if (fchownat(cfd, prog, 0, MCP_SANDBOX_HOST_GID, AT_SYMLINK_NOFOLLOW) < 0)
+                return msp_err_sys(err, errno, "chown '%s'", prog);
         /* The mount point of the init's bind (the code dir is mounted read-only first). */
-        if ((r = write_at(cfd, "init", "", 0, 0644, err)) < 0)
+        if ((r = write_at(cfd, "init", "", 0, 0600, err)) < 0)
                 return r;
 
         /* argv: the language's template, then the request's args. */

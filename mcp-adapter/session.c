@@ -5,7 +5,8 @@
  *       meta.json                       id, created/expires (wall clock, usec), rootfs,
  *                                       network, limits, runs; written tmp + rename
  *       merged/                         the workspace: a tmpfs (size = workspace_bytes)
- *                                       or, with --seed-dir, an overlay (lower = seed)
+ *                                       or, with --seed-dir, an overlay (lower = seed);
+ *                                       its root 0700, the sandbox user's
  *       ws/                             with --seed-dir: the tmpfs holding upper/ and work/
  *
  * The workspace lives in a size-capped tmpfs mounted in msp-mcp's private mount namespace:
@@ -125,7 +126,7 @@ mount_tmpfs(int dirfd, const char *name, uint64_t bytes, bool sandbox_owned, msp
         if (r >= 0)
                 r = fs_set(fs, "nr_inodes", inodes, err);
         if (r >= 0)
-                r = fs_set(fs, "mode", sandbox_owned ? "0755" : "0700", err);
+                r = fs_set(fs, "mode", "0700", err);   /* the sandbox's or root's only */
         if (r >= 0 && sandbox_owned) {
                 snprintf(id, sizeof id, "%u", MCP_SANDBOX_HOST_UID);
                 r = fs_set(fs, "uid", id, err);
@@ -170,7 +171,7 @@ mount_overlay(const mcp_session_store *store, session *s, msp_err *err)
                                         O_CLOEXEC);
         if (ws < 0)
                 return msp_err_sys(err, errno, "open ws");
-        if (mkdirat(ws, "upper", 0755) < 0 || mkdirat(ws, "work", 0700) < 0)
+        if (mkdirat(ws, "upper", 0700) < 0 || mkdirat(ws, "work", 0700) < 0)
                 return msp_err_sys(err, errno, "mkdir upper/work");
         /* the workspace root is the upper root: the sandbox user owns it */
         if (fchownat(ws, "upper", MCP_SANDBOX_HOST_UID, MCP_SANDBOX_HOST_GID,

@@ -4,7 +4,8 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import { startServer, skipReason, finishAll, runCode, assertOk } from "./lib.mjs";
+import path from "node:path";
+import { startServer, skipReason, finishAll, runCode, assertOk, call, waitFor, runSync } from "./lib.mjs";
 
 const skip = skipReason();
 const RUNC = ["/usr/sbin/runc", "/usr/bin/runc", "/usr/local/sbin/runc", "/usr/local/bin/runc"].find((p) => fs.existsSync(p));
@@ -65,6 +66,48 @@ test("socket families other than unix, inet, inet6, netlink are refused; io_setu
         assert.equal(ok, "ok ok ok ok");
         assert.equal(bad, Array(8).fill("EAFNOSUPPORT").join(" "), "vsock, packet, bluetooth, can, xdp, alg, tipc, appletalk");
         assert.equal(aio, "-1 ENOSYS");
+});
+
+// Another local user (nobody) reads a file in msp-mcp's mount namespace (where the
+// workspaces are mounted): the error, or "" when it could.
+function readAsNobody(srv, file) {
+        const r = runSync("nsenter", ["-t", String(srv.pid), "-m", "setpriv", "--reuid=65534",
+                                      "--regid=65534", "--clear-groups", "cat", file]);
+        return r.status === 0 ? "" : r.stderr;
+}
+
+function readAsRoot(srv, file) {
+        return runSync("nsenter", ["-t", String(srv.pid), "-m", "cat", file]).stdout;
+}
+
+test("the agent's code and workspace are unreadable by other local users while it runs", { skip, timeout: 60_000 }, async () => {
+        const code = [
+                "import os, time",
+                "open('/workspace/secret', 'w').write('API_KEY=1')",
+                "while not os.path.exists('/workspace/done'): time.sleep(0.02)",
+                "print('API_KEY=1' if open('/.msp/main.py').read().count('API_KEY') else 'no code')",
+        ].join("\n");
+        const res = runCode(srv, "python", code, { timeout_ms: 30_000 });
+        const inst = path.join(srv.stateDir, srv.instance());
+        const [id] = await waitFor("the run's workspace file", () => {
+                const ids = fs.readdirSync(path.join(inst, "ws"));
+                return ids.length === 1 && readAsRoot(srv, path.join(inst, "ws", ids[0], "secret")) ? ids : null;
+        }, 20_000);
+        const prog = path.join(inst, "b", id, "code", "main.py");
+        assert.match(fs.readFileSync(prog, "utf8"), /API_KEY/, "root reads the code");
+        assert.match(readAsNobody(srv, prog), /Permission denied/, `nobody reads ${prog}`);
+        assert.match(readAsNobody(srv, path.join(inst, "ws", id, "secret")), /Permission denied/, "nobody reads the workspace");
+        runSync("nsenter", ["-t", String(srv.pid), "-m", "touch", path.join(inst, "ws", id, "done")]);
+        assert.equal(assertOk(await res, srv, "the run").stdout, "API_KEY=1\n", "the sandbox reads its code");
+});
+
+test("a session's workspace is unreadable by other local users", { skip, timeout: 60_000 }, async () => {
+        const sess = assertOk(await call(srv, "session_create", {}), srv, "session_create");
+        assertOk(await runCode(srv, "sh", "echo API_KEY=1 > secret", { session_id: sess.session_id }), srv, "write");
+        const file = path.join(srv.stateDir, "sessions", sess.session_id, "merged", "secret");
+        assert.equal(readAsRoot(srv, file), "API_KEY=1\n");
+        assert.match(readAsNobody(srv, file), /Permission denied/);
+        assert.ok(!(await call(srv, "session_close", { session_id: sess.session_id })).isError, "session_close");
 });
 
 test("nothing left behind: containers, cgroups, mounts, dirs, processes", { skip, timeout: 60_000 }, finishAll);
