@@ -158,6 +158,74 @@ mcp_skeleton_create(int dirfd, const char *name, const mcp_hostview *view, msp_e
         return 0;
 }
 
+/* The sources of the sandbox's binds show in its /proc/self/mountinfo as paths inside
+ * their filesystem: on tmpfs mounts of their own (in msp-mcp's private mount namespace)
+ * the bundles and the skeleton read "/r-<id>/code" and "/", never the state dir, and the
+ * init is a copy in the bundles' tmpfs rather than a bind of a path in a build or install
+ * tree. */
+static const struct { const char *name, *opts; } private_dirs[] = {
+        { "b", "mode=0711,nr_inodes=65536" },
+        { "rootfs", "mode=0755,nr_inodes=4096,size=1m" },
+};
+
+static int
+copy_file_at(const char *src, int dirfd, const char *name, mode_t mode, msp_err *err)
+{
+        _cleanup_close_ int in = open(src, O_RDONLY | O_CLOEXEC);
+        if (in < 0)
+                return msp_err_sys(err, errno, "open '%s'", src);
+        _cleanup_close_ int out = openat(dirfd, name,
+                                         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                                         mode);
+        if (out < 0)
+                return msp_err_sys(err, errno, "create '%s'", name);
+        char buf[65536];
+        for (;;) {
+                ssize_t n = read(in, buf, sizeof buf);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return msp_err_sys(err, errno, "read '%s'", src);
+                if (n == 0)
+                        return 0;
+                for (ssize_t off = 0; off < n;) {
+                        ssize_t w = write(out, buf + off, (size_t) (n - off));
+                        if (w < 0 && errno == EINTR)
+                                continue;
+                        if (w <= 0)
+                                return msp_err_sys(err, w < 0 ? errno : EIO, "write '%s'", name);
+                        off += w;
+                }
+        }
+}
+
+int
+mcp_private_view(int inst_fd, const char *inst_path, const char *init_src, msp_err *err)
+{
+        char path[4200];
+        for (size_t i = 0; i < ARRAY_SIZE(private_dirs); i++) {
+                int r = mkdir_at(inst_fd, private_dirs[i].name, 0755, err);
+                if (r < 0)
+                        return r;
+                snprintf(path, sizeof path, "%s/%s", inst_path, private_dirs[i].name);
+                if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, private_dirs[i].opts) < 0)
+                        return msp_err_sys(err, errno, "mount tmpfs on '%s'", path);
+        }
+        if (!init_src)
+                return 0;
+        return copy_file_at(init_src, inst_fd, "b/" MCP_INIT_COPY, 0755, err);
+}
+
+void
+mcp_private_view_release(const char *inst_path)
+{
+        char path[4200];
+        for (size_t i = 0; i < ARRAY_SIZE(private_dirs); i++) {
+                snprintf(path, sizeof path, "%s/%s", inst_path, private_dirs[i].name);
+                (void) umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW);
+        }
+}
+
 /* A prepared rootfs is never written to: msp-mcp mounts a read-only overlay of it under a
  * layer that holds only the mount points (lowerdir=<mp>:<rootfs>, no upper), in its own
  * private mount namespace. */
@@ -489,10 +557,15 @@ write_id_map(oci_jw *w, const char *key)
 static void
 write_linux(oci_jw *w, const mcp_bundle_spec *s)
 {
+        /* runc's and podman's list, plus what tells a sandbox about the host's kernel and
+         * hardware and nothing it needs: the build config, physical and I/O address maps,
+         * kernel symbols, loaded modules. */
         static const char *const masked[] = {
                 "/proc/acpi",        "/proc/asound",     "/proc/kcore",      "/proc/keys",
                 "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats",
-                "/proc/sched_debug", "/proc/scsi",       "/sys/firmware",    NULL
+                "/proc/sched_debug", "/proc/scsi",       "/proc/config.gz",  "/proc/iomem",
+                "/proc/ioports",     "/proc/kallsyms",   "/proc/modules",    "/sys/firmware",
+                "/sys/devices/virtual/powercap",         "/sys/dev/block",   NULL
         };
         static const char *const readonly[] = { "/proc/bus",   "/proc/fs",           "/proc/irq",
                                                 "/proc/sys",   "/proc/sysrq-trigger", NULL };

@@ -37,6 +37,13 @@ int mcp_hostview_probe(mcp_hostview *ret, msp_err *err);
  * synthesized /etc/passwd, group, hosts, nsswitch.conf; then read-only from the runtime's
  * point of view (root.readonly). */
 int mcp_skeleton_create(int dirfd, const char *name, const mcp_hostview *view, msp_err *err);
+/* The copy of msp-sandbox-init in <inst>/b, the source of its bind. */
+#define MCP_INIT_COPY "init"
+/* In msp-mcp's private mount namespace: tmpfs mounts on <inst>/b (the bundles) and
+ * <inst>/rootfs (the skeleton), so that no bind source names a host path, and a copy of
+ * init_src (NULL: none) at <inst>/b/MCP_INIT_COPY. Undone by mcp_private_view_release. */
+int mcp_private_view(int inst_fd, const char *inst_path, const char *init_src, msp_err *err);
+void mcp_private_view_release(const char *inst_path);
 /* For a prepared rootfs: mount <dir_path>/<name> (dirfd is dir_path) as a read-only
  * overlay of rootfs under a layer with the mount points it may lack; rootfs itself is
  * never written. Once per instance, in msp-mcp's private mount namespace. */

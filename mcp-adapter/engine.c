@@ -4,13 +4,15 @@
  * long as this process lives; recover.c cleans the ones whose lock is free):
  *   runtime-path   which runtime made the containers (for recovery)
  *   runtime/       the runtime's --root
- *   rootfs/        the shared skeleton (bundle.c)
- *   b/<run_id>/    config.json, code/main.<ext>, runtime.log
+ *   rootfs/        the shared skeleton (bundle.c), on a tmpfs of its own
+ *   b/<run_id>/    config.json, code/main.<ext>, runtime.log; b/ is a tmpfs holding the
+ *                  init's copy too (mcp_private_view: no bind source names a host path)
  *   ws/<run_id>/   a fresh workspace: a size-capped tmpfs mounted there
  *   logs/<run_id>.out|.err   full output of the last run_log_keep runs
  *
  * msp-mcp unshares its mount namespace (made private, recursively) in mcp_engine_new(), so
- * that the workspace tmpfs mounts are invisible to the host and vanish with the process. */
+ * that the tmpfs mounts (workspaces, bundles, skeleton) are invisible to the host and
+ * vanish with the process. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -72,6 +74,8 @@ struct mcp_engine {
         char inst_path[2048];
         char runtime_root[2100];
         char skeleton[2100];
+        char init_path[2100];           /* the init's copy (mcp_private_view), "" for none */
+        bool view_mounted;
         int inst_fd;                    /* holds the flock */
         bool v2;                        /* pure cgroup v2 */
         bool unified;                   /* hybrid with a v2 mount at /sys/fs/cgroup/unified */
@@ -169,6 +173,12 @@ make_instance(mcp_engine *e, msp_err *err)
                 return msp_err_sys(err, errno, "write '%s/runtime-path'", e->inst_path);
         snprintf(e->runtime_root, sizeof e->runtime_root, "%s/runtime", e->inst_path);
         snprintf(e->skeleton, sizeof e->skeleton, "%s/rootfs", e->inst_path);
+        if (e->cfg->init_path)
+                snprintf(e->init_path, sizeof e->init_path, "%s/b/" MCP_INIT_COPY, e->inst_path);
+        r = mcp_private_view(e->inst_fd, e->inst_path, e->cfg->init_path, err);
+        e->view_mounted = true;
+        if (r < 0)
+                return r;
         return mcp_skeleton_create(e->inst_fd, "rootfs", &e->view, err);
 }
 
@@ -590,7 +600,7 @@ make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
                 .n_env = req->n_env,
                 .workspace_path = run->ws_path,
                 .code_path = code_path,
-                .init_path = e->cfg->init_path,
+                .init_path = e->init_path[0] ? e->init_path : NULL,
                 .cgroups_path = cg,
                 .network = network,
                 .limits = *lim,
@@ -908,6 +918,8 @@ mcp_engine_free(mcp_engine *e)
                 snprintf(p, sizeof p, "%s/rootfs-%zu", e->inst_path, i);
                 (void) umount2(p, MNT_DETACH);
         }
+        if (e->view_mounted)
+                mcp_private_view_release(e->inst_path);
         if (e->inst_fd >= 0) {
                 mcp_recover_instance(e->cfg, e->inst_path, e->inst_name, false);
                 close(e->inst_fd);

@@ -5,7 +5,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { startServer, skipReason, finishAll, runCode, assertOk, call, waitFor, runSync } from "./lib.mjs";
+import { startServer, skipReason, finishAll, runCode, assertOk, call, waitFor, runSync, MSP, MSP_MCP } from "./lib.mjs";
 
 const skip = skipReason();
 const RUNC = ["/usr/sbin/runc", "/usr/bin/runc", "/usr/local/sbin/runc", "/usr/local/bin/runc"].find((p) => fs.existsSync(p));
@@ -94,7 +94,7 @@ test("the agent's code and workspace are unreadable by other local users while i
                 return ids.length === 1 && readAsRoot(srv, path.join(inst, "ws", ids[0], "secret")) ? ids : null;
         }, 20_000);
         const prog = path.join(inst, "b", id, "code", "main.py");
-        assert.match(fs.readFileSync(prog, "utf8"), /API_KEY/, "root reads the code");
+        assert.match(readAsRoot(srv, prog), /API_KEY/, "root reads the code");
         assert.match(readAsNobody(srv, prog), /Permission denied/, `nobody reads ${prog}`);
         assert.match(readAsNobody(srv, path.join(inst, "ws", id, "secret")), /Permission denied/, "nobody reads the workspace");
         runSync("nsenter", ["-t", String(srv.pid), "-m", "touch", path.join(inst, "ws", id, "done")]);
@@ -108,6 +108,22 @@ test("a session's workspace is unreadable by other local users", { skip, timeout
         assert.equal(readAsRoot(srv, file), "API_KEY=1\n");
         assert.match(readAsNobody(srv, file), /Permission denied/);
         assert.ok(!(await call(srv, "session_close", { session_id: sess.session_id })).isError, "session_close");
+});
+
+test("the sandbox sees no host path in its mountinfo, and not the kernel's config, symbols or memory map", { skip, timeout: 60_000 }, async () => {
+        const out = assertOk(await runCode(srv, "sh", [
+                "cat /proc/self/mountinfo",
+                "echo ---",
+                "for f in /proc/config.gz /proc/iomem /proc/ioports /proc/kallsyms; do",
+                "  [ -e $f ] || continue; echo $f $(wc -c < $f)",
+                "done",
+        ].join("\n")), srv, "mountinfo");
+        const [mountinfo, masked] = out.stdout.split("---\n");
+        for (const p of [srv.stateDir, path.dirname(MSP_MCP), path.dirname(MSP)])
+                assert.ok(!mountinfo.includes(p), `${p} in the sandbox's mountinfo:\n${mountinfo}`);
+        for (const line of masked.trim().split("\n").filter(Boolean))
+                assert.match(line, / 0$/, `readable: ${line}`);
+        assert.ok(masked.includes("/proc/kallsyms"), masked);
 });
 
 test("nothing left behind: containers, cgroups, mounts, dirs, processes", { skip, timeout: 60_000 }, finishAll);
