@@ -33,6 +33,8 @@ typedef struct exec_flags {
         const char *process_label;      /* --process-label: process.selinuxLabel */
         const char *env[MAX_LIST];
         size_t n_env;
+        char *cgroups[MAX_LIST];                /* --cgroup, in order */
+        size_t n_cgroups;
         uint32_t gids[MAX_LIST];
         size_t n_gids;
         bool has_gids;
@@ -136,7 +138,13 @@ parse_flags(const rt_ctx *ctx, int argc, char **argv, exec_flags *f)
                 case 'd': f->detach = true; break;
                 case 'w': f->cwd = optarg; break;
                 case 'n': f->nnp = true; break;
-                case 'C': f->o.sub_cgroup = optarg; break;
+                case 'C':
+                        if (f->n_cgroups >= MAX_LIST)
+                                return cmd_usage_error(ctx, "exec", "too many --cgroup"), -1;
+                        f->cgroups[f->n_cgroups++] = optarg;
+                        f->o.sub_cgroups = f->cgroups;
+                        f->o.n_sub_cgroups = f->n_cgroups;
+                        break;
                 case 'I': f->o.ignore_paused = true; break;
                 case 'A': f->apparmor = optarg; break;
                 case 'L': f->process_label = optarg; break;

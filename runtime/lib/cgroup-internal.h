@@ -1,4 +1,4 @@
-/* Internal to the cgroup module (cgroup.c, cgroup-fs.c, cgroup-v1.c, cgroup-v2.c,
+/* Internal to the cgroup module (cgroup.c, cgroup-fs.c, cgroup-sub.c, cgroup-v1.c, cgroup-v2.c,
  * cgroup-devices.c, cgroup-join.c, cgroup-ctl.c).
  * Other modules use cgroup.h; the unit tests include this header for the pure parts
  * (conversions, key checks, the eBPF device program) and to drive the v2 backend

@@ -212,33 +212,6 @@ rt_cgroup_create_in(const char *path, unsigned which, bool *ret_created, msp_err
         return 0;
 }
 
-static int
-enter_in(const char *hier, int root, bool v2, void *userdata, msp_err *err)
-{
-        const char *path = ((const char **) userdata)[0];
-        const char *pid = ((const char **) userdata)[1];
-        _cleanup_close_ int dfd = -1;
-
-        (void) v2;
-        dfd = cg_open_dir_at(root, hier, path, err);
-        if (dfd < 0)
-                return dfd;
-        int r = cg_write(dfd, "cgroup.procs", pid, err);
-        if (r < 0)
-                return msp_err_prefix(err, "join cgroup '%s%s'", hier, path);
-        return 0;
-}
-
-int
-rt_cgroup_enter(const char *path, pid_t pid, msp_err *err)
-{
-        char pidstr[32];
-        const char *args[2] = { path, pidstr };
-
-        snprintf(pidstr, sizeof pidstr, "%d", (int) pid);
-        return cg_for_each_hierarchy(enter_in, args, err);
-}
-
 /* ---- signal and remove: a cgroup and the sub-cgroups a container made ---- */
 
 #define CG_MAX_DEPTH 16

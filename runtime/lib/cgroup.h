@@ -36,6 +36,27 @@ int rt_cgroup_create(const char *path, bool *ret_created, msp_err *err);
  * and left alone otherwise (so two calls accumulate). */
 int rt_cgroup_create_in(const char *path, unsigned which, bool *ret_created, msp_err *err);
 int rt_cgroup_enter(const char *path, pid_t pid, msp_err *err);
+
+/* exec --cgroup (cgroup-sub.c), as runc-exec(8): "PATH" for every hierarchy ("/" is the
+ * container's cgroup itself) or, repeatable, "CONTROLLER[,CONTROLLER...]:PATH" for those
+ * v1 hierarchies; PATH is below the container's cgroup and must exist. */
+#define RT_CGROUP_SUB_MAX 16
+typedef struct rt_cgroup_sub {
+        const char *all;                /* the sub path of every hierarchy, or NULL */
+        size_t n;
+        struct {
+                char ctrl[64];          /* "cpu", "name=systemd" */
+                const char *path;       /* borrowed from the argument */
+                const char *arg;        /* the whole argument, for messages */
+                bool known;
+        } v[RT_CGROUP_SUB_MAX];
+} rt_cgroup_sub;
+/* Parse the arguments (borrowed: they must outlive *ret). Refuses a malformed one, a
+ * path that leaves the container's cgroup and a controller no mounted v1 hierarchy
+ * has, naming the argument. */
+int rt_cgroup_sub_parse(char *const *args, size_t n, rt_cgroup_sub *ret, msp_err *err);
+/* rt_cgroup_enter into path + each hierarchy's sub path (sub NULL: path itself). */
+int rt_cgroup_enter_sub(const char *path, const rt_cgroup_sub *sub, pid_t pid, msp_err *err);
 /* Send sig to every process in the cgroup and its sub-cgroups: SIGKILL through
  * cgroup.kill on v2, else each pid once (the union of every hierarchy's cgroup.procs).
  * A missing cgroup is not an error. */

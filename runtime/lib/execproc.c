@@ -495,6 +495,7 @@ rt_exec_spawn(const rt_ctx *ctx, rt_container *c, const rt_exec_opts *o, pid_t *
         int sv[2], pidfd = -1, r;
         pid_t child = -1;
         char cgpath[PATH_MAX];
+        rt_cgroup_sub sub;
         pid_t pid = c->state->pid;
         rt_sync_msg msg;
 
@@ -512,17 +513,15 @@ rt_exec_spawn(const rt_ctx *ctx, rt_container *c, const rt_exec_opts *o, pid_t *
         if (!c->spec)
                 return msp_err_set(err, EINVAL, "container '%s' has no saved config", c->id);
         cgpath[0] = '\0';
-        if (o->sub_cgroup) {
+        if (o->n_sub_cgroups) {
                 if (!c->state->cgroup_path)
                         return msp_err_set(err, EINVAL, "--cgroup: the container has no cgroup");
-                if (o->sub_cgroup[0] == '/' || strstr(o->sub_cgroup, "..") || !*o->sub_cgroup)
-                        return msp_err_set(err, EINVAL, "--cgroup '%s': must be a relative path "
-                                           "below the container's cgroup, without '..'",
-                                           o->sub_cgroup);
-                snprintf(cgpath, sizeof cgpath, "%s/%s", c->state->cgroup_path, o->sub_cgroup);
-        } else if (c->state->cgroup_path) {
-                snprintf(cgpath, sizeof cgpath, "%s", c->state->cgroup_path);
+                r = rt_cgroup_sub_parse(o->sub_cgroups, o->n_sub_cgroups, &sub, err);
+                if (r < 0)
+                        return r;
         }
+        if (c->state->cgroup_path)
+                snprintf(cgpath, sizeof cgpath, "%s", c->state->cgroup_path);
         /* As at create: compiled or taken from the state root's cache here, before any
          * setns and clone, so the cache is never touched from inside the container. The
          * child gets the program in its copy of our memory and loads it last. */
@@ -609,7 +608,7 @@ rt_exec_spawn(const rt_ctx *ctx, rt_container *c, const rt_exec_opts *o, pid_t *
                 goto out;
         close(TAKE_FD(ec.sync_fd));
         if (cgpath[0] && !ec.park) {
-                r = rt_cgroup_enter(cgpath, child, err);
+                r = rt_cgroup_enter_sub(cgpath, o->n_sub_cgroups ? &sub : NULL, child, err);
                 if (r < 0) {
                         msp_err_prefix(err, "exec: join the container's cgroup");
                         goto kill;
@@ -634,7 +633,7 @@ rt_exec_spawn(const rt_ctx *ctx, rt_container *c, const rt_exec_opts *o, pid_t *
         if (r >= 0 && ec.park && msg.type == RT_SYNC_READY) {
                 /* Set up and parked: into the frozen cgroup, where it stops until resumed
                  * and then execs; its exit status tells the rest. */
-                r = rt_cgroup_enter(cgpath, child, err);
+                r = rt_cgroup_enter_sub(cgpath, o->n_sub_cgroups ? &sub : NULL, child, err);
                 if (r < 0) {
                         msp_err_prefix(err, "exec: join the container's cgroup");
                         goto kill;

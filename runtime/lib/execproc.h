@@ -22,7 +22,8 @@ typedef struct rt_exec_opts {
         int console_fd;                 /* >= 0: send the pty master here (borrowed) */
         int preserve_fds;
         bool ignore_paused;
-        const char *sub_cgroup;         /* NULL, or a path below the container's cgroup */
+        char *const *sub_cgroups;       /* --cgroup arguments (rt_cgroup_sub_parse) */
+        size_t n_sub_cgroups;
 } rt_exec_opts;
 
 /* Start o->proc in the container c (created, running, or paused with ignore_paused).

@@ -381,6 +381,51 @@ JSON
         finish
 }
 
+# exec_cgroups ARG...: /proc/self/cgroup of `msp exec ARG... $CID cat /proc/self/cgroup`.
+exec_cgroups() {
+        run msp exec "$@" "$CID" /bin/cat /proc/self/cgroup
+        echo "$output"
+        [ "$status" -eq 0 ]
+}
+
+@test "exec --cgroup: '/' and '' are the container's cgroup; CONTROLLER[,CONTROLLER]:PATH (v1) moves only those" {
+        start_sleeper
+        for arg in / ''; do
+                exec_cgroups --cgroup "$arg"
+                [[ "$output" == *"/$CGROUP_PREFIX/$CID"* ]]
+                [[ "$output" != *"/$CGROUP_PREFIX/$CID/"* ]]
+        done
+        if [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]; then
+                run msp exec --cgroup pids:sub "$CID" /bin/true
+                [ "$status" -ne 0 ]
+                [[ "$output" == *"--cgroup 'pids:sub': unknown controller 'pids'"* ]]
+                finish
+                return
+        fi
+        for c in pids memory systemd; do mkdir "/sys/fs/cgroup/$c/$CGROUP_PREFIX/$CID/sub"; done
+        mkdir "/sys/fs/cgroup/pids/$CGROUP_PREFIX/$CID/other"
+        exec_cgroups --cgroup pids,memory:/sub --cgroup name=systemd:sub --cgroup pids:other
+        grep -qx "[0-9]*:pids:/$CGROUP_PREFIX/$CID/other" <<<"$output"
+        grep -qx "[0-9]*:memory:/$CGROUP_PREFIX/$CID/sub" <<<"$output"
+        grep -qx "[0-9]*:name=systemd:/$CGROUP_PREFIX/$CID/sub" <<<"$output"
+        grep -qx "[0-9]*:freezer:/$CGROUP_PREFIX/$CID" <<<"$output"
+        # errors name the argument, and nothing is started
+        for arg in a:b:c xyz:sub cpu:../.. ../x; do
+                run msp exec --cgroup "$arg" "$CID" /bin/true
+                echo "$output"
+                [ "$status" -ne 0 ]
+                [[ "$output" == *"--cgroup '$arg'"* ]]
+        done
+        run msp exec --cgroup sub --cgroup pids:sub "$CID" /bin/true
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"must be the only --cgroup"* ]]
+        run msp exec --cgroup freezer:sub "$CID" /bin/true
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"freezer/$CGROUP_PREFIX/$CID/sub"*"No such file or directory"* ]]
+        [ "$(msp ps --format json "$CID" | jq length)" = 1 ]
+        finish
+}
+
 # ---- LSM labels of the exec'd process (the init's are in escape.bats) ----
 
 # lsm_active NAME: whether the kernel runs that LSM (its securityfs list, read in a
