@@ -1,4 +1,4 @@
-/* Internal to the rootfs module (rootfs.c, rootfs-finalize.c, devices.c): the
+/* Internal to the rootfs module (rootfs.c, rootfs-finalize.c, rootfs-cgroup.c, devices.c): the
  * new-mount-API primitives every mount goes through. */
 #pragma once
 
@@ -22,3 +22,9 @@ int rt_mount_new_fs(const char *label, const char *type, const char *source, con
 /* Does the config's last /dev mount say "ro"? Setup mounts /dev writable; finalize
  * makes it read-only after everything below it exists. */
 bool rt_rootfs_dev_readonly(const oci_spec *s);
+/* The cgroup mount of a v1/hybrid host (rootfs-cgroup.c): a tmpfs attached onto
+ * targetfd with, per v1 hierarchy, the container's own cgroup at its root. `attrs` are
+ * the config's MOUNT_ATTR_* (RDONLY only when it says "ro"). Returns the tmpfs mount's
+ * fd (for its propagation). */
+int rt_rootfs_mount_cgroup_v1(const rt_rootfs_params *p, const char *label, int targetfd,
+                              uint64_t attrs, msp_err *err);

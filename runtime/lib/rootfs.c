@@ -412,113 +412,22 @@ is_cgroup2(const char *path)
         return statfs(path, &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC;
 }
 
-/* One hierarchy below the cgroup tmpfs of a v1/hybrid host: "cpu,cpuacct" and
- * "name=systemd" are exactly the fsconfig items of the v1 mount; "" is the hybrid
- * host's unified (cgroup2) hierarchy. */
-static int
-cgroup_hierarchy(const mnt *c, int tmpfd, const char *ctrls, uint64_t attrs, msp_err *err)
-{
-        const char *dir = !*ctrls ? "unified" : strncmp(ctrls, "name=", 5) ? ctrls : ctrls + 5;
-        char host[PATH_MAX], label[PATH_MAX + 128];
-
-        snprintf(label, sizeof label, "%s: hierarchy '%s'", c->label, dir);
-        if (!*dir || strchr(dir, '/') || strcmp(dir, "..") == 0 || strcmp(dir, ".") == 0)
-                return msp_err_set(err, EINVAL, "%s: bad name", label);
-        if (mkdirat(tmpfd, dir, 0755) < 0 && errno != EEXIST)
-                return msp_err_sys(err, errno, "%s: mkdir", label);
-        _cleanup_close_ int sub = openat(tmpfd, dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub < 0)
-                return msp_err_sys(err, errno, "%s: open", label);
-
-        _cleanup_close_ int mfd = -1;
-        if (!*ctrls && !c->p->has_cgroupns && !c->p->in_userns) {
-                /* The hybrid host's cgroup2 seen from the host's cgroup namespace: a new
-                 * mount would show exactly what the host's mount shows, but creating it
-                 * waits for an RCU grace period (7-20 ms on an idle 2-core VM) and
-                 * re-applies the cgroup2 root options (none given: host-wide). A
-                 * non-recursive clone of the host's mount with the same attributes
-                 * (atime too) shows the same tree. */
-                mfd = open_tree(AT_FDCWD, "/sys/fs/cgroup/unified", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-                if (mfd < 0 || rt_mount_setattr(mfd, false, attrs, MOUNT_ATTR__ATIME, 0) < 0)
-                        return msp_err_sys(err, errno, "%s: bind host '/sys/fs/cgroup/unified'",
-                                           label);
-        } else
-                mfd = rt_mount_new_fs(label, *ctrls ? "cgroup" : "cgroup2", "cgroup", ctrls, NULL,
-                                      attrs, err);
-        if (mfd == -EPERM && c->p->in_userns) {
-                /* No cgroup namespace of our own: the host's view, read-only. */
-                msp_err_clear(err);
-                snprintf(host, sizeof host, "/sys/fs/cgroup/%s", dir);
-                mfd = open_tree(AT_FDCWD, host, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
-                if (mfd < 0 || rt_mount_setattr(mfd, true, attrs & ~(uint64_t) MOUNT_ATTR__ATIME,
-                                                0, 0) < 0)
-                        return msp_err_sys(err, errno, "%s: bind host '%s'", label, host);
-        }
-        if (mfd < 0)
-                return mfd;
-        if (rt_mount_attach(mfd, sub) < 0)
-                return msp_err_sys(err, errno, "%s: move_mount", label);
-
-        /* "cpu" and "cpuacct" -> "cpu,cpuacct", as on the host. */
-        for (const char *p = dir; strchr(dir, ',') && !strchr(dir, '=') && *p;) {
-                char one[64];
-                size_t len = strcspn(p, ",");
-                snprintf(one, sizeof one, "%.*s", (int) len, p);
-                if (symlinkat(dir, tmpfd, one) < 0 && errno != EEXIST)
-                        return msp_err_sys(err, errno, "%s: symlink '%s'", label, one);
-                p += len + (p[len] == ',');
-        }
-        return 0;
-}
-
-/* cgroup v1/hybrid host: a tmpfs with one mount per hierarchy we are in, as listed in
- * /proc/self/cgroup (the runtime's own, host-side view, read before pivot_root). */
-static int
-mount_cgroup_v1(const mnt *c, int targetfd, uint64_t attrs, msp_err *err)
-{
-        char line[4096];
-
-        _cleanup_close_ int mfd = rt_mount_new_fs(c->label, "tmpfs", "cgroup", "mode=755", NULL,
-                                                  attrs & ~(uint64_t) MOUNT_ATTR_RDONLY, err);
-        if (mfd < 0)
-                return mfd;
-        if (rt_mount_attach(mfd, targetfd) < 0)
-                return msp_err_sys(err, errno, "%s: move_mount", c->label);
-
-        _cleanup_fclose_ FILE *f = fopen("/proc/self/cgroup", "re");
-        if (!f)
-                return msp_err_sys(err, errno, "%s: read /proc/self/cgroup", c->label);
-        while (fgets(line, sizeof line, f)) {
-                char *ctrls = strchr(line, ':'), *end = ctrls ? strchr(ctrls + 1, ':') : NULL;
-                if (!end)
-                        continue;
-                *end = '\0';
-                ctrls++;
-                if (!*ctrls && !is_cgroup2("/sys/fs/cgroup/unified"))
-                        continue;
-                int r = cgroup_hierarchy(c, mfd, ctrls, attrs, err);
-                if (r < 0)
-                        return r;
-        }
-        if ((attrs & MOUNT_ATTR_RDONLY) &&
-            rt_mount_setattr(mfd, false, MOUNT_ATTR_RDONLY, 0, 0) < 0)
-                return msp_err_sys(err, errno, "%s: make read-only", c->label);
-        return apply_propagation(c, mfd, err);
-}
-
 static int
 mount_cgroup(const mnt *c, const char *type, msp_err *err)
 {
-        /* Without a cgroup namespace the mount shows the host's whole tree: never
-         * writable then (CVE-2023-25809). */
-        bool ro = !c->p->has_cgroupns || (c->o.flags_set & MS_RDONLY);
+        /* Read-only when the config says so, as runc. In a user namespace without a
+         * cgroup namespace the cgroups shown are the host's (the user's), never writable
+         * then (CVE-2023-25809). */
+        bool ro = c->p->in_userns && !c->p->has_cgroupns;
         uint64_t attrs = new_mount_attrs(&c->o) | (ro ? MOUNT_ATTR_RDONLY : 0);
 
         _cleanup_close_ int target = mkpath_dest(c, true, err);
         if (target < 0)
                 return target;
-        if (!is_cgroup2("/sys/fs/cgroup") && strcmp(type, "cgroup2") != 0)
-                return mount_cgroup_v1(c, target, attrs, err);
+        if (!is_cgroup2("/sys/fs/cgroup") && strcmp(type, "cgroup2") != 0) {
+                _cleanup_close_ int mfd = rt_rootfs_mount_cgroup_v1(c->p, c->label, target, attrs, err);
+                return mfd < 0 ? mfd : apply_propagation(c, mfd, err);
+        }
 
         _cleanup_close_ int mfd = rt_mount_new_fs(c->label, "cgroup2", "cgroup2", c->o.data, &c->o,
                                                   attrs, err);

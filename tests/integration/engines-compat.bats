@@ -215,3 +215,62 @@ SHIM_UPDATE='{"memory":{"limit":104857600,"reservation":0,"swap":209715200,"kern
         msp delete --force "$CID"
         assert_nothing_left "$CID"
 }
+
+# cg_view ARGS...: run a container that prints what it sees of /sys/fs/cgroup.
+cg_view() {
+        update_config '.linux.resources.memory = {"limit": 67108864} | .linux.resources.pids = {"limit": 50}'
+        local show='ls /sys/fs/cgroup; echo "limit=$(cat /sys/fs/cgroup/memory/memory.limit_in_bytes)"'
+        show+='; echo "pids=$(cat /sys/fs/cgroup/pids/pids.max)"'
+        show+='; echo "subdirs=$(find /sys/fs/cgroup/memory/ -mindepth 1 -type d | wc -l)"'
+        show+='; grep " /sys/fs/cgroup" /proc/self/mountinfo'
+        set_args /bin/sh -c "$show"
+        run msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -eq 0 ]
+}
+
+@test "cgroup mount (v1, no cgroup namespace): each hierarchy shows only the container's own cgroup" {
+        need_v1
+        cg_view
+        # the container's limits at each hierarchy's root, no other cgroup below it
+        [ "$(value limit)" = 67108864 ]
+        [ "$(value pids)" = 50 ]
+        [ "$(value subdirs)" = 0 ]
+        # runc mounts the v1 hierarchies only: no cgroup2 "unified" view of the host's tree
+        [ -z "$(printf '%s\n' "$output" | grep -x unified)" ]
+        printf '%s\n' "$output" | grep -qx memory
+        # each hierarchy is a bind of the container's cgroup directory
+        printf '%s\n' "$output" | grep -q " /$CGROUP_PREFIX/$CID /sys/fs/cgroup/memory ro,.* - cgroup "
+        assert_nothing_left "$CID"
+}
+
+@test "cgroup mount (v1, cgroup namespace): each hierarchy's root is the container's cgroup" {
+        need_v1
+        update_config '.linux.namespaces += [{"type": "cgroup"}]'
+        cg_view
+        [ "$(value limit)" = 67108864 ]
+        [ "$(value pids)" = 50 ]
+        [ "$(value subdirs)" = 0 ]
+        [ -z "$(printf '%s\n' "$output" | grep -x unified)" ]
+        assert_nothing_left "$CID"
+}
+
+@test "cgroup mount: read-write when the config does not say ro (as runc), read-only when it does" {
+        need_v1
+        update_config '(.mounts[] | select(.destination == "/sys/fs/cgroup") | .options) |= map(select(. != "ro"))
+                | .linux.resources.pids = {"limit": 50}'
+        set_args /bin/sh -c 'echo 40 >/sys/fs/cgroup/pids/pids.max && echo write=ok; grep " /sys/fs/cgroup/pids " /proc/self/mountinfo'
+        run msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$(value write)" = ok ]
+        [[ "$output" == *" /sys/fs/cgroup/pids rw,"* ]]
+        # with "ro": the tmpfs and every hierarchy read-only
+        update_config '(.mounts[] | select(.destination == "/sys/fs/cgroup") | .options) += ["ro"]'
+        set_args /bin/sh -c 'echo 40 >/sys/fs/cgroup/pids/pids.max && echo write=ok; touch /sys/fs/cgroup/x && echo touch=ok; true'
+        run msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [[ "$output" != *write=ok* ]]
+        [[ "$output" == *"Read-only file system"* ]]
+        [[ "$output" != *touch=ok* ]]
+        assert_nothing_left "$CID"
+}
