@@ -436,19 +436,30 @@ rt_cgroup_is_frozen(const char *path)
 
 /* ---- resources: checks shared by both backends, then dispatch ---- */
 
+#define KMEM_IGNORED ": deprecated kernel memory limits are ignored (kernel memory counts toward " \
+                     "memory.limit)"
+
+const char *
+rt_cgroup_ignored_fields(const oci_resources *res)
+{
+        const oci_memory *m = &res->memory;
+        const bool kernel = res->has_memory && m->has_kernel && m->kernel != 0;
+        const bool tcp = res->has_memory && m->has_kernel_tcp && m->kernel_tcp != 0;
+
+        if (kernel && tcp)
+                return "linux.resources.memory.kernel, kernelTCP" KMEM_IGNORED;
+        if (kernel)
+                return "linux.resources.memory.kernel" KMEM_IGNORED;
+        if (tcp)
+                return "linux.resources.memory.kernelTCP" KMEM_IGNORED;
+        return NULL;
+}
+
 /* Config errors are found before anything is written, so a bad value leaves a live
  * cgroup (update) untouched. */
 static int
 validate_memory(const oci_memory *m, msp_err *err)
 {
-        if (m->has_kernel && m->kernel != 0)
-                return msp_err_set(err, EOPNOTSUPP,
-                                   "linux.resources.memory.kernel: kernel memory limits are deprecated "
-                                   "and not supported (kernel memory counts toward memory.limit)");
-        if (m->has_kernel_tcp && m->kernel_tcp != 0)
-                return msp_err_set(err, EOPNOTSUPP,
-                                   "linux.resources.memory.kernelTCP: kernel TCP memory limits are "
-                                   "deprecated and not supported");
         if (m->has_swappiness && m->swappiness > 100)
                 return msp_err_set(err, EINVAL,
                                    "linux.resources.memory.swappiness: %" PRIu64 " is out of range 0-100",

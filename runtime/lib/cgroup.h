@@ -89,6 +89,10 @@ int rt_cgroup_oom_kills(const char *path, uint64_t *ret);
  * hierarchy of a hybrid host when v1 has no such controller). Adds nothing implicit;
  * also used on a live cgroup (update). Errors name the config field or the file. */
 int rt_cgroup_apply_resources(const char *path, const oci_resources *res, msp_err *err);
+/* The fields of res that are accepted and not applied, as runc 1.1 does: the deprecated
+ * kernel memory limits (the kernel no longer enforces memory.kmem.limit_in_bytes, and v2
+ * has neither). A message for the caller's warning, or NULL. */
+const char *rt_cgroup_ignored_fields(const oci_resources *res);
 /* rt_cgroup_apply_resources on a live cgroup, all or nothing: when the kernel refuses
  * a write, the files written before it are restored (last first) and the error names
  * the config field, the file and the value, and what could not be restored. */

@@ -574,6 +574,8 @@ apply_cgroup_resources(create_run *cr, msp_err *err)
         if (r < 0)
                 return r;
         res.devices = devs;
+        if (rt_cgroup_ignored_fields(&res))
+                rt_log_warning(cr->ctx, "%s", rt_cgroup_ignored_fields(&res));
         return rt_cgroup_apply_resources(cr->cgroup, &res, err);
 }
 

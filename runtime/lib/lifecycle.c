@@ -346,6 +346,8 @@ rt_container_update(const rt_ctx *ctx, rt_container *c, const oci_resources *res
                 copy.devices = NULL;
                 copy.n_devices = 0;
         }
+        if (rt_cgroup_ignored_fields(&copy))
+                rt_log_warning(ctx, "%s", rt_cgroup_ignored_fields(&copy));
         r = rt_cgroup_update(c->state->cgroup_path, &copy, err);
         if (r < 0)
                 return msp_err_prefix(err, "update container '%s'", c->id);

@@ -192,6 +192,24 @@ run_detached() {
         assert_nothing_left "$CID"
 }
 
+@test "memory.kernel and kernelTCP are accepted and ignored with a warning, in create and update (as runc)" {
+        update_config '.linux.resources.memory = {"limit": 67108864, "kernel": 50593792, "kernelTCP": 50593792}'
+        run_detached /bin/sleep 1000
+        cat "$BATS_TEST_TMPDIR/$CID.out"
+        grep -q 'warning: linux.resources.memory.kernel, kernelTCP: .*ignored' "$BATS_TEST_TMPDIR/$CID.out"
+        [ "$(cg_read memory memory.limit_in_bytes memory.max)" = 67108864 ]
+        if [ "$V2" = 0 ]; then
+                [ "$(cat "$(cg_dir memory)/memory.kmem.tcp.limit_in_bytes")" != 50593792 ]
+        fi
+        run msp update --kernel-memory 50m --kernel-memory-tcp 50m --memory 96m "$CID"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"warning: linux.resources.memory.kernel, kernelTCP: "*"ignored"* ]]
+        [ "$(cg_read memory memory.limit_in_bytes memory.max)" = 100663296 ]
+        msp delete --force "$CID"
+        assert_nothing_left "$CID"
+}
+
 @test "pause freezes the processes (the counter stops), resume thaws them; state says paused" {
         mkdir "$BATS_TEST_TMPDIR/out"
         : >"$BATS_TEST_TMPDIR/out/count"

@@ -639,9 +639,12 @@ test_errors(void)
         res.memory = (oci_memory) { .has_swappiness = true, .swappiness = 150 };
         CHECK_ERR(rt_cgroup_apply_resources(path, &res, &e), e, EINVAL,
                   "linux.resources.memory.swappiness: 150 is out of range 0-100");
+        /* accepted and not applied, as runc does; the caller warns */
         res.memory = (oci_memory) { .has_kernel = true, .kernel = 1 << 20 };
-        CHECK_ERR(rt_cgroup_apply_resources(path, &res, &e), e, EOPNOTSUPP,
-                  "linux.resources.memory.kernel: kernel memory limits are deprecated");
+        CHECK(rt_cgroup_apply_resources(path, &res, &e) == 0);
+        CHECK(strstr(rt_cgroup_ignored_fields(&res), "memory.kernel: deprecated"));
+        res.memory = (oci_memory) { .has_kernel = true, .kernel = 0, .has_kernel_tcp = true };
+        CHECK(rt_cgroup_ignored_fields(&res) == NULL);
         res.memory = (oci_memory) { .has_limit = true, .limit = 2 << 20, .has_swap = true, .swap = 1 << 20 };
         CHECK_ERR(rt_cgroup_apply_resources(path, &res, &e), e, EINVAL, "linux.resources.memory.swap:");
         res = (oci_resources) { .has_cpu = true, .cpu = { .has_period = true, .period = 1 } };
