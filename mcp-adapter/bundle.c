@@ -19,6 +19,7 @@
 #include "bundle.h"
 #include "json.h"
 #include "macros.h"
+#include "userns-limits.h"
 
 /* Top-level host entries that may hold the system: bound read-only when they are
  * directories, reproduced when they are symlinks (merged /usr). /opt is left out on
@@ -615,6 +616,23 @@ write_linux(oci_jw *w, const mcp_bundle_spec *s)
         oci_jw_end_object(w);
 }
 
+/* The user namespace's own budgets (userns-limits.h), set before the process starts. */
+static void
+write_hooks(oci_jw *w, const mcp_bundle_spec *s)
+{
+        oci_jw_key(w, "hooks");
+        oci_jw_begin_object(w);
+        oci_jw_key(w, "createRuntime");
+        oci_jw_begin_array(w);
+        oci_jw_begin_object(w);
+        oci_jw_kv_string(w, "path", s->userns_hook);
+        oci_jw_kv_strlist(w, "args", (const char *const[]){ "msp-mcp", MCP_USERNS_HOOK_ARG, NULL });
+        oci_jw_kv_int64(w, "timeout", 10);
+        oci_jw_end_object(w);
+        oci_jw_end_array(w);
+        oci_jw_end_object(w);
+}
+
 int
 mcp_bundle_config(const mcp_bundle_spec *s, char **ret, size_t *ret_len, msp_err *err)
 {
@@ -632,6 +650,8 @@ mcp_bundle_config(const mcp_bundle_spec *s, char **ret, size_t *ret_len, msp_err
         oci_jw_end_object(w);
         oci_jw_kv_string(w, "hostname", s->hostname ? s->hostname : "sandbox");
         write_mounts(w, s);
+        if (s->userns_hook)
+                write_hooks(w, s);
         write_linux(w, s);
         oci_jw_end_object(w);
         return oci_jw_finish(w, ret, ret_len, err);

@@ -69,6 +69,8 @@ typedef struct mcp_bundle_spec {
         uint64_t nproc;                 /* RLIMIT_NPROC (per host uid: shared by runs) */
         const oci_json *seccomp;        /* linux.seccomp */
         const oci_json *landlock;       /* process.landlock (extra rules are added) */
+        const char *userns_hook;        /* msp-mcp's executable, run as the createRuntime hook
+                                         * with MCP_USERNS_HOOK_ARG; NULL: none */
 } mcp_bundle_spec;
 
 /* config.json as a malloc'd string. */

@@ -65,6 +65,9 @@ typedef struct mcp_config {
         uint64_t max_image_bytes;       /* one image returned as content (default 1 MiB) */
         unsigned run_log_keep;          /* full logs of the last N runs kept as resources */
         const char *log_level;          /* initial level for notifications/message and stderr */
+        const char *userns_hook;        /* the executable that handles MCP_USERNS_HOOK_ARG, run
+                                         * as every sandbox's createRuntime hook (main.c: msp-mcp
+                                         * itself); NULL: no hook */
         char **owned_;                  /* config.c's: strings the fields above point to */
         size_t n_owned_;
 } mcp_config;

@@ -607,6 +607,7 @@ make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
                 .nproc = nproc < 1024 ? 1024 : nproc,
                 .seccomp = oci_json_doc_root(e->seccomp),
                 .landlock = oci_json_doc_root(e->landlock),
+                .userns_hook = e->cfg->userns_hook,
         };
         _cleanup_free_ char *json = NULL;
         size_t json_len;

@@ -126,4 +126,34 @@ test("the sandbox sees no host path in its mountinfo, and not the kernel's confi
         assert.ok(masked.includes("/proc/kallsyms"), masked);
 });
 
+// The sandbox's user namespace is created by root: what it charges to per-user budgets is
+// charged to host root too. Its own budgets (/proc/sys/user) cap that.
+test("a sandbox taking every inotify instance it can gets 16; host root still gets one", { skip, timeout: 60_000 }, async () => {
+        const code = [
+                "import ctypes, errno, os, time",
+                "libc = ctypes.CDLL(None, use_errno=True)",
+                "fds = []",
+                "while len(fds) < 200:",
+                "    fd = libc.inotify_init1(0)",
+                "    if fd < 0: break",
+                "    fds.append(fd)",
+                "print(len(fds), errno.errorcode.get(ctypes.get_errno()), open('/proc/sys/user/max_user_namespaces').read().strip())",
+                "open('/workspace/held', 'w').close()",
+                "while not os.path.exists('/workspace/done'): time.sleep(0.02)",
+        ].join("\n");
+        const res = runCode(srv, "python", code, { timeout_ms: 30_000 });
+        const inst = path.join(srv.stateDir, srv.instance());
+        const ws = await waitFor("the sandbox holding its inotify instances", () => {
+                for (const id of fs.readdirSync(path.join(inst, "ws")))
+                        if (runSync("nsenter", ["-t", String(srv.pid), "-m", "test", "-e", path.join(inst, "ws", id, "held")]).status === 0)
+                                return path.join(inst, "ws", id);
+                return null;
+        }, 20_000);
+        const host = runSync("python3", ["-c", "import ctypes, os; l = ctypes.CDLL(None, use_errno=True); fd = l.inotify_init1(0); print(fd >= 0, os.strerror(ctypes.get_errno()))"]);
+        runSync("nsenter", ["-t", String(srv.pid), "-m", "touch", path.join(ws, "done")]);
+        const out = assertOk(await res, srv, "inotify run");
+        assert.equal(out.stdout, "16 EMFILE 0\n");
+        assert.match(host.stdout, /^True /, `host root's inotify_init1 while the sandbox holds its instances: ${host.stdout}${host.stderr}`);
+});
+
 test("nothing left behind: containers, cgroups, mounts, dirs, processes", { skip, timeout: 60_000 }, finishAll);

@@ -1,0 +1,82 @@
+/* Per-namespace kernel budgets of a sandbox's user namespace (see userns-limits.h). */
+#include "userns-limits.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "macros.h"
+
+/* The sandbox needs a few inotify instances (file watchers of dev servers and test
+ * runners) and no namespaces at all (the seccomp profile refuses creating them too).
+ * max_mnt_namespaces stays: the runtime itself still clones mounts (open_tree makes an
+ * anonymous mount namespace) after the hook, and the profile refuses open_tree, mount and
+ * unshare to the sandbox. */
+static const struct {
+        const char *name;
+        const char *value;
+} limits[] = {
+        { "max_inotify_instances", "16" }, { "max_inotify_watches", "8192" },
+        { "max_fanotify_groups", "0" },    { "max_fanotify_marks", "0" },
+        { "max_user_namespaces", "0" },    { "max_pid_namespaces", "0" },
+        { "max_net_namespaces", "0" },     { "max_ipc_namespaces", "0" },
+        { "max_uts_namespaces", "0" },     { "max_cgroup_namespaces", "0" },
+        { "max_time_namespaces", "0" },
+};
+
+static int
+state_pid(FILE *in, pid_t *ret)
+{
+        char buf[65536];
+        size_t n = fread(buf, 1, sizeof buf, in);
+        msp_err err = { 0 };
+        _cleanup_json_doc_ oci_json_doc *doc = NULL;
+        if (oci_json_parse("state", buf, n, &doc, &err) < 0) {
+                fprintf(stderr, "msp-mcp userns limits: %s\n", err.msg);
+                return -EINVAL;
+        }
+        const oci_json *pid = oci_json_get(oci_json_doc_root(doc), "pid");
+        const char *t = pid ? oci_json_number_text(pid) : NULL;
+        char *end;
+        long v = t ? strtol(t, &end, 10) : 0;
+        if (!t || *end || v <= 0) {
+                fprintf(stderr, "msp-mcp userns limits: the state has no pid\n");
+                return -EINVAL;
+        }
+        *ret = (pid_t) v;
+        return 0;
+}
+
+int
+mcp_userns_limits_hook(FILE *in)
+{
+        pid_t pid;
+        if (state_pid(in, &pid) < 0)
+                return 1;
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/ns/user", (int) pid);
+        _cleanup_close_ int ns = open(path, O_RDONLY | O_CLOEXEC);
+        if (ns < 0 || setns(ns, CLONE_NEWUSER) < 0) {
+                fprintf(stderr, "msp-mcp userns limits: join %s: %s\n", path, strerror(errno));
+                return 1;
+        }
+        /* /proc/sys/user is the set of the caller's user namespace: the sandbox's now. */
+        for (size_t i = 0; i < ARRAY_SIZE(limits); i++) {
+                snprintf(path, sizeof path, "/proc/sys/user/%s", limits[i].name);
+                _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+                if (fd < 0 && errno == ENOENT)
+                        continue;       /* an older kernel without this budget */
+                size_t len = strlen(limits[i].value);
+                if (fd < 0 || write(fd, limits[i].value, len) != (ssize_t) len) {
+                        fprintf(stderr, "msp-mcp userns limits: write %s: %s\n", path,
+                                strerror(errno));
+                        return 1;
+                }
+        }
+        return 0;
+}

@@ -1,0 +1,18 @@
+/* Per-namespace kernel budgets of a sandbox's user namespace. Owner: userns-limits.c.
+ *
+ * The sandbox's user namespace is created by the runtime as root, so whatever the sandbox
+ * charges to a per-user budget (inotify instances and watches, namespaces) is charged to
+ * host root as well, up to host root's limit. The budgets of the namespace itself
+ * (/proc/sys/user/max_*, settable only from inside it with CAP_SYS_RESOURCE there) cap what
+ * one sandbox can take. msp-mcp sets them from a createRuntime hook: the runtime runs
+ * msp-mcp again with MCP_USERNS_HOOK_ARG once the container's namespaces exist and before
+ * its process starts; the hook joins the user namespace of the state's pid and writes the
+ * limits. Runtime-agnostic (msp and runc run createRuntime hooks alike). */
+#pragma once
+
+#include <stdio.h>
+
+#define MCP_USERNS_HOOK_ARG "--sandbox-userns-limits"
+
+/* The hook: the OCI state on `in`, exit status 0 or 1 (the reason on stderr). */
+int mcp_userns_limits_hook(FILE *in);
