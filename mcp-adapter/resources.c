@@ -234,27 +234,7 @@ guess_mime(const char *path, bool text)
         return text ? "text/plain" : "application/octet-stream";
 }
 
-/* A response line must stay well under what clients buffer for one message (the
- * TypeScript SDK: 10 MiB): the text or blob is cut so that its escaped form fits. */
-#define BODY_MAX (8u * 1024 * 1024)
-
-/* Raw bytes of buf whose JSON-escaped form fits in max, cut on a character boundary. */
-static size_t
-text_fits(const char *buf, size_t len, size_t max)
-{
-        size_t out = 0, i = 0;
-        for (; i < len; i++) {
-                unsigned char c = (unsigned char) buf[i];
-                size_t w = c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' ||
-                                   c == '\r' || c == '\t' ? 2 : c < 0x20 ? 6 : 1;
-                if (out + w > max)
-                        break;
-                out += w;
-        }
-        while (i > 0 && i < len && ((unsigned char) buf[i] & 0xc0) == 0x80)
-                i--;
-        return i;
-}
+#define BODY_MAX MCP_RESPONSE_BUDGET
 
 static void
 send_contents(mcp_server *srv, const mcp_rpc_id *id, const char *uri, const char *mime,
@@ -268,7 +248,7 @@ send_contents(mcp_server *srv, const mcp_rpc_id *id, const char *uri, const char
                 size_t n = 0;
                 body = mcp_utf8_sanitize(buf, keep, &n);
                 if (body) {
-                        size_t fit = text_fits(body, n, BODY_MAX);
+                        size_t fit = mcp_json_fit(body, n, BODY_MAX, 1, 0, NULL);
                         body[fit] = '\0';
                         if (fit < n)
                                 keep = keep * fit / n;  /* about: for the log and _meta */

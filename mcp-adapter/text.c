@@ -60,6 +60,48 @@ mcp_utf8_valid(const char *buf, size_t len)
         return mcp_utf8_valid_len(buf, len) == len;
 }
 
+/* Bytes of c escaped by msp's JSON writer once (a string value), and twice (that escape
+ * written again as part of a string). */
+static size_t
+esc_once(unsigned char c)
+{
+        if (c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t')
+                return 2;
+        return c < 0x20 ? 6 : 1;
+}
+
+static size_t
+esc_twice(unsigned char c)
+{
+        if (c == '"' || c == '\\')
+                return 4;       /* \\\" */
+        if (c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t')
+                return 3;       /* \\n */
+        return c < 0x20 ? 7 : 1; /* \\u0001 */
+}
+
+size_t
+mcp_json_fit(const char *buf, size_t len, size_t budget, unsigned once, unsigned twice,
+             size_t *ret_cost)
+{
+        size_t cost = 0, i = 0;
+        for (; i < len; i++) {
+                unsigned char c = (unsigned char) buf[i];
+                size_t w = once * esc_once(c) + twice * esc_twice(c);
+                if (cost + w > budget)
+                        break;
+                cost += w;
+        }
+        /* Back to a character boundary (continuation bytes cost 1 each). */
+        while (i > 0 && i < len && ((unsigned char) buf[i] & 0xc0) == 0x80) {
+                i--;
+                cost -= once + twice;
+        }
+        if (ret_cost)
+                *ret_cost = cost;
+        return i;
+}
+
 char *
 mcp_utf8_sanitize(const char *buf, size_t len, size_t *ret_len)
 {

@@ -14,6 +14,18 @@ size_t mcp_utf8_valid_len(const char *buf, size_t len);
 /* The largest n <= len such that buf[len-n..len) starts on a character boundary. */
 size_t mcp_utf8_tail_start(const char *buf, size_t len, size_t max);
 
+/* What one response may hold at most, encoded: clients refuse larger messages (the
+ * TypeScript SDK: 10 MiB) and drop the connection. Outputs, file contents and images are
+ * cut or linked to fit. */
+#define MCP_RESPONSE_BUDGET ((size_t) 8 * 1024 * 1024)
+
+/* The longest prefix of buf (valid UTF-8 without NUL) that fits in budget bytes once
+ * written `once` times as a JSON string and `twice` times inside a JSON document that is
+ * itself written as a string (a tool's text block); cut on a character boundary.
+ * *ret_cost (may be NULL) is what that prefix takes. */
+size_t mcp_json_fit(const char *buf, size_t len, size_t budget, unsigned once, unsigned twice,
+                    size_t *ret_cost);
+
 /* NUL-terminated base64 (RFC 4648, padded); NULL on allocation failure. */
 char *mcp_base64_encode(const void *data, size_t len, size_t *ret_len);
 /* -EINVAL for characters outside the alphabet or bad padding (whitespace is refused

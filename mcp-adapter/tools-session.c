@@ -285,10 +285,19 @@ mcp_tool_read_file(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rp
                 send_session_errno(srv, id, r, &err, "read_file", sid);
                 return;
         }
+        /* The content is in the response twice (structuredContent, and escaped again in
+         * the text block's JSON) or once (only the text block): cut to the budget. */
+        unsigned structured = mcp_version_structured(srv->version) ? 1 : 0;
+        size_t budget = MCP_RESPONSE_BUDGET - 64 * 1024;
         _cleanup_free_ char *content = NULL;
-        if (strcmp(encoding, "base64") == 0)
+        if (strcmp(encoding, "base64") == 0) {
+                size_t keep = budget / (1 + structured) / 4 * 3;
+                if (len > keep) {
+                        len = keep;
+                        truncated = true;
+                }
                 content = mcp_base64_encode(buf ? buf : "", len, NULL);
-        else {
+        } else {
                 /* A cut may split a character: drop the partial one at the end. */
                 size_t n = len;
                 if (truncated)
@@ -299,6 +308,11 @@ mcp_tool_read_file(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rp
                         oci_json_quote(path, q, sizeof q);
                         mcp_tool_errorf(srv, id, "path: %s is not UTF-8 text; read it with encoding \"base64\"", q);
                         return;
+                }
+                size_t fit = mcp_json_fit(buf ? buf : "", n, budget, structured, 1, NULL);
+                if (fit < n) {
+                        n = fit;
+                        truncated = true;
                 }
                 content = strndup(buf ? buf : "", n);
         }

@@ -670,10 +670,47 @@ write_run_text(oci_jw *w, const mcp_run_result *res)
         mcp_jw_bytes(w, text, o);
 }
 
+/* The output is written `copies` times (the text block, structuredContent): cut it to half
+ * the response budget (stderr gets at least a quarter of that when it needs it), repaired
+ * into *ret_out and *ret_err, with truncated set on a cut. What it takes, encoded. */
+static size_t
+fit_output(mcp_run_result *r, unsigned copies, char **ret_out, char **ret_err)
+{
+        size_t half = MCP_RESPONSE_BUDGET / 2, olen = 0, elen = 0, ocost = 0, ecost = 0;
+        char *o = *ret_out = mcp_utf8_sanitize(r->stdout_buf ? r->stdout_buf : "",
+                                               r->stdout_buf ? r->stdout_len : 0, &olen);
+        char *e = *ret_err = mcp_utf8_sanitize(r->stderr_buf ? r->stderr_buf : "",
+                                               r->stderr_buf ? r->stderr_len : 0, &elen);
+        if (!o || !e) {
+                r->stdout_len = r->stderr_len = 0;
+                r->stdout_truncated = r->stderr_truncated = true;
+                return 0;
+        }
+        size_t efit = mcp_json_fit(e, elen, half / 4, copies, 0, &ecost);
+        size_t ofit = mcp_json_fit(o, olen, half - ecost, copies, 0, &ocost);
+        if (efit < elen)
+                efit = mcp_json_fit(e, elen, half - ocost, copies, 0, &ecost);
+        r->stdout_buf = o;
+        r->stderr_buf = e;
+        r->stdout_truncated |= ofit < olen;
+        r->stderr_truncated |= efit < elen;
+        r->stdout_len = ofit;
+        r->stderr_len = efit;
+        return ocost + ecost;
+}
+
 static void
-send_run_result(mcp_call *c, const mcp_run_result *res)
+send_run_result(mcp_call *c, const mcp_run_result *full)
 {
         mcp_server *srv = c->srv;
+        bool structured = mcp_version_structured(srv->version);
+        mcp_run_result fitted = *full;
+        const mcp_run_result *res = &fitted;
+        _cleanup_free_ char *out = NULL, *errs = NULL;
+        size_t used = fit_output(&fitted, structured ? 2 : 1, &out, &errs);
+        /* Images fill what is left, less room for the rest of the result; past it they
+         * become resource_links. */
+        size_t room = MCP_RESPONSE_BUDGET - 256 * 1024 > used ? MCP_RESPONSE_BUDGET - 256 * 1024 - used : 0;
         run_view view = { .res = res, .session_id = c->session_id };
         /* The output is in the result twice (people's text, structuredContent), not three
          * times: the JSON text block carries everything else. */
@@ -684,7 +721,6 @@ send_run_result(mcp_call *c, const mcp_run_result *res)
                 write_run_structured(tw, &meta);
                 (void) oci_jw_finish(tw, &json, NULL, NULL);
         }
-        bool structured = mcp_version_structured(srv->version);
 
         oci_jw *w = mcp_rpc_begin_result(&c->id);
         if (w) {
@@ -707,9 +743,13 @@ send_run_result(mcp_call *c, const mcp_run_result *res)
                         bool image = f->mime_type && strncmp(f->mime_type, "image/", 6) == 0;
                         /* A fresh workspace is gone after the run: its small files stay
                          * readable from memory (resources.c). */
-                        if (f->data && !image && f->uri)
+                        size_t b64_len = (f->size + 2) / 3 * 4;
+                        bool inline_image = image && f->data &&
+                                            f->size <= srv->cfg->max_image_bytes && b64_len <= room;
+                        if (f->data && !inline_image && f->uri)
                                 mcp_resources_keep_file(srv, f->uri, f->mime_type, f->data, f->size);
-                        if (image && f->data && f->size <= srv->cfg->max_image_bytes) {
+                        if (inline_image) {
+                                room -= b64_len;
                                 _cleanup_free_ char *b64 = mcp_base64_encode(f->data, f->size, NULL);
                                 if (!b64)
                                         continue;

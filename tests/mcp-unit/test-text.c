@@ -72,6 +72,24 @@ TEST(tail_cut_on_a_character)
         ASSERT_EQ_INT(mcp_utf8_tail_start(s, 6, 1), 0);
 }
 
+/* The escaped cost: 1 a plain byte, 2 for '"' and '\n', 6 for a control byte, once; 4, 3
+ * and 7 twice; never a cut inside a character. */
+TEST(json_fit_counts_escapes)
+{
+        size_t cost;
+        ASSERT_EQ_U64(mcp_json_fit("abc", 3, 100, 1, 0, &cost), 3);
+        ASSERT_EQ_U64(cost, 3);
+        ASSERT_EQ_U64(mcp_json_fit("\x01\x01", 2, 100, 1, 1, &cost), 2);
+        ASSERT_EQ_U64(cost, 26);
+        ASSERT_EQ_U64(mcp_json_fit("\"\n", 2, 100, 2, 1, &cost), 2);
+        ASSERT_EQ_U64(cost, 2 * 2 + 4 + 2 * 2 + 3);
+        ASSERT_EQ_U64(mcp_json_fit("\x01\x01\x01", 3, 13, 1, 0, &cost), 2);
+        ASSERT_EQ_U64(cost, 12);
+        /* "aé" is 3 bytes: a budget of 2 keeps only "a" */
+        ASSERT_EQ_U64(mcp_json_fit("a\xc3\xa9", 3, 2, 1, 0, &cost), 1);
+        ASSERT_EQ_U64(cost, 1);
+}
+
 TEST(rfc3339)
 {
         char buf[32];
@@ -88,6 +106,7 @@ main(void)
         RUN(base64_refused);
         RUN(utf8_repair);
         RUN(tail_cut_on_a_character);
+        RUN(json_fit_counts_escapes);
         RUN(rfc3339);
         return tap_done();
 }

@@ -5,7 +5,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { startServer, skipReason, finishAll, runCode, assertOk, call, waitFor, runSync, MSP, MSP_MCP } from "./lib.mjs";
+import { startServer, rawServer, skipReason, finishAll, runCode, assertOk, call, waitFor, runSync, MSP, MSP_MCP } from "./lib.mjs";
 
 const skip = skipReason();
 const RUNC = ["/usr/sbin/runc", "/usr/bin/runc", "/usr/local/sbin/runc", "/usr/local/bin/runc"].find((p) => fs.existsSync(p));
@@ -154,6 +154,58 @@ test("a sandbox taking every inotify instance it can gets 16; host root still ge
         const out = assertOk(await res, srv, "inotify run");
         assert.equal(out.stdout, "16 EMFILE 0\n");
         assert.match(host.stdout, /^True /, `host root's inotify_init1 while the sandbox holds its instances: ${host.stdout}${host.stderr}`);
+});
+
+// Every response stays under what the SDK accepts (10 MiB a message): output is cut with
+// truncated set, images past the budget become resource_links, file content is cut.
+const TEN_MIB = 10 * 1024 * 1024;
+
+async function rawCall(raw, name, args) {
+        const before = raw.lines.length;
+        const msg = await raw.request("tools/call", { name, arguments: args });
+        const line = raw.lines.slice(before).find((l) => l.includes(`"id":${raw.lastId}`)) ?? JSON.stringify(msg);
+        return { msg, bytes: Buffer.byteLength(line) };
+}
+
+test("responses stay under 10 MiB: control-byte output, twelve 1 MiB images, read_file of control bytes", { skip, timeout: 180_000 }, async () => {
+        const raw = rawServer({ args: ["--output-limit", "16M"] });
+        await raw.initialize();
+        const wrap = raw.request;
+        raw.request = (m, p) => { raw.lastId = (raw.lastId ?? 1) + 1; return wrap(m, p, raw.lastId); };
+
+        const flood = await rawCall(raw, "run_code", { language: "python", code:
+                "import sys\nsys.stdout.buffer.write(b'\\x01' * (8 << 20))\nsys.stderr.buffer.write(b'\"' * (4 << 20))" });
+        assert.ok(flood.bytes < TEN_MIB, `run_code response of ${flood.bytes} bytes`);
+        const out = flood.msg.result.structuredContent;
+        assert.equal(out.truncated, true);
+        assert.equal(out.exit_code, 0);
+        assert.ok(out.stdout.length > 0 && out.stdout.length < 8 << 20, `stdout ${out.stdout.length}`);
+        assert.ok(out.stderr.length > 0, "stderr keeps a part");
+
+        const images = await rawCall(raw, "run_code", { language: "python", code:
+                "import os\nos.makedirs('out', exist_ok=True)\nfor i in range(12): open(f'out/p{i}.png', 'wb').write(b'\\x89PNG\\r\\n\\x1a\\n' + os.urandom(1000000))" });
+        assert.ok(images.bytes < TEN_MIB, `images response of ${images.bytes} bytes`);
+        const content = images.msg.result.content;
+        const inline = content.filter((c) => c.type === "image").length;
+        const links = content.filter((c) => c.type === "resource_link" && c.mimeType === "image/png");
+        assert.ok(inline >= 1 && inline < 12, `${inline} images inline: ${JSON.stringify(content.map((c) => [c.type, c.mimeType, c.size]))}`);
+        assert.equal(inline + links.length, 12, "the others are resource_links");
+        const linked = await raw.request("resources/read", { uri: links[0].uri });
+        assert.ok(linked.result?.contents?.[0]?.blob, `a linked image is readable: ${JSON.stringify(linked).slice(0, 300)}`);
+
+        const sess = (await raw.request("tools/call", { name: "session_create", arguments: {} })).result.structuredContent;
+        await raw.request("tools/call", { name: "run_code", arguments: { language: "python", session_id: sess.session_id, code:
+                "open('ctl', 'wb').write(b'\\x01' * (1 << 20))\nopen('big', 'wb').write(b'a' * (8 << 20))" } });
+        const ctl = await rawCall(raw, "read_file", { session_id: sess.session_id, path: "ctl" });
+        assert.ok(ctl.bytes < TEN_MIB, `read_file response of ${ctl.bytes} bytes`);
+        assert.equal(ctl.msg.result.structuredContent.truncated, true);
+        assert.equal(ctl.msg.result.structuredContent.size, 1 << 20);
+        const big = await rawCall(raw, "read_file", { session_id: sess.session_id, path: "big", encoding: "base64", max_bytes: 8 << 20 });
+        assert.ok(big.bytes < TEN_MIB, `base64 read_file response of ${big.bytes} bytes`);
+        assert.equal(big.msg.result.structuredContent.truncated, true);
+        await raw.request("tools/call", { name: "session_close", arguments: { session_id: sess.session_id } });
+        const { code } = await raw.close();
+        assert.equal(code, 0);
 });
 
 test("nothing left behind: containers, cgroups, mounts, dirs, processes", { skip, timeout: 60_000 }, finishAll);
