@@ -24,6 +24,7 @@
 #include "init.h"
 #include "log.h"
 #include "lsm.h"
+#include "mountsrc.h"
 #include "ns.h"
 #include "procfs.h"
 #include "seccomp.h"
@@ -337,6 +338,11 @@ drive_init(create_run *cr, int sync_fd, msp_err *err)
                         }
                         if (rt_sync_send(sync_fd, RT_SYNC_HOOKS_DONE, 0, NULL) < 0)
                                 return msp_err_set(err, EPIPE, "the container init exited during setup");
+                        break;
+                case RT_SYNC_MOUNT_SOURCES:
+                        r = rt_mountsrc_send(sync_fd, cr->pid, spec, cr->bundle, err);
+                        if (r < 0)
+                                return r;
                         break;
                 case RT_SYNC_READY:
                         return 0;

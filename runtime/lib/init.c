@@ -18,6 +18,7 @@
 #include "hooks.h"
 #include "landlock.h"
 #include "log.h"
+#include "mountsrc.h"
 #include "netlink.h"
 #include "pathres.h"
 #include "process.h"
@@ -42,6 +43,8 @@ typedef struct init_run {
         int listen_fds;
         pid_t host_pid;                 /* our pid as the runtime sees it (from GO) */
         bool seccomp_loaded;            /* early, with noNewPrivileges false */
+        bool mount_src_asked;           /* RT_SYNC_MOUNT_SOURCES sent */
+        int *mount_src;                 /* per mount: a bind source the runtime opened */
 } init_run;
 
 _Noreturn static void
@@ -208,6 +211,23 @@ unshare_new(const init_run *ir, msp_err *err)
         return msp_err_sys(err, e, "create the %s namespaces", names);
 }
 
+/* In a new user namespace with its own mount namespace the container's root may not
+ * reach a bind source: the runtime opens them with its credentials (mountsrc.h). */
+static int
+ask_mount_sources(init_run *ir, msp_err *err)
+{
+        const oci_spec *spec = ir->a->spec;
+        bool binds = false;
+
+        for (size_t i = 0; i < spec->n_mounts && !binds; i++)
+                binds = rt_mount_is_bind(&spec->mounts[i]);
+        if (!binds || !ir->in_userns || !(ir->a->unshare_flags & CLONE_NEWNS) ||
+            ir->a->ctx->rootless)
+                return 0;
+        ir->mount_src_asked = true;
+        return rt_mountsrc_request(ir->a->sync_fd, err);
+}
+
 /* The namespaces (without a user namespace, before waiting for the parent's go-ahead,
  * which then has long arrived), the go-ahead (maps written), then the cgroups. */
 static int
@@ -251,6 +271,8 @@ enter_namespaces(init_run *ir, msp_err *err)
         }
         if (userns) {
                 r = unshare_new(ir, err);
+                if (r >= 0)
+                        r = ask_mount_sources(ir, err);
                 if (r < 0)
                         return r;
         }
@@ -260,6 +282,8 @@ enter_namespaces(init_run *ir, msp_err *err)
                         return r;
         }
         r = join_cgroups(ir, err);
+        if (r >= 0 && ir->mount_src_asked)
+                r = rt_mountsrc_recv(ir->a->sync_fd, ir->a->spec->n_mounts, &ir->mount_src, err);
         if (r < 0)
                 return r;
         /* The cgroup namespace is rooted where the process is when it is created: after
@@ -315,8 +339,12 @@ build_rootfs(init_run *ir, msp_err *err)
                 .in_userns = ir->in_userns,
                 .has_cgroupns = a->plan->has[OCI_NS_CGROUP],
                 .no_pivot = a->no_pivot,
+                .src_fds = ir->mount_src,
         };
         r = rt_rootfs_setup_child(&rp, &ir->rootfd, err);
+        rt_mountsrc_free(ir->mount_src, a->spec->n_mounts);
+        ir->mount_src = NULL;
+        rp.src_fds = NULL;
         if (r < 0)
                 return r;
         if (a->spec->has_hooks && (a->spec->hooks.prestart.n || a->spec->hooks.create_runtime.n)) {

@@ -27,6 +27,7 @@
 #include "devices.h"
 #include "macros.h"
 #include "mount-opts.h"
+#include "mountsrc.h"
 #include "pathres.h"
 #include "rootfs-int.h"
 
@@ -146,6 +147,7 @@ typedef struct mnt {
         const rt_rootfs_params *p;
         int rootfd;
         const oci_mount *m;
+        size_t idx;                     /* in spec->mounts */
         rt_mount_opts o;
         char label[PATH_MAX + 64];      /* "mount[3] 'tmpfs' on '/data'" */
         bool dest_existed;              /* tmpcopyup: the destination is in the image */
@@ -289,15 +291,15 @@ mount_bind(const mnt *c, msp_err *err)
 
         if (!s || !*s)
                 return msp_err_set(err, EINVAL, "%s: bind mount without a source", c->label);
-        int n = s[0] == '/' ? snprintf(src, sizeof src, "%s", s)
-                            : snprintf(src, sizeof src, "%s/%s", c->p->bundle, s);
-        if (n < 0 || (size_t) n >= sizeof src)
+        if (rt_mount_source_path(c->m, c->p->bundle, src, sizeof src) < 0)
                 return msp_err_set(err, ENAMETOOLONG, "%s: source '%s': too long", c->label, s);
 
         /* The source is host configuration (trusted); only the destination is resolved
-         * inside the rootfs. */
-        _cleanup_close_ int mfd = open_tree(AT_FDCWD, src,
+         * inside the rootfs. In a user namespace the runtime opened it for us. */
+        int srcfd = c->p->src_fds ? c->p->src_fds[c->idx] : -1;
+        _cleanup_close_ int mfd = open_tree(srcfd >= 0 ? srcfd : AT_FDCWD, srcfd >= 0 ? "" : src,
                                             OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+                                                    (srcfd >= 0 ? AT_EMPTY_PATH : 0) |
                                                     (c->o.rbind ? AT_RECURSIVE : 0));
         if (mfd < 0 || fstat(mfd, &sst) < 0)
                 return msp_err_sys(err, errno, "%s: source '%s'", c->label, src);
@@ -517,7 +519,8 @@ rt_rootfs_dev_readonly(const oci_spec *s)
 static int
 mount_one(const rt_rootfs_params *p, int rootfd, size_t idx, msp_err *err)
 {
-        _cleanup_(mnt_donep) mnt c = { .p = p, .rootfd = rootfd, .m = &p->spec->mounts[idx] };
+        _cleanup_(mnt_donep) mnt c = { .p = p, .rootfd = rootfd, .m = &p->spec->mounts[idx],
+                                       .idx = idx };
         const oci_mount *m = c.m;
 
         if (!m->destination || !*m->destination)
@@ -605,11 +608,7 @@ dev_mount_kind(const oci_spec *s)
                 const oci_mount *m = &s->mounts[i];
                 if (!m->destination || !is_dev_path(m->destination))
                         continue;
-                bool bind = m->type && strcmp(m->type, "bind") == 0;
-                for (size_t j = 0; j < m->options.n; j++)
-                        bind = bind || !strcmp(m->options.v[j], "bind") ||
-                               !strcmp(m->options.v[j], "rbind");
-                kind = bind ? -1 : 1;
+                kind = rt_mount_is_bind(m) ? -1 : 1;
         }
         return kind;
 }

@@ -17,6 +17,8 @@ typedef struct rt_rootfs_params {
         bool in_userns;                 /* new user ns: mknod is impossible, bind host nodes */
         bool has_cgroupns;              /* cgroup mounts show the namespace root */
         bool no_pivot;
+        const int *src_fds;             /* NULL, or per mount: its bind source opened by
+                                         * the runtime (mountsrc.h), -1 where none */
 } rt_rootfs_params;
 
 /* Child, inside the new mount namespace, before pivot_root: set propagation of / from

@@ -15,6 +15,9 @@ typedef enum rt_sync_type {
         RT_SYNC_ERROR,                  /* either side: err carries the message */
         RT_SYNC_CGROUP,                 /* parent: the v1 cgroups are ready; fds: their
                                            `tasks` files, err.msg: their names, one per line */
+        RT_SYNC_MOUNT_SOURCES,          /* init: open the bind sources; parent: batches of
+                                           their fds, err.msg: the mount indexes, "3,5";
+                                           an empty batch ends them (mountsrc.h) */
 } rt_sync_type;
 
 #define RT_SYNC_MAX_FDS 32

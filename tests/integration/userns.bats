@@ -81,6 +81,33 @@ all_caps() {
         assert_nothing_left "$CID"
 }
 
+@test "bind sources under a parent the mapped root cannot enter: the runtime opens them" {
+        # 0700 root-owned parents: host uid 100000 cannot look up anything below them.
+        mkdir -m 0700 "$BATS_TEST_TMPDIR/private"
+        mkdir -m 0755 "$BATS_TEST_TMPDIR/private/dir"
+        echo reached-dir >"$BATS_TEST_TMPDIR/private/dir/f"
+        echo reached-file >"$BATS_TEST_TMPDIR/private/file"
+        chmod 0644 "$BATS_TEST_TMPDIR/private/dir/f" "$BATS_TEST_TMPDIR/private/file"
+        update_config ".mounts += [
+                {\"destination\": \"/dir\", \"type\": \"bind\", \"source\": \"$BATS_TEST_TMPDIR/private/dir\", \"options\": [\"rbind\", \"ro\"]},
+                {\"destination\": \"/file\", \"source\": \"$BATS_TEST_TMPDIR/private/file\", \"options\": [\"bind\"]}]"
+        helper_run read /dir/f -- read /file -- write /dir/new
+        echo "$output"
+        [ "${lines[1]}" = content=reached-dir ]
+        [ "${lines[3]}" = content=reached-file ]
+        [ "${lines[4]}" = write=EROFS ]
+        assert_nothing_left "$CID"
+}
+
+@test "a bind source that does not exist still fails create by name" {
+        update_config ".mounts += [{\"destination\": \"/x\", \"type\": \"bind\", \"source\": \"$BATS_TEST_TMPDIR/missing\", \"options\": [\"rbind\"]}]"
+        run msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"source '$BATS_TEST_TMPDIR/missing': No such file or directory"* ]]
+        assert_nothing_left "$CID"
+}
+
 @test "capabilities are real inside the namespace only" {
         all_caps
         mkdir -p "$BUNDLE/rootfs/mnt"
