@@ -119,13 +119,14 @@ cpuset_inherit(int root, const char *reldir)
         if (dfd < 0 || !slash)
                 return;
         *slash = '\0';
-        _cleanup_close_ int pfd = openat(root, parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (pfd < 0)
-                return;
+        /* The parent is opened only for a level that needs it (most have values). */
+        _cleanup_close_ int pfd = -1;
         for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
                 if (cg_read(dfd, files[i], val, sizeof val) < 0 || (val[0] != '\n' && val[0] != '\0'))
                         continue;
-                if (cg_read(pfd, files[i], val, sizeof val) <= 0)
+                if (pfd < 0)
+                        pfd = openat(root, parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (pfd < 0 || cg_read(pfd, files[i], val, sizeof val) <= 0)
                         continue;
                 (void) cg_write(dfd, files[i], val, NULL);
         }

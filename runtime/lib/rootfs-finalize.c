@@ -99,6 +99,22 @@ full_pseudofs_mounts(int procfd, const char *rootfs, strvec *out, msp_err *err)
         return ferror(f) ? msp_err_sys(err, EIO, "read mountinfo") : 0;
 }
 
+/* An empty tmpfs over targetfd, read-only (and nosuid, nodev, noexec) before it
+ * becomes visible: a directory mask, or a cover for what cannot be unmounted. */
+static int
+cover_with_empty_tmpfs(const char *label, int targetfd, msp_err *err)
+{
+        _cleanup_close_ int mfd = rt_mount_new_fs(label, "tmpfs", "tmpfs", "mode=755", NULL,
+                                                  MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+                                                          MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                                                  err);
+        if (mfd < 0)
+                return mfd;
+        if (rt_mount_attach(mfd, targetfd) < 0)
+                return msp_err_sys(err, errno, "%s: move_mount", label);
+        return 0;
+}
+
 /* One host procfs or sysfs mount out of the namespace: made a slave first so that the
  * detach cannot propagate to the host; where the mount is locked (a user namespace)
  * an empty read-only tmpfs covers it instead. */
@@ -118,15 +134,7 @@ hide_host_mount(const char *path, msp_err *err)
                 return msp_err_sys(err, errno, "no-pivot: detach host mount '%s'", path);
         char label[PATH_MAX + 32];
         snprintf(label, sizeof label, "no-pivot: cover host mount '%s'", path);
-        _cleanup_close_ int mfd = rt_mount_new_fs(label, "tmpfs", "tmpfs", "mode=755", NULL,
-                                                  MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-                                                          MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-                                                  err);
-        if (mfd < 0)
-                return mfd;
-        if (rt_mount_attach(mfd, fd) < 0)
-                return msp_err_sys(err, errno, "%s: move_mount", label);
-        return 0;
+        return cover_with_empty_tmpfs(label, fd, err);
 }
 
 /* The chroot of --no-pivot hides the host's mounts from paths, not from the kernel: a
@@ -222,15 +230,7 @@ mask_dir(const char *path, int targetfd, msp_err *err)
 {
         char label[PATH_MAX + 32];
         snprintf(label, sizeof label, "maskedPaths '%s'", path);
-        _cleanup_close_ int mfd = rt_mount_new_fs(label, "tmpfs", "tmpfs", "mode=755", NULL,
-                                                  MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-                                                          MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-                                                  err);
-        if (mfd < 0)
-                return mfd;
-        if (rt_mount_attach(mfd, targetfd) < 0)
-                return msp_err_sys(err, errno, "maskedPaths '%s': move_mount", path);
-        return 0;
+        return cover_with_empty_tmpfs(label, targetfd, err);
 }
 
 /* A file mask: a read-only bind of the verified null device. Not nodev, so reading the
