@@ -8,7 +8,8 @@
  *   b/<run_id>/    config.json, code/main.<ext>, runtime.log; b/ is a tmpfs holding the
  *                  init's copy too (mcp_private_view: no bind source names a host path)
  *   ws/<run_id>/   a fresh workspace: a size-capped tmpfs mounted there
- *   logs/<run_id>.out|.err   full output of the last run_log_keep runs
+ *   logs/<run_id>.out|.err   full output of the last run_log_keep runs (runlogs.c: within a
+ *                  byte budget)
  *
  * msp-mcp unshares its mount namespace (made private, recursively) in mcp_engine_new(), so
  * that the tmpfs mounts (workspaces, bundles, skeleton) are invisible to the host and
@@ -34,10 +35,10 @@
 #include "json.h"
 #include "languages.h"
 #include "recover.h"
+#include "runlogs.h"
 #include "runner.h"
 #include "session.h"
 
-#define RUN_LOG_MAX (16ull << 20)       /* bytes of one stream kept on disk */
 #define RUN_ID_LEN 18                   /* "r-" + 16 hex */
 #define MCP_ROOTFS_MAX 32               /* prepared rootfs views per instance */
 
@@ -58,6 +59,7 @@ struct mcp_run {
         char *session_id;               /* acquired until the container exits */
         bool was_session;
         bool log_kept;                  /* its logs are in engine->logs */
+        uint64_t log_reserve;           /* its share of the logs' budget while it runs */
         int ws_fd;                      /* fresh: owned; session: borrowed */
         bool ws_mounted;
         mcp_artifacts_snap before;      /* out/ before the run */
@@ -87,9 +89,8 @@ struct mcp_engine {
         mcp_run *runs;
         mcp_run *qhead, **qtail;
         unsigned n_running, n_queued;
-        char (*logs)[RUN_ID_LEN + 1];   /* ring of the last run_log_keep run ids */
+        mcp_runlogs logs;
         bool rootfs_mounted[MCP_ROOTFS_MAX];    /* <inst>/rootfs-<i>: overlay of cfg->rootfs[i] */
-        unsigned log_next;
 };
 
 static int
@@ -279,13 +280,8 @@ mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine **ret, msp_err 
         }
         e->v2 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
         e->unified = !e->v2 && access("/sys/fs/cgroup/unified/cgroup.controllers", F_OK) == 0;
-        if (cfg->run_log_keep > 0) {
-                e->logs = calloc(cfg->run_log_keep, sizeof *e->logs);
-                if (!e->logs) {
-                        r = msp_err_set(err, ENOMEM, "out of memory");
-                        goto fail;
-                }
-        }
+        if ((r = mcp_runlogs_init(&e->logs, e->inst_fd, cfg->run_log_keep, err)) < 0)
+                goto fail;
         if ((r = mcp_sessions_new(loop, cfg, &e->sessions, err)) < 0)
                 goto fail;
         mcp_sessions_set_evict(e->sessions, session_evict, e);
@@ -308,58 +304,11 @@ mcp_engine_sessions(mcp_engine *e)
         return e->sessions;
 }
 
-/* ---- run logs ---- */
-
-static void
-log_name(char *buf, size_t size, const char *id, mcp_stream s)
-{
-        snprintf(buf, size, "logs/%s.%s", id, s == MCP_STDOUT ? "out" : "err");
-}
-
-static void
-log_keep(mcp_engine *e, const char *id)
-{
-        if (!e->logs)
-                return;
-        char *slot = e->logs[e->log_next];
-        if (slot[0]) {
-                char name[64];
-                log_name(name, sizeof name, slot, MCP_STDOUT);
-                (void) unlinkat(e->inst_fd, name, 0);
-                log_name(name, sizeof name, slot, MCP_STDERR);
-                (void) unlinkat(e->inst_fd, name, 0);
-        }
-        snprintf(slot, RUN_ID_LEN + 1, "%s", id);
-        e->log_next = (e->log_next + 1) % e->cfg->run_log_keep;
-}
-
 int
 mcp_engine_run_log(mcp_engine *e, const char *run_id, mcp_stream stream, char **ret,
                    size_t *ret_len, msp_err *err)
 {
-        bool known = false;
-        for (unsigned i = 0; e->logs && i < e->cfg->run_log_keep && !known; i++)
-                known = strcmp(e->logs[i], run_id) == 0;
-        if (!known)
-                return msp_err_set(err, ENOENT, "run '%.64s': no log kept", run_id);
-        char name[64];
-        log_name(name, sizeof name, run_id, stream);
-        _cleanup_close_ int fd = openat(e->inst_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        struct stat st;
-        if (fd < 0 || fstat(fd, &st) < 0)
-                return msp_err_sys(err, errno, "run '%s': log", run_id);
-        char *buf = malloc((size_t) st.st_size + 1);
-        if (!buf)
-                return msp_err_set(err, ENOMEM, "out of memory");
-        ssize_t n = pread(fd, buf, (size_t) st.st_size, 0);
-        if (n < 0) {
-                free(buf);
-                return msp_err_sys(err, errno, "run '%s': read log", run_id);
-        }
-        buf[n] = '\0';
-        *ret = buf;
-        *ret_len = (size_t) n;
-        return 0;
+        return mcp_runlogs_read(&e->logs, run_id, stream, ret, ret_len, err);
 }
 
 /* ---- one run ---- */
@@ -399,12 +348,8 @@ run_cleanup(mcp_run *run)
         }
         snprintf(name, sizeof name, "b/%s", run->id);
         (void) mcp_remove_tree_at(e->inst_fd, name, NULL);
-        if (!run->log_kept) {           /* cancelled or failed before the run */
-                log_name(name, sizeof name, run->id, MCP_STDOUT);
-                (void) unlinkat(e->inst_fd, name, 0);
-                log_name(name, sizeof name, run->id, MCP_STDERR);
-                (void) unlinkat(e->inst_fd, name, 0);
-        }
+        if (!run->log_kept)             /* cancelled or failed before the run */
+                mcp_runlogs_forget(&e->logs, run->id, &run->log_reserve);
         mcp_runner_done(&run->runner);
         mcp_artifacts_snap_done(&run->before);
         free(run->stdin_copy);
@@ -478,7 +423,8 @@ run_exit(mcp_runner *rn, void *data)
         res.n_artifacts = n_arts;
         /* The container is dead: the session is free for the next run at once. */
         session_release(run);
-        log_keep(e, run->id);
+        mcp_runlogs_keep(&e->logs, run->id, &run->log_reserve, &run->runner.out,
+                         &run->runner.err);
         run->log_kept = true;
         mcp_run_done_fn done = run->on_done;
         run->on_done = NULL;
@@ -735,15 +681,9 @@ run_prepare(mcp_run *run, const mcp_run_request *req, int lang_index, msp_err *e
         rn->id = run->id;
         rn->timeout_ms = lim.timeout_ms;
         rn->init_status = e->cfg->init_path != NULL;
-        rn->out = (mcp_capture){ .limit = lim.output_bytes, .log_fd = -1, .log_limit = RUN_LOG_MAX };
-        rn->err = (mcp_capture){ .limit = lim.output_bytes, .log_fd = -1, .log_limit = RUN_LOG_MAX };
-        if (e->logs) {
-                char name[64];
-                log_name(name, sizeof name, run->id, MCP_STDOUT);
-                rn->out.log_fd = openat(e->inst_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-                log_name(name, sizeof name, run->id, MCP_STDERR);
-                rn->err.log_fd = openat(e->inst_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        }
+        rn->out = (mcp_capture){ .limit = lim.output_bytes, .log_fd = -1 };
+        rn->err = (mcp_capture){ .limit = lim.output_bytes, .log_fd = -1 };
+        mcp_runlogs_open(&e->logs, run->id, &rn->out, &rn->err, &run->log_reserve);
         if (req->stdin_data) {
                 run->stdin_copy = malloc(req->stdin_len ? req->stdin_len : 1);
                 if (!run->stdin_copy)
@@ -925,7 +865,7 @@ mcp_engine_free(mcp_engine *e)
                 mcp_recover_instance(e->cfg, e->inst_path, e->inst_name, false);
                 close(e->inst_fd);
         }
-        free(e->logs);
+        mcp_runlogs_free(&e->logs);
         free(e);
         return NULL;
 }

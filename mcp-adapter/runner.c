@@ -246,9 +246,10 @@ capture_add(mcp_capture *c, const char *buf, size_t n)
                 size_t w = n;
                 if (w > c->log_limit - c->logged)
                         w = (size_t) (c->log_limit - c->logged);
-                if (write(c->log_fd, buf, w) != (ssize_t) w)
+                if (write(c->log_fd, buf, w) != (ssize_t) w) {
                         c->log_limit = c->logged;       /* stop logging; the head stays */
-                else
+                        c->log_failed = true;
+                } else
                         c->logged += w;
         }
 }

@@ -47,6 +47,7 @@ typedef struct mcp_capture {
         bool truncated;
         int log_fd;                     /* owned, -1: none; receives up to log_limit bytes */
         uint64_t logged, log_limit;
+        bool log_failed;                /* a write failed (ENOSPC...): logging stopped */
 } mcp_capture;
 
 typedef struct mcp_runner mcp_runner;

@@ -5,7 +5,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { startServer, rawServer, skipReason, finishAll, runCode, assertOk, call, waitFor, runSync, MSP, MSP_MCP } from "./lib.mjs";
+import { startServer, rawServer, tmpStateDir, skipReason, finishAll, runCode, assertOk, call, waitFor, runSync, MSP, MSP_MCP } from "./lib.mjs";
 
 const skip = skipReason();
 const RUNC = ["/usr/sbin/runc", "/usr/bin/runc", "/usr/local/sbin/runc", "/usr/local/bin/runc"].find((p) => fs.existsSync(p));
@@ -206,6 +206,30 @@ test("responses stay under 10 MiB: control-byte output, twelve 1 MiB images, rea
         await raw.request("tools/call", { name: "session_close", arguments: { session_id: sess.session_id } });
         const { code } = await raw.close();
         assert.equal(code, 0);
+});
+
+// Run logs have a byte budget (a quarter of the state filesystem's free space): on a
+// 64 MiB state dir, eight runs of 12 MiB output all succeed and the logs stay within it.
+test("run logs stay within their budget on a small state filesystem; every run succeeds", { skip, timeout: 180_000 }, async () => {
+        const dir = tmpStateDir();
+        assert.equal(runSync("mount", ["-t", "tmpfs", "-o", "size=64m,mode=0711", "msp-test-state", dir]).status, 0);
+        try {
+                const s = await startServer({ stateDir: dir });
+                let last;
+                for (let i = 0; i < 8; i++) {
+                        const res = await runCode(s, "python", "import sys\nsys.stdout.buffer.write(b'x' * (12 << 20))");
+                        last = assertOk(res, s, `run ${i}`);
+                        assert.equal(last.exit_code, 0);
+                        const du = runSync("du", ["-sb", path.join(dir, s.instance(), "logs")]);
+                        const bytes = Number(du.stdout.split("\t")[0]);
+                        assert.ok(bytes <= 17 << 20, `logs take ${bytes} bytes after run ${i}`);
+                }
+                const log = await s.client.readResource({ uri: `sandbox://runs/${last.run_id}/stdout` });
+                assert.ok(log.contents[0].text.length > 0, "the last run's log is kept");
+                assert.equal((await s.close()).code, 0);
+        } finally {
+                runSync("umount", [dir]);
+        }
 });
 
 test("nothing left behind: containers, cgroups, mounts, dirs, processes", { skip, timeout: 60_000 }, finishAll);
