@@ -157,6 +157,18 @@ all_caps() {
         assert_nothing_left "$CID"
 }
 
+@test "mounts in a user namespace: the cgroup mount is read-only without a cgroup namespace, even when the config leaves out ro" {
+        # what shows there are the host's (the user's) cgroups: CVE-2023-25809
+        update_config '(.mounts[] | select(.destination == "/sys/fs/cgroup") | .options) |= map(select(. != "ro"))'
+        set_args /bin/sh -c 'grep " /sys/fs/cgroup" /proc/self/mountinfo; exec msp-helper write /sys/fs/cgroup/x -- write /sys/fs/cgroup/pids/x'
+        run msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$(printf '%s\n' "$output" | sed -n 's/^write=//p' | sort -u)" = EROFS ]
+        [ -z "$(printf '%s\n' "$output" | grep ' /sys/fs/cgroup[^ ]* rw,')" ]
+        printf '%s\n' "$output" | grep -q ' /sys/fs/cgroup/pids ro,'
+        assert_nothing_left "$CID"
+}
+
 @test "a rootfs the mapped root cannot reach fails create by name, leaving nothing" {
         chmod 0700 "$BUNDLE"
         run msp create -b "$BUNDLE" "$CID"
