@@ -307,6 +307,23 @@ readonly_paths(int rootfd, const oci_strv *paths, msp_err *err)
         return 0;
 }
 
+/* The "ro" of a tmpfs or /dev mount, held back until its submounts and nodes exist. */
+static int
+readonly_last(int rootfd, const oci_mount *m, size_t idx, msp_err *err)
+{
+        if (!rt_rootfs_ro_last(m))
+                return 0;
+        _cleanup_close_ int fd = rt_openat2(rootfd, m->destination, O_PATH | O_DIRECTORY,
+                                            RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+        if (fd < 0)
+                return msp_err_sys(err, -fd, "mount[%zu] '%s': open it to make it read-only", idx,
+                                   m->destination);
+        if (rt_mount_setattr(fd, false, MOUNT_ATTR_RDONLY, 0, 0) < 0)
+                return msp_err_sys(err, errno, "mount[%zu] '%s': make it read-only", idx,
+                                   m->destination);
+        return 0;
+}
+
 int
 rt_rootfs_finalize_child(const rt_rootfs_params *p, msp_err *err)
 {
@@ -323,14 +340,10 @@ rt_rootfs_finalize_child(const rt_rootfs_params *p, msp_err *err)
                 if (r < 0)
                         return r;
         }
-        if (rt_rootfs_dev_readonly(p->spec)) {
-                _cleanup_close_ int dev = rt_openat2(rootfd, "dev", O_PATH | O_DIRECTORY,
-                                                     RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS |
-                                                             RESOLVE_NO_MAGICLINKS);
-                if (dev < 0)
-                        return msp_err_sys(err, -dev, "mount '/dev': open it to make it read-only");
-                if (rt_mount_setattr(dev, false, MOUNT_ATTR_RDONLY, 0, 0) < 0)
-                        return msp_err_sys(err, errno, "mount '/dev': make it read-only");
+        for (size_t i = 0; i < p->spec->n_mounts; i++) {
+                r = readonly_last(rootfd, &p->spec->mounts[i], i, err);
+                if (r < 0)
+                        return r;
         }
         /* Only the root mount itself, keeping its other flags, as runc's bind remount. */
         if (p->spec->root_readonly && rt_mount_setattr(rootfd, false, MOUNT_ATTR_RDONLY, 0, 0) < 0)

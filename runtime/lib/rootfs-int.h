@@ -19,9 +19,9 @@ int rt_mount_setattr(int mfd, bool recursive, uint64_t set, uint64_t clr, uint64
  * Messages start with `label` and carry the kernel's fs_context log. */
 int rt_mount_new_fs(const char *label, const char *type, const char *source, const char *data,
                     const rt_mount_opts *o, uint64_t attrs, msp_err *err);
-/* Does the config's last /dev mount say "ro"? Setup mounts /dev writable; finalize
- * makes it read-only after everything below it exists. */
-bool rt_rootfs_dev_readonly(const oci_spec *s);
+/* Is the mount a tmpfs or /dev one that says "ro"? Setup mounts it writable; finalize
+ * makes it read-only after everything below it exists (as runc). */
+bool rt_rootfs_ro_last(const oci_mount *m);
 /* The cgroup mount of a v1/hybrid host (rootfs-cgroup.c): a tmpfs attached onto
  * targetfd with, per v1 hierarchy, the container's own cgroup at its root. `attrs` are
  * the config's MOUNT_ATTR_* (RDONLY only when it says "ro"). Returns the tmpfs mount's

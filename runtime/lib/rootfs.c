@@ -497,22 +497,19 @@ is_dev_path(const char *path)
         return n == 1 && dev;
 }
 
-/* The /dev of the config stays writable until the container's filesystem is complete
+/* A tmpfs or /dev mount stays writable until the container's filesystem is complete
  * (submounts, device nodes, the console): finalize applies its "ro" last, as runc. */
 bool
-rt_rootfs_dev_readonly(const oci_spec *s)
+rt_rootfs_ro_last(const oci_mount *m)
 {
         bool ro = false;
 
-        for (size_t i = 0; i < s->n_mounts; i++) {
-                const oci_mount *m = &s->mounts[i];
-                if (!m->destination || !is_dev_path(m->destination))
-                        continue;
-                ro = false;
-                for (size_t j = 0; j < m->options.n; j++)
-                        ro = strcmp(m->options.v[j], "ro") == 0 ||
-                             (ro && strcmp(m->options.v[j], "rw") != 0);
-        }
+        if (!m->destination || !((m->type && strcmp(m->type, "tmpfs") == 0) ||
+                                 is_dev_path(m->destination)))
+                return false;
+        for (size_t j = 0; j < m->options.n; j++)
+                ro = strcmp(m->options.v[j], "ro") == 0 ||
+                     (ro && strcmp(m->options.v[j], "rw") != 0);
         return ro;
 }
 
@@ -533,7 +530,7 @@ mount_one(const rt_rootfs_params *p, int rootfd, size_t idx, msp_err *err)
         int r = rt_mount_opts_parse(&m->options, m->destination, &c.o, err);
         if (r < 0)
                 return r;
-        if (is_dev_path(m->destination))
+        if (rt_rootfs_ro_last(m))
                 c.o.flags_set &= ~(unsigned long) MS_RDONLY;
         if (c.o.tmpcopyup) {
                 _cleanup_close_ int fd = rt_openat2(rootfd, m->destination, O_PATH,

@@ -33,8 +33,8 @@ int rt_rootfs_mount_console_child(int rootfd, int pty_slave_fd, msp_err *err);
  * Afterwards "/" is the container root and the cwd is "/". */
 int rt_rootfs_pivot_child(int rootfd, bool no_pivot, msp_err *err);
 /* After pivot_root: maskedPaths (verified /dev/null or a read-only empty tmpfs for
- * directories), readonlyPaths (recursive read-only bind), a "ro" /dev (mounted writable
- * until now), root.readonly, and the final propagation of "/". */
+ * directories), readonlyPaths (recursive read-only bind), the "ro" of tmpfs and /dev
+ * mounts (writable until now), root.readonly, and the final propagation of "/". */
 int rt_rootfs_finalize_child(const rt_rootfs_params *p, msp_err *err);
 
 /* Mount primitive shared with devices.c: bind the object `srcfd` refers to (an O_PATH fd,

@@ -207,6 +207,20 @@ has_opts() {
         assert_nothing_left "$CID"
 }
 
+@test "mounts: a read-only tmpfs with a bind mount below it: ro comes last" {
+        mkdir "$BATS_TEST_TMPDIR/src"
+        update_config ".mounts += [{\"destination\": \"/data\", \"type\": \"tmpfs\", \"source\": \"tmpfs\", \"options\": [\"ro\", \"mode=755\"]},
+                {\"destination\": \"/data/sub\", \"type\": \"bind\", \"source\": \"$BATS_TEST_TMPDIR/src\", \"options\": [\"rbind\"]}]"
+        set_args /bin/msp-helper write /data/x -- write /data/sub/ok -- mounts
+        run msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "${lines[0]}" = write=EROFS ]
+        [ "${lines[1]}" = write=ok ]
+        [[ "$(mount_line /data)" == "tmpfs ro,"* ]]
+        [ -e "$BATS_TEST_TMPDIR/src/ok" ]
+        assert_nothing_left "$CID"
+}
+
 @test "mounts: bind mounts of a host directory, read-write and read-only" {
         src="$BATS_TEST_TMPDIR/shared"
         mkdir "$src"
