@@ -16,14 +16,16 @@
 
 extern char **environ;
 
+static int cmd_unsupported(rt_ctx *ctx, int argc, char **argv);
+
 static const rt_command commands[] = {
         { "create", cmd_create, "create a container (the process waits for start)",
           "[--bundle DIR] [--config FILE] [--pid-file FILE] [--console-socket PATH] "
           "[--preserve-fds N] [--no-pivot] [--no-new-keyring] ID" },
         { "start", cmd_start, "start the process of a created container", "ID" },
         { "state", cmd_state, "print the state of a container as JSON", "ID" },
-        { "kill", cmd_kill, "send a signal to the container process (default TERM)",
-          "[--all] ID [SIGNAL]" },
+        { "kill", cmd_kill, "send a signal to the container process (default TERM; 0 only "
+          "checks that it runs)", "[--all] ID [SIGNAL]" },
         { "delete", cmd_delete, "delete a container and everything create made",
           "[--force] ID" },
         { "run", cmd_run, "create and start a container, wait for it and delete it",
@@ -37,7 +39,9 @@ static const rt_command commands[] = {
           "[--pids-limit N] [--cpu-shares N] [--cpu-quota N] [--cpu-period N] [--cpu-burst N] "
           "[--cpu-rt-period N] [--cpu-rt-runtime N] [--cpu-idle 0|1] [--cpuset-cpus S] "
           "[--cpuset-mems S] [--blkio-weight N] ID" },
-        { "ps", cmd_ps, "list the processes in a container's cgroup", "[--format table|json] ID" },
+        { "ps", cmd_ps, "list the processes in a container's cgroup (PS_OPTIONS: run ps(1) "
+          "with them and keep the container's rows)", "[--format table|json] ID [PS_OPTIONS...]",
+          .options_end_at_id = true },
         { "events", cmd_events, "print resource usage statistics as JSON",
           "[--stats] [--interval DURATION] ID" },
         { "exec", cmd_exec, "run one more process in a live container",
@@ -45,11 +49,24 @@ static const rt_command commands[] = {
           "[--cwd DIR] [--env KEY=VALUE]... [--user UID[:GID]] [--additional-gids GID]... "
           "[--cap CAP]... [--no-new-privs] [--preserve-fds N] [--cgroup SUBPATH] "
           "[--ignore-paused] [--apparmor PROFILE] [--process-label LABEL] "
-          "ID [COMMAND [ARG...]]" },
+          "ID [COMMAND [ARG...]]", .options_end_at_id = true },
         { "list", cmd_list, "list containers", "[--format table|json] [--quiet]" },
         { "spec", cmd_spec, "write a default config.json", "[--rootless] [--bundle DIR]" },
         { "features", cmd_features, "print what this runtime supports as JSON", "" },
+        { "checkpoint", cmd_unsupported, "not supported: msp cannot checkpoint containers",
+          "ID" },
+        { "restore", cmd_unsupported, "not supported: msp cannot restore containers", "ID" },
 };
+
+/* checkpoint and restore: their --help exits 0 as runc's does; running them fails. */
+static int
+cmd_unsupported(rt_ctx *ctx, int argc, char **argv)
+{
+        (void) argc;
+        rt_log_error(ctx, "%s: not supported: msp cannot checkpoint or restore containers",
+                     argv[0]);
+        return 1;
+}
 
 const rt_command *
 cmd_find(const char *name)
@@ -294,13 +311,6 @@ main(int argc, char **argv)
                         usage_all(stdout);
                 return 0;
         }
-        /* podman probes `checkpoint --help` (exit 0 means supported), so these fail even
-         * with --help until checkpoint/restore exists. */
-        if (strcmp(name, "checkpoint") == 0 || strcmp(name, "restore") == 0) {
-                rt_log_error(&ctx, "%s: not supported: msp cannot checkpoint or restore "
-                             "containers (yet)", name);
-                return 1;
-        }
         const rt_command *cmd = cmd_find(name);
         if (!cmd) {
                 rt_log_error(&ctx, "unknown command '%s' (see msp --help)", name);
@@ -308,7 +318,7 @@ main(int argc, char **argv)
         }
         int sub_argc = argc - optind;
         char **sub_argv = argv + optind;
-        if (cmd_wants_help(name, sub_argc, sub_argv))
+        if (!cmd->options_end_at_id && cmd_wants_help(name, sub_argc, sub_argv))
                 return 0;
         optind = 0;     /* 0 fully re-initialises getopt for the command's flags */
         return cmd->run(&ctx, sub_argc, sub_argv);

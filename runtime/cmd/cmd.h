@@ -14,6 +14,10 @@ typedef struct rt_command {
         int (*run)(rt_ctx *ctx, int argc, char **argv);
         const char *summary;
         const char *usage;              /* after "msp [global options] <name> " */
+        /* Options end at the container ID: what follows it is the process's command
+         * (exec) or ps(1)'s options (ps), as runc's SkipArgReorder commands. Every other
+         * command takes its options anywhere before "--", before or after the ID. */
+        bool options_end_at_id;
 } rt_command;
 
 int cmd_create(rt_ctx *ctx, int argc, char **argv);
@@ -40,7 +44,8 @@ int cmd_usage_error(const rt_ctx *ctx, const char *cmd, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 /* Print err once and return 1. */
 int cmd_fail(const rt_ctx *ctx, const msp_err *err);
-/* Parse "--help"/"-h" anywhere before "--": print usage and return true. */
+/* "--help"/"-h" anywhere before "--" (options_end_at_id commands parse it themselves):
+ * print usage and return true. */
 bool cmd_wants_help(const char *name, int argc, char **argv);
 /* Print a JSON document followed by a newline to stdout; returns 0 or 1. */
 int cmd_print(const rt_ctx *ctx, const char *json, size_t len);

@@ -49,7 +49,7 @@ cmd_parse_create_opts(const rt_ctx *ctx, const char *cmd, int argc, char **argv,
         bool is_run = detach != NULL;
         int c;
 
-        while ((c = getopt_long(argc, argv, is_run ? "+b:dC:" : "+b:C:", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, is_run ? "b:dC:" : "b:C:", opts, NULL)) != -1) {
                 switch (c) {
                 case 'b': o->bundle = optarg; break;
                 case 'C': o->config_path = optarg; break;

@@ -35,7 +35,7 @@ cmd_delete(rt_ctx *ctx, int argc, char **argv)
         const char *id;
         int opt, r;
 
-        while ((opt = getopt_long(argc, argv, "+f", opts, NULL)) != -1) {
+        while ((opt = getopt_long(argc, argv, "f", opts, NULL)) != -1) {
                 if (opt != 'f')
                         return cmd_usage_error(ctx, "delete", "invalid option");
                 force = true;

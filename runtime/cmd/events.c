@@ -103,7 +103,7 @@ cmd_events(rt_ctx *ctx, int argc, char **argv)
         int opt, interval_ms = 5000;
         const char *id;
 
-        while ((opt = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+        while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
                 if (opt == 's')
                         once = true;
                 else if (opt == 'i') {

@@ -3,16 +3,24 @@
  * the flags overriding (--apparmor and --process-label over --process FILE too; its
  * LSM labels are the config's unless given). --detach writes --pid-file and returns;
  * otherwise msp waits, forwards signals (and proxies a terminal) and exits with the
- * process's status. */
+ * process's status.
+ *
+ * Exit status as runc-exec(8): 1 for a command line that does not parse (an unknown
+ * option, no container ID, a count that is not a number), 255 when msp fails after that
+ * (no such container, paused, bad --user or --env, a binary that cannot be executed, a
+ * pid file that cannot be written), else the process's own status. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -23,6 +31,7 @@
 #include "ttyproxy.h"
 
 #define MAX_LIST 256
+#define EXEC_FAILED 255         /* runc-exec(8): msp itself failed */
 
 typedef struct exec_flags {
         const char *process_file;
@@ -105,8 +114,10 @@ parse_cap(const char *s, uint64_t *mask)
         return 0;
 }
 
+/* The index of the container ID in argv; or -1 with *status the exit status (0 after
+ * --help). */
 static int
-parse_flags(const rt_ctx *ctx, int argc, char **argv, exec_flags *f)
+parse_flags(const rt_ctx *ctx, int argc, char **argv, exec_flags *f, int *status)
 {
         static const struct option opts[] = {
                 { "process", required_argument, NULL, 'p' },
@@ -125,12 +136,19 @@ parse_flags(const rt_ctx *ctx, int argc, char **argv, exec_flags *f)
                 { "ignore-paused", no_argument, NULL, 'I' },
                 { "apparmor", required_argument, NULL, 'A' },
                 { "process-label", required_argument, NULL, 'L' },
+                { "help", no_argument, NULL, 'h' },
                 {},
         };
         int c;
 
-        while ((c = getopt_long(argc, argv, "+p:tde:u:g:c:", opts, NULL)) != -1) {
+        /* '+': the options end at the container ID; the command follows it. */
+        *status = 1;
+        while ((c = getopt_long(argc, argv, "+p:tde:u:g:c:h", opts, NULL)) != -1) {
                 switch (c) {
+                case 'h':
+                        cmd_usage(cmd_find("exec"), false);
+                        *status = 0;
+                        return -1;
                 case 'p': f->process_file = optarg; break;
                 case 'P': f->pid_file = optarg; break;
                 case 's': f->o.console_socket = optarg; break;
@@ -149,9 +167,11 @@ parse_flags(const rt_ctx *ctx, int argc, char **argv, exec_flags *f)
                 case 'A': f->apparmor = optarg; break;
                 case 'L': f->process_label = optarg; break;
                 case 'e':
-                        if (!strchr(optarg, '=') || optarg[0] == '=')
+                        if (!strchr(optarg, '=') || optarg[0] == '=') {
+                                *status = EXEC_FAILED;
                                 return cmd_usage_error(ctx, "exec", "--env '%s': expected KEY=VALUE",
                                                        optarg), -1;
+                        }
                         if (f->n_env >= MAX_LIST)
                                 return cmd_usage_error(ctx, "exec", "too many --env"), -1;
                         f->env[f->n_env++] = optarg;
@@ -167,9 +187,11 @@ parse_flags(const rt_ctx *ctx, int argc, char **argv, exec_flags *f)
                         f->has_gids = true;
                         break;
                 case 'c':
-                        if (parse_cap(optarg, &f->caps) < 0)
+                        if (parse_cap(optarg, &f->caps) < 0) {
+                                *status = EXEC_FAILED;
                                 return cmd_usage_error(ctx, "exec", "--cap '%s': unknown capability",
                                                        optarg), -1;
+                        }
                         break;
                 case 'F': {
                         char *end;
@@ -186,6 +208,7 @@ parse_flags(const rt_ctx *ctx, int argc, char **argv, exec_flags *f)
         }
         if (optind >= argc)
                 return cmd_usage_error(ctx, "exec", "a container ID is required"), -1;
+        *status = EXEC_FAILED;
         if (f->process_file && optind + 1 < argc)
                 return cmd_usage_error(ctx, "exec", "--process and a command are exclusive"), -1;
         if (!f->process_file && optind + 1 >= argc)
@@ -231,6 +254,28 @@ read_process(const rt_ctx *ctx, const char *path, oci_spec **ret)
         return 0;
 }
 
+static int
+exec_failed(const rt_ctx *ctx, const msp_err *err)
+{
+        cmd_fail(ctx, err);
+        return EXEC_FAILED;
+}
+
+/* SIGKILL the started process and wait (bounded) until it is gone: reaped when it is our
+ * child, else until its pidfd reports the exit. */
+static void
+kill_and_reap(int pidfd)
+{
+        struct pollfd p = { .fd = pidfd, .events = POLLIN };
+        siginfo_t si;
+
+        if (syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0)
+                return;
+        while (poll(&p, 1, 5000) < 0 && errno == EINTR)
+                ;
+        (void) waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED | WNOHANG);
+}
+
 int
 cmd_exec(rt_ctx *ctx, int argc, char **argv)
 {
@@ -244,16 +289,16 @@ cmd_exec(rt_ctx *ctx, int argc, char **argv)
         msp_err err = { 0 };
         sigset_t set;
         pid_t pid;
-        int pidfd = -1, idx;
+        int pidfd = -1, idx, status;
 
-        idx = parse_flags(ctx, argc, argv, &f);
+        idx = parse_flags(ctx, argc, argv, &f, &status);
         if (idx < 0)
-                return 1;
+                return status;
         if (f.process_file && read_process(ctx, f.process_file, &pspec) < 0)
-                return 1;
+                return EXEC_FAILED;
         if (rt_container_load(ctx, argv[idx], false, &c, &err) < 0 ||
             rt_container_load_config(c, &err) < 0)
-                return cmd_fail(ctx, &err);
+                return exec_failed(ctx, &err);
         if (pspec) {
                 proc = *pspec->process;
         } else {
@@ -268,7 +313,7 @@ cmd_exec(rt_ctx *ctx, int argc, char **argv)
                 env = merge_env(&proc.env, &f);
                 if (!env) {
                         rt_log_error(ctx, "out of memory");
-                        return 1;
+                        return EXEC_FAILED;
                 }
                 proc.env.v = env;
                 for (proc.env.n = 0; env[proc.env.n]; proc.env.n++)
@@ -276,7 +321,7 @@ cmd_exec(rt_ctx *ctx, int argc, char **argv)
                 if (f.cwd)
                         proc.cwd = (char *) f.cwd;
                 if (f.user && parse_user(ctx, f.user, &proc.user) < 0)
-                        return 1;
+                        return EXEC_FAILED;
                 if (f.has_gids) {
                         proc.user.additional_gids = f.gids;
                         proc.user.n_additional_gids = f.n_gids;
@@ -300,12 +345,13 @@ cmd_exec(rt_ctx *ctx, int argc, char **argv)
                 proc.selinux_label = (char *) f.process_label;
         f.o.proc = &proc;
         if (proc.terminal && f.detach && !f.o.console_socket)
-                return cmd_usage_error(ctx, "exec", "a terminal with --detach needs --console-socket");
+                return cmd_usage_error(ctx, "exec", "a terminal with --detach needs --console-socket"),
+                       EXEC_FAILED;
         if (proc.terminal && !f.detach && !f.o.console_socket) {
                 int sv[2];
                 if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
                         rt_log_error(ctx, "socketpair: %m");
-                        return 1;
+                        return EXEC_FAILED;
                 }
                 tty_sock = sv[0];
                 tty_peer = sv[1];
@@ -318,26 +364,21 @@ cmd_exec(rt_ctx *ctx, int argc, char **argv)
                 sigfd = signalfd(-1, &set, SFD_CLOEXEC);
                 if (sigfd < 0) {
                         rt_log_error(ctx, "signalfd: %m");
-                        return 1;
+                        return EXEC_FAILED;
                 }
         }
         if (rt_exec_spawn(ctx, c, &f.o, &pid, &pidfd, &err) < 0)
-                return cmd_fail(ctx, &err);
+                return exec_failed(ctx, &err);
         c = rt_container_free(c);       /* the lock: state/kill work meanwhile */
-        if (f.detach) {
-                char buf[32];
-                int n = snprintf(buf, sizeof buf, "%d", (int) pid);
+        if (f.pid_file && rt_write_pid_file(f.pid_file, pid, &err) < 0) {
+                /* Nobody would know the pid of a process left running: as runc, end it. */
+                kill_and_reap(pidfd);
                 close(pidfd);
-                if (f.pid_file &&
-                    rt_write_file_atomic(AT_FDCWD, f.pid_file, buf, (size_t) n, 0644, &err) < 0)
-                        return cmd_fail(ctx, &err);
-                return 0;
+                return exec_failed(ctx, &err);
         }
-        if (f.pid_file) {
-                char buf[32];
-                int n = snprintf(buf, sizeof buf, "%d", (int) pid);
-                if (rt_write_file_atomic(AT_FDCWD, f.pid_file, buf, (size_t) n, 0644, &err) < 0)
-                        rt_log_warning(ctx, "%s", err.msg);
+        if (f.detach) {
+                close(pidfd);
+                return 0;
         }
         bool use_tty = false;
         if (tty_sock >= 0) {
@@ -351,7 +392,7 @@ cmd_exec(rt_ctx *ctx, int argc, char **argv)
                         use_tty = true;
                 }
         }
-        int status = cmd_wait_forwarding(ctx, pid, pidfd, sigfd, use_tty ? &tty : NULL);
+        status = cmd_wait_forwarding(ctx, pid, pidfd, sigfd, use_tty ? &tty : NULL);
         close(pidfd);
         rt_ttyproxy_done(&tty);
         return status;

@@ -21,7 +21,8 @@ static const struct {
         { "SYS", SIGSYS },
 };
 
-/* "TERM", "SIGTERM", "sigterm", "15", "RTMIN+3". */
+/* "TERM", "SIGTERM", "sigterm", "15", "RTMIN+3"; "0" checks only that the process exists
+ * (kill(2)), as runc allows. */
 static int
 parse_signal(const char *s)
 {
@@ -32,7 +33,7 @@ parse_signal(const char *s)
                 return -EINVAL;
         v = strtol(s, &end, 10);
         if (!*end)
-                return v > 0 && v < NSIG ? (int) v : -EINVAL;
+                return v >= 0 && v < NSIG ? (int) v : -EINVAL;
         if (strncasecmp(s, "SIG", 3) == 0)
                 s += 3;
         for (size_t i = 0; i < ARRAY_SIZE(signals); i++)
@@ -64,7 +65,7 @@ cmd_kill(rt_ctx *ctx, int argc, char **argv)
         bool all = false;
         int opt, sig = SIGTERM;
 
-        while ((opt = getopt_long(argc, argv, "+a", opts, NULL)) != -1) {
+        while ((opt = getopt_long(argc, argv, "a", opts, NULL)) != -1) {
                 if (opt != 'a')
                         return cmd_usage_error(ctx, "kill", "invalid option");
                 all = true;

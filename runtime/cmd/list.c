@@ -43,6 +43,12 @@ collect(const rt_ctx *ctx, oci_state **states, size_t *n, msp_err *err)
         return 0;
 }
 
+static int
+by_id(const void *a, const void *b)
+{
+        return strcmp((*(oci_state *const *) a)->id, (*(oci_state *const *) b)->id);
+}
+
 int
 cmd_list(rt_ctx *ctx, int argc, char **argv)
 {
@@ -57,7 +63,7 @@ cmd_list(rt_ctx *ctx, int argc, char **argv)
         size_t n = 0;
         int opt, rc = 0;
 
-        while ((opt = getopt_long(argc, argv, "+f:q", opts, NULL)) != -1) {
+        while ((opt = getopt_long(argc, argv, "f:q", opts, NULL)) != -1) {
                 if (opt == 'q')
                         quiet = true;
                 else if (opt == 'f' && (strcmp(optarg, "json") == 0 || strcmp(optarg, "table") == 0))
@@ -71,6 +77,8 @@ cmd_list(rt_ctx *ctx, int argc, char **argv)
                 return 1;
         if (collect(ctx, states, &n, &err) < 0)
                 return cmd_fail(ctx, &err);
+        /* Sorted by id, as runc lists its state directory. */
+        qsort(states, n, sizeof *states, by_id);
         if (json) {
                 _cleanup_free_ char *out = NULL;
                 size_t len;

@@ -24,7 +24,7 @@ cmd_spec(rt_ctx *ctx, int argc, char **argv)
         size_t len;
         int opt;
 
-        while ((opt = getopt_long(argc, argv, "+b:", opts, NULL)) != -1) {
+        while ((opt = getopt_long(argc, argv, "b:", opts, NULL)) != -1) {
                 if (opt == 'r')
                         rootless = true;
                 else if (opt == 'b')

@@ -622,7 +622,7 @@ cmd_update(rt_ctx *ctx, int argc, char **argv)
         msp_err err = { 0 };
         int opt, idx;
 
-        while ((opt = getopt_long(argc, argv, "+r:", opts, &idx)) != -1) {
+        while ((opt = getopt_long(argc, argv, "r:", opts, &idx)) != -1) {
                 if (opt == 'r') {
                         file = optarg;
                         continue;

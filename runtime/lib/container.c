@@ -534,14 +534,6 @@ fail:
         return r;
 }
 
-static int
-write_pid_file(const char *path, pid_t pid, msp_err *err)
-{
-        char buf[32];
-        int n = snprintf(buf, sizeof buf, "%d", (int) pid);
-        return rt_write_file_atomic(AT_FDCWD, path, buf, (size_t) n, 0644, err);
-}
-
 static void
 kill_and_reap(pid_t pid, int pidfd)
 {
@@ -728,7 +720,7 @@ rt_container_create(const rt_ctx *ctx, const rt_create_opts *o, rt_container **r
         if (r >= 0)
                 r = spawn_init(cr, &pidfd, err);
         if (r >= 0 && o->pid_file)
-                r = write_pid_file(o->pid_file, cr->pid, err);
+                r = rt_write_pid_file(o->pid_file, cr->pid, err);
         if (r < 0) {
                 create_rollback(cr, pidfd);
                 free(cr);

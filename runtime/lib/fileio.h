@@ -1,9 +1,11 @@
 /* Reading whole files with a size cap: config.json, the state dir's copies, update's
- * resources file. One implementation so every reader has the same limits and errors. */
+ * resources file, exec's process file; and writing the --pid-file. One implementation so
+ * every reader has the same limits and errors. */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "err.h"
 
@@ -11,7 +13,12 @@
  * NUL-terminated; E2BIG past max bytes. */
 int rt_read_fd_all(int fd, const char *name, size_t max, char **ret, size_t *ret_len,
                    msp_err *err);
-/* Open dirfd/path (AT_FDCWD allowed), require a regular file, and read it all. With
- * nofollow a final symlink is refused (files msp itself wrote). */
+/* Open dirfd/path (AT_FDCWD allowed) and read it all. With nofollow (files msp itself
+ * wrote) a final symlink is refused and the file must be a regular one; without (a path
+ * the caller gave) it may also be a pipe, as `--process <(...)` or /dev/fd/N. */
 int rt_read_file_at(int dirfd, const char *path, bool nofollow, size_t max, char **ret,
                     size_t *ret_len, msp_err *err);
+/* Write pid in decimal to path: replaced atomically (a temporary file renamed over it),
+ * or, for /dev/fd/N and /proc/self/fd/N (the caller's open fd: a pipe, a file), written
+ * to that fd's file in place. */
+int rt_write_pid_file(const char *path, pid_t pid, msp_err *err);

@@ -440,6 +440,8 @@ JSON
 
 @test "checkpoint: msp says it cannot, podman reports the failure" {
         run "$MSP" checkpoint --help
+        [ "$status" -eq 0 ]
+        run "$MSP" checkpoint cp
         echo "$output"
         [ "$status" -ne 0 ]
         [[ "$output" == *"checkpoint: not supported"* ]]
