@@ -131,7 +131,8 @@ scan_string(idscan *s, const char **ret, size_t *ret_len, bool *plain)
         for (; s->p < s->end; s->p++) {
                 if (*s->p == '\\') {
                         *plain = false;
-                        s->p++;
+                        if (++s->p == s->end)
+                                break;          /* a lone backslash at the end */
                 } else if (*s->p == '"') {
                         *ret = start;
                         *ret_len = (size_t) (s->p++ - start);

@@ -43,6 +43,8 @@ static const decode_case cases[] = {
         { "UTF-16 surrogate", "{\"jsonrpc\":\"2.0\",\"id\":\"s\",\"method\":\"\xed\xa0\x80\"}", MCP_RPC_PARSE_ERROR, "\"s\"" },
         { "beyond U+10FFFF", "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"\xf4\x90\x80\x80\"}", MCP_RPC_PARSE_ERROR, "2" },
         { "invalid UTF-8 in the id", "{\"jsonrpc\":\"2.0\",\"id\":\"\xc0\xaf\",\"method\":\"x\"}", MCP_RPC_PARSE_ERROR, NULL },
+        { "a lone backslash at the end", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\\", MCP_RPC_PARSE_ERROR, NULL },
+        { "an escaped quote before the id", "{\"jsonrpc\":\"2.0\",\"method\":\"a\\\"}\",\"params\":{\"x\":\"\\u0000\"},\"id\":6}", MCP_RPC_PARSE_ERROR, "6" },
         { "truncated after a NUL", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\\u0000\"", MCP_RPC_PARSE_ERROR, NULL },
         { "comment", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} // c", MCP_RPC_PARSE_ERROR, NULL },
         { "batch", "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", MCP_RPC_INVALID_REQUEST, NULL },
