@@ -13,10 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "macros.h"
 #include "process.h"
+
+#ifndef SYS_faccessat2
+#define SYS_faccessat2 439
+#endif
 
 #define RT_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -27,6 +32,20 @@ env_path(char *const *env)
                 if (strncmp(env[i], "PATH=", 5) == 0)
                         return env[i] + 5;
         return RT_DEFAULT_PATH;
+}
+
+/* faccessat2 with AT_EACCESS; where the kernel lacks it or the container's seccomp
+ * filter (loaded before the lookup without no_new_privs) predates it, access(2), which
+ * checks the real ids: the lookup runs after the user switch made them the effective
+ * ones too. */
+static int
+may_execute(const char *path)
+{
+        if (syscall(SYS_faccessat2, AT_FDCWD, path, X_OK, AT_EACCESS) == 0)
+                return 0;
+        if (errno != ENOSYS && errno != EPERM)
+                return -errno;
+        return access(path, X_OK) < 0 ? -errno : 0;
 }
 
 /* 0 when path is a regular file the current (effective) ids may execute, else -errno:
@@ -40,9 +59,7 @@ check_executable(const char *path)
                 return -errno;
         if (!S_ISREG(st.st_mode))
                 return S_ISDIR(st.st_mode) ? -EISDIR : -EACCES;
-        if (faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) < 0)
-                return -errno;
-        return 0;
+        return may_execute(path);
 }
 
 static int

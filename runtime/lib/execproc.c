@@ -39,8 +39,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
-#include "init.h"
-#include "landlock.h"
+#include "final.h"
 #include "log.h"
 #include "lsm.h"
 #include "macros.h"
@@ -84,6 +83,7 @@ typedef struct exec_child {
         bool parked;
         int procfd;                     /* the runtime's verified procfs: the LSM label */
         int runtime_fds[2];             /* state root, locked state dir */
+        rt_final fin;
 } exec_child;
 
 static int
@@ -216,27 +216,27 @@ child_park(exec_child *ec, msp_err *err)
         if (!ec->park || ec->parked)
                 return 0;
         ec->parked = true;
+        /* The runtime exits once it has moved us: a lost runtime shows as EOF here. */
+        (void) prctl(PR_SET_PDEATHSIG, 0);
         if (rt_sync_send(ec->sync_fd, RT_SYNC_READY, 0, NULL) < 0)
                 return msp_err_set(err, EPIPE, "exec: the runtime went away");
         return rt_sync_expect(ec->sync_fd, RT_SYNC_GO, &msg, err);
 }
 
-typedef struct exec_final {
-        rt_seccomp *seccomp;
-        rt_landlock *landlock;
-        bool seccomp_loaded;
-        char exec_path[PATH_MAX];
-} exec_final;
-
 static int
-child_load_seccomp(exec_child *ec, exec_final *f, msp_err *err)
+child_park_cb(void *data, msp_err *err)
+{
+        return child_park(data, err);
+}
+
+/* The final steps (final.h), the same as the init's; exec's own: the parent's verified
+ * procfs for the label, the parking before seccomp, and the state "running". */
+static int
+child_prepare(exec_child *ec, msp_err *err)
 {
         _cleanup_free_ char *json = NULL;
-        int listener = -1, r;
+        int r;
 
-        r = child_park(ec, err);
-        if (r < 0)
-                return r;
         if (ec->seccomp_sock >= 0) {
                 oci_state st = *ec->state;
                 size_t len;
@@ -246,74 +246,34 @@ child_load_seccomp(exec_child *ec, exec_final *f, msp_err *err)
                 if (r < 0)
                         return r;
         }
-        r = rt_seccomp_load(f->seccomp, &listener, err);
-        if (r < 0)
-                return r;
-        f->seccomp_loaded = true;
-        if (listener < 0)
-                return 0;
-        if (ec->seccomp_sock < 0)
-                r = msp_err_set(err, EINVAL, "seccomp: no connection to listenerPath");
-        else
-                r = rt_seccomp_send_listener_on(ec->seccomp_sock, ec->spec->linux_->seccomp,
-                                                listener, ec->host_pid, json, err);
-        close(listener);
-        return r;
-}
-
-/* The init's prepare_process + exec_process steps, in the same order. */
-static int
-child_prepare(exec_child *ec, exec_final *f, msp_err *err)
-{
-        const oci_process *p = ec->o->proc;
-        const oci_linux *lx = ec->spec->linux_;
-        bool in_userns = ec->in_userns;
-        int r;
-
-        r = rt_process_apply_limits(p, lx, err);
-        if (r < 0)
-                return r;
-        /* The init's point in the sequence: before seccomp, the capability drop and
-         * no_new_privs; through the runtime's verified procfs, never the container's
-         * /proc (CVE-2019-16884). Checked by the parent already (rt_lsm_check_process). */
-        r = rt_lsm_set_exec_label(ec->procfd, p, err);
-        if (r < 0)
-                return r;
-        close(ec->procfd);
+        ec->fin = (rt_final) {
+                .ctx = ec->ctx,
+                .proc = ec->o->proc,
+                .linux_ = ec->spec->linux_,
+                .seccomp = ec->seccomp,
+                .procfd = ec->procfd,
+                .first_fd = 3 + ec->o->preserve_fds,
+                .envp = ec->o->proc->env.v,
+                .in_userns = ec->in_userns,
+                .new_keyring = true,
+                .listener_sock = ec->seccomp_sock,
+                .listener_state = json,
+                .host_pid = ec->host_pid,
+                .before_seccomp = child_park_cb,
+                .data = ec,
+        };
         ec->procfd = -1;
-        f->seccomp = ec->seccomp;
-        if (p->landlock) {
-                char dropped[512] = "";
-                r = rt_landlock_prepare(p->landlock, &f->landlock, dropped, sizeof dropped, err);
-                if (r < 0)
-                        return r;
-        }
-        if (f->seccomp && !p->no_new_privileges) {
-                r = child_load_seccomp(ec, f, err);
-                if (r < 0)
-                        return r;
-        }
-        r = rt_user_switch(&p->user, !in_userns || !ec->ctx->rootless, err);
-        if (r < 0)
-                return r;
-        r = rt_caps_apply(&p->capabilities, p->has_capabilities, err);
-        if (r < 0)
-                return r;
-        r = rt_init_enter_cwd(p, err);
-        if (r < 0)
-                return r;
-        r = rt_exec_lookup(p->args.v[0], p->env.v, f->exec_path, sizeof f->exec_path, err);
-        if (r < 0)
-                return r;
-        if (p->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-                return msp_err_sys(err, errno, "prctl(PR_SET_NO_NEW_PRIVS)");
-        return 0;
+        ec->seccomp_sock = -1;
+        r = rt_final_steps(&ec->fin, err);
+        /* Not freed after a filter was loaded: free() could call a notified syscall. */
+        if (ec->seccomp)
+                (void) TAKE_PTR(json);
+        return r;
 }
 
 _Noreturn static void
 exec_child_main(exec_child *ec)
 {
-        exec_final f = { 0 };
         msp_err err = { 0 };
         sigset_t all;
         char *empty_env[] = { NULL };
@@ -328,22 +288,13 @@ exec_child_main(exec_child *ec)
         (void) sigprocmask(SIG_UNBLOCK, &all, NULL);
 
         if (child_enter(ec, &err) < 0 || child_terminal(ec, &err) < 0 ||
-            child_prepare(ec, &f, &err) < 0)
+            child_prepare(ec, &err) < 0 || child_park(ec, &err) < 0)
                 child_fail(ec, &err);
         (void) prctl(PR_SET_PDEATHSIG, 0);
-        if (rt_fds_cloexec_from(3 + ec->o->preserve_fds, &err) < 0)
-                child_fail(ec, &err);
-        if (f.landlock && rt_landlock_apply(f.landlock, &err) < 0)
-                child_fail(ec, &err);
-        if (f.seccomp && !f.seccomp_loaded && child_load_seccomp(ec, &f, &err) < 0)
-                child_fail(ec, &err);
-        if (ec->seccomp_sock >= 0)
-                close(ec->seccomp_sock);
-        if (child_park(ec, &err) < 0)
-                child_fail(ec, &err);
-        execve(f.exec_path, ec->o->proc->args.v, ec->o->proc->env.v ? ec->o->proc->env.v : empty_env);
+        execve(ec->fin.exec_path, ec->o->proc->args.v,
+               ec->o->proc->env.v ? ec->o->proc->env.v : empty_env);
         int e = errno;
-        (void) msp_err_sys(&err, e, "exec '%s'", f.exec_path);
+        (void) msp_err_sys(&err, e, "exec '%s'", ec->fin.exec_path);
         (void) rt_sync_send(ec->sync_fd, RT_SYNC_ERROR, 0, &err);
         _exit(e == ENOENT ? 127 : 126);
 }

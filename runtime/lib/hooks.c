@@ -140,7 +140,9 @@ waiter_prepare(hook_waiter *w)
                 (void) close(probe);
                 return 0;
         }
-        if (errno != ENOSYS)
+        /* EPERM: a startContainer hook runs under the container's seccomp filter, which
+         * may predate pidfd_open. */
+        if (errno != ENOSYS && errno != EPERM)
                 return -errno;
         sigemptyset(&chld);
         sigaddset(&chld, SIGCHLD);

@@ -12,39 +12,32 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "final.h"
 #include "hooks.h"
-#include "landlock.h"
 #include "log.h"
 #include "mountsrc.h"
 #include "netlink.h"
-#include "pathres.h"
 #include "process.h"
-#include "lsm.h"
 #include "procfs.h"
 #include "rootfs.h"
 #include "seccomp.h"
 #include "sync.h"
 #include "terminal.h"
 
-#define KEYCTL_JOIN_SESSION_KEYRING 1
-
 typedef struct init_run {
         const rt_init_args *a;
         const oci_process *proc;
         int rootfd;
         bool in_userns;
-        rt_seccomp *seccomp;
-        rt_landlock *landlock;
-        char exec_path[PATH_MAX];
         char **envp;
         int listen_fds;
         pid_t host_pid;                 /* our pid as the runtime sees it (from GO) */
-        bool seccomp_loaded;            /* early, with noNewPrivileges false */
         bool mount_src_asked;           /* RT_SYNC_MOUNT_SOURCES sent */
         int *mount_src;                 /* per mount: a bind source the runtime opened */
+        char *listener_json;            /* for the seccomp agent; never freed */
+        rt_final fin;
 } init_run;
 
 _Noreturn static void
@@ -379,30 +372,6 @@ build_rootfs(init_run *ir, msp_err *err)
         return rt_rootfs_finalize_child(&rp, err);
 }
 
-/* cwd must resolve inside the container: RESOLVE_IN_ROOT clamps "..", and
- * RESOLVE_NO_MAGICLINKS refuses /proc/self/fd/N (CVE-2024-21626). */
-int
-rt_init_enter_cwd(const oci_process *p, msp_err *err)
-{
-        _cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        _cleanup_close_ int fd = -1;
-        char buf[PATH_MAX];
-
-        if (root < 0)
-                return msp_err_sys(err, errno, "open /");
-        if (!p->cwd || p->cwd[0] != '/')
-                return msp_err_set(err, EINVAL, "process.cwd: must be an absolute path, got '%s'",
-                                   p->cwd ? p->cwd : "");
-        fd = rt_open_in_root(root, p->cwd, O_PATH | O_DIRECTORY, err);
-        if (fd < 0)
-                return msp_err_prefix(err, "process.cwd '%s'", p->cwd);
-        if (fchdir(fd) < 0)
-                return msp_err_sys(err, errno, "process.cwd: chdir '%s'", p->cwd);
-        if (!getcwd(buf, sizeof buf) || buf[0] != '/')
-                return msp_err_set(err, EPERM, "process.cwd '%s' is outside the container", p->cwd);
-        return 0;
-}
-
 static int
 build_env(init_run *ir, msp_err *err)
 {
@@ -427,119 +396,50 @@ build_env(init_run *ir, msp_err *err)
         return 0;
 }
 
-/* Load the filter; with NOTIFY rules, send the listener and the ContainerProcessState to
- * the agent on the socket the runtime connected before clone. The state JSON is built
- * before the filter is loaded: after it, only sendmsg and close run (NOTIFY on those is
- * refused by rt_seccomp_prepare). */
+/* The state JSON the seccomp agent gets with the listener: built before the filter is
+ * loaded, after it free() could call a notified brk or munmap (so it is not freed). */
 static int
-load_seccomp(init_run *ir, const char *status, msp_err *err)
+listener_state(init_run *ir, msp_err *err)
 {
-        const int sock = ir->a->seccomp_sock;
-        _cleanup_free_ char *json = NULL;
-        int listener = -1, r;
+        oci_state st = *ir->a->state;
+        size_t len;
 
-        if (sock >= 0) {
-                oci_state st = *ir->a->state;
-                size_t len;
-                st.pid = ir->host_pid;
-                st.status = (char *) status;
-                r = oci_state_to_json(&st, 0, &json, &len, err);
-                if (r < 0)
-                        return r;
-        }
-        r = rt_seccomp_load(ir->seccomp, &listener, err);
-        if (r < 0)
-                return r;
-        /* Not freed: free() after the load could call a notified brk or munmap. */
-        ir->seccomp_loaded = true;
-        if (listener < 0)
+        if (ir->a->seccomp_sock < 0)
                 return 0;
-        if (sock < 0)
-                r = msp_err_set(err, EINVAL, "seccomp: no connection to listenerPath");
-        else
-                r = rt_seccomp_send_listener_on(sock, ir->a->spec->linux_->seccomp, listener,
-                                                ir->host_pid, json, err);
-        close(listener);
-        if (sock >= 0)
-                close(sock);
-        return r;
+        st.pid = ir->host_pid;
+        st.status = (char *) "creating";
+        return oci_state_to_json(&st, 0, &ir->listener_json, &len, err);
 }
 
-/* The LSM label of the execve, through a private procfs handle: before seccomp, the
- * capability drop and no_new_privs (AppArmor refuses most transitions under
- * no_new_privs), as runc orders it. The label takes effect only at execve. */
-static int
-set_exec_label(const oci_process *p, msp_err *err)
-{
-        if (!(p->apparmor_profile && *p->apparmor_profile) &&
-            !(p->selinux_label && *p->selinux_label))
-                return 0;
-        _cleanup_close_ int procfd = rt_procfs_open(err);
-        if (procfd < 0)
-                return procfd;
-        return rt_lsm_set_exec_label(procfd, p, err);
-}
-
-/* After pivot_root, still privileged: everything that can fail on the config is done
- * before READY so that `create` reports it. */
+/* After pivot_root, still privileged: the final steps (final.h), all before READY, so
+ * that `create` reports whatever fails on the config. */
 static int
 prepare_process(init_run *ir, msp_err *err)
 {
         const rt_init_args *a = ir->a;
-        const oci_process *p = ir->proc;
-        const oci_linux *lx = a->spec->linux_;
         int r;
 
-        r = rt_process_apply_limits(p, lx, err);
-        if (r < 0)
-                return r;
-        /* Before the session keyring: with SELinux its label comes from attr/keycreate. */
-        r = set_exec_label(p, err);
-        if (r < 0)
-                return r;
-        if (!a->no_new_keyring && syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 &&
-            errno != ENOSYS)
-                return msp_err_sys(err, errno, "create a session keyring");
-        ir->seccomp = a->seccomp;       /* compiled or cached by the parent before clone */
-        if (p->landlock) {
-                char dropped[512] = "";
-                r = rt_landlock_prepare(p->landlock, &ir->landlock, dropped, sizeof dropped, err);
-                if (r < 0)
-                        return r;
-                /* Best effort: say what this kernel cannot enforce (or which paths were
-                 * missing), before the caller's stderr is the container's. */
-                if (dropped[0])
-                        rt_debug(a->ctx, "landlock: best effort, not enforced: %s", dropped);
-        }
         r = build_env(ir, err);
         if (r < 0)
                 return r;
-        /* Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: load it before the
-         * capabilities are dropped (as runc does). */
-        if (ir->seccomp && !p->no_new_privileges) {
-                r = load_seccomp(ir, "creating", err);
-                if (r < 0)
-                        return r;
-        }
-        r = rt_user_switch(&p->user, !ir->in_userns || a->ctx->rootless == false, err);
+        r = listener_state(ir, err);
         if (r < 0)
                 return r;
-        if (p->has_capabilities && rt_caps_ambient_dropped(&p->capabilities))
-                rt_debug(a->ctx, "process.capabilities.ambient: 0x%llx left out: not also "
-                         "permitted and inheritable",
-                         (unsigned long long) rt_caps_ambient_dropped(&p->capabilities));
-        r = rt_caps_apply(&p->capabilities, p->has_capabilities, err);
-        if (r < 0)
-                return r;
-        r = rt_init_enter_cwd(p, err);
-        if (r < 0)
-                return r;
-        r = rt_exec_lookup(p->args.v[0], ir->envp, ir->exec_path, sizeof ir->exec_path, err);
-        if (r < 0)
-                return r;
-        if (p->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-                return msp_err_sys(err, errno, "prctl(PR_SET_NO_NEW_PRIVS)");
-        return 0;
+        ir->fin = (rt_final) {
+                .ctx = a->ctx,
+                .proc = ir->proc,
+                .linux_ = a->spec->linux_,
+                .seccomp = a->seccomp,
+                .procfd = -1,
+                .first_fd = 3 + a->preserve_fds + ir->listen_fds,
+                .envp = ir->envp,
+                .in_userns = ir->in_userns,
+                .new_keyring = !a->no_new_keyring,
+                .listener_sock = a->seccomp_sock,
+                .listener_state = ir->listener_json,
+                .host_pid = ir->host_pid,
+        };
+        return rt_final_steps(&ir->fin, err);
 }
 
 static void
@@ -567,7 +467,8 @@ start_failed(const init_run *ir, int status)
         _exit(status);
 }
 
-/* After start: the last steps run in the final security context. */
+/* After start, in the final security context (seccomp included): the startContainer
+ * hooks, then execve. */
 _Noreturn static void
 exec_process(init_run *ir)
 {
@@ -575,13 +476,7 @@ exec_process(init_run *ir)
 
         if (run_container_hooks(ir, &ir->a->spec->hooks.start_container, "startContainer", &err) < 0)
                 start_failed(ir, 1);
-        if (rt_fds_cloexec_from(3 + ir->a->preserve_fds + ir->listen_fds, &err) < 0)
-                start_failed(ir, 1);
-        if (ir->landlock && rt_landlock_apply(ir->landlock, &err) < 0)
-                start_failed(ir, 1);
-        if (ir->seccomp && !ir->seccomp_loaded && load_seccomp(ir, "running", &err) < 0)
-                start_failed(ir, 1);
-        execve(ir->exec_path, ir->proc->args.v, ir->envp);
+        execve(ir->fin.exec_path, ir->proc->args.v, ir->envp);
         start_failed(ir, errno == ENOENT ? 127 : 126);
 }
 

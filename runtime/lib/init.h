@@ -36,6 +36,3 @@ typedef struct rt_init_args {
 } rt_init_args;
 
 _Noreturn void rt_init_child(const rt_init_args *a);
-/* chdir to process.cwd resolved inside the current root (RESOLVE_IN_ROOT |
- * RESOLVE_NO_MAGICLINKS, CVE-2024-21626); shared with `exec` (execproc.c). */
-int rt_init_enter_cwd(const oci_process *p, msp_err *err);

@@ -790,6 +790,19 @@ cmd_add_key(int argc, char **argv)
         return 0;
 }
 
+/* keyring: the serial of the session keyring, not created if there is none (then the
+ * user session keyring's, as the kernel falls back to it). */
+static int
+cmd_keyring(int argc, char **argv)
+{
+        (void) argc, (void) argv;
+        long k = syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0);
+        if (k < 0)
+                return result("keyring.session", -1);
+        printf("keyring.session=%ld\n", k);
+        return 0;
+}
+
 /* ---- seccomp and Landlock (tests/integration/seccomp.bats, landlock.bats) ---- */
 
 static int
@@ -932,6 +945,7 @@ static const cmd cmds[] = {
         { "settime", 0, cmd_settime, "" },
         { "init-module", 0, cmd_init_module, "" },
         { "add-key", 1, cmd_add_key, "DESC" },
+        { "keyring", 0, cmd_keyring, "" },
         { "mkdir", 1, cmd_mkdir, "PATH" },
         { "tcp-listen", 1, cmd_tcp_listen, "PORT" },
         { "abstract-listen", 1, cmd_abstract_listen, "NAME" },

@@ -475,6 +475,17 @@ create_refused() {
         assert_nothing_left "$CID"
 }
 
+@test "process: a cwd only root may search (/root 0700) works for uid 42, as runc (docker run -u 42 -w /root)" {
+        chmod 0700 "$BUNDLE/rootfs/root"
+        update_config '.process.cwd = "/root" | .process.user = {"uid": 42, "gid": 42}'
+        helper_run cwd -- ids
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(value cwd)" = /root ]
+        [ "$(value euid)" = 42 ]
+        assert_nothing_left "$CID"
+}
+
 @test "process: a cwd symlink to a host path is resolved inside the root (and refused)" {
         ln -s "$BATS_TEST_TMPDIR" "$BUNDLE/rootfs/hostdir"
         update_config '.process.cwd = "/hostdir"'

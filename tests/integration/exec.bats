@@ -106,6 +106,35 @@ finish() {
         finish
 }
 
+@test "exec: --cwd a directory only root may search (/root 0700) with --user 42, as runc" {
+        chmod 0700 "$BUNDLE/rootfs/root"
+        start_sleeper
+        run msp exec --cwd /root --user 42:42 "$CID" /bin/msp-helper cwd -- ids
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(value cwd)" = /root ]
+        [ "$(value euid)" = 42 ]
+        finish
+}
+
+@test "exec: the process gets a session keyring of its own, like the init (not the caller's)" {
+        host=$("$MSP_HELPER" keyring | sed -n 's/^keyring.session=//p')
+        [ -n "$host" ]
+        set_args /bin/msp-helper keyring -- sleep-forever
+        create_bg "$CID"
+        msp start "$CID"
+        run msp exec "$CID" /bin/msp-helper keyring
+        echo "host $host, exec: $output"
+        [ "$status" -eq 0 ]
+        exec1=$(value keyring.session)
+        [ -n "$exec1" ]
+        [ "$exec1" != "$host" ]
+        run msp exec "$CID" /bin/msp-helper keyring
+        [ "$(value keyring.session)" != "$exec1" ]
+        [ "$(value keyring.session)" != "$host" ]
+        finish
+}
+
 @test "exec: --user values other than UID[:GID] are refused, naming the value" {
         start_sleeper
         for u in 1000:abc -1 1000:1000:5 root "" " 1" 1000: :1000 4294967295 99999999999; do
