@@ -338,3 +338,29 @@ EOF
         assert_nothing_left "$CID"
         assert_nothing_left "$CID-infra"
 }
+
+# The hooks that run inside the container: createContainer before the seccomp filter
+# (during create, privileged), startContainer under it, as with runc, with either
+# noNewPrivileges.
+@test "a startContainer hook runs under the container's seccomp filter, createContainer before it" {
+        # probe KIND HELPER OUTDIR: createContainer runs before pivot_root (host paths)
+        probe() {
+                echo "{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\",
+                       \"$2 mkdir $3/$1.d >$3/$1.out; true\"]}"
+        }
+        update_config ".mounts += [{\"destination\": \"/tmp\", \"type\": \"tmpfs\", \"source\": \"tmpfs\"}] |
+                .hooks = {\"createContainer\": [$(probe createContainer "$MSP_HELPER" "$OUT")],
+                          \"startContainer\": [$(probe startContainer /bin/msp-helper /hooklog)]} |
+                .linux.seccomp = {\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [
+                        {\"names\": [\"mkdir\", \"mkdirat\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 122}]}"
+        for nnp in true false; do
+                update_config ".process.noNewPrivileges = $nnp"
+                rm -rf "$OUT"/*.out "$OUT"/*.d
+                helper_run mkdir /tmp/process
+                echo "noNewPrivileges=$nnp: $output"
+                [ "$output" = mkdir=EDQUOT ]
+                [ "$(cat "$OUT/createContainer.out")" = mkdir=ok ]
+                [ "$(cat "$OUT/startContainer.out")" = mkdir=EDQUOT ]
+                assert_nothing_left "$CID"
+        done
+}
