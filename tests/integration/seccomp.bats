@@ -610,7 +610,7 @@ rootless_bundle() {
         assert_nothing_left "$CID"
 }
 
-# tests/fixtures/seccomp-allowlist-2017.json: an allow-list in the style of Docker's
+# tests/fixtures/seccomp/allowlist-2017.json: an allow-list in the style of Docker's
 # profiles before openat2, close_range, faccessat2, pidfd_open and clone3 existed (the
 # OCI validation suite's default is of that kind). With epoll_pwait2 added, the profile
 # knows syscalls above those, so they get the default EPERM, not ENOSYS: what the
@@ -620,7 +620,7 @@ rootless_bundle() {
         for nnp in false true; do
                 for extra in "" epoll_pwait2; do
                         echo "noNewPrivileges=$nnp extra=$extra"
-                        seccomp_from "$REPO/tests/fixtures/seccomp-allowlist-2017.json" \
+                        seccomp_from "$REPO/tests/fixtures/seccomp/allowlist-2017.json" \
                                 "if \"$extra\" == \"\" then . else .syscalls[0].names += [\"$extra\"] end"
                         update_config ".process.noNewPrivileges = $nnp |
                                 .process.user = {\"uid\": 42, \"gid\": 42} | .process.cwd = \"/root\""
