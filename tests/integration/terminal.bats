@@ -52,6 +52,21 @@ start_and_wait() {
         assert_nothing_left "$CID"
 }
 
+@test "a read-only /dev: /dev/console and /dev/pts still work (ro is applied last)" {
+        update_config '(.mounts[] | select(.destination == "/dev") | .options) += ["ro"]'
+        set_args /bin/msp-helper tty -- stat /dev/console -- write /dev/x
+        console_recv_bg "$SOCK"
+        create_bg "$CID" --console-socket "$SOCK"
+        start_and_wait
+        output=$(console_output)
+        n=$(sed -n 's/^pty=//p' "$BATS_TEST_TMPDIR/console.err")
+        [ "$(value ttyname.0)" = "/dev/pts/$n" ]
+        [ "$(value stat.rdev)" = "136:$n" ]
+        [ "$(value write)" = EROFS ]
+        msp delete "$CID"
+        assert_nothing_left "$CID"
+}
+
 @test "consoleSize sets the window size" {
         update_config '.process.consoleSize = {"height": 33, "width": 101}'
         set_args /bin/stty size
