@@ -51,8 +51,19 @@ check_decode(const char *line, size_t len)
                 abort();
         if (!e.message[0] || strchr(e.message, '\n'))
                 abort();
-        if (e.code == MCP_RPC_PARSE_ERROR && e.id.kind != MCP_ID_NONE)
-                abort();
+        /* A parse error carries only the id the refused line still shows
+         * (mcp_rpc_id_salvage): a string one is printable UTF-8 without escapes, there in
+         * the line as it is. */
+        if (e.code == MCP_RPC_PARSE_ERROR && e.id.kind == MCP_ID_STR) {
+                size_t n = strlen(e.id.str);
+                if (!mcp_utf8_valid(e.id.str, n) || !memmem(line, len, e.id.str, n) ||
+                    !memmem(line, len, "\"id\"", 4))
+                        abort();
+                for (size_t i = 0; i < n; i++)
+                        if ((unsigned char) e.id.str[i] < 0x20 || e.id.str[i] == '"' ||
+                            e.id.str[i] == '\\')
+                                abort();
+        }
         /* The reply is one line of JSON (the transport falls back to a fixed message when
          * the text quoted from the input is not UTF-8). */
         char *json = NULL;
