@@ -355,3 +355,82 @@ WINSIZE='for i in $(seq 50); do s=$(stty size 2>/dev/null); case $s in [1-9]*) b
         id=$(dk ps -aq)
         [ -z "$id" ]
 }
+
+@test "update: --memory, --cpus, --restart on a running container; all or nothing (as runc)" {
+        for rt in msp runc; do
+                dk run -d --runtime "$rt" --name "upd-$rt" --memory 64m --memory-swap 128m --cpus 0.5 \
+                        "$DK_IMAGE" sleep 1000 >/dev/null
+                mem=$(cgroup_file "upd-$rt" memory memory.limit_in_bytes memory.max)
+                cpu=$(cgroup_file "upd-$rt" cpu cpu.cfs_quota_us cpu.max)
+                run dk update --memory 100m --memory-swap 200m "upd-$rt"
+                echo "$rt: $output"
+                [ "$status" -eq 0 ]
+                [ "$(cat "$mem")" = $((100 << 20)) ]
+                # the shim sends zeros for the fields not given: they stay as they were
+                [[ "$(cat "$cpu")" == 50000* ]]
+                run dk update --cpus 1.5 "upd-$rt"
+                [ "$status" -eq 0 ]
+                [[ "$(cat "$cpu")" == 150000* ]]
+                [ "$(cat "$mem")" = $((100 << 20)) ]
+                run dk update --restart always "upd-$rt"
+                echo "$rt: $output"
+                [ "$status" -eq 0 ]
+                [ "$(dk inspect -f '{{.HostConfig.RestartPolicy.Name}}' "upd-$rt")" = always ]
+                # below the usage is refused by the kernel: nothing changes
+                run dk update --memory 4k --cpus 0.25 "upd-$rt"
+                echo "$rt: $output"
+                [ "$status" -ne 0 ]
+                [ "$(cat "$mem")" = $((100 << 20)) ]
+                [[ "$(cat "$cpu")" == 150000* ]]
+                dk rm -f "upd-$rt" >/dev/null
+        done
+}
+
+@test "mknod in a default container: any node can be made, only allowed ones opened (as runc)" {
+        for rt in msp runc; do
+                run dk run --rm --runtime "$rt" "$DK_IMAGE" \
+                        sh -c 'mknod /tmp/mem c 1 1 && echo made-mem; mknod /tmp/loop b 7 0 && echo made-loop
+                               mknod /tmp/null c 1 3 && echo x >/tmp/null && echo wrote-null
+                               head -c1 /tmp/mem || echo denied-mem'
+                echo "$rt: $output"
+                [ "$status" -eq 0 ]
+                [[ "$output" == *made-mem*made-loop* ]]
+                [[ "$output" == *wrote-null* ]]
+                [[ "$output" == *"/tmp/mem: Operation not permitted"* ]]
+                [[ "$output" == *denied-mem* ]]
+        done
+}
+
+@test "/sys/fs/cgroup inside shows the container's own cgroup, not the host's tree (as runc)" {
+        dk_run -d --name cgview --memory 40m "$DK_IMAGE" sleep 1000 >/dev/null
+        dk run -d --runtime runc --name cgview-runc --memory 40m "$DK_IMAGE" sleep 1000 >/dev/null
+        for c in cgview cgview-runc; do
+                run dk exec "$c" cat /sys/fs/cgroup/memory/memory.limit_in_bytes
+                echo "$c: $output"
+                [ "$output" = $((40 << 20)) ]
+                # no other container's directory, no docker parent
+                run dk exec "$c" sh -c 'find /sys/fs/cgroup/memory -mindepth 1 -type d'
+                echo "$c: $output"
+                [ -z "$output" ]
+                run dk exec "$c" sh -c 'echo 1 >/sys/fs/cgroup/memory/memory.limit_in_bytes'
+                [ "$status" -ne 0 ]
+                [[ "$output" == *"Read-only file system"* ]]
+        done
+        dk rm -f cgview cgview-runc >/dev/null
+}
+
+@test "the runtime root docker shares between runtimes holds only containers: runc list works" {
+        dk_run -d --name shared "$DK_IMAGE" sleep 1000 >/dev/null
+        dk run -d --runtime runc --name shared-runc "$DK_IMAGE" sleep 1000 >/dev/null
+        run "$RUNC" --root "$(DK_RUNTIME_ROOT)" list -q
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "${#lines[@]}" -eq 2 ]
+        run "$MSP" --root "$(DK_RUNTIME_ROOT)" list -q
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"$(dk inspect -f '{{.Id}}' shared)"* ]]
+        [ -z "$(find "$(DK_RUNTIME_ROOT)" -mindepth 1 -maxdepth 1 ! -type d)" ]
+        [ -z "$(find "$(DK_RUNTIME_ROOT)" -mindepth 1 -maxdepth 1 -name '.*')" ]
+        dk rm -f shared shared-runc >/dev/null
+}
