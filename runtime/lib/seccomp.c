@@ -515,10 +515,18 @@ rt_seccomp_compile(const oci_seccomp *s, rt_seccomp *f, FILE *notes, msp_err *er
         int r;
 
         assert(s && f && !f->insns);
+        size_t n;
+
         r = sc_build(s, notes, &ctx, err);
         if (r < 0)
                 return r;
-        return sc_export(ctx, f, err);
+        r = sc_export(ctx, f, err);
+        if (r < 0)
+                return r;
+        n = f->n_insns;
+        r = rt_seccomp_enosys_prepend(s, &f->insns, &n, err);
+        f->n_insns = (unsigned short) n;
+        return r;
 }
 
 const struct sock_filter *

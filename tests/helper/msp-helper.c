@@ -805,6 +805,18 @@ cmd_keyring(int argc, char **argv)
 
 /* ---- seccomp and Landlock (tests/integration/seccomp.bats, landlock.bats) ---- */
 
+/* nr N: syscall number N with all arguments 0, as a program from after the profile
+ * would probe it (pick numbers whose zero call is harmless). */
+static int
+cmd_nr(int argc, char **argv)
+{
+        char key[32];
+
+        (void) argc;
+        snprintf(key, sizeof key, "nr.%s", argv[1]);
+        return result(key, (int) syscall(strtol(argv[1], NULL, 10), 0, 0, 0, 0, 0, 0) < 0 ? -1 : 0);
+}
+
 static int
 cmd_mkdir(int argc, char **argv)
 {
@@ -946,6 +958,7 @@ static const cmd cmds[] = {
         { "init-module", 0, cmd_init_module, "" },
         { "add-key", 1, cmd_add_key, "DESC" },
         { "keyring", 0, cmd_keyring, "" },
+        { "nr", 1, cmd_nr, "NUMBER" },
         { "mkdir", 1, cmd_mkdir, "PATH" },
         { "tcp-listen", 1, cmd_tcp_listen, "PORT" },
         { "abstract-listen", 1, cmd_abstract_listen, "NAME" },

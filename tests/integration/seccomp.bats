@@ -641,3 +641,35 @@ rootless_bundle() {
                 done
         done
 }
+
+# runc's rule: a number above the highest syscall the profile names (per architecture)
+# is a syscall the profile predates, answered ENOSYS so that libc falls back; an older
+# syscall the profile leaves out still gets the default errno. The allow-list's highest
+# x86-64 syscall is pwritev2 (328).
+@test "seccomp: syscalls newer than the profile get ENOSYS, older unlisted ones the default errno (as runc)" {
+        [ "$(uname -m)" = x86_64 ] || skip "the probed numbers are x86-64's"
+        set_args /bin/msp-helper nr 139 -- nr 332 -- nr 435 -- nr 441 -- nr 451 -- nr 462
+        seccomp_from "$REPO/tests/fixtures/seccomp/allowlist-2017.json" .
+        run_cold_warm
+        echo "$output"
+        # sysfs(2), 139: older than the profile, not listed
+        [ "$(value nr.139)" = EPERM ]
+        for n in 332 435 441 451 462; do
+                [ "$(value nr.$n)" = ENOSYS ]
+        done
+        # with a default errno of its own: the same split
+        seccomp_from "$REPO/tests/fixtures/seccomp/allowlist-2017.json" ". | .defaultErrnoRet = $EOPNOTSUPP"
+        run_cold_warm
+        echo "$output"
+        [ "$(value nr.139)" = EOPNOTSUPP ]
+        [ "$(value nr.441)" = ENOSYS ]
+        # a profile that names epoll_pwait2 (441) knows every number up to it (and
+        # allows that one: with zero arguments it refuses maxevents 0)
+        seccomp_from "$REPO/tests/fixtures/seccomp/allowlist-2017.json" '.syscalls[0].names += ["epoll_pwait2"]'
+        run_cold_warm
+        echo "$output"
+        [ "$(value nr.435)" = EPERM ]
+        [ "$(value nr.441)" = EINVAL ]
+        [ "$(value nr.451)" = ENOSYS ]
+        assert_nothing_left "$CID"
+}
