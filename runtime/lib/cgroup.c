@@ -142,6 +142,44 @@ struct create_data {
         size_t n_made;
 };
 
+/* A cgroup frozen before create (the leaf itself, or the ancestor a new leaf would be made
+ * in) would stop the init before it could report anything: create refuses it up front,
+ * as runc does, before it makes or changes anything. The deepest existing level of path
+ * tells: v2 "frozen 1" in cgroup.events (it counts frozen ancestors); v1 FROZEN or
+ * FREEZING in the freezer hierarchy's freezer.state (likewise). */
+static int
+frozen_check_in(const char *hier, int root, bool v2, void *userdata, msp_err *err)
+{
+        const char *path = userdata;
+        size_t rl = strlen(CG_ROOT), hl = strlen(hier);
+        char rel[PATH_MAX], file[PATH_MAX + 32], buf[256];
+        struct stat st;
+
+        if (!v2 && !strstr(hier, "freezer"))
+                return 0;
+        if ((size_t) snprintf(rel, sizeof rel, "%s%s", hl > rl ? hier + rl + 1 : "", path) >= sizeof rel)
+                return 0;       /* create reports the length */
+        char *top = rel + (hl > rl ? hl - rl - 1 : 0);
+        while (fstatat(root, rel, &st, 0) < 0) {
+                char *slash = strrchr(top, '/');
+                if (!slash || slash == top)
+                        return 0;       /* only the hierarchy root exists: never frozen */
+                *slash = '\0';
+        }
+        snprintf(file, sizeof file, "%s/%s", rel, v2 ? "cgroup.events" : "freezer.state");
+        _cleanup_close_ int fd = openat(root, file, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+        if (n <= 0)
+                return 0;
+        buf[n] = '\0';
+        if (v2 ? strncmp(buf, "frozen 1", 8) == 0 || strstr(buf, "\nfrozen 1")
+               : strncmp(buf, "FROZEN", 6) == 0 || strncmp(buf, "FREEZING", 8) == 0)
+                return msp_err_set(err, EBUSY, "container's cgroup unexpectedly frozen: '%s/%s' is "
+                                   "frozen (thaw it, or choose another linux.cgroupsPath)", CG_ROOT,
+                                   rel);
+        return 0;
+}
+
 static int
 create_in(const char *hier, int root, bool v2, void *userdata, msp_err *err)
 {
@@ -198,7 +236,9 @@ rt_cgroup_create_in(const char *path, unsigned which, bool *ret_created, msp_err
         if (!cg_path_is_safe(path))
                 return msp_err_set(err, EINVAL, "cgroup path '%s': refusing a hierarchy root or '..'",
                                    path);
-        int r = cg_for_each_hierarchy_in(which, create_in, &cd, err);
+        int r = cg_for_each_hierarchy_in(RT_CGROUP_ALL, frozen_check_in, (void *) path, err);
+        if (r >= 0)
+                r = cg_for_each_hierarchy_in(which, create_in, &cd, err);
         /* Roll back only the leaves made here: they are still empty. A cgroup that
          * existed before is never removed. */
         for (size_t i = cd.n_made; i > 0; i--) {

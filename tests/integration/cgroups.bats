@@ -429,3 +429,45 @@ run_detached() {
         [ "$status" -ne 0 ]
         [[ "$output" == *"a container ID is required"* ]]
 }
+
+@test "a frozen cgroup fails create and run at once, as runc (never a hang)" {
+        if [ "$V2" = 1 ]; then
+                base=/sys/fs/cgroup
+                freeze() { echo "$2" >"$1/cgroup.freeze"; }
+        else
+                [ -d /sys/fs/cgroup/freezer ] || skip "no v1 freezer hierarchy on this host"
+                base=/sys/fs/cgroup/freezer
+                freeze() { if [ "$2" = 1 ]; then echo FROZEN >"$1/freezer.state"; else echo THAWED >"$1/freezer.state"; fi; }
+        fi
+        dir="$base/$CGROUP_PREFIX/$CID"
+        mkdir -p "$dir"
+        freeze "$dir" 1
+        set_args /bin/true
+        # Bounded, and not under `run`: an init left in the frozen cgroup would hold the
+        # output pipe. Each case thaws before it checks, so a failure leaves no frozen task.
+        for cmd in run create; do
+                rc=0
+                timeout -s KILL 30 "$MSP" --root "$STATE_ROOT" "$cmd" -b "$BUNDLE" "$CID" \
+                        </dev/null >"$BATS_TEST_TMPDIR/out" 2>&1 3>&- || rc=$?
+                cat "$BATS_TEST_TMPDIR/out"
+                [ -d "$dir" ] && freeze "$dir" 0
+                [ "$rc" -eq 1 ]
+                grep -q "container's cgroup unexpectedly frozen: '$dir'" "$BATS_TEST_TMPDIR/out"
+                [ ! -e "$STATE_ROOT/$CID" ]
+                # the cgroup was there before: it stays
+                [ -d "$dir" ]
+                freeze "$dir" 1
+        done
+        freeze "$dir" 0
+        rmdir "$dir"
+        # a new leaf below a frozen parent would be frozen too
+        freeze "$base/$CGROUP_PREFIX" 1
+        rc=0
+        timeout -s KILL 30 "$MSP" --root "$STATE_ROOT" run -b "$BUNDLE" "$CID" \
+                </dev/null >"$BATS_TEST_TMPDIR/out" 2>&1 3>&- || rc=$?
+        cat "$BATS_TEST_TMPDIR/out"
+        freeze "$base/$CGROUP_PREFIX" 0
+        [ "$rc" -eq 1 ]
+        grep -q "container's cgroup unexpectedly frozen" "$BATS_TEST_TMPDIR/out"
+        assert_nothing_left "$CID"
+}
