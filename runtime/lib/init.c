@@ -1,6 +1,7 @@
 /* The container init (the child of clone3). Order matters and is explained inline;
  * docs/ARCHITECTURE.md has the whole sequence. Errors go to the parent over the sync
- * socket; the child never prints and always leaves with _exit(). */
+ * socket; the child prints only after start, when no runtime is left to tell (see
+ * start_failed), and always leaves with _exit(). */
 #include "init.h"
 
 #include <fcntl.h>
@@ -457,12 +458,14 @@ park_until_start(init_run *ir)
          * `start` that the process has been exec'd (poststart hooks run after that). */
 }
 
-/* Between the start byte and execve: leave a byte in the exec fifo before exiting, so
- * that a `start` waiting for the exec tells this failure from a process that exec'd
- * and ended at once. */
+/* Between the start byte and execve the runtime has handed the process over: as runc,
+ * say why it never ran on the stderr it was given (the container's), and leave a byte in
+ * the exec fifo, so that a `start` waiting for the exec tells this failure from a process
+ * that exec'd and ended at once. */
 _Noreturn static void
-start_failed(const init_run *ir, int status)
+start_failed(const init_run *ir, const msp_err *err, int status)
 {
+        dprintf(STDERR_FILENO, "msp: %s\n", err->msg);
         (void) !write(ir->a->fifo_fd, "E", 1);
         _exit(status);
 }
@@ -473,11 +476,14 @@ _Noreturn static void
 exec_process(init_run *ir)
 {
         msp_err err = { 0 };
+        int e;
 
         if (run_container_hooks(ir, &ir->a->spec->hooks.start_container, "startContainer", &err) < 0)
-                start_failed(ir, 1);
+                start_failed(ir, &err, 1);
         execve(ir->fin.exec_path, ir->proc->args.v, ir->envp);
-        start_failed(ir, errno == ENOENT ? 127 : 126);
+        e = errno;
+        (void) msp_err_sys(&err, e, "exec '%s'", ir->fin.exec_path);
+        start_failed(ir, &err, e == ENOENT ? 127 : 126);
 }
 
 _Noreturn void

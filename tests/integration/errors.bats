@@ -75,6 +75,27 @@ create_fails() {
         create_fails "ermission denied"
 }
 
+@test "a file the kernel cannot execute: the reason on the container's stderr (run, and create + start)" {
+        printf 'not an executable\0\1\2' >"$BUNDLE/rootfs/badexe"
+        chmod 0755 "$BUNDLE/rootfs/badexe"
+        set_args /badexe
+        # execve fails after start, when the runtime has handed the process over: as runc,
+        # the init says why on the stderr it was given
+        run msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -eq 126 ]
+        [[ "$output" == *"exec '/badexe': Exec format error"* ]]
+        assert_nothing_left "$CID"
+        create_bg "$CID"
+        pid=$(state_field "$CID" pid)
+        msp start "$CID"
+        wait_pid_exit "$pid"
+        cat "$BATS_TEST_TMPDIR/$CID.out"
+        grep -q "exec '/badexe': Exec format error" "$BATS_TEST_TMPDIR/$CID.out"
+        msp delete "$CID"
+        assert_nothing_left "$CID"
+}
+
 @test "a cwd that does not exist in the rootfs" {
         update_config '.process.cwd = "/no/such/dir"'
         create_fails "process.cwd"
