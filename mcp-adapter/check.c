@@ -131,7 +131,7 @@ mcp_check_host(const mcp_config *cfg, FILE *out, msp_err *err)
         line(&c, sc >= 0, "seccomp", "%s",
              sc >= 0 ? "filter mode available (the built-in profile refuses namespaces, "
                        "mounts, ptrace, io_uring and native AIO, socket families other than "
-                       "unix, inet, inet6 and netlink)"
+                       "unix, inet, inet6 and netlink route)"
                      : strerror(errno));
 
         char fs[8192];

@@ -35,15 +35,18 @@ REMOVE = {
 NO_AIO = ["io_setup", "io_destroy", "io_submit", "io_cancel", "io_getevents",
           "io_pgetevents", "io_pgetevents_time64"]
 
-# socket(2) families the sandbox may create: unix, inet, inet6, and netlink (getaddrinfo's
-# AI_ADDRCONFIG and interface listing; NETLINK_AUDIT stays refused by podman's rule).
+# socket(2) families the sandbox may create: unix, inet, inet6, and NETLINK_ROUTE
+# (getaddrinfo's AI_ADDRCONFIG and interface listing). Other netlink protocols get
+# EPROTONOSUPPORT (NETLINK_AUDIT keeps podman's EINVAL): sock_diag lists the network
+# namespace's sockets, kobject_uevent listens to device events, and the rest configure
+# the kernel.
 # Every other family is refused with EAFNOSUPPORT, as if the kernel lacked it: AF_VSOCK
 # is not confined by a network namespace (it reaches the hypervisor and the guest's
 # vsock ports), AF_PACKET, AF_BLUETOOTH, AF_CAN, AF_XDP and the rest are attack surface
 # no sandboxed program needs.
 AF_UNIX, AF_INET, AF_INET6, AF_NETLINK = 1, 2, 10, 16
-NETLINK_AUDIT = 9
-EAFNOSUPPORT = 97
+NETLINK_ROUTE, NETLINK_AUDIT = 0, 9
+EAFNOSUPPORT, EPROTONOSUPPORT = 97, 93
 
 NS_FLAGS = (0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000
             | 0x40000000)   # CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET
@@ -85,7 +88,14 @@ for fam in (AF_UNIX, AF_INET, AF_INET6):
                             "args": [{"index": 0, "value": fam, "op": "SCMP_CMP_EQ"}]})
 out["syscalls"].append({"names": ["socket"], "action": "SCMP_ACT_ALLOW",
                         "args": [{"index": 0, "value": AF_NETLINK, "op": "SCMP_CMP_EQ"},
-                                 {"index": 2, "value": NETLINK_AUDIT, "op": "SCMP_CMP_NE"}]})
+                                 {"index": 2, "value": NETLINK_ROUTE, "op": "SCMP_CMP_EQ"}]})
+for proto in [p for p in range(1, NETLINK_AUDIT)] + [None]:
+    arg2 = ({"index": 2, "value": proto, "op": "SCMP_CMP_EQ"} if proto is not None else
+            {"index": 2, "value": NETLINK_AUDIT + 1, "op": "SCMP_CMP_GE"})
+    out["syscalls"].append({"names": ["socket"], "action": "SCMP_ACT_ERRNO",
+                            "errnoRet": EPROTONOSUPPORT,
+                            "args": [{"index": 0, "value": AF_NETLINK, "op": "SCMP_CMP_EQ"},
+                                     arg2]})
 # socketpair: unix only (AF_TIPC has it too).
 out["syscalls"] += [
     {"names": ["socketpair"], "action": "SCMP_ACT_ALLOW",

@@ -721,6 +721,15 @@ child_default_profile(void *arg)
         close(sp[0]);
         close(sp[1]);
         CHECK(sys(SYS_socketpair, AF_TIPC, SOCK_DGRAM) == -EAFNOSUPPORT, "socketpair(AF_TIPC)");
+        /* netlink: route only; audit EINVAL as in podman, the others EPROTONOSUPPORT */
+        CHECK(syscall(SYS_socket, AF_NETLINK, SOCK_RAW, NETLINK_AUDIT) < 0 && errno == EINVAL,
+              "socket(AF_NETLINK, NETLINK_AUDIT)");
+        static const int bad_netlink[] = { NETLINK_SOCK_DIAG, NETLINK_KOBJECT_UEVENT,
+                                           NETLINK_NETFILTER, NETLINK_GENERIC, 1, 31 };
+        for (size_t i = 0; i < ARRAY_SIZE(bad_netlink); i++)
+                CHECK(syscall(SYS_socket, AF_NETLINK, SOCK_RAW, bad_netlink[i]) < 0 &&
+                              errno == EPROTONOSUPPORT,
+                      "socket(AF_NETLINK, %d) is EPROTONOSUPPORT", bad_netlink[i]);
         return 0;
 }
 
