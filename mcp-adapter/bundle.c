@@ -38,6 +38,8 @@ static const char *const host_etc[] = {
         "/etc/protocols",
         "/etc/services",
         "/etc/timezone",
+        "/etc/R",               /* R's ldpaths, Renviron, Rprofile.site (Debian links them
+                                 * from /usr/lib/R/etc) */
 };
 
 /* Mount points inside the skeleton, created as directories. */
