@@ -223,9 +223,11 @@ run_parent_hooks(create_run *cr, msp_err *err)
         r = state_json(cr->c->state, &json, err);
         if (r < 0)
                 return r;
+        rt_hooks_debug(cr->ctx, &h->prestart, "prestart");
         r = rt_hooks_run(&h->prestart, "prestart", json, err);
         if (r < 0)
                 return r;
+        rt_hooks_debug(cr->ctx, &h->create_runtime, "createRuntime");
         return rt_hooks_run(&h->create_runtime, "createRuntime", json, err);
 }
 
@@ -699,6 +701,10 @@ rt_container_create(const rt_ctx *ctx, const rt_create_opts *o, rt_container **r
         cr->o = o;
         cr->c = c;
         r = prepare_create(cr, err);
+        if (r >= 0) {
+                rt_debug(ctx, "create '%s': bundle '%s', rootfs '%s'", o->id, cr->bundle, cr->rootfs);
+                rt_ns_plan_debug(ctx, o->id, &cr->plan);
+        }
         if (r >= 0)
                 cr->start_at_ready = o->start_at_ready &&
                                      !(c->spec->has_hooks && c->spec->hooks.poststart.n);
@@ -713,12 +719,19 @@ rt_container_create(const rt_ctx *ctx, const rt_create_opts *o, rt_container **r
                                                 &cr->cgroup_made, err);
                 c->state->cgroup_owned = cr->cgroup_made;
                 if (r >= 0)
+                        rt_debug(ctx, "create '%s': cgroup '%s' (%s%s)", o->id, cr->cgroup,
+                                 cr->cgroup_made ? "made" : "existed",
+                                 cr->cgroup_v1_after_clone ? "; v1 hierarchies after clone" : "");
+                if (r >= 0)
                         r = rt_state_save(c->dirfd, c->state, err);
                 if (r >= 0 && !cr->cgroup_v1_after_clone)
                         r = apply_cgroup_resources(cr, err);
         }
         if (r >= 0)
                 r = spawn_init(cr, &pidfd, err);
+        if (r >= 0)
+                rt_debug(ctx, "create '%s': init pid %d parked, waiting for start", o->id,
+                         (int) cr->pid);
         if (r >= 0 && o->pid_file)
                 r = rt_write_pid_file(o->pid_file, cr->pid, err);
         if (r < 0) {

@@ -43,6 +43,7 @@
 #include "log.h"
 #include "lsm.h"
 #include "macros.h"
+#include "ns.h"
 #include "process.h"
 #include "procfs.h"
 #include "seccomp.h"
@@ -502,6 +503,7 @@ rt_exec_spawn(const rt_ctx *ctx, rt_container *c, const rt_exec_opts *o, pid_t *
                 goto out;
         }
         ec.in_userns = ec.ns_fd[OCI_NS_USER] >= 0;
+        rt_ns_fds_debug(ctx, c->id, pid, ec.ns_fd);
         ec.park = o->ignore_paused && cgpath[0] && c->state->cgroup_path &&
                   rt_cgroup_is_frozen(c->state->cgroup_path);
 
@@ -596,6 +598,8 @@ rt_exec_spawn(const rt_ctx *ctx, rt_container *c, const rt_exec_opts *o, pid_t *
                 r = -EPIPE;
         }
         if (r == -EPIPE) {
+                rt_debug(ctx, "exec in '%s': pid %d runs '%s' (cgroup '%s')", c->id, (int) child,
+                         o->proc->args.n ? o->proc->args.v[0] : "", cgpath[0] ? cgpath : "none");
                 *ret_pid = child;
                 *ret_pidfd = pidfd;
                 r = 0;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "hooks.h"
+#include "log.h"
 #include "macros.h"
 #include "process.h"
 
@@ -323,4 +324,24 @@ rt_hooks_run(const oci_hook_list *hooks, const char *kind, const char *state_jso
                         return r;
         }
         return 0;
+}
+
+void
+rt_hooks_debug(const rt_ctx *ctx, const oci_hook_list *hooks, const char *kind)
+{
+        if (!ctx || !ctx->debug)
+                return;
+        for (size_t i = 0; i < hooks->n; i++) {
+                char args[512];
+                size_t o = 0;
+                args[0] = '\0';
+                for (size_t k = 1; k < hooks->v[i].args.n && o < sizeof args; k++) {
+                        int w = snprintf(args + o, sizeof args - o, " %s", hooks->v[i].args.v[k]);
+                        if (w < 0)
+                                break;
+                        o += (size_t) w;
+                }
+                rt_log_debug_(ctx, "%s hook[%zu]: %s%s (timeout %d s)", kind, i, hooks->v[i].path,
+                              args, hooks->v[i].has_timeout ? hooks->v[i].timeout : 0);
+        }
 }

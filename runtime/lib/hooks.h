@@ -2,6 +2,7 @@
  * stdin, and killed when its timeout expires. */
 #pragma once
 
+#include "ctx.h"
 #include "err.h"
 #include "spec.h"
 
@@ -9,3 +10,5 @@
  * ("<kind> hook '<path>' exited with status N" / "... timed out after N s"). */
 int rt_hooks_run(const oci_hook_list *hooks, const char *kind, const char *state_json,
                  msp_err *err);
+/* --debug: one line per hook about to run ("<kind> hook[i]: <path> <args>"). */
+void rt_hooks_debug(const rt_ctx *ctx, const oci_hook_list *hooks, const char *kind);

@@ -163,6 +163,7 @@ run_container_hooks(const init_run *ir, const oci_hook_list *hooks, const char *
         int r = oci_state_to_json(&st, 0, &json, &len, err);
         if (r < 0)
                 return r;
+        rt_hooks_debug(ir->a->ctx, hooks, kind);
         return rt_hooks_run(hooks, kind, json, err);
 }
 
@@ -334,6 +335,7 @@ build_rootfs(init_run *ir, msp_err *err)
                 .has_cgroupns = a->plan->has[OCI_NS_CGROUP],
                 .no_pivot = a->no_pivot,
                 .src_fds = ir->mount_src,
+                .ctx = a->ctx,
         };
         r = rt_rootfs_setup_child(&rp, &ir->rootfd, err);
         rt_mountsrc_free(ir->mount_src, a->spec->n_mounts);
@@ -367,6 +369,8 @@ build_rootfs(init_run *ir, msp_err *err)
         r = apply_sysctl(a->spec->linux_, a->plan, err);
         if (r < 0)
                 return r;
+        rt_debug(a->ctx, "init: %s '%s'", a->no_pivot ? "MS_MOVE + chroot (--no-pivot) into" :
+                                                         "pivot_root into", a->rootfs);
         r = rt_rootfs_pivot_child(ir->rootfd, a->no_pivot, err);
         if (r < 0)
                 return r;

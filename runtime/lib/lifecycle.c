@@ -101,10 +101,10 @@ rt_container_start(const rt_ctx *ctx, rt_container *c, msp_err *err)
         _cleanup_close_ int fd = -1;
         int r;
 
-        (void) ctx;
         if (strcmp(c->state->status, "created") != 0)
                 return msp_err_set(err, EINVAL, "cannot start container '%s': it is %s, not created",
                                    c->id, c->state->status);
+        rt_debug(ctx, "start '%s': releasing init pid %d", c->id, (int) c->state->pid);
         if (c->released) {
                 /* The init went on by itself after READY (start_at_ready, no poststart
                  * hooks): the fifo only marks "created" for other readers. */
@@ -138,6 +138,7 @@ rt_container_start(const rt_ctx *ctx, rt_container *c, msp_err *err)
                         return msp_err_sys(err, -r, "container '%s': waiting for the process to start",
                                            c->id);
                 r = state_json(c->state, &json, err);
+                rt_hooks_debug(ctx, &c->spec->hooks.poststart, "poststart");
                 if (r >= 0)
                         r = rt_hooks_run(&c->spec->hooks.poststart, "poststart", json, err);
                 if (r < 0) {
@@ -267,6 +268,7 @@ rt_container_delete(const rt_ctx *ctx, rt_container *c, bool force, msp_err *err
                 _cleanup_free_ char *json = NULL;
                 msp_err herr = { 0 };
                 st->status = (char *) "stopped";
+                rt_hooks_debug(ctx, &c->spec->hooks.poststop, "poststop");
                 if (state_json(st, &json, &herr) >= 0 &&
                     rt_hooks_run(&c->spec->hooks.poststop, "poststop", json, &herr) < 0)
                         rt_log_warning(ctx, "%s, ignoring", herr.msg);

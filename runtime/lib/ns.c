@@ -8,6 +8,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "procfs.h"
 
 #ifndef CLONE_NEWTIME
@@ -29,6 +30,54 @@ rt_ns_clone_flag(oci_ns_type t)
         case OCI_NS_TYPE_MAX: break;
         }
         return 0;
+}
+
+/* Append ",name" (the first without the comma) to buf at *o. */
+static void
+names_add(char *buf, size_t size, size_t *o, const char *name, const char *path)
+{
+        int w;
+
+        if (*o >= size)
+                return;
+        w = snprintf(buf + *o, size - *o, "%s%s%s%s", *o ? "," : "", name, path ? "=" : "",
+                     path ? path : "");
+        if (w > 0)
+                *o += (size_t) w;
+}
+
+void
+rt_ns_plan_debug(const rt_ctx *ctx, const char *id, const rt_ns_plan *p)
+{
+        char made[256] = "", joined[1024] = "";
+        size_t om = 0, oj = 0;
+
+        if (!ctx || !ctx->debug)
+                return;
+        for (int t = 0; t < OCI_NS_TYPE_MAX; t++) {
+                if (p->join[t])
+                        names_add(joined, sizeof joined, &oj, oci_ns_type_name((oci_ns_type) t),
+                                  p->join[t]);
+                else if (p->new_flags & rt_ns_clone_flag((oci_ns_type) t))
+                        names_add(made, sizeof made, &om, oci_ns_type_name((oci_ns_type) t), NULL);
+        }
+        rt_log_debug_(ctx, "create '%s': namespaces: new %s; join %s", id, om ? made : "none",
+                      oj ? joined : "none");
+}
+
+void
+rt_ns_fds_debug(const rt_ctx *ctx, const char *id, pid_t pid, const int fds[OCI_NS_TYPE_MAX])
+{
+        char joined[256] = "";
+        size_t o = 0;
+
+        if (!ctx || !ctx->debug)
+                return;
+        for (int t = 0; t < OCI_NS_TYPE_MAX; t++)
+                if (fds[t] >= 0)
+                        names_add(joined, sizeof joined, &o, oci_ns_type_name((oci_ns_type) t), NULL);
+        rt_log_debug_(ctx, "exec in '%s': joins the namespaces of pid %d: %s", id, (int) pid,
+                      o ? joined : "none");
 }
 
 int

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "ctx.h"
 #include "err.h"
 #include "spec.h"
 
@@ -15,6 +16,10 @@ typedef struct rt_ns_plan {
 } rt_ns_plan;
 
 int rt_ns_clone_flag(oci_ns_type t);
+/* --debug: the namespaces a create makes and joins ("namespaces: new pid,mount; join
+ * network=/var/run/netns/x"); exec's (one fd per type it joins, -1 for none). */
+void rt_ns_plan_debug(const rt_ctx *ctx, const char *id, const rt_ns_plan *p);
+void rt_ns_fds_debug(const rt_ctx *ctx, const char *id, pid_t pid, const int fds[OCI_NS_TYPE_MAX]);
 int rt_ns_plan_make(const oci_spec *spec, rt_ns_plan *ret, msp_err *err);
 /* Open the namespace file, check its type (NS_GET_NSTYPE) and setns into it. */
 int rt_ns_join(oci_ns_type t, const char *path, msp_err *err);

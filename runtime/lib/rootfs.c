@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "devices.h"
+#include "log.h"
 #include "macros.h"
 #include "mount-opts.h"
 #include "mountsrc.h"
@@ -537,7 +538,11 @@ mount_one(const rt_rootfs_params *p, int rootfd, size_t idx, msp_err *err)
                                                     RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
                 c.dest_existed = fd >= 0;
         }
-        return mount_dispatch(&c, err);
+        r = mount_dispatch(&c, err);
+        if (r >= 0)
+                rt_debug(p->ctx, "%s: mounted from '%s' (options 0x%lx)", c.label,
+                         m->source ? m->source : "", c.o.flags_set);
+        return r;
 }
 
 /* ---- the setup sequence ---- */

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 
+#include "ctx.h"
 #include "err.h"
 #include "spec.h"
 
@@ -19,6 +20,7 @@ typedef struct rt_rootfs_params {
         bool no_pivot;
         const int *src_fds;             /* NULL, or per mount: its bind source opened by
                                          * the runtime (mountsrc.h), -1 where none */
+        const rt_ctx *ctx;              /* --debug: a line per mount */
 } rt_rootfs_params;
 
 /* Child, inside the new mount namespace, before pivot_root: set propagation of / from

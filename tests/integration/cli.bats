@@ -235,3 +235,42 @@ pids_max() {
                 assert_nothing_left "$id"
         done
 }
+
+@test "cli: --debug traces create, start, exec and delete, in text and json; nothing without it" {
+        update_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW",
+                "syscalls": [{"names": ["kexec_load"], "action": "SCMP_ACT_ERRNO"}]}
+                | .hooks = {"prestart": [{"path": "/bin/true", "args": ["true", "pre"]}],
+                            "poststop": [{"path": "/bin/true"}]}'
+        set_args /bin/sleep 100000
+        log="$BATS_TEST_TMPDIR/debug.log"
+        "$MSP" --root "$STATE_ROOT" --debug --log "$log" create -b "$BUNDLE" "$CID" \
+                </dev/null >"$BATS_TEST_TMPDIR/out" 2>&1 3>&-
+        "$MSP" --root "$STATE_ROOT" --debug --log "$log" start "$CID" 3>&-
+        "$MSP" --root "$STATE_ROOT" --debug --log "$log" exec "$CID" /bin/true 3>&-
+        cat "$log"
+        for want in "create '$CID': bundle '$BUNDLE'" \
+                    "create '$CID': namespaces: new pid,network,mount,ipc,uts" \
+                    "create '$CID': cgroup '/$CGROUP_PREFIX/$CID'" \
+                    "mount\[0\] 'proc' on '/proc': mounted" \
+                    "init: pivot_root into" \
+                    "seccomp: .*instructions" \
+                    "prestart hook\[0\]: /bin/true pre" \
+                    "create '$CID': init pid [0-9]* parked" \
+                    "start '$CID': releasing init pid" \
+                    "exec in '$CID': joins the namespaces of pid [0-9]*: pid,network,mount,ipc,uts" \
+                    "exec in '$CID': pid [0-9]* runs '/bin/true'"; do
+                grep -q "^[0-9T:.-]*Z debug: $want" "$log" || { echo "missing: $want"; false; }
+        done
+        json="$BATS_TEST_TMPDIR/debug.json"
+        "$MSP" --root "$STATE_ROOT" --debug --log "$json" --log-format json delete --force "$CID" 3>&-
+        cat "$json"
+        # one JSON object a line, each a debug one here
+        [ "$(jq -r .level "$json" | sort -u)" = debug ]
+        jq -r .msg "$json" | grep -q '^poststop hook\[0\]: /bin/true'
+        # without --debug: nothing
+        quiet="$BATS_TEST_TMPDIR/quiet.log"
+        set_args /bin/true
+        "$MSP" --root "$STATE_ROOT" --log "$quiet" run -b "$BUNDLE" "$CID" </dev/null 3>&-
+        [ ! -s "$quiet" ]
+        assert_nothing_left "$CID"
+}
