@@ -38,8 +38,8 @@ static const char *const host_etc[] = {
         "/etc/protocols",
         "/etc/services",
         "/etc/timezone",
-        "/etc/R",               /* R's ldpaths, Renviron, Rprofile.site (Debian links them
-                                 * from /usr/lib/R/etc) */
+        "/etc/fonts",           /* fontconfig's compiled-in configuration: text in plots */
+        "/etc/matplotlibrc",    /* the only matplotlibrc Debian's matplotlib reads */
 };
 
 /* Mount points inside the skeleton, created as directories. */
@@ -140,6 +140,8 @@ mcp_skeleton_create(int dirfd, const char *name, const mcp_hostview *view, msp_e
                 if (r < 0)
                         return r;
         }
+        if ((r = mcp_sysview_skeleton(fd, &view->sys, err)) < 0)
+                return r;
         /* Targets of the network-only bind, and the zone link (resolved through /usr). */
         if ((r = write_file_at(fd, "etc/resolv.conf", "", err)) < 0 ||
             (r = write_file_at(fd, "etc/passwd", passwd_txt, err)) < 0 ||
@@ -530,6 +532,12 @@ write_mounts(oci_jw *w, const mcp_bundle_spec *s)
                 for (size_t i = 0; i < s->view->n_etc; i++)
                         write_mount(w, s->view->etc[i], "bind", s->view->etc[i],
                                     s->view->etc_is_dir[i] ? ro_bind : ro_bind_noexec);
+                for (size_t i = 0; i < s->view->sys.n; i++) {
+                        const mcp_sysview_entry *e = &s->view->sys.e[i];
+                        if (e->kind != MCP_SYSVIEW_LINK)
+                                write_mount(w, e->path, "bind", e->path,
+                                            e->kind == MCP_SYSVIEW_DIR ? ro_bind : ro_bind_noexec);
+                }
                 if (s->network)
                         write_mount(w, "/etc/resolv.conf", "bind", "/etc/resolv.conf",
                                     ro_bind_noexec);

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "err.h"
 #include "sandbox-ids.h"
+#include "sysview.h"
 
 /* Where the program file is bound (read-only directory holding main.<ext>). */
 #define MCP_CODE_DIR "/.msp"
@@ -29,6 +30,7 @@ typedef struct mcp_hostview {
         size_t n_etc;                              /* /etc files and dirs bound read-only */
         const char *etc[MCP_HOSTVIEW_MAX];
         bool etc_is_dir[MCP_HOSTVIEW_MAX];
+        mcp_sysview sys;                           /* what the languages link to (sysview.h) */
 } mcp_hostview;
 
 int mcp_hostview_probe(mcp_hostview *ret, msp_err *err);

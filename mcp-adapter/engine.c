@@ -256,6 +256,11 @@ mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine **ret, msp_err 
                 goto fail;
         if ((r = mcp_hostview_probe(&e->view, err)) < 0)
                 goto fail;
+        /* Before the skeleton: what the languages link to are mount points in it. */
+        {
+                _cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                mcp_languages_detect(root, &e->view, &e->langs);
+        }
         (void) mcp_recover(cfg, NULL);          /* best effort: dead servers' leftovers */
         if ((r = make_instance(e, err)) < 0)
                 goto fail;
@@ -274,10 +279,6 @@ mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine **ret, msp_err 
             (r = load_profile("landlock", cfg->landlock_profile, mcp_profile_landlock,
                               &e->landlock, err)) < 0)
                 goto fail;
-        {
-                _cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                mcp_languages_detect(root, &e->langs);
-        }
         e->v2 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
         e->unified = !e->v2 && access("/sys/fs/cgroup/unified/cgroup.controllers", F_OK) == 0;
         if ((r = mcp_runlogs_init(&e->logs, e->inst_fd, cfg->run_log_keep, err)) < 0)

@@ -1,7 +1,9 @@
 /* Language table and detection. Each interpreter is looked up in fixed system directories
  * through fds (openat2 RESOLVE_IN_ROOT from the root's fd), so that a shim earlier in
  * msp-mcp's own PATH can never become what a sandbox runs. */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "bundle.h"
 #include "languages.h"
 #include "macros.h"
 
@@ -19,15 +22,18 @@
 #define COMPILE_RUN(flags) "@INTERP@ " flags " -o /tmp/main @PROG@ && exec /tmp/main \"$@\""
 
 static const mcp_language table[] = {
-        { "sh", "sh", "sh", { "@INTERP@", "@PROG@" } },
-        { "bash", "sh", "bash", { "@INTERP@", "@PROG@" } },
-        { "python", "py", "python3", { "@INTERP@", "-u", "@PROG@" } },
-        { "node", "js", "node", { "@INTERP@", "@PROG@" } },
-        { "perl", "pl", "perl", { "@INTERP@", "@PROG@" } },
-        { "ruby", "rb", "ruby", { "@INTERP@", "@PROG@" } },
-        { "R", "R", "Rscript", { "@INTERP@", "@PROG@" } },
-        { "c", "c", "gcc", { "/bin/sh", "-c", COMPILE_RUN("-O1 -std=gnu17 -x c") " -lm", "c" } },
-        { "cpp", "cpp", "g++", { "/bin/sh", "-c", COMPILE_RUN("-O1 -std=gnu++17 -x c++"), "cpp" } },
+        { "sh", "sh", "sh", { "@INTERP@", "@PROG@" }, NULL, { NULL } },
+        { "bash", "sh", "bash", { "@INTERP@", "@PROG@" }, NULL, { NULL } },
+        { "python", "py", "python3", { "@INTERP@", "-u", "@PROG@" }, "python3", { NULL } },
+        { "node", "js", "node", { "@INTERP@", "@PROG@" }, "node", { NULL } },
+        { "perl", "pl", "perl", { "@INTERP@", "@PROG@" }, "perl", { NULL } },
+        { "ruby", "rb", "ruby", { "@INTERP@", "@PROG@" }, "ruby", { NULL } },
+        /* R_HOME is <libdir>/R; R stops without Renviron, finds no libraries without ldpaths. */
+        { "R", "R", "Rscript", { "@INTERP@", "@PROG@" }, "R", { "etc/Renviron", "etc/ldpaths" } },
+        { "c", "c", "gcc", { "/bin/sh", "-c", COMPILE_RUN("-O1 -std=gnu17 -x c") " -lm", "c" },
+          "gcc", { NULL } },
+        { "cpp", "cpp", "g++", { "/bin/sh", "-c", COMPILE_RUN("-O1 -std=gnu++17 -x c++"), "cpp" },
+          "gcc", { NULL } },
 };
 
 static const char *const dirs[] = { "usr/bin", "bin", "usr/local/bin" };
@@ -49,13 +55,70 @@ mcp_language_resolve(const mcp_language *lang, int root_fd, char buf[MCP_INTERP_
         return false;
 }
 
+static const char *const home_roots[] = { "lib", "lib64", "share" };
+
+/* Scan lang's home directories under prefix ("/usr", or "" for "/"). */
+static void
+scan_homes(mcp_hostview *view, const mcp_language *lang, const char *prefix)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(home_roots); i++) {
+                char root[MCP_INTERP_MAX + 8];
+                snprintf(root, sizeof root, "%s/%s", prefix, home_roots[i]);
+                _cleanup_closedir_ DIR *d = opendir(root);
+                struct dirent *de;
+                while (d && (de = readdir(d))) {
+                        if (strncmp(de->d_name, lang->home, strlen(lang->home)) != 0)
+                                continue;
+                        char dir[PATH_MAX];
+                        snprintf(dir, sizeof dir, "%s/%s", root, de->d_name);
+                        mcp_sysview_scan(view, dir);
+                }
+        }
+}
+
+/* Whether lang, found at interp, works in the view: its interpreter and its needs resolve
+ * there (what they link to joins the view). false: why says what is missing. */
+static bool
+usable(mcp_hostview *view, const mcp_language *lang, const char *interp, char *why, size_t size)
+{
+        char prefix[MCP_INTERP_MAX];
+        snprintf(prefix, sizeof prefix, "%s", interp);
+        for (int up = 0; up < 2; up++)          /* /usr/bin/R -> /usr */
+                *strrchr(prefix, '/') = '\0';
+        if (lang->home)
+                scan_homes(view, lang, prefix);
+        if (!mcp_sysview_resolve(view, interp, true, why, size))
+                return false;
+        for (size_t i = 0; i < ARRAY_SIZE(lang->needs) && lang->needs[i]; i++) {
+                char path[PATH_MAX];
+                bool found = false;
+                for (size_t k = 0; k < 2 && !found; k++) {
+                        snprintf(path, sizeof path, "%s/%s/%s/%s", prefix, home_roots[k],
+                                 lang->home, lang->needs[i]);
+                        found = access(path, F_OK) == 0;
+                }
+                if (!found)
+                        return (void) snprintf(why, size, "%s/lib/%s/%s does not exist", prefix,
+                                               lang->home, lang->needs[i]),
+                               false;
+                if (!mcp_sysview_resolve(view, path, true, why, size))
+                        return false;
+        }
+        return true;
+}
+
 void
-mcp_languages_detect(int root_fd, mcp_languages *ret)
+mcp_languages_detect(int root_fd, mcp_hostview *view, mcp_languages *ret)
 {
         mcp_languages l = { 0 };
         for (size_t i = 0; i < ARRAY_SIZE(table) && l.n < MCP_LANG_MAX; i++) {
                 if (!mcp_language_resolve(&table[i], root_fd, l.interp[l.n]))
                         continue;
+                if (view && !usable(view, &table[i], l.interp[l.n], l.why[l.n_off],
+                                    sizeof l.why[0])) {
+                        l.off[l.n_off++] = &table[i];
+                        continue;
+                }
                 l.langs[l.n] = &table[i];
                 l.names[l.n] = table[i].name;
                 l.n++;

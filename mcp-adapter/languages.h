@@ -18,6 +18,13 @@ typedef struct mcp_language {
         /* argv before the request's args: "@INTERP@" is replaced by the interpreter's path,
          * "@PROG@" by the program's, also inside a longer argument */
         const char *argv[MCP_LANG_ARGV_MAX];
+        /* Names starting with home in <prefix>/lib, lib64 and share (prefix: the
+         * interpreter's, /usr) are its home directories: their symlinks are followed into
+         * /etc. NULL: none. */
+        const char *home;
+        /* Files below <prefix>/lib/<home> (or lib64) it cannot start without, checked in
+         * the view. */
+        const char *needs[3];
 } mcp_language;
 
 typedef struct mcp_languages {
@@ -25,10 +32,17 @@ typedef struct mcp_languages {
         const mcp_language *langs[MCP_LANG_MAX];
         char interp[MCP_LANG_MAX][MCP_INTERP_MAX];      /* found in the host view */
         const char *names[MCP_LANG_MAX + 1];    /* NULL-terminated, stable order */
+        size_t n_off;                   /* present on the host, not working in the view */
+        const mcp_language *off[MCP_LANG_MAX];
+        char why[MCP_LANG_MAX][320];
 } mcp_languages;
 
-/* Detect in the host view rooted at root_fd (an O_PATH fd of "/"). */
-void mcp_languages_detect(int root_fd, mcp_languages *ret);
+typedef struct mcp_hostview mcp_hostview;
+
+/* Detect in the host view rooted at root_fd (an O_PATH fd of "/"). With view: what each
+ * language's home links to joins view->sys, and a language whose interpreter or needs do
+ * not resolve in the view is left out (off, with why). */
+void mcp_languages_detect(int root_fd, mcp_hostview *view, mcp_languages *ret);
 /* Index in l, or -1. */
 int mcp_language_find(const mcp_languages *l, const char *name);
 /* The interpreter's absolute path in the rootfs at root_fd (resolved inside it, as if it were

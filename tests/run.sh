@@ -4,11 +4,13 @@
 #   tests/run.sh [--quick] [--suite NAME]... [--no-deps]
 #
 # Steps, each under a timeout and all under one overall budget:
-#   1. contrib/install-deps.sh build test vm podman engines (installs only what is missing;
-#                                             vm: qemu and the cgroup v2 guest kernel;
+#   1. contrib/install-deps.sh build test vm podman engines languages (installs only what
+#                                             is missing; vm: qemu and the cgroup v2 guest kernel;
 #                                             podman: podman, conmon for tests/podman;
 #                                             engines: docker.io, containerd for
 #                                             tests/docker and tests/containerd;
+#                                             languages: R, g++, matplotlib for
+#                                             tests/mcp/languages.test.mjs;
 #                                             mcp: node, npm when missing), then
 #      npm ci --prefix tests/mcp             (the pinned MCP SDK for suite 'mcp')
 #   2. bundles/*/prepare.sh                  (the rootfs trees the integration tests use)
@@ -275,7 +277,7 @@ say "msp tests in $top (budget ${budget}s${CI:+, CI mode: -Dwerror=true}${suites
 
 if [ "$deps" = 1 ]; then
         # mcp (node, npm) only when missing: a node from elsewhere (NodeSource) brings its npm.
-        dep_groups="build test vm podman engines"
+        dep_groups="build test vm podman engines languages"
         { command -v node && command -v npm; } >/dev/null 2>&1 || dep_groups="$dep_groups mcp"
         # shellcheck disable=SC2086 # word splitting wanted
         run_step "deps" 1200 bash contrib/install-deps.sh $dep_groups ||

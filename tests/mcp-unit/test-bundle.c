@@ -393,7 +393,7 @@ TEST(languages_from_system_dirs)
         int ok = system(cmd);
         int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         mcp_languages l;
-        mcp_languages_detect(fd, &l);
+        mcp_languages_detect(fd, NULL, &l);
         close(fd);
         snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
         (void) system(cmd);

@@ -1,0 +1,200 @@
+// Every language msp-mcp lists works as on the host, in the default system view and in a
+// session: standard library, stdin, args, exit code, a file written to and read back from
+// /workspace; a plot written to /workspace/out/ comes back as image content where the host
+// has a plotting library; R's start-up files, default packages and saveRDS/readRDS across
+// calls. A language the host lacks is skipped with the reason.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import { startServer, skipReason, finishAll, call, runCode, assertOk } from "./lib.mjs";
+
+const skip = skipReason();
+let srv, languages;
+
+before(async () => {
+        if (skip) return;
+        srv = await startServer();
+        const { tools } = await srv.client.listTools();
+        languages = tools.find((t) => t.name === "run_code").inputSchema.properties.language.enum;
+});
+after(finishAll);
+
+// Where msp-mcp looks for each interpreter (languages.c), to tell "not installed" from
+// "installed but not listed".
+const INTERP = {
+        sh: "sh", bash: "bash", python: "python3", node: "node", perl: "perl", ruby: "ruby",
+        R: "Rscript", c: "gcc", cpp: "g++",
+};
+function hostHas(lang) {
+        return ["/usr/bin", "/bin", "/usr/local/bin"].some((d) => fs.existsSync(`${d}/${INTERP[lang]}`));
+}
+
+// Each program prints "std=42 stdin=ABC args=one|two words file=<lang> ok" and exits 3:
+// 42 from the standard library, stdin upper-cased, the args joined by "|", and the text it
+// wrote to /workspace/<lang>.txt and read back.
+const PROGRAMS = {
+        sh: `x=$(expr 6 \\* 7); read -r line; up=$(printf '%s' "$line" | tr a-z A-Z)
+printf '%s' sh > /workspace/sh.txt
+printf 'std=%s stdin=%s args=%s|%s file=%s ok\\n' "$x" "$up" "$1" "$2" "$(cat /workspace/sh.txt)"; exit 3`,
+        bash: `printf -v x '%d' $((6 * 7)); read -r line; IFS='|'
+echo -n bash > /workspace/bash.txt; f=$(</workspace/bash.txt)
+echo "std=$x stdin=\${line^^} args=$* file=$f ok"; exit 3`,
+        python: `import sys, math, json
+line = sys.stdin.readline().strip()
+with open("/workspace/python.txt", "w") as f: json.dump("python", f)
+with open("/workspace/python.txt") as f: back = json.load(f)
+print(f"std={math.prod([6, 7])} stdin={line.upper()} args={'|'.join(sys.argv[1:])} file={back} ok")
+sys.exit(3)`,
+        node: `const fs = require("node:fs"), path = require("node:path"), os = require("node:os");
+const line = fs.readFileSync(0, "utf8").trim();
+fs.writeFileSync("/workspace/node.txt", "node");
+const std = path.basename("/x/42") + (os.EOL === "\\n" ? "" : "?");
+console.log(\`std=\${std} stdin=\${line.toUpperCase()} args=\${process.argv.slice(2).join("|")} file=\${fs.readFileSync("/workspace/node.txt", "utf8")} ok\`);
+process.exitCode = 3;`,
+        perl: `use strict; use List::Util qw(sum);
+my $line = <STDIN>; chomp $line;
+open(my $w, ">", "/workspace/perl.txt") or die; print $w "perl"; close $w;
+open(my $r, "<", "/workspace/perl.txt") or die; my $back = <$r>; close $r;
+printf "std=%d stdin=%s args=%s file=%s ok\\n", sum(40, 2), uc $line, join("|", @ARGV), $back;
+exit 3;`,
+        ruby: `line = $stdin.gets.strip
+File.write("/workspace/ruby.txt", "ruby")
+puts "std=#{[6, 7].reduce(:*)} stdin=#{line.upcase} args=#{ARGV.join("|")} file=#{File.read("/workspace/ruby.txt")} ok"
+exit 3`,
+        R: `line <- readLines(file("stdin"), n = 1)
+writeLines("R", "/workspace/R.txt")
+back <- readLines("/workspace/R.txt")
+args <- commandArgs(trailingOnly = TRUE)
+cat(sprintf("std=%d stdin=%s args=%s file=%s ok\\n", as.integer(stats::median(c(41, 42, 43))),
+            toupper(line), paste(args, collapse = "|"), back))
+quit(status = 3)`,
+        c: `#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <ctype.h>
+int main(int argc, char **argv) {
+        char line[64] = "", back[16] = "";
+        if (!fgets(line, sizeof line, stdin)) return 1;
+        line[strcspn(line, "\\n")] = 0;
+        for (char *p = line; *p; p++) *p = (char) toupper((unsigned char) *p);
+        FILE *f = fopen("/workspace/c.txt", "w"); fputs("c", f); fclose(f);
+        f = fopen("/workspace/c.txt", "r"); fgets(back, sizeof back, f); fclose(f);
+        printf("std=%d stdin=%s args=%s|%s file=%s ok\\n", (int) sqrt(1764.0), line,
+               argc > 1 ? argv[1] : "", argc > 2 ? argv[2] : "", back);
+        return 3;
+}`,
+        cpp: `#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <numeric>
+#include <string>
+#include <vector>
+int main(int argc, char **argv) {
+        std::string line; std::getline(std::cin, line);
+        std::transform(line.begin(), line.end(), line.begin(), ::toupper);
+        std::ofstream("/workspace/cpp.txt") << "cpp";
+        std::string back; std::getline(std::ifstream("/workspace/cpp.txt"), back);
+        std::vector<int> v{40, 2};
+        std::string args;
+        for (int i = 1; i < argc; i++) args += (i > 1 ? "|" : "") + std::string(argv[i]);
+        std::cout << "std=" << std::accumulate(v.begin(), v.end(), 0) << " stdin=" << line
+                  << " args=" << args << " file=" << back << " ok" << std::endl;
+        return 3;
+}`,
+};
+
+async function runContract(lang, extra = {}) {
+        const res = await runCode(srv, lang, PROGRAMS[lang],
+                                  { stdin: "abc\n", args: ["one", "two words"], timeout_ms: 60_000, ...extra });
+        const out = res.structuredContent;
+        assert.ok(out, `${lang}: no structuredContent: ${JSON.stringify(res).slice(0, 1000)}`);
+        assert.equal(out.stderr, "", `${lang}: stderr`);
+        assert.equal(out.stdout, `std=42 stdin=ABC args=one|two words file=${lang} ok\n`, lang);
+        assert.equal(out.exit_code, 3, `${lang}: ${out.stderr}`);
+        assert.equal(res.isError, true, `${lang}: a non-zero exit is a tool error`);
+}
+
+for (const lang of Object.keys(INTERP)) {
+        test(`${lang}: a real program in the system view and in a session`, { skip, timeout: 240_000 }, async (t) => {
+                if (!languages.includes(lang)) {
+                        assert.ok(!hostHas(lang), `${INTERP[lang]} is installed but '${lang}' is not listed; ` +
+                                  `msp-mcp --check says why`);
+                        t.skip(`${INTERP[lang]} is not installed on this host`);
+                        return;
+                }
+                await runContract(lang);
+                const s = assertOk(await call(srv, "session_create", {}), srv, "session_create");
+                await runContract(lang, { session_id: s.session_id });
+                await call(srv, "session_close", { session_id: s.session_id });
+        });
+}
+
+test("every language listed has a program here", { skip }, () => {
+        for (const lang of languages) assert.ok(PROGRAMS[lang], `no program for '${lang}' in languages.test.mjs`);
+});
+
+function hostR(expr) {
+        return spawnSync("Rscript", ["-e", expr], { encoding: "utf8", timeout: 60_000 });
+}
+
+test("R: Renviron and ldpaths found, default packages attached, saveRDS/readRDS across session calls", { skip, timeout: 240_000 }, async (t) => {
+        if (!languages.includes("R")) return t.skip("Rscript is not installed (contrib/install-deps.sh languages)");
+        const res = await runCode(srv, "R", `
+stopifnot(file.exists(file.path(R.home("etc"), c("Renviron", "ldpaths"))))
+stopifnot(nzchar(Sys.getenv("R_LIBS_SITE")) || nzchar(Sys.getenv("R_LIBS_USER")))
+stopifnot(grepl(file.path(R.home(), "lib"), Sys.getenv("LD_LIBRARY_PATH"), fixed = TRUE))  # ldpaths ran
+for (p in c("utils", "stats", "graphics", "grDevices", "methods"))
+        stopifnot(paste0("package:", p) %in% search())
+cat(R.version$major, "\\n")`, { timeout_ms: 60_000 });
+        const out = assertOk(res, srv, "R start-up");
+        assert.equal(out.stderr, "");
+        assert.match(out.stdout, /^\d+ \n$/);
+
+        const s = assertOk(await call(srv, "session_create", {}), srv, "session_create");
+        assertOk(await runCode(srv, "R", 'saveRDS(list(a = 1:3, m = "kept"), "/workspace/state.rds")',
+                               { session_id: s.session_id, timeout_ms: 60_000 }), srv, "saveRDS");
+        const back = assertOk(await runCode(srv, "R", 'x <- readRDS("state.rds"); cat(sum(x$a), x$m, "\\n")',
+                                            { session_id: s.session_id, timeout_ms: 60_000 }), srv, "readRDS");
+        assert.equal(back.stdout, "6 kept \n");
+        await call(srv, "session_close", { session_id: s.session_id });
+});
+
+async function assertImage(lang, code, name) {
+        const res = await runCode(srv, lang, code, { timeout_ms: 120_000 });
+        const out = assertOk(res, srv, `${lang} plot`);
+        assert.equal(out.stderr, "", `${lang} plot: stderr`);
+        const img = res.content.find((c) => c.type === "image");
+        assert.ok(img, `${lang}: no image block in ${JSON.stringify(res.content).slice(0, 500)}`);
+        assert.equal(img.mimeType, "image/png");
+        const png = Buffer.from(img.data, "base64");
+        assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+        assert.ok(png.length > 1000, `${lang}: a plot, not an empty image (${png.length} bytes)`);
+        assert.ok(out.files.some((f) => f.path === `out/${name}` && f.mime_type === "image/png"));
+}
+
+test("R: png() works headless, the plot comes back as image content", { skip, timeout: 240_000 }, async (t) => {
+        if (!languages.includes("R")) return t.skip("Rscript is not installed (contrib/install-deps.sh languages)");
+        if (hostR('quit(status = !capabilities("png"))').status !== 0)
+                return t.skip("this host's R has no png device (capabilities('png') is FALSE)");
+        await assertImage("R", `dir.create("/workspace/out", showWarnings = FALSE)
+png("/workspace/out/r.png", width = 400, height = 300)
+plot(stats::rnorm(50), main = "a title with text")
+invisible(dev.off())`, "r.png");
+});
+
+test("python: matplotlib (Agg) plot comes back as image content", { skip, timeout: 240_000 }, async (t) => {
+        if (!languages.includes("python")) return t.skip("python3 is not installed");
+        if (spawnSync("/usr/bin/python3", ["-c", "import matplotlib"]).status !== 0)
+                return t.skip("matplotlib is not installed for /usr/bin/python3 (contrib/install-deps.sh languages)");
+        await assertImage("python", `import os, sys
+assert sys.executable.startswith("/usr/bin/python3"), sys.executable
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+os.makedirs("/workspace/out", exist_ok=True)
+plt.plot([1, 3, 2])
+plt.title("a title with text")
+plt.savefig("/workspace/out/py.png")
+assert "/usr/lib/python3/dist-packages" in matplotlib.__file__`, "py.png");
+});
