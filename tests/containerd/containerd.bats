@@ -142,7 +142,7 @@ WINSIZE='for i in $(seq 50); do s=$(stty size 2>/dev/null); case $s in [1-9]*) b
                 echo "$rt: $output"
                 [ "$status" -ne 0 ]
                 # a80425fb - CHOWN (bit 0) + NET_ADMIN (bit 12)
-                [[ "${lines[0]}" == *00000000a80435fa ]]
+                [[ "$output" == *"CapEff:"*00000000a80435fa* ]]
                 [[ "$output" == *"Operation not permitted"* ]]
         done
 }
@@ -240,4 +240,28 @@ WINSIZE='for i in $(seq 50); do s=$(stty size 2>/dev/null); case $s in [1-9]*) b
         [ "$(ct_exit_status live)" = 137 ]
         ct container delete live
         assert_gone live
+}
+
+@test "contrib/containerd/config.toml loads into containerd's default config: CRI handler msp with msp as BinaryName" {
+        # A second containerd with the CRI plugin on: `containerd config default` moved
+        # into $ENG_DIR/cri, plus the shipped snippet pointing at the built msp.
+        local d="$ENG_DIR/cri"
+        mkdir -p "$d"
+        "$CONTAINERD" config default |
+                sed -e "s|\"/run/containerd/containerd.sock\"|\"$d.sock\"|" \
+                    -e "s|\"/var/lib/containerd\"|\"$d/root\"|" -e "s|\"/run/containerd\"|\"$d/state\"|" \
+                    -e "s|\"/opt/containerd\"|\"$d/opt\"|" >"$d/config.toml"
+        sed -e "s|\"/usr/local/bin/msp\"|\"$MSP\"|" -e "s|\"/run/containerd/msp\"|\"$d/msp\"|" \
+                "$REPO/contrib/containerd/config.toml" >>"$d/config.toml"
+        ! grep -E '"/(run|var/lib|opt)/containerd' "$d/config.toml"
+        setsid "$CONTAINERD" --config "$d/config.toml" </dev/null >"$d.log" 2>&1 3>&- &
+        pid=$!
+        eng_wait 20 "$CTR" -a "$d.sock" version || { eng_stop_pid "$pid"; cat "$d.log"; false; }
+        run "$CTR" -a "$d.sock" plugins ls
+        eng_stop_pid "$pid"
+        echo "$output" | grep -E '[[:space:]]cri[[:space:]]'
+        echo "$output" | grep -E '[[:space:]]cri[[:space:]].*[[:space:]]ok[[:space:]]*$'
+        grep -o 'msp:{Type:io.containerd.runc.v2 [^}]*}' "$d.log" | tee "$d.msp"
+        grep -F "BinaryName:$MSP " "$d.msp"
+        grep -F "Root:$d/msp " "$d.msp"
 }

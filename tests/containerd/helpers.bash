@@ -113,7 +113,7 @@ ct_leftovers() {
         [ -e "$ENG_DIR/containerd/state/io.containerd.runtime.v2.task/$ENG_CGROUP/$id" ] &&
                 echo "bundle: $ENG_DIR/containerd/state/io.containerd.runtime.v2.task/$ENG_CGROUP/$id"
         for pid in $(ctd_shims); do
-                tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -F -- "-id $id " >/dev/null &&
+                tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -F -- "-id $id " >/dev/null &&
                         echo "shim: $pid"
         done
         eng_cgroups_left | grep -F "/$id" | sed 's/^/cgroup: /'

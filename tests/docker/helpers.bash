@@ -11,11 +11,6 @@ load ../engines/lib
 
 DK_IMAGE=msp-busybox:test
 
-# the distribution's client on our socket; its config dir is ours too; fd 3 is bats'.
-dk() {
-        DOCKER_CONFIG="$ENG_DIR/client" "$DOCKER" -H "unix://$ENG_DIR/docker.sock" "$@" 3>&-
-}
-
 # dk_run [RUN OPTIONS] IMAGE [CMD...]: docker run with msp.
 dk_run() {
         dk run --runtime msp "$@"
@@ -23,25 +18,6 @@ dk_run() {
 
 # The runtime root docker 20.10 gives every runc-compatible runtime, msp included.
 DK_RUNTIME_ROOT() { echo "$ENG_DIR/exec/runtime-runc/moby"; }
-
-dk_start_daemon() {
-        setsid "$DOCKERD" -H "unix://$ENG_DIR/docker.sock" \
-                --config-file "$ENG_DIR/daemon.json" \
-                --data-root "$ENG_DIR/docker" --exec-root "$ENG_DIR/exec" \
-                --pidfile "$ENG_DIR/dockerd.pid" --containerd "$(CTD_SOCK)" \
-                --iptables=false --ip-masq=false --bridge=none --userland-proxy=false \
-                --exec-opt native.cgroupdriver=cgroupfs --cgroup-parent "/$ENG_CGROUP" \
-                --live-restore \
-                </dev/null >>"$ENG_DIR/dockerd.log" 2>&1 3>&- &
-        eng_wait 30 dk version ||
-                { echo "dockerd did not answer within 30 s:" >&2; tail -20 "$ENG_DIR/dockerd.log" >&2; return 1; }
-}
-
-dk_stop_daemon() {
-        [ -f "$ENG_DIR/dockerd.pid" ] || return 0
-        eng_stop_pid "$(cat "$ENG_DIR/dockerd.pid")" 20
-        eng_wait 5 test ! -e "$ENG_DIR/dockerd.pid" || rm -f "$ENG_DIR/dockerd.pid"
-}
 
 dk_setup_file() {
         eng_need docker || return 1

@@ -9,7 +9,7 @@
 
 : "${MSP:=$BATS_TEST_DIRNAME/../../build/runtime/msp}"
 : "${MSP_HELPER:=$BATS_TEST_DIRNAME/../../build/tests/helper/msp-helper}"
-REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+REPO=${REPO:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
 RUNC=/usr/sbin/runc
 # /usr/local/bin/docker may be an unrelated client: always the distribution's.
 DOCKER=/usr/bin/docker
@@ -73,20 +73,28 @@ eng_stop_pid() {
 
 CTD_SOCK() { echo "$ENG_DIR/containerd.sock"; }
 
-# ctd_start: containerd with root, state, sockets and config in $ENG_DIR (the CRI plugin
-# off: no CNI here). Waits (bounded) until it answers.
-ctd_start() {
-        mkdir -p "$ENG_DIR/containerd/root" "$ENG_DIR/containerd/state"
-        cat >"$ENG_DIR/containerd/config.toml" <<EOF
+# ctd_config DIR: a containerd config with root, state, sockets and the opt directory in
+# DIR (containerd's defaults are below /var/lib, /run and /opt).
+ctd_config() {
+        cat <<EOF
 version = 2
-root = "$ENG_DIR/containerd/root"
-state = "$ENG_DIR/containerd/state"
-disabled_plugins = ["io.containerd.grpc.v1.cri"]
+root = "$1/root"
+state = "$1/state"
 [grpc]
-  address = "$(CTD_SOCK)"
+  address = "$1.sock"
 [ttrpc]
-  address = "$(CTD_SOCK).ttrpc"
+  address = "$1.sock.ttrpc"
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$1/opt"
 EOF
+}
+
+# ctd_start: the suite's containerd, in $ENG_DIR/containerd (the CRI plugin off: no CNI
+# here). Waits (bounded) until it answers.
+ctd_start() {
+        mkdir -p "$ENG_DIR/containerd"
+        { echo 'disabled_plugins = ["io.containerd.grpc.v1.cri"]'; ctd_config "$ENG_DIR/containerd"; } \
+                >"$ENG_DIR/containerd/config.toml"
         setsid "$CONTAINERD" --config "$ENG_DIR/containerd/config.toml" \
                 </dev/null >>"$ENG_DIR/containerd.log" 2>&1 3>&- &
         echo $! >"$ENG_DIR/containerd.pid"
@@ -105,10 +113,38 @@ ctd_stop() {
 ctd_shims() {
         local p
         for p in /proc/[0-9]*; do
-                tr '\0' ' ' <"$p/cmdline" 2>/dev/null |
+                tr '\0' ' ' 2>/dev/null <"$p/cmdline" |
                         grep -F -- "-address $(CTD_SOCK) " >/dev/null && echo "${p#/proc/}"
         done
         return 0
+}
+
+# ---- dockerd (on the suite's containerd) ----
+
+# the distribution's client on our socket; its config dir is ours too; fd 3 is bats'.
+dk() {
+        DOCKER_CONFIG="$ENG_DIR/client" "$DOCKER" -H "unix://$ENG_DIR/docker.sock" "$@" 3>&-
+}
+
+# dk_start_daemon: dockerd on $ENG_DIR/docker.sock with $ENG_DIR/daemon.json, data and exec
+# roots in $ENG_DIR, no networks, cgroupfs below /$ENG_CGROUP, --live-restore; waits (bounded).
+dk_start_daemon() {
+        setsid "$DOCKERD" -H "unix://$ENG_DIR/docker.sock" \
+                --config-file "$ENG_DIR/daemon.json" \
+                --data-root "$ENG_DIR/docker" --exec-root "$ENG_DIR/exec" \
+                --pidfile "$ENG_DIR/dockerd.pid" --containerd "$(CTD_SOCK)" \
+                --iptables=false --ip-masq=false --bridge=none --userland-proxy=false \
+                --exec-opt native.cgroupdriver=cgroupfs --cgroup-parent "/$ENG_CGROUP" \
+                --live-restore \
+                </dev/null >>"$ENG_DIR/dockerd.log" 2>&1 3>&- &
+        eng_wait 30 dk version ||
+                { echo "dockerd did not answer within 30 s:" >&2; tail -20 "$ENG_DIR/dockerd.log" >&2; return 1; }
+}
+
+dk_stop_daemon() {
+        [ -f "$ENG_DIR/dockerd.pid" ] || return 0
+        eng_stop_pid "$(cat "$ENG_DIR/dockerd.pid")" 20
+        eng_wait 5 test ! -e "$ENG_DIR/dockerd.pid" || rm -f "$ENG_DIR/dockerd.pid"
 }
 
 # ---- cleanup ----
