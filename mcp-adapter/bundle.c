@@ -20,6 +20,7 @@
 #include "json.h"
 #include "macros.h"
 #include "userns-limits.h"
+#include "usernet.h"
 
 /* Top-level host entries that may hold the system: bound read-only when they are
  * directories, reproduced when they are symlinks (merged /usr). /opt is left out on
@@ -590,8 +591,6 @@ write_linux(oci_jw *w, const mcp_bundle_spec *s)
         oci_jw_key(w, "namespaces");
         oci_jw_begin_array(w);
         for (size_t i = 0; i < ARRAY_SIZE(ns_all); i++) {
-                if (s->network && strcmp(ns_all[i], "network") == 0)
-                        continue;
                 oci_jw_begin_object(w);
                 oci_jw_kv_string(w, "type", ns_all[i]);
                 oci_jw_end_object(w);
@@ -626,7 +625,9 @@ write_linux(oci_jw *w, const mcp_bundle_spec *s)
         oci_jw_end_object(w);
 }
 
-/* The user namespace's own budgets (userns-limits.h), set before the process starts. */
+/* The user namespace's own budgets (userns-limits.h), and with network the user-mode
+ * networking helper attached to the sandbox's network namespace (usernet.h), both before
+ * the process starts. */
 static void
 write_hooks(oci_jw *w, const mcp_bundle_spec *s)
 {
@@ -639,6 +640,14 @@ write_hooks(oci_jw *w, const mcp_bundle_spec *s)
         oci_jw_kv_strlist(w, "args", (const char *const[]){ "msp-mcp", MCP_USERNS_HOOK_ARG, NULL });
         oci_jw_kv_int64(w, "timeout", 10);
         oci_jw_end_object(w);
+        if (s->network) {
+                oci_jw_begin_object(w);
+                oci_jw_kv_string(w, "path", s->userns_hook);
+                oci_jw_kv_strlist(w, "args", (const char *const[]){ "msp-mcp", MCP_USERNET_HOOK_ARG,
+                                                                   s->usernet_helper, NULL });
+                oci_jw_kv_int64(w, "timeout", 10);
+                oci_jw_end_object(w);
+        }
         oci_jw_end_array(w);
         oci_jw_end_object(w);
 }
@@ -646,6 +655,9 @@ write_hooks(oci_jw *w, const mcp_bundle_spec *s)
 int
 mcp_bundle_config(const mcp_bundle_spec *s, char **ret, size_t *ret_len, msp_err *err)
 {
+        if (s->network && (!s->userns_hook || !s->usernet_helper))
+                return msp_err_set(err, ENOTSUP, "network: no user-mode networking helper "
+                                                 "(slirp4netns) to attach");
         _cleanup_jw_ oci_jw *w = oci_jw_new(false);
         if (!w)
                 return msp_err_set(err, ENOMEM, "config.json: out of memory");

@@ -66,7 +66,11 @@ typedef struct mcp_bundle_spec {
                                          * NULL: argv is pid 1 itself */
         const char *cgroups_path;
         const char *hostname;
-        bool network;                   /* true: no network namespace */
+        bool network;                   /* true: outbound network through usernet_helper (the
+                                         * sandbox keeps its own network namespace) */
+        const char *usernet_helper;     /* slirp4netns, attached by a createRuntime hook of
+                                         * userns_hook's executable (usernet.h); needed when
+                                         * network is true */
         mcp_limits limits;              /* effective, every field > 0 */
         uint64_t nproc;                 /* RLIMIT_NPROC (per host uid: shared by runs) */
         const oci_json *seccomp;        /* linux.seccomp */

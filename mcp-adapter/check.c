@@ -19,6 +19,7 @@
 #include "engine.h"
 #include "macros.h"
 #include "runner.h"
+#include "usernet.h"
 
 #define LANDLOCK_ABI_NEEDED 6           /* the default profile's scopes */
 
@@ -168,6 +169,15 @@ mcp_check_host(const mcp_config *cfg, FILE *out, msp_err *err)
         line(&c, init_ok, "sandbox-init", "%s: %s", in ? in : MCP_SANDBOX_INIT_INSTALLED,
              !in ? "not found (nor beside msp-mcp): --sandbox-init PATH"
                  : init_ok ? "executable by all" : "not a regular file executable by all");
+
+        /* Not part of the policy: without it network sessions are refused, nothing opens. */
+        const char *helper = cfg->usernet_path ? cfg->usernet_path : MCP_USERNET_HELPER;
+        if (mcp_usernet_usable(cfg->usernet_path))
+                line(&c, true, "network-helper", "%s: present (network sessions get their own "
+                     "namespace with outbound-only user-mode networking)", helper);
+        else if (out)
+                fprintf(out, "%-8s %-14s %s: not found, network sessions are refused\n", "absent",
+                        "network-helper", helper);
 
         const char *state = cfg->state_dir ? cfg->state_dir : "/run/msp-mcp";
         bool made = mkdir(state, 0711) == 0 || errno == EEXIST;

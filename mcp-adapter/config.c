@@ -63,6 +63,7 @@ static const opt opts[] = {
         O("session-ttl", K_SEC, session_ttl_s, "default lifetime of a session"),
         O("session-max-ttl", K_SEC, session_max_ttl_s, "longest lifetime a session may ask for"),
         O("allow-network", K_BOOL, allow_network, "sessions may ask for network access"),
+        O("slirp4netns", K_STR, usernet_path, "user-mode networking of network sessions (default: in PATH)"),
         O("allow-weak-policy", K_BOOL, weak_policy,
           "start even when the kernel cannot enforce the default policy"),
         O("seccomp-profile", K_STR, seccomp_profile, "seccomp profile (default: built in)"),
@@ -476,6 +477,28 @@ default_init(mcp_config *c, msp_err *err)
         return c->init_path ? 0 : msp_err_set(err, ENOMEM, "out of memory");
 }
 
+/* slirp4netns in PATH (an absolute path: the runtime runs the hook that starts it with its
+ * own environment). Not found: usernet_path stays NULL and network sessions are refused. */
+static int
+default_usernet(mcp_config *c, msp_err *err)
+{
+        const char *env = getenv("PATH");
+        _cleanup_free_ char *dirs = strdup(env && *env ? env : "/usr/local/bin:/usr/bin:/bin");
+        if (!dirs)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        char *save = NULL;
+        for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+                char buf[PATH_MAX + 32];
+                struct stat st;
+                snprintf(buf, sizeof buf, "%s/slirp4netns", d);
+                if (d[0] == '/' && stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
+                    access(buf, X_OK) == 0)
+                        return (c->usernet_path = keep(c, buf)) ? 0
+                                                                : msp_err_set(err, ENOMEM, "out of memory");
+        }
+        return 0;
+}
+
 static int
 check(mcp_config *c, msp_err *err)
 {
@@ -589,6 +612,11 @@ mcp_config_load(mcp_config *c, int argc, char **argv, mcp_config_action *ret_act
         }
         if (!c->init_path) {
                 int r = default_init(c, err);
+                if (r < 0)
+                        return r;
+        }
+        if (!c->usernet_path) {
+                int r = default_usernet(c, err);
                 if (r < 0)
                         return r;
         }

@@ -53,6 +53,9 @@ typedef struct mcp_config {
         uint64_t session_ttl_s;         /* --session-ttl default */
         uint64_t session_max_ttl_s;     /* --session-max-ttl */
         bool allow_network;             /* --allow-network: sessions/runs may ask for network */
+        const char *usernet_path;       /* --slirp4netns: the network sessions' user-mode
+                                         * networking helper (default: slirp4netns in PATH);
+                                         * NULL: none found (network sessions are refused) */
         bool weak_policy;               /* --allow-weak-policy: start even when the kernel cannot
                                          * enforce the default policy (documented; logged) */
         const char *seccomp_profile;    /* --seccomp-profile FILE (default: the built-in copy of

@@ -38,6 +38,7 @@
 #include "runlogs.h"
 #include "runner.h"
 #include "session.h"
+#include "usernet.h"
 
 #define RUN_ID_LEN 18                   /* "r-" + 16 hex */
 #define MCP_ROOTFS_MAX 32               /* prepared rootfs views per instance */
@@ -61,6 +62,8 @@ struct mcp_run {
         bool log_kept;                  /* its logs are in engine->logs */
         uint64_t log_reserve;           /* its share of the logs' budget while it runs */
         int ws_fd;                      /* fresh: owned; session: borrowed */
+        int usernet_fd;                 /* with network: the only writer of the helper's exit
+                                         * FIFO (usernet.h); -1 otherwise */
         bool ws_mounted;
         mcp_artifacts_snap before;      /* out/ before the run */
         char bundle[4096];
@@ -347,6 +350,10 @@ run_cleanup(mcp_run *run)
                 snprintf(name, sizeof name, "ws/%s", run->id);
                 (void) mcp_remove_tree_at(e->inst_fd, name, NULL);
         }
+        /* Ends the run's network helper, if any. */
+        if (run->usernet_fd >= 0)
+                close(run->usernet_fd);
+        run->usernet_fd = -1;
         snprintf(name, sizeof name, "b/%s", run->id);
         (void) mcp_remove_tree_at(e->inst_fd, name, NULL);
         if (!run->log_kept)             /* cancelled or failed before the run */
@@ -550,6 +557,7 @@ make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
                 .init_path = e->init_path[0] ? e->init_path : NULL,
                 .cgroups_path = cg,
                 .network = network,
+                .usernet_helper = e->cfg->usernet_path,
                 .limits = *lim,
                 .nproc = nproc < 1024 ? 1024 : nproc,
                 .seccomp = oci_json_doc_root(e->seccomp),
@@ -561,6 +569,8 @@ make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
         if ((r = mcp_bundle_config(&spec, &json, &json_len, err)) < 0)
                 return r;
         if ((r = write_at(bfd, "config.json", json, json_len, 0600, err)) < 0)
+                return r;
+        if (network && (r = mcp_usernet_prepare(bfd, &run->usernet_fd, err)) < 0)
                 return r;
 
         mcp_runner *rn = &run->runner;
@@ -642,6 +652,8 @@ run_prepare(mcp_run *run, const mcp_run_request *req, int lang_index, msp_err *e
                 lim = effective_limits(&req->limits, &info.limits);
                 lim = effective_limits(&lim, &e->cfg->defaults);
                 network = info.network && e->cfg->allow_network;
+                if (network && (r = mcp_usernet_check(e->cfg->usernet_path, err)) < 0)
+                        return r;
                 if (info.rootfs && strcmp(info.rootfs, "host") != 0) {
                         int i = find_rootfs(e, info.rootfs);
                         if (i < 0)
@@ -762,6 +774,7 @@ mcp_engine_submit(mcp_engine *e, const mcp_run_request *req, mcp_run_output_fn o
                 return msp_err_set(err, ENOMEM, "out of memory");
         run->engine = e;
         run->ws_fd = -1;
+        run->usernet_fd = -1;
         run->runner.out.log_fd = run->runner.err.log_fd = -1;
         run->on_output = on_output;
         run->on_done = on_done;

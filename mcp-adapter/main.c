@@ -18,6 +18,7 @@
 #include "loop.h"
 #include "server.h"
 #include "userns-limits.h"
+#include "usernet.h"
 
 #ifndef MSP_VERSION
 #define MSP_VERSION "unknown"
@@ -144,6 +145,8 @@ main(int argc, char **argv)
         /* The runtime's createRuntime hook of every sandbox (bundle.c). */
         if (argc == 2 && strcmp(argv[1], MCP_USERNS_HOOK_ARG) == 0)
                 return mcp_userns_limits_hook(stdin);
+        if (argc == 3 && strcmp(argv[1], MCP_USERNET_HOOK_ARG) == 0)
+                return mcp_usernet_hook(stdin, argv[2]);
 
         mcp_config cfg;
         mcp_config_action action;

@@ -31,6 +31,7 @@
 #include "macros.h"
 #include "sandbox-ids.h"
 #include "session.h"
+#include "usernet.h"
 
 #define ID_HEX 16
 #define ID_LEN (2 + ID_HEX)
@@ -528,6 +529,9 @@ check_opts(const mcp_config *cfg, const mcp_session_opts *opts, const char **ret
                                    name);
         if (opts->network && !cfg->allow_network)
                 return msp_err_set(err, EINVAL, "network: true needs --allow-network");
+        int r;
+        if (opts->network && (r = mcp_usernet_check(cfg->usernet_path, err)) < 0)
+                return r;
         uint64_t ttl = opts->ttl_s ? opts->ttl_s : cfg->session_ttl_s;
         if (cfg->session_max_ttl_s && ttl > cfg->session_max_ttl_s)
                 return msp_err_set(err, EINVAL, "ttl_s: %" PRIu64 " is over the maximum %" PRIu64,

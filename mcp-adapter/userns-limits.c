@@ -29,15 +29,15 @@ static const struct {
         { "max_time_namespaces", "0" },
 };
 
-static int
-state_pid(FILE *in, pid_t *ret)
+int
+mcp_hook_state(FILE *in, const char *who, pid_t *ret, char *bundle, size_t bundle_size)
 {
         char buf[65536];
         size_t n = fread(buf, 1, sizeof buf, in);
         msp_err err = { 0 };
         _cleanup_json_doc_ oci_json_doc *doc = NULL;
         if (oci_json_parse("state", buf, n, &doc, &err) < 0) {
-                fprintf(stderr, "msp-mcp userns limits: %s\n", err.msg);
+                fprintf(stderr, "msp-mcp %s: %s\n", who, err.msg);
                 return -EINVAL;
         }
         const oci_json *pid = oci_json_get(oci_json_doc_root(doc), "pid");
@@ -45,10 +45,19 @@ state_pid(FILE *in, pid_t *ret)
         char *end;
         long v = t ? strtol(t, &end, 10) : 0;
         if (!t || *end || v <= 0) {
-                fprintf(stderr, "msp-mcp userns limits: the state has no pid\n");
+                fprintf(stderr, "msp-mcp %s: the state has no pid\n", who);
                 return -EINVAL;
         }
         *ret = (pid_t) v;
+        if (!bundle)
+                return 0;
+        const oci_json *b = oci_json_get(oci_json_doc_root(doc), "bundle");
+        const char *s = b ? oci_json_string(b) : NULL;
+        if (!s || s[0] != '/' || strlen(s) >= bundle_size) {
+                fprintf(stderr, "msp-mcp %s: the state has no bundle path\n", who);
+                return -EINVAL;
+        }
+        snprintf(bundle, bundle_size, "%s", s);
         return 0;
 }
 
@@ -56,7 +65,7 @@ int
 mcp_userns_limits_hook(FILE *in)
 {
         pid_t pid;
-        if (state_pid(in, &pid) < 0)
+        if (mcp_hook_state(in, "userns limits", &pid, NULL, 0) < 0)
                 return 1;
         char path[64];
         snprintf(path, sizeof path, "/proc/%d/ns/user", (int) pid);

@@ -11,8 +11,13 @@
 #pragma once
 
 #include <stdio.h>
+#include <sys/types.h>
 
 #define MCP_USERNS_HOOK_ARG "--sandbox-userns-limits"
 
 /* The hook: the OCI state on `in`, exit status 0 or 1 (the reason on stderr). */
 int mcp_userns_limits_hook(FILE *in);
+
+/* The createRuntime hooks' input: the OCI state's pid and (when `bundle` is not NULL) its
+ * bundle path; -EINVAL with the reason on stderr, prefixed by `who`. */
+int mcp_hook_state(FILE *in, const char *who, pid_t *ret, char *bundle, size_t bundle_size);

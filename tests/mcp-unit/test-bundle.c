@@ -15,6 +15,7 @@
 #include "json.h"
 #include "languages.h"
 #include "spec.h"
+#include "usernet.h"
 
 static oci_json_doc *seccomp_doc, *landlock_doc;
 static mcp_hostview view;
@@ -243,11 +244,28 @@ TEST(network_session)
 {
         msp_err err = { 0 };
         mcp_bundle_spec bs = test_spec(true);
+        /* Without a helper to attach there is no network config at all. */
+        char *json = NULL;
+        size_t len;
+        ASSERT_EQ_INT(mcp_bundle_config(&bs, &json, &len, &err), -ENOTSUP);
+        ASSERT_NULL(json);
+        ASSERT_TRUE(strstr(err.msg, "slirp4netns") != NULL);
+
+        bs.userns_hook = "/proc/1/exe";
+        bs.usernet_helper = "/usr/bin/slirp4netns";
         _cleanup_spec_ oci_spec *s = parse(&bs, &err);
         if (!s)
                 TAP_FAIL_("parse: %s", err.msg);
-        ASSERT_FALSE(has_ns(s, OCI_NS_NETWORK));
+        /* Its own network namespace, never the host's; the helper attached by the second
+         * createRuntime hook, after the user namespace's budgets. */
+        ASSERT_TRUE(has_ns(s, OCI_NS_NETWORK));
         ASSERT_TRUE(has_ns(s, OCI_NS_USER));
+        ASSERT_EQ_U64(s->hooks.create_runtime.n, 2);
+        const oci_hook *h = &s->hooks.create_runtime.v[1];
+        ASSERT_STREQ(h->path, "/proc/1/exe");
+        ASSERT_EQ_U64(h->args.n, 3);
+        ASSERT_STREQ(h->args.v[1], MCP_USERNET_HOOK_ARG);
+        ASSERT_STREQ(h->args.v[2], "/usr/bin/slirp4netns");
         ASSERT_NOT_NULL(mount_at(s, "/etc/resolv.conf"));
         /* Landlock does not handle TCP (the profile has no port rules). */
         ASSERT_EQ_U64(s->process->landlock->handled_access_net, 0);
