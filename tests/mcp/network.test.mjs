@@ -12,7 +12,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { startServer, skipReason, finishAll, call, runCode, text, assertOk, waitFor,
-         runSync } from "./lib.mjs";
+         runSync, tmpStateDir } from "./lib.mjs";
 
 const RUNC = ["/usr/sbin/runc", "/usr/bin/runc", "/usr/local/sbin/runc", "/usr/local/bin/runc"].find((p) => fs.existsSync(p));
 const SLIRP = (process.env.PATH ?? "").split(":").map((d) => path.join(d, "slirp4netns")).find((p) => fs.existsSync(p));
@@ -155,6 +155,31 @@ for (const [name, runtime] of [["msp", undefined], ["runc", RUNC]]) {
                 assert.equal((await srv.close()).code, 0);
         });
 }
+
+test("a network run's slirp4netns ends when msp-mcp is killed mid-run; a restart cleans the rest", { skip, timeout: 120_000 }, async () => {
+        const before = new Set(slirpPids());
+        const stateDir = tmpStateDir();
+        const a = await startServer({ stateDir, args: ["--allow-network"] });
+        const sess = assertOk(await call(a, "session_create", { network: true }), a).session_id;
+        let started = false;
+        const p = runCode(a, "sh", "echo started; sleep 60", { session_id: sess, timeout_ms: 120_000 },
+                          { onprogress: (n) => { if (/started/.test(n.message ?? "")) started = true; } });
+        p.catch(() => {});      // rejected when the connection goes away
+        await waitFor("the run to start", () => started, 30_000);
+        const helpers = slirpPids().filter((x) => !before.has(x));
+        assert.equal(helpers.length, 1, "one helper for the run");
+        const exited = new Promise((r) => a.proc.once("exit", r));
+        a.proc.kill("SIGKILL");
+        await exited;
+        await a.client.close().catch(() => {});
+        // Its exit FIFO lost its only writer with msp-mcp: the helper goes though the
+        // sandbox still runs (until the next start cleans the dead instance).
+        await waitFor("the helper to exit with msp-mcp", () => !slirpPids().includes(helpers[0]), 10_000, 50);
+        const b = await startServer({ stateDir, args: ["--allow-network"] });
+        await waitFor("the dead instance to be cleaned by the restart", () => fs.readdirSync(stateDir)
+                .filter((n) => n.startsWith("inst-") && n !== b.instance()).length === 0, 30_000, 100);
+        assert.equal((await b.close()).code, 0);
+});
 
 test("without its user-mode networking helper a network session is refused, naming it", { skip: skipReason(), timeout: 60_000 }, async () => {
         const srv = await startServer({ args: ["--allow-network", "--slirp4netns", "/nonexistent/slirp4netns"] });
