@@ -471,3 +471,27 @@ run_detached() {
         grep -q "container's cgroup unexpectedly frozen" "$BATS_TEST_TMPDIR/out"
         assert_nothing_left "$CID"
 }
+
+@test "a cgroup frozen during create (here by a prestart hook) fails create, never a hang" {
+        if [ "$V2" = 1 ]; then
+                file="/sys/fs/cgroup/$CGROUP_PREFIX/$CID/cgroup.freeze" value=1
+        else
+                [ -d /sys/fs/cgroup/freezer ] || skip "no v1 freezer hierarchy on this host"
+                file="/sys/fs/cgroup/freezer/$CGROUP_PREFIX/$CID/freezer.state" value=FROZEN
+        fi
+        update_config ".hooks = {\"prestart\": [{\"path\": \"/bin/sh\",
+                \"args\": [\"sh\", \"-c\", \"echo $value > $file\"]}]}"
+        set_args /bin/true
+        rc=0
+        timeout -s KILL 30 "$MSP" --root "$STATE_ROOT" run -b "$BUNDLE" "$CID" \
+                </dev/null >"$BATS_TEST_TMPDIR/out" 2>&1 3>&- || rc=$?
+        cat "$BATS_TEST_TMPDIR/out"
+        if [ "$rc" -ne 1 ] && [ -e "$file" ]; then
+                # thaw what a hung runtime left frozen before failing
+                if [ "$V2" = 1 ]; then echo 0 >"$file"; else echo THAWED >"$file"; fi
+        fi
+        [ "$rc" -eq 1 ]
+        grep -q "container's cgroup unexpectedly frozen: '/$CGROUP_PREFIX/$CID' was frozen during create" \
+                "$BATS_TEST_TMPDIR/out"
+        assert_nothing_left "$CID"
+}
