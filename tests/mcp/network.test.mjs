@@ -192,3 +192,13 @@ test("without its user-mode networking helper a network session is refused, nami
         assert.equal(chk.status, 0, "not part of the policy: the check passes");
         assert.equal((await srv.close()).code, 0);
 });
+
+test("a helper that does not bring up the network fails the run with the reason; nothing is left", { skip: skipReason(), timeout: 60_000 }, async () => {
+        const srv = await startServer({ args: ["--allow-network", "--slirp4netns", "/bin/false"] });
+        const sess = assertOk(await call(srv, "session_create", { network: true }), srv);
+        const res = await runCode(srv, "sh", "echo never", { session_id: sess.session_id });
+        assert.equal(res.isError, true);
+        assert.equal(res.structuredContent.stdout, "", "the program never ran");
+        assert.match(res.structuredContent.stderr, /network helper: \/bin\/false did not bring up the network/);
+        assert.equal((await srv.close()).code, 0);
+});
