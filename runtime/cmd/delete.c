@@ -6,20 +6,17 @@
 #include "cmd.h"
 #include "statedir.h"
 
-/* A directory without a readable state.json is what a create killed before its first
- * write leaves behind: `delete --force` removes it (as runc does). */
+/* A directory without state.json is what a create killed before its first write leaves
+ * behind: `delete --force` removes it (as runc does). */
 static int
-remove_stale_dir(const rt_ctx *ctx, const char *id, msp_err *err)
+remove_incomplete_dir(const rt_ctx *ctx, const char *id, msp_err *err)
 {
-        _cleanup_close_ int rootfd = -1, dirfd = -1;
+        _cleanup_close_ int rootfd = -1;
         int r = rt_state_root_open(ctx, false, &rootfd, err);
 
         if (r < 0)
                 return r;
-        r = rt_statedir_open(rootfd, id, true, &dirfd, err);
-        if (r < 0)
-                return r;
-        return rt_statedir_remove(rootfd, id, dirfd, err);
+        return rt_statedir_remove_incomplete(rootfd, id, true, err);
 }
 
 int
@@ -47,7 +44,7 @@ cmd_delete(rt_ctx *ctx, int argc, char **argv)
                 msp_err e2 = { 0 };
                 if (r == -ENOENT && strstr(err.msg, "does not exist"))
                         return 0;
-                if (rt_id_validate(id, NULL) == 0 && remove_stale_dir(ctx, id, &e2) == 0)
+                if (rt_id_validate(id, NULL) == 0 && remove_incomplete_dir(ctx, id, &e2) == 0)
                         return 0;
         }
         if (r < 0 || rt_container_delete(ctx, c, force, &err) < 0)

@@ -253,6 +253,37 @@ rt_cgroup_create_in(const char *path, unsigned which, bool *ret_created, msp_err
         return 0;
 }
 
+struct exists_data {
+        const char *path;
+        unsigned which;
+        bool found;
+};
+
+static int
+exists_in(const char *hier, int root, bool v2, void *userdata, msp_err *err)
+{
+        struct exists_data *cd = userdata;
+        char rel[PATH_MAX];
+        struct stat st;
+
+        (void) err;
+        if (!(cd->which & (v2 ? RT_CGROUP_V2 : RT_CGROUP_V1)))
+                return 0;
+        if (cg_relpath(hier, cd->path, rel, sizeof rel) == 0 &&
+            fstatat(root, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+                cd->found = true;
+        return 0;
+}
+
+bool
+rt_cgroup_exists_in(const char *path, unsigned which)
+{
+        struct exists_data ed = { .path = path, .which = which };
+
+        (void) cg_for_each_hierarchy_in(which, exists_in, &ed, NULL);
+        return ed.found;
+}
+
 /* ---- signal and remove: a cgroup and the sub-cgroups a container made ---- */
 
 #define CG_MAX_DEPTH 16

@@ -35,6 +35,8 @@ int rt_cgroup_create(const char *path, bool *ret_created, msp_err *err);
 /* The same in the hierarchies `which` names; *ret_created is set when msp made a leaf
  * and left alone otherwise (so two calls accumulate). */
 int rt_cgroup_create_in(const char *path, unsigned which, bool *ret_created, msp_err *err);
+/* Does the cgroup's directory exist in any of the hierarchies `which` names? */
+bool rt_cgroup_exists_in(const char *path, unsigned which);
 int rt_cgroup_enter(const char *path, pid_t pid, msp_err *err);
 
 /* exec --cgroup (cgroup-sub.c), as runc-exec(8): "PATH" for every hierarchy ("/" is the

@@ -233,6 +233,32 @@ run_parent_hooks(create_run *cr, msp_err *err)
 
 static int apply_cgroup_resources(create_run *cr, msp_err *err);
 
+/* Make the container's cgroup in the hierarchies `which` names. state.json says that
+ * msp owns the cgroup before the first mkdir: a create killed right after it leaves a
+ * leaf that `delete --force` must remove. A cgroup that exists already is not ours
+ * (docs/CGROUPS.md, "Ownership"). */
+static int
+make_cgroup(create_run *cr, unsigned which, msp_err *err)
+{
+        oci_state *st = cr->c->state;
+        int r;
+
+        if (!st->cgroup_owned && !rt_cgroup_exists_in(cr->cgroup, which)) {
+                st->cgroup_owned = true;
+                r = rt_state_save(cr->c->dirfd, st, err);
+                if (r < 0)
+                        return r;
+        }
+        r = rt_cgroup_create_in(cr->cgroup, which, &cr->cgroup_made, err);
+        if (r < 0)
+                return r;
+        if (st->cgroup_owned != cr->cgroup_made) {
+                st->cgroup_owned = cr->cgroup_made;
+                r = rt_state_save(cr->c->dirfd, st, err);
+        }
+        return r;
+}
+
 /* After GO, in parallel with the init's unshare of its network and mount namespaces
  * (the network namespace alone is ~0.4 ms of kernel work): make the v1 cgroups, record
  * them and the pid, write the limits and device rules, and send the init the `tasks`
@@ -247,8 +273,7 @@ finish_v1_cgroups(create_run *cr, int sync_fd, msp_err *err)
         rt_cgroup_join join;
         int r;
 
-        r = rt_cgroup_create_in(cr->cgroup, RT_CGROUP_V1, &cr->cgroup_made, err);
-        cr->c->state->cgroup_owned = cr->cgroup_made;
+        r = make_cgroup(cr, RT_CGROUP_V1, err);
         if (r >= 0)
                 r = rt_state_save(cr->c->dirfd, cr->c->state, err);
         if (r >= 0)
@@ -737,16 +762,12 @@ rt_container_create(const rt_ctx *ctx, const rt_create_opts *o, rt_container **r
                 r = rt_cgroup_mode_detect(&cr->cgroup_mode, err);
                 cr->cgroup_v1_after_clone = r >= 0 && cr->cgroup_mode != RT_CGROUP_UNIFIED;
                 if (r >= 0)
-                        r = rt_cgroup_create_in(cr->cgroup,
-                                                cr->cgroup_v1_after_clone ? RT_CGROUP_V2 : RT_CGROUP_ALL,
-                                                &cr->cgroup_made, err);
-                c->state->cgroup_owned = cr->cgroup_made;
+                        r = make_cgroup(cr, cr->cgroup_v1_after_clone ? RT_CGROUP_V2 : RT_CGROUP_ALL,
+                                        err);
                 if (r >= 0)
                         rt_debug(ctx, "create '%s': cgroup '%s' (%s%s)", o->id, cr->cgroup,
                                  cr->cgroup_made ? "made" : "existed",
                                  cr->cgroup_v1_after_clone ? "; v1 hierarchies after clone" : "");
-                if (r >= 0)
-                        r = rt_state_save(c->dirfd, c->state, err);
                 if (r >= 0 && !cr->cgroup_v1_after_clone)
                         r = apply_cgroup_resources(cr, err);
         }

@@ -1,5 +1,6 @@
 #include "statedir.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,31 +84,63 @@ lock_dir(int dirfd, bool exclusive, const char *id, msp_err *err)
 }
 
 int
+rt_statedir_remove_incomplete(int rootfd, const char *id, bool wait, msp_err *err)
+{
+        _cleanup_close_ int fd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -EEXIST;
+        while (flock(fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB) < 0)
+                if (errno != EINTR)
+                        return -EEXIST;
+        if (fstat(fd, &st) < 0)
+                return -EEXIST;
+        if (st.st_nlink == 0)
+                return 0;
+        if (faccessat(fd, RT_STATE_NAME, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+                return -EEXIST;
+        return rt_statedir_remove(rootfd, id, fd, err);
+}
+
+int
 rt_statedir_create(int rootfd, const char *id, int *ret_dirfd, msp_err *err)
 {
-        _cleanup_close_ int fd = -1;
         int r;
 
         if (!id)
                 return msp_err_set(err, EINVAL, "container id must not be empty");
-        if (mkdirat(rootfd, id, 0700) < 0) {
-                if (errno == EEXIST)
-                        return msp_err_set(err, EEXIST, "container '%s' already exists", id);
-                return msp_err_sys(err, errno, "create state directory for '%s'", id);
+        /* Bounded: each round either makes the directory or removes a leftover; a
+         * concurrent create or delete --force may remove ours between mkdir and flock
+         * (it found it empty and unlocked), and then we start again. */
+        for (int attempt = 0; attempt < 8; attempt++) {
+                _cleanup_close_ int fd = -1;
+                struct stat st;
+
+                if (mkdirat(rootfd, id, 0700) < 0) {
+                        if (errno != EEXIST)
+                                return msp_err_sys(err, errno, "create state directory for '%s'", id);
+                        r = rt_statedir_remove_incomplete(rootfd, id, false, err);
+                        if (r == -EEXIST)
+                                return msp_err_set(err, EEXIST, "container '%s' already exists", id);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                fd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0)
+                        continue;
+                r = lock_dir(fd, true, id, err);
+                if (r < 0) {
+                        (void) unlinkat(rootfd, id, AT_REMOVEDIR);
+                        return r;
+                }
+                if (fstat(fd, &st) < 0 || st.st_nlink == 0)
+                        continue;
+                *ret_dirfd = TAKE_FD(fd);
+                return 0;
         }
-        fd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0) {
-                r = msp_err_sys(err, errno, "open state directory for '%s'", id);
-                (void) unlinkat(rootfd, id, AT_REMOVEDIR);
-                return r;
-        }
-        r = lock_dir(fd, true, id, err);
-        if (r < 0) {
-                (void) unlinkat(rootfd, id, AT_REMOVEDIR);
-                return r;
-        }
-        *ret_dirfd = TAKE_FD(fd);
-        return 0;
+        return msp_err_set(err, EEXIST, "container '%s' already exists", id);
 }
 
 int
@@ -136,17 +169,30 @@ rt_statedir_open(int rootfd, const char *id, bool exclusive, int *ret_dirfd, msp
 int
 rt_statedir_remove(int rootfd, const char *id, int dirfd, msp_err *err)
 {
-        static const char *const names[] = { RT_STATE_NAME, RT_CONFIG_NAME, RT_FIFO_NAME,
-                                             RT_STATE_NAME ".tmp" };
+        /* Every entry, not only the names msp writes: a command killed mid-write leaves
+         * a temp file (config.json.tmp, state.json.tmp) that would keep the rmdir from
+         * succeeding. Its own fd: a readdir on dirfd would move the offset the lock
+         * holder's other readers share. */
+        _cleanup_closedir_ DIR *d = NULL;
+        int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct dirent *de;
 
-        for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-                if (unlinkat(dirfd, names[i], 0) < 0 && errno != ENOENT)
-                        return msp_err_sys(err, errno, "remove '%s' of container '%s'", names[i], id);
+        if (fd < 0 || !(d = fdopendir(fd))) {
+                if (fd >= 0)
+                        close(fd);
+                return msp_err_sys(err, errno, "read state directory of '%s'", id);
+        }
+        while ((de = readdir(d))) {
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                if (unlinkat(dirfd, de->d_name, 0) < 0 && errno != ENOENT)
+                        return msp_err_sys(err, errno, "remove '%s' of container '%s'", de->d_name,
+                                           id);
+        }
         if (unlinkat(rootfd, id, AT_REMOVEDIR) < 0 && errno != ENOENT)
                 return msp_err_sys(err, errno, "remove state directory of '%s'", id);
         return 0;
 }
-
 
 int
 rt_state_load(int dirfd, const char *id, oci_state **ret, msp_err *err)
