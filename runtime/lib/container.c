@@ -233,19 +233,48 @@ run_parent_hooks(create_run *cr, msp_err *err)
 
 static int apply_cgroup_resources(create_run *cr, msp_err *err);
 
+/* A cgroup that existed before create is not ours. Under the default path, which is
+ * msp's own, it is another container's (of another state root) or a leftover: refused.
+ * A linux.cgroupsPath may name an existing cgroup if it holds no process (runc 1.2's
+ * rule): two containers in one cgroup would share kill --all and delete. */
+static int
+check_existing_cgroup(create_run *cr, msp_err *err)
+{
+        const oci_linux *lx = cr->c->spec->linux_;
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n = 0;
+        int r;
+
+        if (!lx || !lx->cgroups_path || !*lx->cgroups_path)
+                return msp_err_set(err, EEXIST, "cgroup '%s' already exists: a container of "
+                                   "another state root, or one left behind (remove it, or set "
+                                   "linux.cgroupsPath)", cr->cgroup);
+        r = rt_cgroup_pids(cr->cgroup, &pids, &n, err);
+        if (r < 0 && r != -ENOENT)
+                return r;
+        if (n > 0)
+                return msp_err_set(err, EBUSY, "container's cgroup is not empty: %zu process(es) "
+                                   "found in '%s'", n, cr->cgroup);
+        msp_err_clear(err);
+        return 0;
+}
+
 /* Make the container's cgroup in the hierarchies `which` names. state.json says that
  * msp owns the cgroup before the first mkdir: a create killed right after it leaves a
- * leaf that `delete --force` must remove. A cgroup that exists already is not ours
- * (docs/CGROUPS.md, "Ownership"). */
+ * leaf that `delete --force` must remove (docs/CGROUPS.md, "Ownership"). */
 static int
 make_cgroup(create_run *cr, unsigned which, msp_err *err)
 {
         oci_state *st = cr->c->state;
         int r;
 
-        if (!st->cgroup_owned && !rt_cgroup_exists_in(cr->cgroup, which)) {
-                st->cgroup_owned = true;
-                r = rt_state_save(cr->c->dirfd, st, err);
+        if (!st->cgroup_owned) {
+                if (rt_cgroup_exists_in(cr->cgroup, which))
+                        r = check_existing_cgroup(cr, err);
+                else {
+                        st->cgroup_owned = true;
+                        r = rt_state_save(cr->c->dirfd, st, err);
+                }
                 if (r < 0)
                         return r;
         }

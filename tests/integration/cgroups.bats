@@ -495,3 +495,49 @@ run_detached() {
                 "$BATS_TEST_TMPDIR/out"
         assert_nothing_left "$CID"
 }
+
+# Two state roots, one cgroup: the second container must not join the first one's cgroup
+# (a `kill --all` or `delete` through either root would reach both). run_b: `msp run -d`
+# through a second state root, its output in $BATS_TEST_TMPDIR/b.out (a container that
+# starts keeps its stdio: bats' `run` would wait for it).
+run_b() {
+        status=0
+        "$MSP" --root "$BATS_TEST_TMPDIR/state-b" run -d -b "$BUNDLE" "$CID" </dev/null \
+                >"$BATS_TEST_TMPDIR/b.out" 2>&1 3>&- || status=$?
+        "$MSP" --root "$BATS_TEST_TMPDIR/state-b" delete --force "$CID" >/dev/null 2>&1 3>&- || true
+        output=$(cat "$BATS_TEST_TMPDIR/b.out")
+        echo "$output"
+}
+
+@test "cgroup of another state root: a default path that exists is refused, the first container lives on" {
+        update_config 'del(.linux.cgroupsPath)'
+        run_detached sleep 1000
+        init=$(state_field "$CID" pid)
+        [ -d "/sys/fs/cgroup/unified/msp/$CID" ] || [ -d "/sys/fs/cgroup/msp/$CID" ]
+
+        run_b
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"cgroup '/msp/$CID' already exists"* ]]
+        [ ! -e "$BATS_TEST_TMPDIR/state-b/$CID" ]
+        [ "$(state_field "$CID" status)" = running ]
+        [ "$(state_field "$CID" pid)" = "$init" ]
+        msp delete --force "$CID"
+        [ ! -e "/sys/fs/cgroup/unified/msp/$CID" ] && [ ! -e "/sys/fs/cgroup/msp/$CID" ]
+}
+
+@test "cgroup of another state root: a linux.cgroupsPath holding processes is refused (runc 1.2's rule)" {
+        run_detached sleep 1000
+        run_b
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"container's cgroup is not empty: 1 process(es) found in '/$CGROUP_PREFIX/$CID'"* ]]
+        [ ! -e "$BATS_TEST_TMPDIR/state-b/$CID" ]
+        [ "$(state_field "$CID" status)" = running ]
+        [ "$(msp ps --format json "$CID" | jq length)" -eq 1 ]
+
+        # Once it is empty, the path may be used again (as runc allows an existing cgroup).
+        msp delete --force "$CID"
+        mkdir -p "/sys/fs/cgroup/unified/$CGROUP_PREFIX/$CID" 2>/dev/null ||
+                mkdir -p "/sys/fs/cgroup/$CGROUP_PREFIX/$CID"
+        run_b
+        [ "$status" -eq 0 ]
+}
