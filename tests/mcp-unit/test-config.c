@@ -1,6 +1,9 @@
 /* mcp-adapter/config.c: defaults, sizes, durations and CPUs, --config FILE with flags
  * winning, --rootfs, and errors that name the option and the value. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -56,6 +59,51 @@ TEST(defaults_and_flags)
         ASSERT_STREQ(cfg.state_dir, "/run/msp-mcp");
         ASSERT_TRUE(cfg.max_concurrent >= 1);
         mcp_config_done(&cfg);
+}
+
+TEST(network_helper)
+{
+        /* Found in PATH as an absolute path (the runtime runs the hook with its own
+         * environment); named with --slirp4netns; absent: NULL. */
+        mcp_config cfg;
+        msp_err err = { 0 };
+        mcp_config_action action;
+        char dir[] = "/tmp/test-config-XXXXXX";
+        ASSERT_NOT_NULL(mkdtemp(dir));
+        char helper[64], path[128];
+        snprintf(helper, sizeof helper, "%s/slirp4netns", dir);
+        int fd = open(helper, O_WRONLY | O_CREAT | O_CLOEXEC, 0755);
+        ASSERT_TRUE(fd >= 0);
+        close(fd);
+        const char *old = getenv("PATH");
+        _cleanup_free_ char *saved = old ? strdup(old) : NULL;
+        snprintf(path, sizeof path, "/nonexistent:relative:%s", dir);
+        setenv("PATH", path, 1);
+        const char *argv[] = { "msp-mcp", "--runtime", "/bin/true", NULL };
+        int r = load(&cfg, &err, &action, ARRAY_SIZE(argv) - 1, argv);
+        const char *found = r == 0 && cfg.usernet_path ? strdup(cfg.usernet_path) : NULL;
+        if (r == 0)
+                mcp_config_done(&cfg);
+        setenv("PATH", "/nonexistent", 1);
+        int r2 = load(&cfg, &err, &action, ARRAY_SIZE(argv) - 1, argv);
+        bool absent = r2 == 0 && cfg.usernet_path == NULL;
+        if (r2 == 0)
+                mcp_config_done(&cfg);
+        const char *named[] = { "msp-mcp", "--runtime", "/bin/true", "--slirp4netns", "/opt/s4n", NULL };
+        int r3 = load(&cfg, &err, &action, ARRAY_SIZE(named) - 1, named);
+        bool is_named = r3 == 0 && cfg.usernet_path && strcmp(cfg.usernet_path, "/opt/s4n") == 0;
+        if (r3 == 0)
+                mcp_config_done(&cfg);
+        if (saved)
+                setenv("PATH", saved, 1);
+        (void) unlink(helper);
+        (void) rmdir(dir);
+        ASSERT_OK(r);
+        ASSERT_NOT_NULL(found);
+        ASSERT_STREQ(found, helper);
+        free((char *) found);
+        ASSERT_TRUE(absent);
+        ASSERT_TRUE(is_named);
 }
 
 TEST(config_file_and_precedence)
@@ -154,6 +202,7 @@ main(void)
 {
         RUN(sizes);
         RUN(defaults_and_flags);
+        RUN(network_helper);
         RUN(config_file_and_precedence);
         RUN(errors_name_option_and_value);
         RUN(actions);
