@@ -38,13 +38,17 @@ bench_need_root "the engines and their containers need root"
 build=${BUILD_DIR:-$repo/build-bench}
 bench_build "$build" runtime/msp
 MSP=$build/runtime/msp
+# shellcheck disable=SC2034 # read by lib.bash
 REPO=$repo
+# shellcheck disable=SC2034
 BATS_TEST_DIRNAME=$repo/tests/engines  # lib.bash's defaults are relative to a suite
 # shellcheck source=../engines/lib.bash
 . "$repo/tests/engines/lib.bash"
 
 eng_need bench-engines >/dev/null || die "the engines are missing"
 cleanup() {
+        set +eo pipefail        # the steps below check for themselves; each must run
+        # shellcheck disable=SC2046 # one word per id
         dk rm -f $(dk ps -aq 2>/dev/null) >/dev/null 2>&1 || true
         dk_stop_daemon
         eng_cleanup

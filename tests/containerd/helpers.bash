@@ -93,6 +93,7 @@ ct_exit_status() {
 
 ct_teardown_file() {
         [ -n "${ENG_DIR:-}" ] && [ -d "$ENG_DIR" ] || return 0
+        # shellcheck disable=SC2046 # one word per id
         [ -S "$(CTD_SOCK)" ] && ct_remove $(ct container ls -q 2>/dev/null)
         eng_cleanup
 }
@@ -101,6 +102,7 @@ ct_teardown_file() {
 ct_teardown() {
         local ids
         ids=$(ct container ls -q 2>/dev/null) || return 0
+        # shellcheck disable=SC2086 # one word per id
         [ -z "$ids" ] || ct_remove $ids
         [ -z "${CT_EVENTS_PID:-}" ] || eng_stop_pid "$CT_EVENTS_PID" 2
 }

@@ -21,8 +21,6 @@ DK_RUNTIME_ROOT() { echo "$ENG_DIR/exec/runtime-runc/moby"; }
 
 dk_setup_file() {
         eng_need docker || return 1
-        # dockerd writes its trust key to /etc/docker/key.json: removed again if it was not there.
-        [ -e /etc/docker/key.json ] || touch "$ENG_DIR/remove-key-json"
         mkdir -p "$ENG_DIR/client"
         jq --arg p "$MSP" '.runtimes.msp.path = $p' "$REPO/contrib/docker/daemon.json" \
                 >"$ENG_DIR/daemon.json"
@@ -34,12 +32,9 @@ dk_setup_file() {
 
 dk_teardown_file() {
         [ -n "${ENG_DIR:-}" ] && [ -d "$ENG_DIR" ] || return 0
+        # shellcheck disable=SC2046 # one word per id
         dk rm -f $(dk ps -aq 2>/dev/null) >/dev/null 2>&1 || true
         dk_stop_daemon
-        if [ -e "$ENG_DIR/remove-key-json" ]; then
-                rm -f /etc/docker/key.json
-                rmdir /etc/docker 2>/dev/null || true
-        fi
         eng_cleanup
 }
 
@@ -47,6 +42,7 @@ dk_teardown_file() {
 dk_teardown() {
         local ids
         ids=$(dk ps -aq 2>/dev/null) || return 0
+        # shellcheck disable=SC2086 # one word per id
         [ -z "$ids" ] || dk rm -f $ids >/dev/null 2>&1 || true
 }
 

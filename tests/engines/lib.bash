@@ -33,6 +33,9 @@ eng_need() {
         ENG_DIR=$(mktemp -d "/tmp/msp-$suite.XXXXXX")
         ENG_CGROUP="msp-$suite-test-${ENG_DIR##*.}"
         export ENG_DIR ENG_CGROUP
+        # dockerd writes its trust key to /etc/docker/key.json: removed again at the end if
+        # it was not there before.
+        [ -e /etc/docker/key.json ] || touch "$ENG_DIR/remove-key-json"
 }
 
 # eng_rootfs DIR: the busybox tree of bundles/busybox with the static test helper at
@@ -174,6 +177,10 @@ eng_cleanup() {
                 compgen -G "/sys/fs/cgroup/*/$ENG_CGROUP" >/dev/null || break
                 sleep 0.1
         done
+        if [ -e "$ENG_DIR/remove-key-json" ]; then
+                rm -f /etc/docker/key.json
+                rmdir /etc/docker 2>/dev/null || true
+        fi
         rm -rf --one-file-system "$ENG_DIR"
 }
 
