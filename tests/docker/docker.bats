@@ -417,6 +417,25 @@ WINSIZE='for i in $(seq 50); do s=$(stty size 2>/dev/null); case $s in [1-9]*) b
                 [[ "$output" == *"Read-only file system"* ]]
         done
         dk rm -f cgview cgview-runc >/dev/null
+        # with a cgroup namespace of its own the view is the same
+        for rt in msp runc; do
+                run dk run --rm --runtime "$rt" --cgroupns private --memory 40m "$DK_IMAGE" \
+                        sh -c 'cat /sys/fs/cgroup/memory/memory.limit_in_bytes; find /sys/fs/cgroup/memory -mindepth 1 -type d | wc -l'
+                echo "$rt: $output"
+                [ "$status" -eq 0 ]
+                [ "${lines[0]}" = $((40 << 20)) ]
+                [ "${lines[1]}" = 0 ]
+        done
+}
+
+@test "--ulimit: soft and hard limits below the host's hard limit (as runc)" {
+        for rt in msp runc; do
+                run dk run --rm --runtime "$rt" --ulimit nofile=512:1024 --ulimit nproc=300:400 "$DK_IMAGE" \
+                        sh -c 'ulimit -n; ulimit -Hn; ulimit -u; ulimit -Hu'
+                echo "$rt: $output"
+                [ "$status" -eq 0 ]
+                [ "$output" = "$(printf '512\n1024\n300\n400')" ]
+        done
 }
 
 @test "the runtime root docker shares between runtimes holds only containers: runc list works" {
