@@ -16,7 +16,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bundle.h"
 #include "engine.h"
+#include "languages.h"
 #include "macros.h"
 #include "runner.h"
 #include "usernet.h"
@@ -107,6 +109,27 @@ check_cgroups(checker *c)
                                                    "memory limits cannot exclude swap");
 }
 
+/* The languages of the host view: listed ones with their interpreter, and those present but
+ * not working in the sandbox ("off", never a missing requirement) with the reason. */
+static void
+check_languages(checker *c)
+{
+        mcp_hostview view;
+        msp_err e = { 0 };
+        if (!c->out || mcp_hostview_probe(&view, &e) < 0)
+                return;
+        _cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        mcp_languages l;
+        mcp_languages_detect(root, &view, &l);
+        for (size_t i = 0; i < l.n; i++) {
+                char name[32];
+                snprintf(name, sizeof name, "lang %s", l.names[i]);
+                line(c, true, name, "%s", l.interp[i]);
+        }
+        for (size_t i = 0; i < l.n_off; i++)
+                fprintf(c->out, "%-8s lang %-9s not listed: %s\n", "off", l.off[i]->name, l.why[i]);
+}
+
 int
 mcp_check_host(const mcp_config *cfg, FILE *out, msp_err *err)
 {
@@ -183,5 +206,6 @@ mcp_check_host(const mcp_config *cfg, FILE *out, msp_err *err)
         bool made = mkdir(state, 0711) == 0 || errno == EEXIST;
         bool w = made && access(state, W_OK | X_OK) == 0;
         line(&c, w, "state-dir", "%s: %s", state, w ? "writable" : strerror(errno));
+        check_languages(&c);
         return c.first_missing;
 }

@@ -37,13 +37,14 @@ under(const char *path, const char *dir)
         return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
+/* Nor a directory above one of those: its bind would show them. */
 static bool
 may_join(const char *path)
 {
         if (strncmp(path, "/etc/", 5) != 0)
                 return false;
         for (size_t i = 0; i < ARRAY_SIZE(deny); i++)
-                if (under(path, deny[i]))
+                if (under(path, deny[i]) || under(deny[i], path))
                         return false;
         return true;
 }
@@ -146,7 +147,7 @@ mcp_sysview_resolve(mcp_hostview *v, const char *path, bool add, char *why, size
                 memcpy(done + dl + 1, comp, len);
                 done[dl + 1 + len] = '\0';
                 if (!view_has(v, done, false)) {
-                        if (view_has(v, done, true))
+                        if (view_has(v, done, true) || strcmp(done, "/etc") == 0)
                                 continue;       /* a directory of the skeleton */
                         if (!add || !may_join(done))
                                 return fail(why, size, "%s is outside the system view", done);
@@ -211,7 +212,7 @@ scan(mcp_hostview *v, int dfd, const char *path, int depth, size_t *budget)
 void
 mcp_sysview_scan(mcp_hostview *v, const char *dir)
 {
-        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         size_t budget = SCAN_BUDGET;
         if (fd >= 0)
                 scan(v, fd, dir, 1, &budget);

@@ -198,3 +198,28 @@ plt.title("a title with text")
 plt.savefig("/workspace/out/py.png")
 assert "/usr/lib/python3/dist-packages" in matplotlib.__file__`, "py.png");
 });
+
+test("--check names every language listed, with its interpreter", { skip, timeout: 60_000 }, () => {
+        const dir = fs.mkdtempSync("/tmp/msp-mcp-test-");
+        try {
+                const r = spawnSync(process.env.MSP_MCP, ["--check", "--runtime", process.env.MSP, "--state-dir", dir],
+                                    { encoding: "utf8", timeout: 60_000 });
+                assert.equal(r.status, 0, r.stdout + r.stderr);
+                for (const lang of languages)
+                        assert.match(r.stdout, new RegExp(`^ok +lang ${lang} +/\\S+`, "m"), r.stdout);
+                // Present but not listed: an "off" line with the reason, never a failure.
+                for (const m of r.stdout.matchAll(/^off +lang (\S+) +not listed: .+$/gm))
+                        assert.ok(!languages.includes(m[1]), m[0]);
+        } finally {
+                fs.rmSync(dir, { recursive: true, force: true });
+        }
+});
+
+test("node: a globally installed module loads, as on the host", { skip, timeout: 120_000 }, async (t) => {
+        const mod = "/usr/lib/node_modules/npm/node_modules/semver";
+        if (!languages.includes("node")) return t.skip("node is not installed");
+        if (!fs.existsSync(mod)) return t.skip(`${mod} is not installed (npm)`);
+        const out = assertOk(await runCode(srv, "node", `const semver = require("${mod}");
+console.log(semver.valid("1.2.3"), semver.gt("2.0.0", "1.9.9"))`), srv, "node global module");
+        assert.equal(out.stdout, "1.2.3 true\n");
+});
