@@ -302,6 +302,15 @@ mcp_engine_languages(const mcp_engine *e)
         return e->langs.names;
 }
 
+const char *
+mcp_engine_language_off(const mcp_engine *e, size_t i, const char **why)
+{
+        if (i >= e->langs.n_off)
+                return NULL;
+        *why = e->langs.why[i];
+        return e->langs.off[i]->name;
+}
+
 mcp_session_store *
 mcp_engine_sessions(mcp_engine *e)
 {

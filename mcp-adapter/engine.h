@@ -94,6 +94,9 @@ mcp_engine *mcp_engine_free(mcp_engine *engine);
  * NULL-terminated, in a stable order. A prepared rootfs may lack some: such a run fails
  * with a tool error naming the language and the rootfs. */
 const char *const *mcp_engine_languages(const mcp_engine *engine);
+/* The i-th language present on the host but not working in the sandbox, and why; NULL past
+ * the last. */
+const char *mcp_engine_language_off(const mcp_engine *engine, size_t i, const char **why);
 
 /* The session store the engine uses (session.h). */
 mcp_session_store *mcp_engine_sessions(mcp_engine *engine);

@@ -109,6 +109,9 @@ serve(mcp_config *cfg, mcp_logger *lg)
                 mcp_engine_free(engine);
                 return 1;
         }
+        const char *off, *why;
+        for (size_t i = 0; (off = mcp_engine_language_off(engine, i, &why)); i++)
+                mcp_log(lg, MCP_LOG_WARNING, "language %s not listed: %s", off, why);
         mcp_log(lg, MCP_LOG_INFO, "msp-mcp %s ready (runtime %s)", MSP_VERSION, cfg->runtime_path);
         r = mcp_loop_run(loop);
         if (r < 0)

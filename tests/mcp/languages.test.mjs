@@ -223,3 +223,17 @@ test("node: a globally installed module loads, as on the host", { skip, timeout:
 console.log(semver.valid("1.2.3"), semver.gt("2.0.0", "1.9.9"))`), srv, "node global module");
         assert.equal(out.stdout, "1.2.3 true\n");
 });
+
+test("python: Debian's /usr/bin/python3 with its dist-packages", { skip, timeout: 120_000 }, async (t) => {
+        if (!languages.includes("python")) return t.skip("python3 is not installed");
+        // The host's interpreter with the sandbox's environment (no user site, no PYTHON*).
+        const host = spawnSync("/usr/bin/python3", ["-c", "import sys; print('\\n'.join(sys.path[1:]))"],
+                               { encoding: "utf8", env: { PATH: "/usr/bin:/bin", HOME: "/nonexistent", LANG: "C.UTF-8" } });
+        const out = assertOk(await runCode(srv, "python", "import sys\nprint(sys.executable)\nprint('\\n'.join(sys.path[1:]))"),
+                             srv, "python sys.path");
+        const [exe, ...path] = out.stdout.trim().split("\n");
+        assert.match(exe, /^\/usr\/bin\/python3/);
+        // The same module path as the host's interpreter (the program's own directory aside).
+        assert.deepEqual(path, host.stdout.trim().split("\n"));
+        assert.ok(path.includes("/usr/lib/python3/dist-packages"), out.stdout);
+});
