@@ -49,9 +49,9 @@ ABOUT[mcp]="run tests/mcp and tests/bench/mcp.sh (node and npm for the MCP TypeS
 DEB[mcp]="nodejs npm"
 FEDORA[mcp]="nodejs npm"
 
-ABOUT[languages]="the optional languages tests/mcp/languages.test.mjs runs in msp-mcp's sandbox (R; matplotlib for Python's plots; gcc and g++ come with build)"
-DEB[languages]="r-base-core g++ python3-matplotlib?"
-FEDORA[languages]="R-core gcc-c++ python3-matplotlib"
+ABOUT[languages]="the optional languages tests/mcp/languages.test.mjs runs in msp-mcp's sandbox (R, Ruby; matplotlib for Python's plots; g++ for C++)"
+DEB[languages]="r-base-core g++ ruby? python3-matplotlib?"
+FEDORA[languages]="R-core gcc-c++ ruby python3-matplotlib"
 
 GROUP_ORDER="build bundles test bench vm podman engines mcp languages"
 DEFAULT_GROUPS="build test"

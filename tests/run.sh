@@ -9,7 +9,7 @@
 #                                             podman: podman, conmon for tests/podman;
 #                                             engines: docker.io, containerd for
 #                                             tests/docker and tests/containerd;
-#                                             languages: R, g++, matplotlib for
+#                                             languages: R, g++, Ruby, matplotlib for
 #                                             tests/mcp/languages.test.mjs;
 #                                             mcp: node, npm when missing), then
 #      npm ci --prefix tests/mcp             (the pinned MCP SDK for suite 'mcp')

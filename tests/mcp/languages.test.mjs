@@ -104,8 +104,8 @@ int main(int argc, char **argv) {
 }`,
 };
 
-async function runContract(lang, extra = {}) {
-        const res = await runCode(srv, lang, PROGRAMS[lang],
+async function runContract(lang, extra = {}, server = srv) {
+        const res = await runCode(server, lang, PROGRAMS[lang],
                                   { stdin: "abc\n", args: ["one", "two words"], timeout_ms: 60_000, ...extra });
         const out = res.structuredContent;
         assert.ok(out, `${lang}: no structuredContent: ${JSON.stringify(res).slice(0, 1000)}`);
@@ -160,9 +160,9 @@ cat(R.version$major, "\\n")`, { timeout_ms: 60_000 });
         await call(srv, "session_close", { session_id: s.session_id });
 });
 
-async function assertImage(lang, code, name) {
-        const res = await runCode(srv, lang, code, { timeout_ms: 120_000 });
-        const out = assertOk(res, srv, `${lang} plot`);
+async function assertImage(lang, code, name, server = srv) {
+        const res = await runCode(server, lang, code, { timeout_ms: 120_000 });
+        const out = assertOk(res, server, `${lang} plot`);
         assert.equal(out.stderr, "", `${lang} plot: stderr`);
         const img = res.content.find((c) => c.type === "image");
         assert.ok(img, `${lang}: no image block in ${JSON.stringify(res.content).slice(0, 500)}`);
@@ -173,14 +173,25 @@ async function assertImage(lang, code, name) {
         assert.ok(out.files.some((f) => f.path === `out/${name}` && f.mime_type === "image/png"));
 }
 
+const R_PLOT = `dir.create("/workspace/out", showWarnings = FALSE)
+png("/workspace/out/r.png", width = 400, height = 300)
+plot(stats::rnorm(50), main = "a title with text")
+invisible(dev.off())`;
+
 test("R: png() works headless, the plot comes back as image content", { skip, timeout: 240_000 }, async (t) => {
         if (!languages.includes("R")) return t.skip("Rscript is not installed (contrib/install-deps.sh languages)");
         if (hostR('quit(status = !capabilities("png"))').status !== 0)
                 return t.skip("this host's R has no png device (capabilities('png') is FALSE)");
-        await assertImage("R", `dir.create("/workspace/out", showWarnings = FALSE)
-png("/workspace/out/r.png", width = 400, height = 300)
-plot(stats::rnorm(50), main = "a title with text")
-invisible(dev.off())`, "r.png");
+        await assertImage("R", R_PLOT, "r.png");
+});
+
+// The binds the languages need are plain OCI mounts: runc runs every language the same.
+const RUNC = ["/usr/sbin/runc", "/usr/bin/runc"].find((p) => fs.existsSync(p));
+test("--runtime runc: every language listed, and an R plot", { skip: skip || (RUNC ? false : "runc not installed (contrib/install-deps.sh bench)"), timeout: 300_000 }, async () => {
+        const rs = await startServer({ runtime: RUNC });
+        for (const lang of languages) await runContract(lang, {}, rs);
+        if (languages.includes("R")) await assertImage("R", R_PLOT, "r.png", rs);
+        await rs.close();
 });
 
 test("python: matplotlib (Agg) plot comes back as image content", { skip, timeout: 240_000 }, async (t) => {
