@@ -1,9 +1,9 @@
 #!/usr/bin/env bats
-# Fault injection: `create`, `start`, `exec` and `delete` killed with SIGKILL at random
-# points (msp-killafter). Whatever a killed command left, `delete --force` must succeed
-# and leave nothing behind: no state dir, no cgroup in any hierarchy (each v1 one and the
-# cgroup2 one), no mount, no process; and a create killed before it wrote state.json must
-# not keep the next create of its id from succeeding.
+# Fault injection: `create`, `start`, `exec`, `delete` and `run -d` killed with SIGKILL
+# at random points (msp-killafter). Whatever a killed command left, `delete --force`
+# must succeed and leave nothing behind: no state dir, no cgroup in any hierarchy (each
+# v1 one and the cgroup2 one), no mount, no process; and a create killed before it wrote
+# state.json must not keep the next create of its id from succeeding.
 #
 # The delays are random, the invariant must hold for every one of them. The seed is
 # printed (FAULTS_SEED=N replays the same delays); FAULTS_ROUNDS sets the rounds a test.
@@ -124,10 +124,10 @@ check_clean() {
         msp start "$CID"
         full=$(duration_us exec -d "$CID" sleep 1000)
         msp delete --force "$CID"
-        # Fewer rounds: the exec'd process is orphaned to the host's pid 1, and the init
-        # of a pid namespace dies only once that one has reaped it, which a pid 1 that
-        # reaps lazily (this VM's: ~2 s) makes each delete wait for.
-        for i in $(seq $(( ROUNDS / 3 ))); do
+        # Fewer rounds (run -d too): the exec'd process is orphaned to the host's pid 1,
+        # and the init of a pid namespace dies only once that one has reaped it, which a
+        # pid 1 that reaps lazily (this VM's: ~2 s) makes each delete wait for.
+        for i in $(seq $(( ROUNDS / 4 ))); do
                 create_bg "$CID"
                 msp start "$CID"
                 d=$(delay_in "$full")
@@ -146,6 +146,17 @@ check_clean() {
                 msp start "$CID"
                 d=$(delay_in "$full")
                 kill_after "$d" delete --force "$CID"
+                check_clean "$i" "$d"
+        done
+}
+
+@test "faults: run -d killed at random points: delete --force cleans up" {
+        local full d i
+        full=$(duration_us run -d -b "$BUNDLE" "$CID")
+        msp delete --force "$CID"
+        for i in $(seq $(( ROUNDS / 4 ))); do
+                d=$(delay_in "$full")
+                kill_after "$d" run -d -b "$BUNDLE" "$CID"
                 check_clean "$i" "$d"
         done
 }
