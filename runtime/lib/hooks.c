@@ -327,6 +327,17 @@ rt_hooks_run(const oci_hook_list *hooks, const char *kind, const char *state_jso
 }
 
 void
+rt_hooks_run_all(const rt_ctx *ctx, const oci_hook_list *hooks, const char *kind,
+                 const char *state_json)
+{
+        for (size_t i = 0; hooks && i < hooks->n; i++) {
+                msp_err err = { 0 };
+                if (hook_run(&hooks->v[i], kind, state_json, &err) < 0)
+                        rt_log_warning(ctx, "%s, ignoring", err.msg);
+        }
+}
+
+void
 rt_hooks_debug(const rt_ctx *ctx, const oci_hook_list *hooks, const char *kind)
 {
         if (!ctx || !ctx->debug)

@@ -10,5 +10,9 @@
  * ("<kind> hook '<path>' exited with status N" / "... timed out after N s"). */
 int rt_hooks_run(const oci_hook_list *hooks, const char *kind, const char *state_json,
                  msp_err *err);
+/* Run every hook in order; a failing one is a warning ("<error>, ignoring") and the ones
+ * after it still run (poststop: runtime.md, "as if the hook had succeeded"). */
+void rt_hooks_run_all(const rt_ctx *ctx, const oci_hook_list *hooks, const char *kind,
+                      const char *state_json);
 /* --debug: one line per hook about to run ("<kind> hook[i]: <path> <args>"). */
 void rt_hooks_debug(const rt_ctx *ctx, const oci_hook_list *hooks, const char *kind);

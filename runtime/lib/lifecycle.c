@@ -269,9 +269,10 @@ rt_container_delete(const rt_ctx *ctx, rt_container *c, bool force, msp_err *err
                 msp_err herr = { 0 };
                 st->status = (char *) "stopped";
                 rt_hooks_debug(ctx, &c->spec->hooks.poststop, "poststop");
-                if (state_json(st, &json, &herr) >= 0 &&
-                    rt_hooks_run(&c->spec->hooks.poststop, "poststop", json, &herr) < 0)
-                        rt_log_warning(ctx, "%s, ignoring", herr.msg);
+                if (state_json(st, &json, &herr) < 0)
+                        rt_log_warning(ctx, "%s, poststop hooks not run", herr.msg);
+                else
+                        rt_hooks_run_all(ctx, &c->spec->hooks.poststop, "poststop", json);
         }
         return 0;
 }

@@ -212,13 +212,17 @@ create_times_out() {
         create_times_out createContainer
 }
 
-@test "a failing poststop hook is only a warning" {
-        update_config '.hooks = {"poststop": [{"path": "/bin/sh", "args": ["sh", "-c", "exit 4"]}]}'
+@test "a failing poststop hook is only a warning; the hooks after it still run" {
+        # runtime.md: the remaining hooks and lifecycle continue as if it had succeeded
+        marker="$BATS_TEST_TMPDIR/after"
+        update_config '.hooks = {"poststop": [{"path": "/bin/sh", "args": ["sh", "-c", "exit 4"]},
+                {"path": "/bin/sh", "args": ["sh", "-c", "echo ran >>'"$marker"'"]}]}'
         set_args /bin/true
         run msp run -b "$BUNDLE" "$CID" </dev/null
         echo "$output"
         [ "$status" -eq 0 ]
         [[ "$output" == *"poststop hook"*"status 4"* ]]
+        [ "$(cat "$marker")" = ran ]
         assert_nothing_left "$CID"
         set_args /bin/sleep 1000
         create_bg "$CID"
@@ -226,6 +230,7 @@ create_times_out() {
         echo "$output"
         [ "$status" -eq 0 ]
         [[ "$output" == *"poststop hook"* ]]
+        [ "$(cat "$marker")" = "$(printf 'ran\nran')" ]
         assert_nothing_left "$CID"
 }
 
