@@ -308,6 +308,7 @@ EOF
 @test "runtime hooks stay in the runtime's namespaces when the container joins others by path" {
         # an infra container whose pid, net, ipc and uts namespaces the next one joins
         update_config 'del(.mounts[] | select(.destination == "/hooklog"))'
+        update_config ".linux.cgroupsPath = \"/$CGROUP_PREFIX/$CID-infra\""
         set_args /bin/msp-helper sleep-forever
         create_bg "$CID-infra"
         infra=$(state_field "$CID-infra" pid)
