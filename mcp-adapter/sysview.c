@@ -37,14 +37,15 @@ under(const char *path, const char *dir)
         return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-/* Nor a directory above one of those: its bind would show them. */
+/* Matched as prefixes (also "/etc/shadow-", "/etc/hosts.deny"); nor a directory above one of
+ * them: its bind would show them. */
 static bool
 may_join(const char *path)
 {
         if (strncmp(path, "/etc/", 5) != 0)
                 return false;
         for (size_t i = 0; i < ARRAY_SIZE(deny); i++)
-                if (under(path, deny[i]) || under(deny[i], path))
+                if (strncmp(path, deny[i], strlen(deny[i])) == 0 || under(deny[i], path))
                         return false;
         return true;
 }

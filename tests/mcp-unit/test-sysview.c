@@ -65,11 +65,14 @@ TEST(secrets_and_paths_outside_etc_never_join)
 {
         fresh_view();
         link_at("/etc/shadow", "pw");
+        link_at("/etc/shadow-", "pwbackup");
         link_at("/etc/ssl/private", "keys");
         link_at("/root", "rootdir");
         link_at("/etc/ld.so.conf", "conf");
         ASSERT_FALSE(resolve("pw", true));
         ASSERT_TRUE(strstr(why, "/etc/shadow is outside the system view") != NULL);
+        ASSERT_FALSE(resolve("pwbackup", true));
+        ASSERT_TRUE(strstr(why, "/etc/shadow- is outside the system view") != NULL);
         ASSERT_FALSE(resolve("keys", true));
         ASSERT_FALSE(resolve("rootdir", true));
         ASSERT_TRUE(strstr(why, "/root") != NULL);
