@@ -169,7 +169,7 @@ mcp_sysview_resolve(mcp_hostview *v, const char *path, bool add, char *why, size
                 /* The link's text, then what was left of the path. */
                 if (snprintf(next, sizeof next, "%s/%s", target, r) >= (int) sizeof next)
                         return fail(why, size, "%s: path too long", path);
-                memcpy(rest, next, sizeof rest);
+                memcpy(rest, next, strlen(next) + 1);
                 r = rest;
                 if (target[0] == '/')
                         done[0] = '\0';
