@@ -28,14 +28,11 @@
 #include "ns.h"
 #include "procfs.h"
 #include "seccomp.h"
-#include "seccomp-cache.h"
+#include "spawn.h"
 #include "statedir.h"
 #include "sync.h"
 #include "terminal.h"
 
-#ifndef CLONE_PIDFD
-#define CLONE_PIDFD 0x00001000
-#endif
 #ifndef CLONE_INTO_CGROUP
 #define CLONE_INTO_CGROUP 0x200000000ULL
 #endif
@@ -117,19 +114,6 @@ now_rfc3339(char *buf, size_t n)
         snprintf(buf + w, n - w, ".%09ldZ", ts.tv_nsec);
 }
 
-/* Move an fd above the range that --preserve-fds hands to the container. */
-static int
-fd_above(int fd, int min)
-{
-        if (fd < 0 || fd >= min)
-                return fd;
-        int n = fcntl(fd, F_DUPFD_CLOEXEC, min);
-        int saved = errno;
-        close(fd);
-        errno = saved;
-        return n;
-}
-
 /* The runtime's own namespaces of the kinds spawn_init enters on the init's behalf. */
 typedef struct saved_ns {
         int fd[OCI_NS_TYPE_MAX];
@@ -150,7 +134,7 @@ ns_save(saved_ns *s, oci_ns_type t, int keep_min, msp_err *err)
         if (s->fd[t] >= 0)
                 return 0;
         snprintf(path, sizeof path, "/proc/self/ns/%s", ns_proc_name[t]);
-        s->fd[t] = fd_above(open(path, O_RDONLY | O_CLOEXEC), keep_min);
+        s->fd[t] = rt_fd_above(open(path, O_RDONLY | O_CLOEXEC), keep_min);
         if (s->fd[t] < 0)
                 return msp_err_sys(err, errno, "open '%s'", path);
         return 0;
@@ -204,31 +188,18 @@ typedef struct create_run {
 } create_run;
 
 static int
-state_json(const oci_state *st, char **ret, msp_err *err)
-{
-        size_t len;
-        return oci_state_to_json(st, 0, ret, &len, err);
-}
-
-static int
 run_parent_hooks(create_run *cr, msp_err *err)
 {
         const oci_hooks *h = &cr->c->spec->hooks;
-        _cleanup_free_ char *json = NULL;
         int r;
 
         if (!cr->c->spec->has_hooks || (!h->prestart.n && !h->create_runtime.n))
                 return 0;
         cr->c->state->status = (char *) "created";
-        r = state_json(cr->c->state, &json, err);
+        r = rt_hooks_run_state(cr->ctx, &h->prestart, "prestart", cr->c->state, err);
         if (r < 0)
                 return r;
-        rt_hooks_debug(cr->ctx, &h->prestart, "prestart");
-        r = rt_hooks_run(&h->prestart, "prestart", json, err);
-        if (r < 0)
-                return r;
-        rt_hooks_debug(cr->ctx, &h->create_runtime, "createRuntime");
-        return rt_hooks_run(&h->create_runtime, "createRuntime", json, err);
+        return rt_hooks_run_state(cr->ctx, &h->create_runtime, "createRuntime", cr->c->state, err);
 }
 
 static int apply_cgroup_resources(create_run *cr, msp_err *err);
@@ -372,14 +343,11 @@ drive_init(create_run *cr, int sync_fd, msp_err *err)
         }
         if (spec->process->has_oom_score_adj) {
                 _cleanup_close_ int procfd = rt_procfs_open(err);
-                char path[64], val[32];
                 if (procfd < 0)
                         return procfd;
-                snprintf(path, sizeof path, "%d/oom_score_adj", (int) cr->pid);
-                snprintf(val, sizeof val, "%d", spec->process->oom_score_adj);
-                r = rt_procfs_write(procfd, path, val, err);
+                r = rt_spawn_oom_score_adj(procfd, cr->pid, spec->process, err);
                 if (r < 0)
-                        return msp_err_prefix(err, "process.oomScoreAdj");
+                        return r;
         }
         /* The value is the init's pid as the runtime sees it (the seccomp agent needs it). */
         if (rt_sync_send(sync_fd, RT_SYNC_GO, (int32_t) cr->pid, NULL) < 0)
@@ -431,14 +399,65 @@ drive_init(create_run *cr, int sync_fd, msp_err *err)
         }
 }
 
+/* The namespaces the init is born into (they apply to children) or that must be
+ * joined while the runtime still has its privileges in the initial user namespace:
+ * entered here, left again by ns_restore after clone3. */
+static int
+enter_for_clone(create_run *cr, saved_ns *saved, int keep_min, msp_err *err)
+{
+        const oci_spec *spec = cr->c->spec;
+        _cleanup_close_ int procfd = -1;
+        int r;
+
+        /* pid and time namespaces apply to children: enter/create them here (and leave
+         * them again after clone3, see ns_restore). */
+        if (cr->plan.join[OCI_NS_PID]) {
+                r = ns_save(saved, OCI_NS_PID, keep_min, err);
+                if (r >= 0)
+                        r = rt_ns_join(OCI_NS_PID, cr->plan.join[OCI_NS_PID], err);
+                if (r < 0)
+                        return r;
+        }
+        if (cr->plan.join[OCI_NS_TIME]) {
+                r = ns_save(saved, OCI_NS_TIME, keep_min, err);
+                if (r >= 0)
+                        r = rt_ns_join(OCI_NS_TIME, cr->plan.join[OCI_NS_TIME], err);
+                if (r < 0)
+                        return r;
+        }
+        if (cr->plan.new_flags & CLONE_NEWTIME) {
+                r = ns_save(saved, OCI_NS_TIME, keep_min, err);
+                if (r < 0)
+                        return r;
+                procfd = rt_procfs_open(err);
+                if (procfd < 0)
+                        return procfd;
+                r = rt_timens_prepare_parent(procfd, spec->linux_, err);
+                if (r < 0)
+                        return r;
+        }
+        /* Namespaces joined by path (other than user and mount) are entered here too,
+         * while the runtime still has its privileges in the initial user namespace. */
+        for (int t = 0; t < OCI_NS_TYPE_MAX; t++) {
+                if (!cr->plan.join[t] || t == OCI_NS_USER || t == OCI_NS_MOUNT || t == OCI_NS_PID ||
+                    t == OCI_NS_TIME)
+                        continue;
+                r = ns_save(saved, (oci_ns_type) t, keep_min, err);
+                if (r >= 0)
+                        r = rt_ns_join((oci_ns_type) t, cr->plan.join[t], err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int
 spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
 {
         const oci_spec *spec = cr->c->spec;
         int keep_min = 3 + cr->o->preserve_fds;
-        _cleanup_close_ int fifo_fd = -1, console_fd = -1, procfd = -1, seccomp_sock = -1;
-        _cleanup_(rt_seccomp_freep) rt_seccomp *seccomp = NULL;
-        int sync[2] = { -1, -1 };
+        _cleanup_close_ int fifo_fd = -1;
+        rt_spawn_fds fds = RT_SPAWN_FDS_INIT;
         int pidfd = -1, r;
         rt_cgroup_join join;
         saved_ns saved;
@@ -447,86 +466,18 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
         for (int t = 0; t < OCI_NS_TYPE_MAX; t++)
                 saved.fd[t] = -1;
 
-        fifo_fd = fd_above(openat(cr->c->dirfd, RT_FIFO_NAME, O_RDWR | O_CLOEXEC), keep_min);
+        fifo_fd = rt_fd_above(openat(cr->c->dirfd, RT_FIFO_NAME, O_RDWR | O_CLOEXEC), keep_min);
         if (fifo_fd < 0)
                 return msp_err_sys(err, errno, "open '%s'", RT_FIFO_NAME);
-        if (cr->o->console_socket && !spec->process->terminal)
-                return msp_err_set(err, EINVAL,
-                                   "--console-socket given but process.terminal is false");
-        if (spec->process->terminal && cr->o->console_socket) {
-                console_fd = fd_above(rt_console_socket_connect(cr->o->console_socket, err),
-                                      keep_min);
-                if (console_fd < 0)
-                        return console_fd;
-        } else if (spec->process->terminal && cr->o->has_console_fd) {
-                console_fd = fcntl(cr->o->console_fd, F_DUPFD_CLOEXEC, keep_min);
-                if (console_fd < 0)
-                        return msp_err_sys(err, errno, "dup console socket");
-        } else if (spec->process->terminal)
-                return msp_err_set(err, EINVAL,
-                                   "process.terminal is true but no --console-socket was given");
-        /* listenerPath is a host path: connect now, the init sends on it after pivot_root. */
-        if (spec->linux_ && rt_seccomp_needs_listener(spec->linux_->seccomp)) {
-                seccomp_sock = fd_above(rt_seccomp_listener_connect(spec->linux_->seccomp, err),
-                                        keep_min);
-                if (seccomp_sock < 0)
-                        return seccomp_sock;
-        }
-        /* Compiled or taken from the state root's cache here, before clone and any setns:
-         * the cache is never touched from inside the container. The init loads it last. */
-        if (spec->linux_ && spec->linux_->seccomp) {
-                r = rt_seccomp_prepare_cached(cr->ctx, cr->c->rootfd, spec->linux_->seccomp,
-                                              &seccomp, err);
-                if (r < 0)
-                        return r;
-        }
-        r = rt_sync_pair(sync, err);
+        r = rt_spawn_fds_open(&fds, cr->ctx, cr->c->rootfd, spec->process, spec->linux_,
+                              cr->o->console_socket,
+                              cr->o->has_console_fd ? cr->o->console_fd : -1, keep_min, err);
         if (r < 0)
-                return r;
-        sync[0] = fd_above(sync[0], keep_min);
-        sync[1] = fd_above(sync[1], keep_min);
+                goto fail;
 
-        /* pid and time namespaces apply to children: enter/create them here (and leave
-         * them again after clone3, see ns_restore). */
-        if (cr->plan.join[OCI_NS_PID]) {
-                r = ns_save(&saved, OCI_NS_PID, keep_min, err);
-                if (r >= 0)
-                        r = rt_ns_join(OCI_NS_PID, cr->plan.join[OCI_NS_PID], err);
-                if (r < 0)
-                        goto fail;
-        }
-        if (cr->plan.join[OCI_NS_TIME]) {
-                r = ns_save(&saved, OCI_NS_TIME, keep_min, err);
-                if (r >= 0)
-                        r = rt_ns_join(OCI_NS_TIME, cr->plan.join[OCI_NS_TIME], err);
-                if (r < 0)
-                        goto fail;
-        }
-        if (cr->plan.new_flags & CLONE_NEWTIME) {
-                r = ns_save(&saved, OCI_NS_TIME, keep_min, err);
-                if (r < 0)
-                        goto fail;
-                procfd = rt_procfs_open(err);
-                if (procfd < 0) {
-                        r = procfd;
-                        goto fail;
-                }
-                r = rt_timens_prepare_parent(procfd, spec->linux_, err);
-                if (r < 0)
-                        goto fail;
-        }
-        /* Namespaces joined by path (other than user and mount) are entered here too,
-         * while the runtime still has its privileges in the initial user namespace. */
-        for (int t = 0; t < OCI_NS_TYPE_MAX; t++) {
-                if (!cr->plan.join[t] || t == OCI_NS_USER || t == OCI_NS_MOUNT || t == OCI_NS_PID ||
-                    t == OCI_NS_TIME)
-                        continue;
-                r = ns_save(&saved, (oci_ns_type) t, keep_min, err);
-                if (r >= 0)
-                        r = rt_ns_join((oci_ns_type) t, cr->plan.join[t], err);
-                if (r < 0)
-                        goto fail;
-        }
+        r = enter_for_clone(cr, &saved, keep_min, err);
+        if (r < 0)
+                goto fail;
 
         /* Only the namespaces that must be made by clone: pid (it applies to children)
          * and user (the others must belong to it). The init unshares mount, uts, ipc
@@ -561,7 +512,7 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
                 goto fail;
         }
         if (pid == 0) {
-                close(sync[0]);
+                close(fds.sync[0]);
                 ns_forget(&saved);
                 rt_init_args ia = {
                         .ctx = cr->ctx,
@@ -570,11 +521,11 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
                         .rootfs = cr->rootfs,
                         .bundle = cr->bundle,
                         .plan = &cr->plan,
-                        .sync_fd = sync[1],
+                        .sync_fd = fds.sync[1],
                         .fifo_fd = fifo_fd,
-                        .console_fd = console_fd,
-                        .seccomp_sock = seccomp_sock,
-                        .seccomp = seccomp,
+                        .console_fd = fds.console,
+                        .seccomp_sock = fds.seccomp_sock,
+                        .seccomp = fds.seccomp,
                         .lock_fd = cr->c->dirfd,
                         .state_root_fd = cr->c->rootfd,
                         .preserve_fds = cr->o->preserve_fds,
@@ -589,8 +540,8 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
                 rt_init_child(&ia);
         }
         ns_restore(&saved);
-        close(sync[1]);
-        sync[1] = -1;
+        close(fds.sync[1]);
+        fds.sync[1] = -1;
         cr->cgroup_joined_by_child = (ca.flags & CLONE_INTO_CGROUP) || join.n > 0;
         cr->cgroup_v2_missed = cr->cgroup_mode == RT_CGROUP_HYBRID && !(ca.flags & CLONE_INTO_CGROUP);
         rt_cgroup_join_close(&join);
@@ -600,13 +551,10 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
         /* drive_init records them in state.json right after GO. */
         (void) rt_pid_start_time(cr->pid, &cr->c->state->pid_start_time, NULL);
         cr->c->state->pid = cr->pid;
-        r = drive_init(cr, sync[0], err);
+        r = drive_init(cr, fds.sync[0], err);
 fail:
         ns_restore(&saved);
-        if (sync[0] >= 0)
-                close(sync[0]);
-        if (sync[1] >= 0)
-                close(sync[1]);
+        rt_spawn_fds_close(&fds);
         return r;
 }
 

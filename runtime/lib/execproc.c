@@ -47,14 +47,10 @@
 #include "process.h"
 #include "procfs.h"
 #include "seccomp.h"
-#include "seccomp-cache.h"
+#include "spawn.h"
 #include "statedir.h"
 #include "sync.h"
 #include "terminal.h"
-
-#ifndef CLONE_PIDFD
-#define CLONE_PIDFD 0x00001000
-#endif
 
 /* The order the child joins them in; pid is joined by the parent. */
 static const oci_ns_type join_order[] = {
@@ -87,18 +83,6 @@ typedef struct exec_child {
         rt_final fin;
 } exec_child;
 
-static int
-fd_above(int fd, int min)
-{
-        if (fd < 0 || fd >= min)
-                return fd;
-        int n = fcntl(fd, F_DUPFD_CLOEXEC, min);
-        int saved = errno;
-        close(fd);
-        errno = saved;
-        return n;
-}
-
 /* Open the init's namespace of type t; -1 without error when it is the runtime's own
  * (nothing to join) or the kernel has no such namespace type. */
 static int
@@ -125,7 +109,7 @@ open_ns(int procfd, pid_t pid, oci_ns_type t, int min, int *ret, msp_err *err)
                 close(fd);
                 return 0;
         }
-        *ret = fd_above(fd, min);
+        *ret = rt_fd_above(fd, min);
         if (*ret < 0)
                 return msp_err_sys(err, errno, "dup a namespace fd");
         return 0;
@@ -312,7 +296,7 @@ spawn_direct(const rt_ctx *ctx, exec_child *ec, int procfd, int min, int sync_pa
         _cleanup_close_ int own_pid = -1;
 
         if (ec->ns_fd[OCI_NS_PID] >= 0) {
-                own_pid = fd_above(openat(procfd, "self/ns/pid", O_RDONLY | O_CLOEXEC), min);
+                own_pid = rt_fd_above(openat(procfd, "self/ns/pid", O_RDONLY | O_CLOEXEC), min);
                 if (own_pid < 0)
                         return msp_err_sys(err, errno, "open /proc/self/ns/pid");
                 if (setns(ec->ns_fd[OCI_NS_PID], CLONE_NEWPID) < 0)
@@ -434,198 +418,216 @@ check_status(const rt_container *c, bool ignore_paused, msp_err *err)
                            c->id, s);
 }
 
-int
-rt_exec_spawn(const rt_ctx *ctx, rt_container *c, const rt_exec_opts *o, pid_t *ret_pid,
-              int *ret_pidfd, msp_err *err)
-{
-        const int min = 3 + (o->preserve_fds > 0 ? o->preserve_fds : 0);
-        exec_child ec = { .ctx = ctx, .o = o, .spec = c->spec, .state = c->state,
-                          .sync_fd = -1, .console_fd = -1, .seccomp_sock = -1,
-                          .procfd = -1 };
-        _cleanup_close_ int procfd = -1, sync_parent = -1;
-        _cleanup_(rt_seccomp_freep) rt_seccomp *seccomp = NULL;
-        int sv[2], pidfd = -1, r;
-        pid_t child = -1;
-        char cgpath[PATH_MAX];
+/* One exec, from the checks to the exec'd process. */
+typedef struct exec_run {
+        const rt_ctx *ctx;
+        rt_container *c;
+        const rt_exec_opts *o;
+        int min;                        /* fds below it are the container's (preserve-fds) */
+        exec_child ec;
+        rt_spawn_fds fds;
+        int procfd;                     /* verified procfs */
+        char cgpath[PATH_MAX];          /* "": no cgroup to join */
         rt_cgroup_sub sub;
-        pid_t pid = c->state->pid;
-        rt_sync_msg msg;
+        bool via_userns;
+        pid_t child;
+        int pidfd;
+} exec_run;
 
-        for (int t = 0; t < OCI_NS_TYPE_MAX; t++)
-                ec.ns_fd[t] = -1;
+/* Refused before anything starts: no command, the container's state, a label for an
+ * LSM the host does not run, a bad --cgroup. */
+static int
+exec_check(exec_run *er, msp_err *err)
+{
+        const rt_exec_opts *o = er->o;
+        rt_container *c = er->c;
+        int r;
+
         if (!o->proc || o->proc->args.n == 0 || !o->proc->args.v[0])
                 return msp_err_set(err, EINVAL, "exec: no command given");
         r = check_status(c, o->ignore_paused, err);
         if (r < 0)
                 return r;
-        /* A label for an LSM the host does not run: refused before anything starts. */
         r = rt_lsm_check_process("exec", o->proc, err);
         if (r < 0)
                 return r;
         if (!c->spec)
                 return msp_err_set(err, EINVAL, "container '%s' has no saved config", c->id);
-        cgpath[0] = '\0';
         if (o->n_sub_cgroups) {
                 if (!c->state->cgroup_path)
                         return msp_err_set(err, EINVAL, "--cgroup: the container has no cgroup");
-                r = rt_cgroup_sub_parse(o->sub_cgroups, o->n_sub_cgroups, &sub, err);
+                r = rt_cgroup_sub_parse(o->sub_cgroups, o->n_sub_cgroups, &er->sub, err);
                 if (r < 0)
                         return r;
         }
         if (c->state->cgroup_path)
-                snprintf(cgpath, sizeof cgpath, "%s", c->state->cgroup_path);
-        /* As at create: compiled or taken from the state root's cache here, before any
-         * setns and clone, so the cache is never touched from inside the container. The
-         * child gets the program in its copy of our memory and loads it last. */
-        if (c->spec->linux_ && c->spec->linux_->seccomp) {
-                r = rt_seccomp_prepare_cached(ctx, c->rootfd, c->spec->linux_->seccomp,
-                                              &seccomp, err);
-                if (r < 0)
-                        return r;
-                ec.seccomp = seccomp;
-        }
+                snprintf(er->cgpath, sizeof er->cgpath, "%s", c->state->cgroup_path);
+        return 0;
+}
 
-        procfd = rt_procfs_open(err);
-        if (procfd < 0)
-                return procfd;
-        procfd = fd_above(TAKE_FD(procfd), min);
-        if (procfd < 0)
+/* The init's namespaces through a verified procfs; then the fds are surely the init's
+ * if its pid still has the recorded start time. */
+static int
+exec_open_init_ns(exec_run *er, msp_err *err)
+{
+        const oci_state *st = er->c->state;
+        int r;
+
+        r = rt_procfs_open(err);
+        if (r < 0)
+                return r;
+        er->procfd = rt_fd_above(r, er->min);
+        if (er->procfd < 0)
                 return msp_err_sys(err, errno, "dup the procfs fd");
         for (int t = 0; t < OCI_NS_TYPE_MAX; t++) {
-                r = open_ns(procfd, pid, (oci_ns_type) t, min, &ec.ns_fd[t], err);
+                r = open_ns(er->procfd, st->pid, (oci_ns_type) t, er->min, &er->ec.ns_fd[t], err);
                 if (r < 0)
-                        goto out;
+                        return r;
         }
-        /* The fds are the init's only if the pid still is. */
-        if (!rt_pid_alive(pid, c->state->pid_start_time)) {
-                r = msp_err_set(err, ESRCH, "cannot exec in container '%s': its process exited",
-                                c->id);
-                goto out;
-        }
-        ec.in_userns = ec.ns_fd[OCI_NS_USER] >= 0;
-        rt_ns_fds_debug(ctx, c->id, pid, ec.ns_fd);
-        ec.park = o->ignore_paused && cgpath[0] && c->state->cgroup_path &&
-                  rt_cgroup_is_frozen(c->state->cgroup_path);
-
-        if (o->console_socket) {
-                ec.console_fd = fd_above(rt_console_socket_connect(o->console_socket, err), min);
-                if (ec.console_fd < 0) {
-                        r = -EIO;
-                        goto out;
-                }
-        } else if (o->console_fd >= 0 && o->proc->terminal) {
-                ec.console_fd = fcntl(o->console_fd, F_DUPFD_CLOEXEC, min);
-                if (ec.console_fd < 0) {
-                        r = msp_err_sys(err, errno, "dup the console socket");
-                        goto out;
-                }
-        }
-        if (o->proc->terminal && ec.console_fd < 0) {
-                r = msp_err_set(err, EINVAL, "process.terminal needs --console-socket");
-                goto out;
-        }
-        if (!o->proc->terminal && ec.console_fd >= 0) {
-                close(ec.console_fd);
-                ec.console_fd = -1;
-        }
-        if (c->spec->linux_ && c->spec->linux_->seccomp &&
-            rt_seccomp_needs_listener(c->spec->linux_->seccomp)) {
-                ec.seccomp_sock = fd_above(rt_seccomp_listener_connect(c->spec->linux_->seccomp,
-                                                                       err), min);
-                if (ec.seccomp_sock < 0) {
-                        r = -EIO;
-                        goto out;
-                }
-        }
-        r = rt_sync_pair(sv, err);
-        if (r < 0)
-                goto out;
-        sync_parent = fd_above(sv[0], min);
-        ec.sync_fd = fd_above(sv[1], min);
-        if (sync_parent < 0 || ec.sync_fd < 0) {
-                r = msp_err_sys(err, errno, "dup the sync socket");
-                goto out;
-        }
-
-        ec.runtime_fds[0] = c->rootfd;
-        ec.runtime_fds[1] = c->dirfd;
-        ec.procfd = procfd;
+        if (!rt_pid_alive(st->pid, st->pid_start_time))
+                return msp_err_set(err, ESRCH, "cannot exec in container '%s': its process "
+                                   "exited", er->c->id);
+        er->ec.in_userns = er->ec.ns_fd[OCI_NS_USER] >= 0;
+        rt_ns_fds_debug(er->ctx, er->c->id, st->pid, er->ec.ns_fd);
+        er->ec.park = er->o->ignore_paused && er->cgpath[0] &&
+                      rt_cgroup_is_frozen(er->cgpath);
         /* Rootless, only a process inside the container's user namespace may join its
          * pid namespace. */
-        const bool via_userns = ctx->rootless && ec.in_userns;
-        if (via_userns)
-                r = spawn_via_userns(&ec, sync_parent, &child, &pidfd, err);
-        else
-                r = spawn_direct(ctx, &ec, procfd, min, sync_parent, &child, &pidfd, err);
+        er->via_userns = er->ctx->rootless && er->ec.in_userns;
+        return 0;
+}
+
+/* The child's fds, then the clone: the child has its copy of them and of ec. */
+static int
+exec_clone(exec_run *er, msp_err *err)
+{
+        exec_child *ec = &er->ec;
+        int r;
+
+        r = rt_spawn_fds_open(&er->fds, er->ctx, er->c->rootfd, er->o->proc,
+                              er->c->spec->linux_, er->o->console_socket, er->o->console_fd,
+                              er->min, err);
         if (r < 0)
-                goto out;
-        close(TAKE_FD(ec.sync_fd));
-        if (cgpath[0] && !ec.park) {
-                r = rt_cgroup_enter_sub(cgpath, o->n_sub_cgroups ? &sub : NULL, child, err);
-                if (r < 0) {
-                        msp_err_prefix(err, "exec: join the container's cgroup");
-                        goto kill;
-                }
+                return r;
+        ec->console_fd = er->fds.console;
+        ec->seccomp_sock = er->fds.seccomp_sock;
+        ec->seccomp = er->fds.seccomp;
+        ec->sync_fd = er->fds.sync[1];
+        ec->runtime_fds[0] = er->c->rootfd;
+        ec->runtime_fds[1] = er->c->dirfd;
+        ec->procfd = er->procfd;
+        if (er->via_userns)
+                r = spawn_via_userns(ec, er->fds.sync[0], &er->child, &er->pidfd, err);
+        else
+                r = spawn_direct(er->ctx, ec, er->procfd, er->min, er->fds.sync[0], &er->child,
+                                 &er->pidfd, err);
+        close(TAKE_FD(er->fds.sync[1]));
+        return r;
+}
+
+static int
+exec_join_cgroup(exec_run *er, msp_err *err)
+{
+        int r = rt_cgroup_enter_sub(er->cgpath, er->o->n_sub_cgroups ? &er->sub : NULL,
+                                    er->child, err);
+
+        return r < 0 ? msp_err_prefix(err, "exec: join the container's cgroup") : 0;
+}
+
+/* The cgroup (later when parked), oomScoreAdj (the middle process wrote its own when
+ * rootless), GO; then EOF on the sync socket says execve succeeded (it is
+ * close-on-exec), a message is the error. */
+static int
+exec_release(exec_run *er, msp_err *err)
+{
+        const int sync = er->fds.sync[0];
+        rt_sync_msg msg;
+        int r;
+
+        if (er->cgpath[0] && !er->ec.park) {
+                r = exec_join_cgroup(er, err);
+                if (r < 0)
+                        return r;
         }
-        if (o->proc->has_oom_score_adj && !via_userns) {
-                char path[64], val[32];
-                snprintf(path, sizeof path, "%d/oom_score_adj", (int) child);
-                snprintf(val, sizeof val, "%d", o->proc->oom_score_adj);
-                r = rt_procfs_write(procfd, path, val, err);
-                if (r < 0) {
-                        msp_err_prefix(err, "process.oomScoreAdj");
-                        goto kill;
-                }
+        if (!er->via_userns) {
+                r = rt_spawn_oom_score_adj(er->procfd, er->child, er->o->proc, err);
+                if (r < 0)
+                        return r;
         }
-        if (rt_sync_send(sync_parent, RT_SYNC_GO, (int32_t) child, NULL) < 0) {
-                r = msp_err_set(err, EPIPE, "the exec process died during setup");
-                goto kill;
-        }
-        /* EOF: execve succeeded (the socket is close-on-exec); a message is an error. */
-        r = rt_sync_recv(sync_parent, &msg, err);
-        if (r >= 0 && ec.park && msg.type == RT_SYNC_READY) {
+        if (rt_sync_send(sync, RT_SYNC_GO, (int32_t) er->child, NULL) < 0)
+                return msp_err_set(err, EPIPE, "the exec process died during setup");
+        r = rt_sync_recv(sync, &msg, err);
+        if (r >= 0 && er->ec.park && msg.type == RT_SYNC_READY) {
                 /* Set up and parked: into the frozen cgroup, where it stops until resumed
                  * and then execs; its exit status tells the rest. */
-                r = rt_cgroup_enter_sub(cgpath, o->n_sub_cgroups ? &sub : NULL, child, err);
-                if (r < 0) {
-                        msp_err_prefix(err, "exec: join the container's cgroup");
-                        goto kill;
-                }
-                if (rt_sync_send(sync_parent, RT_SYNC_GO, 0, NULL) < 0) {
-                        r = msp_err_set(err, EPIPE, "the exec process died during setup");
-                        goto kill;
-                }
+                r = exec_join_cgroup(er, err);
+                if (r < 0)
+                        return r;
+                if (rt_sync_send(sync, RT_SYNC_GO, 0, NULL) < 0)
+                        return msp_err_set(err, EPIPE, "the exec process died during setup");
                 r = -EPIPE;
         }
         if (r == -EPIPE) {
-                rt_debug(ctx, "exec in '%s': pid %d runs '%s' (cgroup '%s')", c->id, (int) child,
-                         o->proc->args.n ? o->proc->args.v[0] : "", cgpath[0] ? cgpath : "none");
-                *ret_pid = child;
-                *ret_pidfd = pidfd;
-                r = 0;
-                goto out;
+                msp_err_clear(err);
+                return 0;
         }
-        if (r >= 0) {
-                if (msg.type == RT_SYNC_ERROR)
-                        r = rt_sync_error_of(&msg, err);
-                else
-                        r = msp_err_set(err, EPROTO, "unexpected message %u from the exec process",
-                                        msg.type);
-        }
-kill:
-        (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-        while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+        if (r < 0)
+                return r;
+        if (msg.type == RT_SYNC_ERROR)
+                return rt_sync_error_of(&msg, err);
+        return msp_err_set(err, EPROTO, "unexpected message %u from the exec process", msg.type);
+}
+
+static void
+exec_kill(exec_run *er)
+{
+        if (er->child <= 0)
+                return;
+        (void) syscall(SYS_pidfd_send_signal, er->pidfd, SIGKILL, NULL, 0);
+        while (waitpid(er->child, NULL, 0) < 0 && errno == EINTR)
                 ;
-        close(pidfd);
-out:
+        if (er->pidfd >= 0)
+                close(er->pidfd);
+        er->pidfd = -1;
+}
+
+int
+rt_exec_spawn(const rt_ctx *ctx, rt_container *c, const rt_exec_opts *o, pid_t *ret_pid,
+              int *ret_pidfd, msp_err *err)
+{
+        exec_run er = {
+                .ctx = ctx, .c = c, .o = o,
+                .min = 3 + (o->preserve_fds > 0 ? o->preserve_fds : 0),
+                .ec = { .ctx = ctx, .o = o, .spec = c->spec, .state = c->state,
+                        .sync_fd = -1, .console_fd = -1, .seccomp_sock = -1, .procfd = -1 },
+                .fds = RT_SPAWN_FDS_INIT,
+                .procfd = -1, .child = -1, .pidfd = -1,
+        };
+        int r;
+
         for (int t = 0; t < OCI_NS_TYPE_MAX; t++)
-                if (ec.ns_fd[t] >= 0)
-                        close(ec.ns_fd[t]);
-        if (ec.sync_fd >= 0)
-                close(ec.sync_fd);
-        if (ec.console_fd >= 0)
-                close(ec.console_fd);
-        if (ec.seccomp_sock >= 0)
-                close(ec.seccomp_sock);
+                er.ec.ns_fd[t] = -1;
+        r = exec_check(&er, err);
+        if (r >= 0)
+                r = exec_open_init_ns(&er, err);
+        if (r >= 0)
+                r = exec_clone(&er, err);
+        if (r >= 0)
+                r = exec_release(&er, err);
+        if (r < 0) {
+                exec_kill(&er);
+        } else {
+                rt_debug(ctx, "exec in '%s': pid %d runs '%s' (cgroup '%s')", c->id,
+                         (int) er.child, o->proc->args.n ? o->proc->args.v[0] : "",
+                         er.cgpath[0] ? er.cgpath : "none");
+                *ret_pid = er.child;
+                *ret_pidfd = er.pidfd;
+        }
+        for (int t = 0; t < OCI_NS_TYPE_MAX; t++)
+                if (er.ec.ns_fd[t] >= 0)
+                        close(er.ec.ns_fd[t]);
+        if (er.procfd >= 0)
+                close(er.procfd);
+        rt_spawn_fds_close(&er.fds);
         return r;
 }

@@ -356,3 +356,20 @@ rt_hooks_debug(const rt_ctx *ctx, const oci_hook_list *hooks, const char *kind)
                               args, hooks->v[i].has_timeout ? hooks->v[i].timeout : 0);
         }
 }
+
+int
+rt_hooks_run_state(const rt_ctx *ctx, const oci_hook_list *hooks, const char *kind,
+                   const oci_state *st, msp_err *err)
+{
+        _cleanup_free_ char *json = NULL;
+        size_t len;
+        int r;
+
+        if (hooks->n == 0)
+                return 0;
+        r = oci_state_to_json(st, 0, &json, &len, err);
+        if (r < 0)
+                return r;
+        rt_hooks_debug(ctx, hooks, kind);
+        return rt_hooks_run(hooks, kind, json, err);
+}

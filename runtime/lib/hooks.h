@@ -5,6 +5,7 @@
 #include "ctx.h"
 #include "err.h"
 #include "spec.h"
+#include "state.h"
 
 /* Run every hook in order; stop at the first failure and return its error
  * ("<kind> hook '<path>' exited with status N" / "... timed out after N s"). */
@@ -16,3 +17,7 @@ void rt_hooks_run_all(const rt_ctx *ctx, const oci_hook_list *hooks, const char 
                       const char *state_json);
 /* --debug: one line per hook about to run ("<kind> hook[i]: <path> <args>"). */
 void rt_hooks_debug(const rt_ctx *ctx, const oci_hook_list *hooks, const char *kind);
+/* rt_hooks_debug, then rt_hooks_run with st as the state JSON (nothing is serialised
+ * without hooks). */
+int rt_hooks_run_state(const rt_ctx *ctx, const oci_hook_list *hooks, const char *kind,
+                       const oci_state *st, msp_err *err);

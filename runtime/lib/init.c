@@ -152,19 +152,13 @@ run_container_hooks(const init_run *ir, const oci_hook_list *hooks, const char *
                     msp_err *err)
 {
         oci_state st;
-        _cleanup_free_ char *json = NULL;
-        size_t len;
 
-        if (!ir->a->spec->has_hooks || hooks->n == 0)
+        if (!ir->a->spec->has_hooks)
                 return 0;
         st = *ir->a->state;
         st.pid = getpid();      /* as seen from the container */
         st.status = (char *) "created";
-        int r = oci_state_to_json(&st, 0, &json, &len, err);
-        if (r < 0)
-                return r;
-        rt_hooks_debug(ir->a->ctx, hooks, kind);
-        return rt_hooks_run(hooks, kind, json, err);
+        return rt_hooks_run_state(ir->a->ctx, hooks, kind, &st, err);
 }
 
 /* The v1 cgroups the parent made after clone3 (RT_SYNC_CGROUP with their `tasks`

@@ -63,13 +63,6 @@ rt_container_load(const rt_ctx *ctx, const char *id, bool exclusive, rt_containe
         return 0;
 }
 
-static int
-state_json(const oci_state *st, char **ret, msp_err *err)
-{
-        size_t len;
-        return oci_state_to_json(st, 0, ret, &len, err);
-}
-
 /* After the start byte: wait until the user process has been exec'd. The init keeps its
  * fifo fd (close-on-exec) until execve, so the fifo loses its last reader, which poll()
  * reports to a writer as POLLERR; the pidfd covers an init that dies first. An init
@@ -126,7 +119,6 @@ rt_container_start(const rt_ctx *ctx, rt_container *c, msp_err *err)
                 return msp_err_sys(err, errno, "cannot start container '%s'", c->id);
         c->state->status = (char *) "running";
         if (c->spec->has_hooks && c->spec->hooks.poststart.n) {
-                _cleanup_free_ char *json = NULL;
                 /* Spec: poststart hooks run after the user process has started (after
                  * the startContainer hooks and the exec), not as soon as it is released. */
                 r = wait_exec(c->dirfd, fd, c->state);
@@ -137,10 +129,7 @@ rt_container_start(const rt_ctx *ctx, rt_container *c, msp_err *err)
                 if (r < 0)
                         return msp_err_sys(err, -r, "container '%s': waiting for the process to start",
                                            c->id);
-                r = state_json(c->state, &json, err);
-                rt_hooks_debug(ctx, &c->spec->hooks.poststart, "poststart");
-                if (r >= 0)
-                        r = rt_hooks_run(&c->spec->hooks.poststart, "poststart", json, err);
+                r = rt_hooks_run_state(ctx, &c->spec->hooks.poststart, "poststart", c->state, err);
                 if (r < 0) {
                         /* Spec: a failing poststart hook stops the container. */
                         (void) kill(c->state->pid, SIGKILL);
@@ -265,11 +254,12 @@ rt_container_delete(const rt_ctx *ctx, rt_container *c, bool force, msp_err *err
         if (r < 0)
                 return r;
         if (c->spec && c->spec->has_hooks && c->spec->hooks.poststop.n) {
-                _cleanup_free_ char *json = NULL;
                 msp_err herr = { 0 };
                 st->status = (char *) "stopped";
+                _cleanup_free_ char *json = NULL;
+                size_t len;
                 rt_hooks_debug(ctx, &c->spec->hooks.poststop, "poststop");
-                if (state_json(st, &json, &herr) < 0)
+                if (oci_state_to_json(st, 0, &json, &len, &herr) < 0)
                         rt_log_warning(ctx, "%s, poststop hooks not run", herr.msg);
                 else
                         rt_hooks_run_all(ctx, &c->spec->hooks.poststop, "poststop", json);

@@ -353,6 +353,15 @@ JSON
         finish
 }
 
+@test "exec: --console-socket without a terminal is refused, as at create (runc: the same)" {
+        start_sleeper
+        run msp exec --detach --console-socket "$BATS_TEST_TMPDIR/none.sock" "$CID" /bin/true
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"--console-socket given but process.terminal is false"* ]]
+        finish
+}
+
 @test "exec: a terminal without --console-socket is proxied to msp's stdio" {
         start_sleeper
         run bash -c "echo from-stdin | '$MSP' --root '$STATE_ROOT' exec --tty '$CID' /bin/sh -c 'test -t 0 && test -t 1 && echo \"tty: \$(tty)\"; read line; echo \"got: \$line\"' 3>&-"
