@@ -37,9 +37,14 @@ async function freePort() {
 
 // The "outside": a network namespace joined to the host by a veth pair (host side
 // 198.18.N.1/30, outside 198.18.N.2/30) with an HTTP server on the outside address.
+// Each outside gets names and a subnet of its own: a deleted network namespace takes its
+// veth pair down asynchronously, so the next test cannot reuse them at once.
+let outsideCount = 0;
+
 async function makeOutside(t) {
-        const n = 1 + (process.pid % 250);
-        const ns = `msp-net-test-${process.pid}`, host = `mspn${process.pid % 100000}a`;
+        const k = outsideCount++;
+        const n = 1 + ((process.pid + k) % 250);
+        const ns = `msp-net-test-${process.pid}-${k}`, host = `mspn${process.pid % 100000}x${k}`;
         const hostAddr = `198.18.${n}.1`, outAddr = `198.18.${n}.2`;
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "msp-net-outside-"));
         fs.writeFileSync(path.join(dir, "hello.txt"), "hello from outside\n");
@@ -52,6 +57,7 @@ async function makeOutside(t) {
         sh(`ip netns add ${ns}`);
         cleanup.push(() => runSync("ip", ["netns", "del", ns]));        // takes the veth pair along
         cleanup.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+        cleanup.push(() => runSync("ip", ["link", "del", host]));        // both ends, synchronously
         sh(`ip link add ${host} type veth peer name eth0 netns ${ns}
             ip addr add ${hostAddr}/30 dev ${host}
             ip link set ${host} up
