@@ -167,8 +167,11 @@ t_update() {
         [ "$(cat "$d/pids.max")" = 50 ]
         [ "$(cat "$d/cpu.max")" = "50000 100000" ]
         [ "$(cat "$d/cpu.weight")" = 39 ]
+        # A zero leaves the value as it is, -1 lifts the limit (runc's update rules).
         echo '{"memory": {"limit": -1}, "pids": {"limit": 0}}' | msp update -r - up
         [ "$(cat "$d/memory.max")" = max ]
+        [ "$(cat "$d/pids.max")" = 50 ]
+        echo '{"pids": {"limit": -1}}' | msp update -r - up
         [ "$(cat "$d/pids.max")" = max ]
         msp kill up KILL
         until_true 10 is_stopped up
