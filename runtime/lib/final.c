@@ -120,7 +120,10 @@ enter_cwd(final_run *fr, bool last_try, msp_err *err)
         fr->cwd_entered = true;
         close(fr->cwdfd);
         fr->cwdfd = -1;
-        if (!getcwd(buf, sizeof buf) || buf[0] != '/')
+        /* A cwd outside the root reads back as "(unreachable)/...", which glibc reports as
+         * ENOENT. Any other failure is the filter refusing getcwd (the retry as the
+         * process' user runs under it): the fd was resolved in the root all the same. */
+        if (getcwd(buf, sizeof buf) ? buf[0] != '/' : errno == ENOENT)
                 return msp_err_set(err, EPERM, "process.cwd '%s' is outside the container", cwd);
         return 0;
 }
@@ -157,7 +160,8 @@ load_seccomp(final_run *fr, msp_err *err)
 }
 
 /* Everything the runtime needs of the kernel beyond the final identity switch: limits,
- * label, keyring, the Landlock ruleset, cwd resolution and the fd sweep. */
+ * label, keyring, the Landlock ruleset, cwd resolved and entered as root, and the fd
+ * sweep. */
 static int
 steps_privileged(final_run *fr, msp_err *err)
 {
@@ -179,11 +183,14 @@ steps_privileged(final_run *fr, msp_err *err)
         r = open_cwd(fr, err);
         if (r < 0)
                 return r;
+        r = enter_cwd(fr, false, err);
+        if (r < 0)
+                return r;
         return rt_fds_cloexec_from(f->first_fd, err);
 }
 
-/* runc's finalizeNamespace order: cwd as root, the user, cwd again if that failed, the
- * capabilities. */
+/* runc's finalizeNamespace order: cwd as root (entered in steps_privileged, before any
+ * filter), the user, cwd again if root could not enter it, the capabilities. */
 static int
 steps_identity(final_run *fr, msp_err *err)
 {
@@ -191,9 +198,6 @@ steps_identity(final_run *fr, msp_err *err)
         const oci_process *p = f->proc;
         int r;
 
-        r = enter_cwd(fr, false, err);
-        if (r < 0)
-                return r;
         r = rt_user_switch(&p->user, !f->in_userns || !f->ctx->rootless, err);
         if (r < 0)
                 return r;

@@ -642,6 +642,26 @@ rootless_bundle() {
         done
 }
 
+# The OCI validation suite's linux_seccomp: a profile that refuses getcwd (and, here,
+# fchdir and chdir too). The runtime enters process.cwd as root before any filter, so
+# neither filter position (noNewPrivileges false: before the user switch) needs them.
+@test "seccomp: a profile refusing getcwd, chdir and fchdir: the process still starts in process.cwd" {
+        for nnp in false true; do
+                echo "noNewPrivileges=$nnp"
+                seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
+                        {"names": ["getcwd", "chdir", "fchdir"], "action": "SCMP_ACT_ERRNO"}]}'
+                update_config ".process.noNewPrivileges = $nnp | .process.cwd = \"/tmp\""
+                set_args /bin/msp-helper sleep-forever
+                create_bg "$CID"
+                msp start "$CID"
+                pid=$(state_field "$CID" pid)
+                [ "$(readlink "/proc/$pid/cwd")" = /tmp ]
+                [ "$(awk '/^Seccomp:/ { print $2 }' "/proc/$pid/status")" = 2 ]
+                msp delete --force "$CID"
+                assert_nothing_left "$CID"
+        done
+}
+
 # runc's rule: a number above the highest syscall the profile names (per architecture)
 # is a syscall the profile predates, answered ENOSYS so that libc falls back; an older
 # syscall the profile leaves out still gets the default errno. The allow-list's highest
