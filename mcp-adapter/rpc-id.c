@@ -45,27 +45,6 @@ mcp_rpc_id_equal(const mcp_rpc_id *a, const mcp_rpc_id *b)
         }
 }
 
-/* An integer is digits with an optional '-': no fraction, no exponent, within int64. */
-static int
-parse_int64(const char *s, int64_t *ret)
-{
-        const char *p = s;
-        if (*p == '-')
-                p++;
-        if (!*p)
-                return -EINVAL;
-        for (; *p; p++)
-                if (*p < '0' || *p > '9')
-                        return -EINVAL;
-        errno = 0;
-        char *end;
-        long long v = strtoll(s, &end, 10);
-        if (errno || *end)
-                return -ERANGE;
-        *ret = v;
-        return 0;
-}
-
 int
 mcp_rpc_id_from_json(const oci_json *v, mcp_rpc_id *ret)
 {
@@ -78,7 +57,7 @@ mcp_rpc_id_from_json(const oci_json *v, mcp_rpc_id *ret)
                 ret->kind = MCP_ID_STR;
                 return 0;
         case OCI_JSON_NUMBER:
-                if (parse_int64(oci_json_number_text(v), &ret->num) < 0)
+                if (mcp_parse_int64(oci_json_number_text(v), &ret->num) < 0)
                         return -EINVAL;
                 ret->kind = MCP_ID_INT;
                 return 0;
@@ -197,7 +176,7 @@ scan_id_value(idscan *s, mcp_rpc_id *id)
              s->p++)
                 num[n++] = *s->p;
         num[n] = '\0';
-        if (parse_int64(num, &id->num) < 0)
+        if (mcp_parse_int64(num, &id->num) < 0)
                 return false;
         id->kind = MCP_ID_INT;
         return true;

@@ -151,6 +151,26 @@ mcp_utf8_tail_start(const char *buf, size_t len, size_t max)
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
+int
+mcp_parse_int64(const char *s, int64_t *ret)
+{
+        const char *p = s;
+        if (*p == '-')
+                p++;
+        if (!*p)
+                return -EINVAL;
+        for (; *p; p++)
+                if (*p < '0' || *p > '9')
+                        return -EINVAL;
+        errno = 0;
+        char *end;
+        long long v = strtoll(s, &end, 10);
+        if (errno || *end)
+                return -ERANGE;
+        *ret = v;
+        return 0;
+}
+
 char *
 mcp_base64_encode(const void *data, size_t len, size_t *ret_len)
 {

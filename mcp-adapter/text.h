@@ -1,4 +1,4 @@
-/* Text helpers of the protocol layer: UTF-8 repair, base64, RFC 3339 times. Owner: text.c. */
+/* Text helpers of the protocol layer: UTF-8 repair, integers, base64, RFC 3339 times. Owner: text.c. */
 #pragma once
 
 #include <stdbool.h>
@@ -25,6 +25,10 @@ size_t mcp_utf8_tail_start(const char *buf, size_t len, size_t max);
  * *ret_cost (may be NULL) is what that prefix takes. */
 size_t mcp_json_fit(const char *buf, size_t len, size_t budget, unsigned once, unsigned twice,
                     size_t *ret_cost);
+
+/* A JSON integer's text: digits with an optional '-', no fraction or exponent. -EINVAL
+ * for anything else, -ERANGE outside int64. */
+int mcp_parse_int64(const char *s, int64_t *ret);
 
 /* NUL-terminated base64 (RFC 4648, padded); NULL on allocation failure. */
 char *mcp_base64_encode(const void *data, size_t len, size_t *ret_len);

@@ -219,25 +219,6 @@ mcp_arg_str(targs *a, const char *key, bool req, size_t max, const char **ret)
         return 1;
 }
 
-static int
-parse_int_text(const char *s, int64_t *ret)
-{
-        const char *p = s;
-        if (*p == '-')
-                p++;
-        if (!*p)
-                return -EINVAL;
-        for (; *p; p++)
-                if (*p < '0' || *p > '9')
-                        return -EINVAL;
-        errno = 0;
-        long long v = strtoll(s, NULL, 10);
-        if (errno)
-                return -ERANGE;
-        *ret = v;
-        return 0;
-}
-
 int
 mcp_arg_uint(targs *a, const char *key, uint64_t min, uint64_t max, uint64_t *ret)
 {
@@ -247,7 +228,7 @@ mcp_arg_uint(targs *a, const char *key, uint64_t min, uint64_t max, uint64_t *re
         if (!v)
                 return 0;
         if (oci_json_type_of(v) != OCI_JSON_NUMBER ||
-            parse_int_text(oci_json_number_text(v), &n) < 0)
+            mcp_parse_int64(oci_json_number_text(v), &n) < 0)
                 return tbad(a, "%s: expected an integer from %" PRIu64 " to %" PRIu64 ", got %s",
                             key, min, max, describe(v, d, sizeof d));
         if (n < 0 || (uint64_t) n < min)
