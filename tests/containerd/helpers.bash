@@ -123,17 +123,9 @@ ct_leftovers() {
         return 0
 }
 
-# assert_gone ID: nothing of container ID is left (polled: the shim exits asynchronously).
+# assert_gone ID: nothing of container ID is left (the shim exits asynchronously).
 assert_gone() {
-        local left
-        for _ in $(seq 100); do
-                left=$(ct_leftovers "$1")
-                [ -z "$left" ] && return 0
-                sleep 0.1
-        done
-        echo "left behind by $1:"
-        echo "$left"
-        return 1
+        eng_assert_gone ct_leftovers "$1"
 }
 
 # ct_events_start: `ctr events` of our namespace into $BATS_TEST_TMPDIR/events (stopped

@@ -8,6 +8,8 @@
 # with `docker import`: no registry.
 
 load ../engines/lib
+ENGINE_CLI=dk
+load ../engines/wait
 
 DK_IMAGE=msp-busybox:test
 
@@ -57,41 +59,9 @@ dk_leftovers() {
         return 0
 }
 
-# assert_gone ID: nothing of container ID is left (polled: docker cleans up asynchronously).
+# assert_gone ID: nothing of container ID is left (docker cleans up asynchronously).
 assert_gone() {
-        local left
-        for _ in $(seq 100); do
-                left=$(dk_leftovers "$1")
-                [ -z "$left" ] && return 0
-                sleep 0.1
-        done
-        echo "left behind by $1:"
-        echo "$left"
-        return 1
-}
-
-# wait_status NAME STATUS [SECONDS]: poll until .State.Status is STATUS.
-wait_status() {
-        local name=$1 want=$2 max=${3:-10} s=
-        for _ in $(seq $((max * 10))); do
-                s=$(dk inspect -f '{{.State.Status}}' "$name" 2>/dev/null) || s=
-                [ "$s" = "$want" ] && return 0
-                sleep 0.1
-        done
-        echo "container $name: status '$s' after ${max}s, wanted '$want'"
-        return 1
-}
-
-# wait_log NAME TEXT [SECONDS]: poll docker logs until a line contains TEXT.
-wait_log() {
-        local name=$1 text=$2 max=${3:-10}
-        for _ in $(seq $((max * 10))); do
-                dk logs "$name" 2>&1 | grep -F -- "$text" >/dev/null && return 0
-                sleep 0.1
-        done
-        echo "container $name: no '$text' in its log after ${max}s:"
-        dk logs "$name" 2>&1 || true
-        return 1
+        eng_assert_gone dk_leftovers "$1"
 }
 
 # cgroup_file NAME V1CONTROLLER V1FILE V2FILE: the host path of a cgroup file of the container.

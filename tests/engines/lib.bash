@@ -213,3 +213,17 @@ eng_mounts_left() {
         grep -F "$1" /proc/self/mountinfo | awk '{print $5}'
         return 0
 }
+
+# eng_assert_gone LISTER ID: nothing of container ID is left, as `LISTER ID` prints it
+# (polled, bounded: engines clean up asynchronously).
+eng_assert_gone() {
+        local lister=$1 id=$2 left
+        for _ in $(seq 100); do
+                left=$("$lister" "$id")
+                [ -z "$left" ] && return 0
+                sleep 0.1
+        done
+        echo "left behind by $id:"
+        echo "$left"
+        return 1
+}

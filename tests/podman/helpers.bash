@@ -18,6 +18,8 @@ PM_ULIMITS=(--ulimit nofile=1024:1024 --ulimit nproc=4096:4096)
 pm() {
         podman --root "$PM_DIR/root" --runroot "$PM_DIR/runroot" --storage-driver vfs "$@" 3>&-
 }
+ENGINE_CLI=pm
+load ../engines/wait
 
 # pm_run [RUN OPTIONS] IMAGE [CMD...]: podman run with the suite's fixed options.
 pm_run() {
@@ -137,31 +139,6 @@ assert_clean() {
         done
         echo "left behind:"
         echo "$left"
-        return 1
-}
-
-# wait_status NAME STATUS [SECONDS]: poll podman inspect until .State.Status is STATUS.
-wait_status() {
-        local name=$1 want=$2 max=${3:-10} s
-        for _ in $(seq $((max * 10))); do
-                s=$(pm inspect -f '{{.State.Status}}' "$name" 2>/dev/null) || s=
-                [ "$s" = "$want" ] && return 0
-                sleep 0.1
-        done
-        echo "container $name: status '$s' after ${max}s, wanted '$want'"
-        return 1
-}
-
-# wait_log NAME TEXT [SECONDS]: poll podman logs until a line contains TEXT.
-wait_log() {
-        local name=$1 text=$2 max=${3:-10}
-        for _ in $(seq $((max * 10))); do
-                # not grep -q: it would stop reading early and podman would die of SIGPIPE
-                pm logs "$name" 2>&1 | grep -F -- "$text" >/dev/null && return 0
-                sleep 0.1
-        done
-        echo "container $name: no '$text' in its log after ${max}s:"
-        pm logs "$name" 2>&1 || true
         return 1
 }
 
