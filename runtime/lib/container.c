@@ -17,9 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup-join.h"
 #include "cgroup.h"
 #include "fileio.h"
-#include "cgroup-join.h"
 #include "hooks.h"
 #include "init.h"
 #include "log.h"
@@ -27,8 +27,8 @@
 #include "mountsrc.h"
 #include "ns.h"
 #include "procfs.h"
+#include "rtspawn.h"
 #include "seccomp.h"
-#include "spawn.h"
 #include "statedir.h"
 #include "sync.h"
 #include "terminal.h"

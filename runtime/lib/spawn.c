@@ -1,5 +1,5 @@
-/* The runtime's side of starting a container process (spawn.h). */
-#include "spawn.h"
+/* The runtime's side of starting a container process (rtspawn.h; not spawn.h, which would hide <spawn.h>). */
+#include "rtspawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
