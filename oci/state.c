@@ -20,6 +20,7 @@ write_private(oci_jw *w, const oci_state *st)
         oci_jw_kv_bool(w, "cgroupOwned", st->cgroup_owned);
         oci_jw_kv_bool(w, "systemdCgroup", st->systemd_cgroup);
         oci_jw_kv_bool(w, "detached", st->detached);
+        oci_jw_kv_bool(w, "noNewKeyring", st->no_new_keyring);
         oci_jw_end_object(w);
 }
 
@@ -98,6 +99,7 @@ parse_private(oci_jr *r, const oci_json *top, oci_state *st)
                 OCI_JR_F(oci_state, "cgroupOwned", OCI_JR_BOOL, cgroup_owned),
                 OCI_JR_F(oci_state, "systemdCgroup", OCI_JR_BOOL, systemd_cgroup),
                 OCI_JR_F(oci_state, "detached", OCI_JR_BOOL, detached),
+                OCI_JR_F(oci_state, "noNewKeyring", OCI_JR_BOOL, no_new_keyring),
         };
         const oci_json *o;
         int k = oci_jr_object(r, top, "msp", &o);

@@ -25,6 +25,7 @@ typedef struct oci_state {
         bool cgroup_owned;              /* msp created it and must remove it */
         bool systemd_cgroup;
         bool detached;                  /* started by `run --detach` or create/start */
+        bool no_new_keyring;            /* create --no-new-keyring: exec keeps it too */
         oci_arena *arena;               /* owns the strings when parsed; NULL when borrowed */
         /* oci_state_free(): a parsed state is freed with its arena; a state with
          * arena == NULL must come from malloc/calloc and only the struct is freed. */

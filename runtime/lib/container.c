@@ -705,6 +705,7 @@ init_state(create_run *cr, msp_err *err)
                 st->cgroup_path = cr->cgroup;
         }
         st->systemd_cgroup = cr->ctx->systemd_cgroup;
+        st->no_new_keyring = cr->o->no_new_keyring;
         /* Persist before creating anything else so that delete --force can find it. */
         return rt_state_save(cr->c->dirfd, st, err);
 }

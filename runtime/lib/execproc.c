@@ -240,7 +240,8 @@ child_prepare(exec_child *ec, msp_err *err)
                 .first_fd = 3 + ec->o->preserve_fds,
                 .envp = ec->o->proc->env.v,
                 .in_userns = ec->in_userns,
-                .new_keyring = true,
+                /* As the init: --no-new-keyring at create holds for the container. */
+                .new_keyring = !ec->state->no_new_keyring,
                 .listener_sock = ec->seccomp_sock,
                 .listener_state = json,
                 .host_pid = ec->host_pid,

@@ -135,6 +135,19 @@ finish() {
         finish
 }
 
+@test "exec: after create --no-new-keyring, the process keeps the caller's session keyring (runc too)" {
+        host=$("$MSP_HELPER" keyring | sed -n 's/^keyring.session=//p')
+        [ -n "$host" ]
+        set_args /bin/msp-helper keyring -- sleep-forever
+        create_bg "$CID" --no-new-keyring
+        msp start "$CID"
+        run msp exec "$CID" /bin/msp-helper keyring
+        echo "host $host, exec: $output"
+        [ "$status" -eq 0 ]
+        [ "$(value keyring.session)" = "$host" ]
+        finish
+}
+
 @test "exec: --user values other than UID[:GID] are refused, naming the value" {
         start_sleeper
         for u in 1000:abc -1 1000:1000:5 root "" " 1" 1000: :1000 4294967295 99999999999; do

@@ -32,6 +32,7 @@ sample_state(void)
                 .cgroup_owned = true,
                 .systemd_cgroup = false,
                 .detached = true,
+                .no_new_keyring = true,
         };
 }
 
@@ -109,7 +110,23 @@ TEST(state_private_round_trip)
         ASSERT_TRUE(back->cgroup_owned);
         ASSERT_FALSE(back->systemd_cgroup);
         ASSERT_TRUE(back->detached);
+        ASSERT_TRUE(back->no_new_keyring);
         ASSERT_STREQ(back->oci_version, "1.2.0");
+}
+
+/* A state directory written before msp recorded noNewKeyring: exec joins a new keyring. */
+TEST(state_private_without_no_new_keyring)
+{
+        static const char json[] = "{\"ociVersion\":\"1.2.0\",\"id\":\"c\",\"status\":"
+                                   "\"running\",\"pid\":7,\"bundle\":\"/b\",\"msp\":"
+                                   "{\"pidStartTime\":5,\"cgroupOwned\":true,"
+                                   "\"systemdCgroup\":false,\"detached\":true}}";
+        msp_err err = { 0 };
+        _cleanup_state_ oci_state *st = NULL;
+        ASSERT_OK_ERR(oci_state_parse_data("state.json", json, sizeof json - 1, &st, &err), err);
+        ASSERT_EQ_U64(st->pid_start_time, 5);
+        ASSERT_TRUE(st->detached);
+        ASSERT_FALSE(st->no_new_keyring);
 }
 
 TEST(state_stopped_minimal)
@@ -350,6 +367,7 @@ main(void)
 {
         RUN(state_public_form);
         RUN(state_private_round_trip);
+        RUN(state_private_without_no_new_keyring);
         RUN(state_stopped_minimal);
         RUN(state_free_caller_allocated);
         RUN(state_pretty);
