@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/sched.h>
-#include <poll.h>
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
@@ -301,26 +300,6 @@ finish_v1_cgroups(create_run *cr, int sync_fd, msp_err *err)
 }
 
 /* Everything the parent does between clone and the init's READY. */
-/* The init's next message. A cgroup frozen meanwhile (by someone else, or a hook) would
- * keep it from ever coming: the wait looks at the freezer once a second and gives up. */
-static int
-recv_unless_frozen(const create_run *cr, int fd, rt_sync_msg *msg, msp_err *err)
-{
-        struct pollfd p = { .fd = fd, .events = POLLIN };
-
-        while (cr->cgroup[0]) {
-                int n = poll(&p, 1, 1000);
-                if (n > 0)
-                        break;
-                if (n < 0 && errno != EINTR)
-                        return msp_err_sys(err, errno, "wait for the container init");
-                if (n == 0 && rt_cgroup_is_frozen(cr->cgroup))
-                        return msp_err_set(err, EBUSY, "container's cgroup unexpectedly frozen: "
-                                           "'%s' was frozen during create", cr->cgroup);
-        }
-        return rt_sync_recv(fd, msg, err);
-}
-
 static int
 drive_init(create_run *cr, int sync_fd, msp_err *err)
 {
@@ -365,7 +344,7 @@ drive_init(create_run *cr, int sync_fd, msp_err *err)
         if (r < 0)
                 return r;
         for (;;) {
-                r = recv_unless_frozen(cr, sync_fd, &msg, err);
+                r = rt_spawn_recv(sync_fd, cr->cgroup, "create", &msg, err);
                 /* start_at_ready: the init sends no READY; EOF is its close-on-exec. */
                 if (r == -EPIPE && cr->start_at_ready) {
                         msp_err_clear(err);

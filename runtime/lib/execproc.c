@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/sched.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -429,11 +430,30 @@ typedef struct exec_run {
         rt_spawn_fds fds;
         int procfd;                     /* verified procfs */
         char cgpath[PATH_MAX];          /* "": no cgroup to join */
+        char frozen_watch[PATH_MAX];    /* the freezer cgroup the child joins ("": none) */
         rt_cgroup_sub sub;
         bool via_userns;
         pid_t child;
         int pidfd;
 } exec_run;
+
+/* The cgroup whose freezer stops the child: the container's, or the --cgroup sub-cgroup
+ * of every hierarchy, or of the freezer's. */
+static void
+exec_watch_path(exec_run *er)
+{
+        const char *sub = er->sub.all;
+
+        for (size_t i = 0; !sub && i < er->sub.n; i++)
+                if (strcmp(er->sub.v[i].ctrl, "freezer") == 0)
+                        sub = er->sub.v[i].path;
+        if (!er->cgpath[0])
+                return;
+        int n = snprintf(er->frozen_watch, sizeof er->frozen_watch, "%s%s%s", er->cgpath,
+                         sub && sub[0] != '/' ? "/" : "", sub ? sub : "");
+        if (n < 0 || (size_t) n >= sizeof er->frozen_watch)
+                memcpy(er->frozen_watch, er->cgpath, sizeof er->cgpath);
+}
 
 /* Refused before anything starts: no command, the container's state, a label for an
  * LSM the host does not run, a bad --cgroup. */
@@ -463,6 +483,7 @@ exec_check(exec_run *er, msp_err *err)
         }
         if (c->state->cgroup_path)
                 snprintf(er->cgpath, sizeof er->cgpath, "%s", c->state->cgroup_path);
+        exec_watch_path(er);
         return 0;
 }
 
@@ -557,7 +578,8 @@ exec_release(exec_run *er, msp_err *err)
         }
         if (rt_sync_send(sync, RT_SYNC_GO, (int32_t) er->child, NULL) < 0)
                 return msp_err_set(err, EPIPE, "the exec process died during setup");
-        r = rt_sync_recv(sync, &msg, err);
+        /* Parked: the cgroup is frozen on purpose, and the child not yet in it. */
+        r = rt_spawn_recv(sync, er->ec.park ? NULL : er->frozen_watch, "exec", &msg, err);
         if (r >= 0 && er->ec.park && msg.type == RT_SYNC_READY) {
                 /* Set up and parked: into the frozen cgroup, where it stops until resumed
                  * and then execs; its exit status tells the rest. */
@@ -579,13 +601,20 @@ exec_release(exec_run *er, msp_err *err)
         return msp_err_set(err, EPROTO, "unexpected message %u from the exec process", msg.type);
 }
 
+/* A child in a frozen v1 cgroup does not die of SIGKILL until thawed: the wait for it
+ * is bounded; unreaped, it dies at the thaw before any code of the container runs, and
+ * whoever inherits it reaps it. */
 static void
 exec_kill(exec_run *er)
 {
+        struct pollfd p = { .fd = er->pidfd, .events = POLLIN };
+
         if (er->child <= 0)
                 return;
         (void) syscall(SYS_pidfd_send_signal, er->pidfd, SIGKILL, NULL, 0);
-        while (waitpid(er->child, NULL, 0) < 0 && errno == EINTR)
+        while (poll(&p, 1, 1000) < 0 && errno == EINTR)
+                ;
+        while (waitpid(er->child, NULL, WNOHANG) < 0 && errno == EINTR)
                 ;
         if (er->pidfd >= 0)
                 close(er->pidfd);

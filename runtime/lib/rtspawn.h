@@ -1,7 +1,7 @@
 /* The runtime's side of starting a container process, the same for `create`'s init
  * (container.c) and an `exec`'d process (execproc.c): the fds the child takes along,
  * each moved above the range that --preserve-fds hands to the container, and the
- * oom_score_adj the runtime writes for it. */
+ * oom_score_adj the runtime writes for it, the wait for its messages. */
 #pragma once
 
 #include <sys/types.h>
@@ -10,6 +10,7 @@
 #include "err.h"
 #include "seccomp.h"
 #include "spec.h"
+#include "sync.h"
 
 #ifndef CLONE_PIDFD
 #define CLONE_PIDFD 0x00001000
@@ -38,3 +39,8 @@ int rt_spawn_fds_open(rt_spawn_fds *s, const rt_ctx *ctx, int state_root_fd,
 void rt_spawn_fds_close(rt_spawn_fds *s);
 /* process.oomScoreAdj of pid, through the trusted procfs procfd (nothing without it). */
 int rt_spawn_oom_score_adj(int procfd, pid_t pid, const oci_process *p, msp_err *err);
+/* The child's next message. The child in cgroup (NULL or "": none) stops when someone
+ * else, or a hook, freezes it meanwhile, and would never answer: the wait looks at the
+ * freezer once a second and gives up (EBUSY, naming the cgroup and what: "create"). */
+int rt_spawn_recv(int sync_fd, const char *cgroup, const char *what, rt_sync_msg *msg,
+                  msp_err *err);

@@ -1,11 +1,14 @@
-/* The runtime's side of starting a container process (rtspawn.h; not spawn.h, which would hide <spawn.h>). */
+/* The runtime's side of starting a container process (rtspawn.h: a spawn.h would hide
+ * <spawn.h>). */
 #include "rtspawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "procfs.h"
 #include "seccomp-cache.h"
 #include "sync.h"
@@ -126,4 +129,23 @@ rt_spawn_oom_score_adj(int procfd, pid_t pid, const oci_process *p, msp_err *err
         snprintf(val, sizeof val, "%d", p->oom_score_adj);
         r = rt_procfs_write(procfd, path, val, err);
         return r < 0 ? msp_err_prefix(err, "process.oomScoreAdj") : 0;
+}
+
+int
+rt_spawn_recv(int sync_fd, const char *cgroup, const char *what, rt_sync_msg *msg,
+              msp_err *err)
+{
+        struct pollfd p = { .fd = sync_fd, .events = POLLIN };
+
+        while (cgroup && cgroup[0]) {
+                int n = poll(&p, 1, 1000);
+                if (n > 0)
+                        break;
+                if (n < 0 && errno != EINTR)
+                        return msp_err_sys(err, errno, "%s: wait for the container process", what);
+                if (n == 0 && rt_cgroup_is_frozen(cgroup))
+                        return msp_err_set(err, EBUSY, "container's cgroup unexpectedly frozen: "
+                                           "'%s' was frozen during %s", cgroup, what);
+        }
+        return rt_sync_recv(sync_fd, msg, err);
 }

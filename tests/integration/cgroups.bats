@@ -496,6 +496,38 @@ run_detached() {
         assert_nothing_left "$CID"
 }
 
+@test "exec into a cgroup frozen behind msp's back fails (exit 255), never a hang; nothing is left" {
+        # The container's own cgroup frozen makes it "paused", which exec refuses up front:
+        # the frozen cgroup here is the --cgroup sub-cgroup the exec'd process joins.
+        if [ "$V2" = 1 ]; then
+                dir="$(cg_dir)/frozen" arg=frozen
+                freeze() { echo "$1" >"$dir/cgroup.freeze"; }
+        else
+                [ -d /sys/fs/cgroup/freezer ] || skip "no v1 freezer hierarchy on this host"
+                dir="$(cg_dir freezer)/frozen" arg=freezer:frozen
+                freeze() { if [ "$1" = 1 ]; then echo FROZEN; else echo THAWED; fi >"$dir/freezer.state"; }
+        fi
+        run_detached /bin/sleep 1000
+        mkdir "$dir"
+        freeze 1
+        rc=0
+        timeout -s KILL 20 "$MSP" --root "$STATE_ROOT" exec --cgroup "$arg" "$CID" /bin/true \
+                </dev/null >"$BATS_TEST_TMPDIR/out" 2>&1 || rc=$?
+        cat "$BATS_TEST_TMPDIR/out"
+        # a frozen v1 task dies of its SIGKILL only once thawed
+        pids=$(cat "$dir/cgroup.procs")
+        freeze 0
+        for p in $pids; do wait_pid_exit "$p" 5; done
+        [ "$rc" -eq 255 ]
+        grep -q "container's cgroup unexpectedly frozen: '/$CGROUP_PREFIX/$CID/frozen' was frozen during exec" \
+                "$BATS_TEST_TMPDIR/out"
+        [ -z "$(cat "$dir/cgroup.procs")" ]
+        rmdir "$dir"
+        # the container is untouched
+        [ "$(state_field "$CID" status)" = running ]
+        msp exec "$CID" /bin/true
+}
+
 # Two state roots, one cgroup: the second container must not join the first one's cgroup
 # (a `kill --all` or `delete` through either root would reach both). run_b: `msp run -d`
 # through a second state root, its output in $BATS_TEST_TMPDIR/b.out (a container that
