@@ -53,7 +53,11 @@ ABOUT[languages]="the optional languages tests/mcp/languages.test.mjs runs in ms
 DEB[languages]="r-base-core g++ ruby? python3-matplotlib?"
 FEDORA[languages]="R-core gcc-c++ ruby python3-matplotlib"
 
-GROUP_ORDER="build bundles test bench vm podman engines mcp languages"
+ABOUT[rootless]="the rootless suites run as an unprivileged test user (tests/helper/test-user.sh): newuidmap/newgidmap for several-id mappings, fuse-overlayfs and slirp4netns for rootless podman"
+DEB[rootless]="uidmap fuse-overlayfs? slirp4netns"
+FEDORA[rootless]="shadow-utils fuse-overlayfs slirp4netns"
+
+GROUP_ORDER="build bundles test bench vm podman engines mcp languages rootless"
 DEFAULT_GROUPS="build test"
 
 die() {
