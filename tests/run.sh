@@ -4,14 +4,16 @@
 #   tests/run.sh [--quick] [--suite NAME]... [--no-deps]
 #
 # Steps, each under a timeout and all under one overall budget:
-#   1. contrib/install-deps.sh build test vm podman engines languages (installs only what
+#   1. contrib/install-deps.sh build test vm podman engines languages rootless (installs only what
 #                                             is missing; vm: qemu and the cgroup v2 guest kernel;
 #                                             podman: podman, conmon for tests/podman;
 #                                             engines: docker.io, containerd for
 #                                             tests/docker and tests/containerd;
 #                                             languages: R, g++, Ruby, matplotlib for
 #                                             tests/mcp/languages.test.mjs;
+#                                             rootless: uidmap, fuse-overlayfs;
 #                                             mcp: node, npm when missing), then
+#      tests/helper/test-user.sh ensure      (the rootless suites' unprivileged user)
 #      npm ci --prefix tests/mcp             (the pinned MCP SDK for suite 'mcp')
 #   2. bundles/*/prepare.sh                  (the rootfs trees the integration tests use)
 #   3. meson setup + ninja in build/         (-Dwerror=true when $CI is set)
@@ -277,11 +279,16 @@ say "msp tests in $top (budget ${budget}s${CI:+, CI mode: -Dwerror=true}${suites
 
 if [ "$deps" = 1 ]; then
         # mcp (node, npm) only when missing: a node from elsewhere (NodeSource) brings its npm.
-        dep_groups="build test vm podman engines languages"
+        dep_groups="build test vm podman engines languages rootless"
         { command -v node && command -v npm; } >/dev/null 2>&1 || dep_groups="$dep_groups mcp"
         # shellcheck disable=SC2086 # word splitting wanted
         run_step "deps" 1200 bash contrib/install-deps.sh $dep_groups ||
                 record deps FAIL "contrib/install-deps.sh $dep_groups"
+        # The user the rootless suites run as (subordinate ids, runtime dir), made once.
+        if [ "$(id -u)" = 0 ]; then
+                run_step "test-user" 60 bash tests/helper/test-user.sh ensure ||
+                        record deps FAIL "tests/helper/test-user.sh ensure"
+        fi
         # The MCP SDK for suite 'mcp' (tests/mcp/run.sh also does this when it is stale).
         if command -v npm >/dev/null 2>&1; then
                 run_step "deps: npm ci tests/mcp" 300 npm ci --prefix tests/mcp --no-audit --no-fund ||
