@@ -18,7 +18,9 @@
 # (XDG_RUNTIME_DIR), MSP_TEST_SUBID_START and MSP_TEST_SUBID_COUNT.
 # `run` keeps no capability and no root group: the command sees what a user logged in
 # over ssh would (HOME, USER, LOGNAME, XDG_RUNTIME_DIR, a default PATH), plus any
-# MSP_* and TMPDIR variables of the caller.
+# MSP_* and TMPDIR variables of the caller. The bounding set stays full, as on a login:
+# setuid newuidmap/newgidmap gain CAP_SETUID/CAP_SETGID from it (an empty one makes them
+# fail with "open of uid_map failed: Permission denied").
 set -euo pipefail
 
 user=${MSP_TEST_USER:-msp-rootless}
@@ -83,7 +85,7 @@ run_as_user() {
                 case "$v" in MSP_*|TMPDIR) keep+=("$v=${!v}") ;; esac
         done
         exec setpriv --reuid="$uid" --regid="$(id -g "$user")" --init-groups \
-                --inh-caps=-all --bounding-set=-all \
+                --inh-caps=-all \
                 env -i HOME="$home" USER="$user" LOGNAME="$user" SHELL=/bin/bash \
                 XDG_RUNTIME_DIR="/run/user/$uid" \
                 PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin \
