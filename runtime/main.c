@@ -12,6 +12,7 @@
 
 #include "cmd/cmd.h"
 #include "log.h"
+#include "rootless.h"
 #include "selfexe.h"
 
 extern char **environ;
@@ -153,31 +154,25 @@ usage_all(FILE *f)
                    "  --version, --help\n");
 }
 
-/* Root in the initial user namespace? Rootless podman runs us as uid 0 inside its own
- * user namespace, so geteuid() alone is not enough: compare the user ns inode with the
- * initial one (PROC_USER_INIT_INO = 0xEFFFFFFD). */
-static bool
-detect_rootless(void)
-{
-        struct stat st;
-
-        if (geteuid() != 0)
-                return true;
-        if (stat("/proc/self/ns/user", &st) < 0)
-                return false;
-        return st.st_ino != 0xEFFFFFFDU;
-}
-
+/* The state root when --root is not given: $XDG_RUNTIME_DIR/msp for a rootless caller
+ * (runc's rule), /run/msp otherwise. A user without XDG_RUNTIME_DIR gets none (NULL,
+ * *ret_none set): the commands that need one say so, naming --root; a shared fallback
+ * such as /tmp would be a path other users could take first. */
 static char *
-default_root(bool rootless)
+default_root(bool rootless, bool *ret_none)
 {
         const char *xdg = getenv("XDG_RUNTIME_DIR");
         char *r = NULL;
 
+        *ret_none = false;
         if (rootless && xdg && *xdg) {
                 if (asprintf(&r, "%s/msp", xdg) < 0)
                         return NULL;
                 return r;
+        }
+        if (rootless && geteuid() != 0) {
+                *ret_none = true;
+                return NULL;
         }
         return strdup("/run/msp");
 }
@@ -194,7 +189,7 @@ parse_bool(const char *s, bool *ret)
                 return 0;
         }
         if (strcmp(s, "auto") == 0) {
-                *ret = detect_rootless();
+                *ret = rt_rootless_detect();
                 return 0;
         }
         return -EINVAL;
@@ -226,7 +221,7 @@ main(int argc, char **argv)
          * the binary (CVE-2019-5736). Returns only if no copy is needed or it failed. */
         if (rt_selfexe_ensure(argc, argv, environ) < 0)
                 return 1;
-        ctx.rootless = detect_rootless();
+        ctx.rootless = rt_rootless_detect();
         while ((c = getopt_long(argc, argv, "+hv", opts, NULL)) != -1) {
                 switch (c) {
                 case 'r': root_arg = optarg; break;
@@ -295,8 +290,9 @@ main(int argc, char **argv)
                 usage_all(stderr);
                 return 1;
         }
-        root = root_arg ? strdup(root_arg) : default_root(ctx.rootless);
-        if (!root) {
+        bool no_root = false;
+        root = root_arg ? strdup(root_arg) : default_root(ctx.rootless, &no_root);
+        if (!root && !no_root) {
                 fprintf(stderr, "msp: out of memory\n");
                 return 1;
         }

@@ -23,6 +23,16 @@ int rt_cgroup_mode_detect(rt_cgroup_mode *ret, msp_err *err);
  * default "/msp/<id>". */
 int rt_cgroup_path_for(const char *cgroups_path, const char *id, char *buf, size_t bufsz,
                        msp_err *err);
+/* The cgroup of a rootless container without linux.cgroupsPath (cgroup-rootless.c), as
+ * runc places it: "<the caller's cgroup2 cgroup>/<id>" (its parent's when that is a
+ * .scope), on a unified host where the caller may make cgroups there and move processes
+ * (a delegated subtree). 1: buf holds it; 0: none can be made, why says why (buf "");
+ * -errno when /proc/self/cgroup or the mode cannot be read. */
+int rt_cgroup_rootless_path(const char *id, char *buf, size_t bufsz, char *why, size_t whysz);
+/* The first linux.resources key that needs a cgroup ("memory", "pids", ...), or NULL.
+ * Device rules do not count: a rootless runtime leaves them to the user namespace, which
+ * cannot mknod or open host devices it is not given (runc ignores them rootless). */
+const char *rt_cgroup_limit_field(const oci_resources *res);
 /* Which hierarchies a call works on: the cgroup2 one (all of a unified host, only
  * `unified` on a hybrid one) and the v1 ones. */
 enum {

@@ -578,6 +578,11 @@ apply_cgroup_resources(create_run *cr, msp_err *err)
         if (r < 0)
                 return r;
         res.devices = devs;
+        /* A rootless runtime cannot attach the eBPF device program (that needs
+         * CAP_BPF/CAP_SYS_ADMIN of the host) and needs none: the user namespace gives
+         * no device the caller could not open itself. runc skips them too. */
+        if (cr->ctx->rootless)
+                res.n_devices = 0;
         if (rt_cgroup_ignored_fields(&res))
                 rt_log_warning(cr->ctx, "%s", rt_cgroup_ignored_fields(&res));
         return rt_cgroup_apply_resources(cr->cgroup, &res, err);
@@ -657,6 +662,34 @@ owner_name(uid_t uid, char *buf, size_t size)
                 }
 }
 
+/* The container's cgroup path into cr->cgroup, or "" for none. A rootless caller
+ * without linux.cgroupsPath gets runc's placement in its delegated subtree; with none,
+ * the container runs without a cgroup, and a limit it asked for is an error that says
+ * why (runc fails the same way). An explicit linux.cgroupsPath is used as is: the
+ * mkdir's error names it when the caller may not make it. */
+static int
+choose_cgroup(create_run *cr, msp_err *err)
+{
+        const oci_linux *lx = cr->c->spec->linux_;
+        const char *path = lx ? lx->cgroups_path : NULL;
+        char why[PATH_MAX + 128];
+        int r;
+
+        if (!cr->ctx->rootless || (path && *path))
+                return rt_cgroup_path_for(path, cr->c->id, cr->cgroup, sizeof cr->cgroup, err);
+        r = rt_cgroup_rootless_path(cr->c->id, cr->cgroup, sizeof cr->cgroup, why, sizeof why);
+        if (r < 0)
+                return msp_err_sys(err, -r, "rootless: find the caller's cgroup");
+        if (r > 0)
+                return 0;
+        const char *field = rt_cgroup_limit_field(lx ? lx->resources : NULL);
+        if (field)
+                return msp_err_set(err, EPERM, "linux.resources.%s: rootless, the limit needs a "
+                                   "cgroup and msp may make none: %s", field, why);
+        rt_debug(cr->ctx, "create '%s': rootless, no cgroup: %s", cr->c->id, why);
+        return 0;
+}
+
 static int
 init_state(create_run *cr, msp_err *err)
 {
@@ -676,12 +709,11 @@ init_state(create_run *cr, msp_err *err)
         st->owner = cr->owner;
         st->annotations = cr->c->spec->annotations;
         if (cr->ctx->cgroup_manager != RT_CGROUP_DISABLED) {
-                int r = rt_cgroup_path_for(cr->c->spec->linux_ ? cr->c->spec->linux_->cgroups_path
-                                                              : NULL,
-                                           cr->c->id, cr->cgroup, sizeof cr->cgroup, err);
+                int r = choose_cgroup(cr, err);
                 if (r < 0)
                         return r;
-                st->cgroup_path = cr->cgroup;
+                if (cr->cgroup[0])
+                        st->cgroup_path = cr->cgroup;
         }
         st->systemd_cgroup = cr->ctx->systemd_cgroup;
         st->no_new_keyring = cr->o->no_new_keyring;

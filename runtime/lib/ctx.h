@@ -18,7 +18,7 @@ typedef enum rt_cgroup_manager {
 } rt_cgroup_manager;
 
 typedef struct rt_ctx {
-        const char *state_root;         /* /run/msp or $XDG_RUNTIME_DIR/msp */
+        const char *state_root;         /* /run/msp, $XDG_RUNTIME_DIR/msp, or NULL: none (rootless) */
         int log_fd;                     /* -1: stderr */
         rt_log_format log_format;
         bool debug;

@@ -276,7 +276,8 @@ need_cgroup(const rt_container *c, const char *op, msp_err *err)
         if (!c->state->cgroup_path)
                 return msp_err_set(err, EOPNOTSUPP,
                                    "cannot %s container '%s': it has no cgroup (created with "
-                                   "--cgroup-manager disabled)", op, c->id);
+                                   "--cgroup-manager disabled, or rootless without a delegated "
+                                   "cgroup v2 subtree)", op, c->id);
         return 0;
 }
 

@@ -61,6 +61,9 @@ rt_state_root_open(const rt_ctx *ctx, bool create, int *ret_fd, msp_err *err)
 {
         int fd, r;
 
+        if (!ctx->state_root)
+                return msp_err_set(err, EINVAL, "rootless: no state root: XDG_RUNTIME_DIR is not "
+                                   "set (set it, or pass --root DIR)");
         if (create) {
                 r = mkdir_p(ctx->state_root, 0700);
                 if (r < 0)

@@ -1,16 +1,23 @@
 #!/usr/bin/env bats
-# Rootless mode, first step (docs/SECURITY_MODEL.md, "Rootless"): msp run by an
-# unprivileged user (uid 65534 through setpriv, no capabilities), the container in a new
-# user namespace whose only mapping is that user, with --cgroup-manager disabled. Container
-# root is then the caller's uid on the host: it cannot do anything the caller cannot.
+# Rootless mode (docs/ROOTLESS.md): msp run by the unprivileged test user of
+# tests/helper/test-user.sh (through setpriv, no capabilities), the container in a new
+# user namespace whose only mapping is that user. Container root is then the caller's uid
+# on the host: it cannot do anything the caller cannot. This host mounts cgroup v1
+# (hybrid): a rootless container gets no cgroup, as with runc, and a limit that needs
+# one is refused. Each behaviour is compared with runc 1.1.5 run the same way.
 
 load helpers
 
-RL_UID=65534
-RL_GID=65534
+setup_file() {
+        command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
+        eval "$("$REPO/tests/helper/test-user.sh" ensure)"
+        export MSP_TEST_UID MSP_TEST_GID
+}
 
 setup() {
         command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
+        RL_UID=$MSP_TEST_UID
+        RL_GID=$MSP_TEST_GID
         setup_bundle
         # a copy the user can reach (the build tree may be under a private directory)
         RL_MSP="$BATS_TEST_TMPDIR/msp"
@@ -28,14 +35,40 @@ setup() {
 }
 
 teardown() {
-        # as root: whatever the user's msp left behind
+        # as root: whatever the user's msp or runc left behind
         teardown_containers
+        [ -d "${RL_RUN:-/nonexistent}/runc" ] &&
+                for id in $(ls "$RL_RUN/runc"); do
+                        runc --root "$RL_RUN/runc" delete --force "$id" >/dev/null 2>&1 || true
+                done
+        return 0
+}
+
+# rl_as CMD ARGS...: CMD as the unprivileged user, XDG_RUNTIME_DIR the test's own.
+rl_as() {
+        XDG_RUNTIME_DIR="$RL_RUN" setpriv --reuid="$RL_UID" --regid="$RL_GID" --clear-groups \
+                --inh-caps=-all --bounding-set=-all "$@" 3>&-
 }
 
 # rl_msp ARGS...: msp as the unprivileged user, state under its XDG_RUNTIME_DIR.
 rl_msp() {
-        XDG_RUNTIME_DIR="$RL_RUN" setpriv --reuid="$RL_UID" --regid="$RL_GID" --clear-groups \
-                --inh-caps=-all --bounding-set=-all "$RL_MSP" "$@" 3>&-
+        rl_as "$RL_MSP" "$@"
+}
+
+# rl_runc ARGS...: runc 1.1.5 the same way (its rootless default root is
+# $XDG_RUNTIME_DIR/runc).
+rl_runc() {
+        rl_as /usr/sbin/runc "$@"
+}
+
+# Nothing of the container's anywhere: state dir, a cgroup of its name in any hierarchy
+# (rootless placement is below the caller's own cgroup, not under the test prefix),
+# mounts.
+rl_assert_nothing_left() {
+        assert_nothing_left "$1"
+        local cg
+        cg=$(find /sys/fs/cgroup -maxdepth 8 -type d -name "$1" 2>/dev/null)
+        [ -z "$cg" ] || { echo "cgroups left: $cg"; return 1; }
 }
 
 @test "rootless: an unprivileged user runs a container; its root is the user on the host" {
@@ -50,12 +83,12 @@ rl_msp() {
         [ "$(stat -c %u:%g "$BUNDLE/rootfs/made")" = "$RL_UID:$RL_GID" ]
         # the state lived under the user's runtime dir (the default root when rootless)
         [ "$(stat -c '%u %a' "$RL_RUN/msp")" = "$RL_UID 700" ]
-        assert_nothing_left "$CID"
+        rl_assert_nothing_left "$CID"
 }
 
-@test "rootless: create, start, state, kill and delete as the user; no cgroup is made" {
+@test "rootless: create, start, state, kill and delete as the user, no flag needed; no cgroup is made" {
         set_args /bin/sleep 1000
-        rl_msp --cgroup-manager disabled create -b "$BUNDLE" "$CID" \
+        rl_msp create -b "$BUNDLE" "$CID" \
                 >"$BATS_TEST_TMPDIR/create.out" 2>&1 </dev/null ||
                 { cat "$BATS_TEST_TMPDIR/create.out"; false; }
         rl_msp start "$CID"
@@ -66,7 +99,7 @@ rl_msp() {
         rl_msp kill "$CID" KILL
         wait_pid_exit "$pid"
         rl_msp delete "$CID"
-        assert_nothing_left "$CID"
+        rl_assert_nothing_left "$CID"
 }
 
 # The attack: container root tries what only host root could do. A host directory is
@@ -88,7 +121,7 @@ rl_msp() {
                 options: [\"rbind\", \"rw\"]}]"
         set_args /bin/msp-helper write /shared/user -- write /shared/root-644 -- \
                 read /shared/root-600 -- stat /shared/user -- stat /shared/root-644
-        run rl_msp --cgroup-manager disabled run -b "$BUNDLE" "$CID" </dev/null
+        run rl_msp run -b "$BUNDLE" "$CID" </dev/null
         echo "$output"
         [ "${lines[0]}" = write=ok ]
         [ "${lines[1]}" = write=EACCES ]
@@ -100,16 +133,70 @@ rl_msp() {
                 "stat.uid=$(cat /proc/sys/kernel/overflowuid)" ]
         [ "$(cd "$shared" && sha256sum root-644 root-600)" = "$before" ]
         [ "$(cat "$shared/user")" = msp-helper ]
-        assert_nothing_left "$CID"
+        rl_assert_nothing_left "$CID"
 }
 
-@test "rootless: without --cgroup-manager disabled, create fails naming the cgroup it cannot make" {
+@test "rootless: a limit that needs a cgroup is refused naming the field and why; runc refuses it too" {
         set_args /bin/true
-        run rl_msp create -b "$BUNDLE" "$CID" </dev/null
+        for res in '{"memory": {"limit": 104857600}}' '{"pids": {"limit": 100}}' \
+                '{"cpu": {"shares": 512}}'; do
+                update_config ".linux.resources = $res"
+                field=$(jq -r '.linux.resources | keys[0]' "$BUNDLE/config.json")
+                run rl_msp run -b "$BUNDLE" "$CID" </dev/null
+                echo "$output"
+                [ "$status" -ne 0 ]
+                [[ "$output" == *"linux.resources.$field: rootless, the limit needs a cgroup"* ]]
+                [[ "$output" == *"cgroup v1 hierarchies (hybrid)"* ]]
+                rl_assert_nothing_left "$CID"
+                run rl_runc run -b "$BUNDLE" "$CID" </dev/null
+                echo "$output"
+                [ "$status" -ne 0 ]
+                [[ "$output" == *"cannot set $field limit"* ]]
+        done
+}
+
+@test "rootless: device rules and a zero pids limit need no cgroup: the container runs (as with runc)" {
+        set_args /bin/sh -c 'echo ran; ls /dev/null'
+        update_config '.linux.resources = {"devices": [{"allow": false, "access": "rwm"}],
+                "pids": {"limit": 0}}'
+        run rl_msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "${lines[0]}" = ran ]
+        rl_assert_nothing_left "$CID"
+        run rl_runc run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "${lines[0]}" = ran ]
+}
+
+@test "rootless: an explicit linux.cgroupsPath the user may not make fails naming it, as with runc" {
+        set_args /bin/true
+        update_config ".linux.cgroupsPath = \"/$CGROUP_PREFIX/$CID\""
+        run rl_msp run -b "$BUNDLE" "$CID" </dev/null
         echo "$output"
         [ "$status" -ne 0 ]
-        [[ "$output" == *"create cgroup '"*"': Permission denied"* ]]
-        assert_nothing_left "$CID"
+        [[ "$output" == *"create cgroup '"*"/$CGROUP_PREFIX': Permission denied"* ]]
+        rl_assert_nothing_left "$CID"
+        run rl_runc run -b "$BUNDLE" "$CID" </dev/null
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"permission denied"* ]]
+}
+
+@test "rootless: without XDG_RUNTIME_DIR a command that needs state names --root; with --root it runs" {
+        set_args /bin/true
+        run setpriv --reuid="$RL_UID" --regid="$RL_GID" --clear-groups --inh-caps=-all \
+                --bounding-set=-all env -u XDG_RUNTIME_DIR "$RL_MSP" run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"XDG_RUNTIME_DIR is not set (set it, or pass --root DIR)"* ]]
+        [ ! -e /run/msp/"$CID" ]
+        run setpriv --reuid="$RL_UID" --regid="$RL_GID" --clear-groups --inh-caps=-all \
+                --bounding-set=-all env -u XDG_RUNTIME_DIR "$RL_MSP" --root "$RL_RUN/msp" \
+                run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -eq 0 ]
+        rl_assert_nothing_left "$CID"
 }
 
 # exec as the user: the runtime cannot join the container's pid namespace from outside
@@ -117,22 +204,22 @@ rl_msp() {
 # (as runc does rootless).
 @test "rootless: exec as the user: output, exit status, the init's namespaces, a second exec; nothing left" {
         set_args /bin/sleep 1000
-        rl_msp --cgroup-manager disabled create -b "$BUNDLE" "$CID" \
+        rl_msp create -b "$BUNDLE" "$CID" \
                 >"$BATS_TEST_TMPDIR/create.out" 2>&1 </dev/null ||
                 { cat "$BATS_TEST_TMPDIR/create.out"; false; }
         rl_msp start "$CID"
         init=$(rl_msp state "$CID" | jq -r .pid)
-        run rl_msp --cgroup-manager disabled exec "$CID" /bin/sh -c 'id -u; cat /proc/self/uid_map; echo hello-rootless'
+        run rl_msp exec "$CID" /bin/sh -c 'id -u; cat /proc/self/uid_map; echo hello-rootless'
         echo "$output"
         [ "$status" -eq 0 ]
         [ "${lines[0]}" = 0 ]
         [ "$(echo ${lines[1]})" = "0 $RL_UID 1" ]
         [ "${lines[2]}" = hello-rootless ]
-        run rl_msp --cgroup-manager disabled exec "$CID" /bin/sh -c 'exit 7'
+        run rl_msp exec "$CID" /bin/sh -c 'exit 7'
         [ "$status" -eq 7 ]
         # the second exec, detached: in every namespace of the init, a child of no one
         # outside the container
-        rl_msp --cgroup-manager disabled exec --detach --pid-file "$RL_RUN/exec.pid" \
+        rl_msp exec --detach --pid-file "$RL_RUN/exec.pid" \
                 "$CID" /bin/sleep 1000 </dev/null
         p=$(cat "$RL_RUN/exec.pid")
         for ns in user pid mnt ipc uts cgroup; do
@@ -143,7 +230,7 @@ rl_msp() {
         nspid=$(awk '/^NSpid:/ { print $NF }' /proc/$p/status)
         [ "$nspid" -gt 1 ]
         # a missing binary: the error comes back, the container is untouched
-        run rl_msp --cgroup-manager disabled exec "$CID" /no/such/binary
+        run rl_msp exec "$CID" /no/such/binary
         echo "$output"
         [ "$status" -ne 0 ]
         [[ "$output" == *"no such file or directory"* ]]
@@ -154,12 +241,12 @@ rl_msp() {
         rl_msp delete "$CID"
         [ -z "$(leftover_cgroups)" ]
         [ -z "$(pgrep -u "$RL_UID" -f 'sleep 1000')" ]
-        assert_nothing_left "$CID"
+        rl_assert_nothing_left "$CID"
 }
 
 @test "rootless: exec --process FILE: oomScoreAdj raised as the user may; lowering it is refused naming the field" {
         set_args /bin/sleep 1000
-        rl_msp --cgroup-manager disabled create -b "$BUNDLE" "$CID" \
+        rl_msp create -b "$BUNDLE" "$CID" \
                 >"$BATS_TEST_TMPDIR/create.out" 2>&1 </dev/null ||
                 { cat "$BATS_TEST_TMPDIR/create.out"; false; }
         rl_msp start "$CID"
@@ -169,7 +256,7 @@ rl_msp() {
  "env": ["PATH=/bin"], "cwd": "/", "oomScoreAdj": 567, "noNewPrivileges": true}
 JSON
         chown "$RL_UID:$RL_GID" "$RL_RUN/process.json"
-        run rl_msp --cgroup-manager disabled exec --process "$RL_RUN/process.json" "$CID"
+        run rl_msp exec --process "$RL_RUN/process.json" "$CID"
         echo "$output"
         [ "$status" -eq 0 ]
         [ "${lines[0]}" = 567 ]
@@ -177,7 +264,7 @@ JSON
         # lowering it needs CAP_SYS_RESOURCE on the host: refused, naming the field
         jq '.oomScoreAdj = -500' "$RL_RUN/process.json" >"$RL_RUN/low.json"
         chown "$RL_UID:$RL_GID" "$RL_RUN/low.json"
-        run rl_msp --cgroup-manager disabled exec --process "$RL_RUN/low.json" "$CID"
+        run rl_msp exec --process "$RL_RUN/low.json" "$CID"
         echo "$output"
         [ "$status" -ne 0 ]
         [[ "$output" == *"process.oomScoreAdj"* ]]
@@ -185,5 +272,5 @@ JSON
         rl_msp kill "$CID" KILL
         wait_pid_exit "$init"
         rl_msp delete "$CID"
-        assert_nothing_left "$CID"
+        rl_assert_nothing_left "$CID"
 }

@@ -1,0 +1,112 @@
+/* The cgroup of a rootless container (cgroup.h, docs/ROOTLESS.md). runc's placement:
+ * below the caller's own cgroup2 cgroup, and only where the caller was delegated the
+ * right to make cgroups and move processes into them. Elsewhere the container runs
+ * without a cgroup, and a limit that would need one is refused by the caller. */
+#include "cgroup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroup-internal.h"
+#include "macros.h"
+
+/* The caller's cgroup2 path: the "0::" line of /proc/self/cgroup. */
+static int
+own_cgroup(char *buf, size_t bufsz)
+{
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/cgroup", "re");
+        char line[PATH_MAX + 16];
+
+        if (!f)
+                return -errno;
+        while (fgets(line, sizeof line, f)) {
+                if (strncmp(line, "0::", 3) != 0)
+                        continue;
+                line[strcspn(line, "\n")] = '\0';
+                if ((size_t) snprintf(buf, bufsz, "%s", line + 3) >= bufsz)
+                        return -ENAMETOOLONG;
+                return 0;
+        }
+        return -ENOENT;
+}
+
+/* Writable by this process as the kernel decides it (a user namespace's root gets no
+ * override on files whose owner it does not map). */
+static bool
+writable_at(int dfd, const char *file)
+{
+        return faccessat(dfd, file, W_OK, AT_EACCESS) == 0;
+}
+
+int
+rt_cgroup_rootless_path(const char *id, char *buf, size_t bufsz, char *why, size_t whysz)
+{
+        rt_cgroup_mode mode;
+        char base[PATH_MAX];
+        int r;
+
+        buf[0] = '\0';
+        r = rt_cgroup_mode_detect(&mode, NULL);
+        if (r < 0)
+                return r;
+        if (mode != RT_CGROUP_UNIFIED) {
+                snprintf(why, whysz, "the host mounts cgroup v1 hierarchies (%s), whose cgroups "
+                         "only root makes; a delegated cgroup v2 subtree needs a unified host",
+                         mode == RT_CGROUP_HYBRID ? "hybrid" : "legacy");
+                return 0;
+        }
+        r = own_cgroup(base, sizeof base);
+        if (r < 0)
+                return r;
+        /* A .scope holds the caller's own processes: a child cgroup with controllers
+         * cannot go under it (no internal processes), so runc uses its parent. */
+        size_t len = strlen(base);
+        if (len > 6 && strcmp(base + len - 6, ".scope") == 0) {
+                char *slash = strrchr(base, '/');
+                if (slash == base)
+                        slash[1] = '\0';
+                else
+                        *slash = '\0';
+        }
+        _cleanup_close_ int dfd = cg_open_dir(CG_ROOT, base, NULL);
+        if (dfd < 0 || !writable_at(dfd, ".") || !writable_at(dfd, "cgroup.procs") ||
+            !writable_at(dfd, "cgroup.subtree_control")) {
+                snprintf(why, whysz, "cgroup '%s%s' is not delegated to uid %u (its directory, "
+                         "cgroup.procs and cgroup.subtree_control must be writable)", CG_ROOT,
+                         base, (unsigned) geteuid());
+                return 0;
+        }
+        if ((size_t) snprintf(buf, bufsz, "%s/%s", strcmp(base, "/") == 0 ? "" : base, id) >= bufsz) {
+                buf[0] = '\0';
+                return -ENAMETOOLONG;
+        }
+        return 1;
+}
+
+const char *
+rt_cgroup_limit_field(const oci_resources *res)
+{
+        if (!res)
+                return NULL;
+        if (res->has_memory)
+                return "memory";
+        if (res->has_cpu)
+                return "cpu";
+        if (res->has_pids && res->pids_limit != 0)
+                return "pids";
+        if (res->has_blockio)
+                return "blockIO";
+        if (res->n_hugepage_limits)
+                return "hugepageLimits";
+        if (res->has_network)
+                return "network";
+        if (res->n_rdma)
+                return "rdma";
+        if (res->unified.n)
+                return "unified";
+        return NULL;
+}
