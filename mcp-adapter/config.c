@@ -74,6 +74,10 @@ static const opt opts[] = {
         O("max-image-bytes", K_SIZE, max_image_bytes, "one image returned as content"),
         O("run-log-keep", K_UINT, run_log_keep, "full logs of the last N runs kept as resources"),
         O("log-level", K_LEVEL, log_level, "debug, info, notice, warning, error, ..."),
+        O("listen", K_STR, listen, "HOST:PORT or unix:PATH: serve Streamable HTTP there, not stdio"),
+        O("allow-origin", K_STR, allow_origins, "Origins (comma-separated) HTTP clients may send"),
+        O("http-timeout", K_SEC, http_timeout_s, "an HTTP connection idle or slow this long is closed"),
+        O("http-session-idle", K_SEC, http_session_idle_s, "an HTTP session unused this long ends"),
 };
 
 static const char *const levels[] = { "debug", "info", "notice", "warning", "error",
@@ -98,6 +102,8 @@ set_defaults(mcp_config *c)
                 .max_queue = 64,
                 .max_sessions = 16,
                 .session_ttl_s = 3600,
+                .http_timeout_s = 30,
+                .http_session_idle_s = 1800,
                 .session_max_ttl_s = 86400,
                 .max_message_bytes = 16 * MIB,
                 .max_image_bytes = MIB,

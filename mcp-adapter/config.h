@@ -68,6 +68,10 @@ typedef struct mcp_config {
         uint64_t max_image_bytes;       /* one image returned as content (default 1 MiB) */
         unsigned run_log_keep;          /* full logs of the last N runs kept as resources */
         const char *log_level;          /* initial level for notifications/message and stderr */
+        const char *listen;             /* --listen HOST:PORT | unix:PATH (NULL: stdio) */
+        const char *allow_origins;      /* --allow-origin: comma-separated Origin values */
+        uint64_t http_timeout_s;        /* --http-timeout: idle/slow HTTP connection */
+        uint64_t http_session_idle_s;   /* --http-session-idle: unused HTTP session ends */
         const char *userns_hook;        /* the executable that handles MCP_USERNS_HOOK_ARG, run
                                          * as every sandbox's createRuntime hook (main.c: msp-mcp
                                          * itself); NULL: no hook */

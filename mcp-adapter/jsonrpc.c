@@ -157,6 +157,7 @@ struct mcp_rpc {
         size_t max_message;
         mcp_rpc_msg_fn on_msg;
         mcp_rpc_eof_fn on_eof;
+        mcp_rpc_sink_fn sink;           /* set: no fds, every message goes to it */
         void *data;
 
         char *ibuf;
@@ -266,6 +267,20 @@ on_out(mcp_loop *loop _unused_, int fd _unused_, uint32_t events _unused_, void 
         return 0;
 }
 
+/* One serialised message to the client: the sink's, or queued on the output fd. */
+static int
+deliver(mcp_rpc *rpc, const char *json, size_t len, const mcp_rpc_id *request, bool response,
+        bool droppable)
+{
+        if (rpc->sink)
+                return rpc->sink(rpc->data, json, len, request, response, droppable);
+        int r = queue_line(rpc, json, len);
+        if (r < 0)
+                return r;
+        flush_out(rpc);
+        return 0;
+}
+
 int
 mcp_rpc_format_error(const mcp_rpc_id *id, int code, const char *message, char **ret,
                      size_t *ret_len)
@@ -298,11 +313,7 @@ mcp_rpc_send_error(mcp_rpc *rpc, const mcp_rpc_id *id, int code, const char *mes
                 if (r < 0)
                         return r;
         }
-        r = queue_line(rpc, json, len);
-        if (r < 0)
-                return r;
-        flush_out(rpc);
-        return 0;
+        return deliver(rpc, json, len, id, true, false);
 }
 
 oci_jw *
@@ -332,8 +343,9 @@ mcp_rpc_begin_notification(const char *method)
         return w;
 }
 
-int
-mcp_rpc_send(mcp_rpc *rpc, oci_jw *writer, const mcp_rpc_id *id, bool droppable)
+static int
+send_msg(mcp_rpc *rpc, oci_jw *writer, const mcp_rpc_id *id, const mcp_rpc_id *related,
+         bool droppable)
 {
         _cleanup_jw_ oci_jw *w = writer;       /* ours from here on */
         if (!w)
@@ -353,11 +365,19 @@ mcp_rpc_send(mcp_rpc *rpc, oci_jw *writer, const mcp_rpc_id *id, bool droppable)
                 snprintf(msg, sizeof msg, "Internal error: %s", err.msg);
                 return mcp_rpc_send_error(rpc, id, MCP_RPC_INTERNAL_ERROR, msg);
         }
-        r = queue_line(rpc, json, len);
-        if (r < 0)
-                return r;
-        flush_out(rpc);
-        return 0;
+        return deliver(rpc, json, len, id ? id : related, id != NULL, droppable);
+}
+
+int
+mcp_rpc_send(mcp_rpc *rpc, oci_jw *w, const mcp_rpc_id *id, bool droppable)
+{
+        return send_msg(rpc, w, id, NULL, droppable);
+}
+
+int
+mcp_rpc_notify(mcp_rpc *rpc, oci_jw *w, const mcp_rpc_id *related)
+{
+        return send_msg(rpc, w, NULL, related, true);
 }
 
 static void
@@ -620,11 +640,28 @@ mcp_rpc_new(mcp_loop *loop, int in_fd, int out_fd, size_t max_message, mcp_rpc_m
         return 0;
 }
 
+int
+mcp_rpc_new_sink(mcp_loop *loop, size_t max_message, mcp_rpc_sink_fn sink, void *data,
+                 mcp_rpc **ret)
+{
+        mcp_rpc *rpc = calloc(1, sizeof *rpc);
+        if (!rpc)
+                return -ENOMEM;
+        *rpc = (mcp_rpc) { .loop = loop, .in_fd = -1, .out_fd = -1, .max_message = max_message,
+                           .sink = sink, .data = data };
+        *ret = rpc;
+        return 0;
+}
+
 mcp_rpc *
 mcp_rpc_free(mcp_rpc *rpc)
 {
         if (!rpc)
                 return NULL;
+        if (rpc->sink) {
+                free(rpc);
+                return NULL;
+        }
         if (rpc->in_epoll && !rpc->in_eof)
                 mcp_loop_del_io(rpc->loop, rpc->in_fd);
         if (rpc->in_timer)

@@ -75,6 +75,14 @@ typedef void (*mcp_rpc_eof_fn)(mcp_rpc *rpc, void *data);
 
 int mcp_rpc_new(mcp_loop *loop, int in_fd, int out_fd, size_t max_message, mcp_rpc_msg_fn on_msg,
                 mcp_rpc_eof_fn on_eof, void *data, mcp_rpc **ret);
+/* The transport of one HTTP session (http.c): no fds; the caller decodes what arrives and
+ * every message the server sends goes to sink, serialised. request: a response's id, or
+ * the request a notification belongs to (NULL: none). A sink may drop a droppable
+ * notification (-ENOBUFS). */
+typedef int (*mcp_rpc_sink_fn)(void *data, const char *json, size_t len,
+                               const mcp_rpc_id *request, bool response, bool droppable);
+int mcp_rpc_new_sink(mcp_loop *loop, size_t max_message, mcp_rpc_sink_fn sink, void *data,
+                     mcp_rpc **ret);
 /* Writes what is queued (bounded wait), then frees. The fds are not closed. */
 mcp_rpc *mcp_rpc_free(mcp_rpc *rpc);
 
@@ -87,6 +95,8 @@ oci_jw *mcp_rpc_begin_notification(const char *method);
  * droppable: a notification that may be skipped when the output queue is full
  * (-ENOBUFS then). */
 int mcp_rpc_send(mcp_rpc *rpc, oci_jw *w, const mcp_rpc_id *id, bool droppable);
+/* A droppable notification that belongs to the request related (a call's progress). */
+int mcp_rpc_notify(mcp_rpc *rpc, oci_jw *w, const mcp_rpc_id *related);
 int mcp_rpc_send_error(mcp_rpc *rpc, const mcp_rpc_id *id, int code, const char *message);
 /* Why on_eof was called: "end of input", "writing to the client: Broken pipe", ... */
 const char *mcp_rpc_eof_reason(const mcp_rpc *rpc);

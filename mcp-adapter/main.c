@@ -1,8 +1,9 @@
 /* msp-mcp: the MCP server that runs agents' code in a fresh msp sandbox per call.
  *
  * main() parses the configuration, checks that the host can enforce the default policy,
- * and serves JSON-RPC on stdin/stdout from one event loop until EOF or SIGTERM/SIGINT;
- * both (and SIGHUP) end with every run killed and cleaned up and exit status 0. */
+ * and serves JSON-RPC on stdin/stdout (or Streamable HTTP with --listen: http.c) from one
+ * event loop until EOF or SIGTERM/SIGINT; both (and SIGHUP) end with every run killed and
+ * cleaned up and exit status 0. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -14,6 +15,7 @@
 
 #include "config.h"
 #include "engine.h"
+#include "http.h"
 #include "log.h"
 #include "loop.h"
 #include "server.h"
@@ -102,10 +104,15 @@ serve(mcp_config *cfg, mcp_logger *lg)
                 fprintf(stderr, "msp-mcp: %s\n", err.msg[0] ? err.msg : strerror(-r));
                 return 1;
         }
+        /* One transport: --listen serves HTTP, otherwise stdio. */
         mcp_server *srv = NULL;
-        r = mcp_server_new(loop, cfg, engine, lg, in, out, &srv);
+        mcp_http *http = NULL;
+        if (cfg->listen)
+                r = mcp_http_new(loop, cfg, engine, lg, &http, &err);
+        else
+                r = mcp_server_new(loop, cfg, engine, lg, in, out, &srv);
         if (r < 0) {
-                fprintf(stderr, "msp-mcp: serving stdio: %s\n", strerror(-r));
+                fprintf(stderr, "msp-mcp: %s\n", cfg->listen ? err.msg : "serving stdio");
                 mcp_engine_free(engine);
                 return 1;
         }
@@ -119,6 +126,7 @@ serve(mcp_config *cfg, mcp_logger *lg)
         /* Calls first (their runs are cancelled, no responses), then the engine removes
          * every container, bundle and fresh workspace. */
         mcp_server_free(srv);
+        mcp_http_free(http);
         mcp_engine_free(engine);
         mcp_loop_del_io(loop, sfd);
         return r < 0 ? 1 : 0;

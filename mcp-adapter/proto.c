@@ -28,6 +28,15 @@ mcp_version_negotiate(const char *requested)
         return MCP_V_LATEST;
 }
 
+bool
+mcp_version_known(const char *version)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(version_names); i++)
+                if (strcmp(version_names[i], version) == 0)
+                        return true;
+        return false;
+}
+
 const char *
 mcp_version_name(mcp_version v)
 {
@@ -156,10 +165,9 @@ tools_list(mcp_server *srv, const mcp_rpc_id *id)
         (void) mcp_rpc_send(srv->rpc, w, id, false);
 }
 
-static void
-on_msg(mcp_rpc *rpc _unused_, mcp_rpc_msg *msg, void *data)
+void
+mcp_server_dispatch(mcp_server *srv, mcp_rpc_msg *msg)
 {
-        mcp_server *srv = data;
         _cleanup_rpc_msg_ mcp_rpc_msg m = *msg;
         const oci_json *params = m.params;      /* NULL when absent: readers check */
         const char *method = m.method;
@@ -208,6 +216,12 @@ on_msg(mcp_rpc *rpc _unused_, mcp_rpc_msg *msg, void *data)
 }
 
 static void
+on_msg(mcp_rpc *rpc _unused_, mcp_rpc_msg *msg, void *data)
+{
+        mcp_server_dispatch(data, msg);
+}
+
+static void
 on_eof(mcp_rpc *rpc, void *data)
 {
         mcp_server *srv = data;
@@ -215,9 +229,9 @@ on_eof(mcp_rpc *rpc, void *data)
         mcp_loop_exit(srv->loop, 0);
 }
 
-int
-mcp_server_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logger *log,
-               int in_fd, int out_fd, mcp_server **ret)
+static int
+server_alloc(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logger *log,
+             mcp_server **ret)
 {
         mcp_server *srv = calloc(1, sizeof *srv);
         if (!srv)
@@ -233,11 +247,39 @@ mcp_server_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_lo
                 return -ENOMEM;
         }
         srv->n_recent = keep;
-        int r = mcp_rpc_new(loop, in_fd, out_fd, cfg->max_message_bytes, on_msg, on_eof, srv,
-                            &srv->rpc);
+        *ret = srv;
+        return 0;
+}
+
+int
+mcp_server_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logger *log,
+               int in_fd, int out_fd, mcp_server **ret)
+{
+        mcp_server *srv;
+        int r = server_alloc(loop, cfg, engine, log, &srv);
+        if (r < 0)
+                return r;
+        r = mcp_rpc_new(loop, in_fd, out_fd, cfg->max_message_bytes, on_msg, on_eof, srv,
+                        &srv->rpc);
         if (r < 0) {
-                free(srv->recent_runs);
-                free(srv);
+                mcp_server_free(srv);
+                return r;
+        }
+        *ret = srv;
+        return 0;
+}
+
+int
+mcp_server_new_sink(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logger *log,
+                    mcp_rpc_sink_fn sink, void *sink_data, mcp_server **ret)
+{
+        mcp_server *srv;
+        int r = server_alloc(loop, cfg, engine, log, &srv);
+        if (r < 0)
+                return r;
+        r = mcp_rpc_new_sink(loop, cfg->max_message_bytes, sink, sink_data, &srv->rpc);
+        if (r < 0) {
+                mcp_server_free(srv);
                 return r;
         }
         *ret = srv;

@@ -67,6 +67,15 @@ typedef struct mcp_server {
 
 int mcp_server_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logger *log,
                    int in_fd, int out_fd, mcp_server **ret);
+/* One MCP session whose messages the caller decodes and hands to mcp_server_dispatch();
+ * what the server says goes to sink (an HTTP session: http.c). */
+int mcp_server_new_sink(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine,
+                        mcp_logger *log, mcp_rpc_sink_fn sink, void *sink_data,
+                        mcp_server **ret);
+/* Handles one decoded message (takes it). */
+void mcp_server_dispatch(mcp_server *srv, mcp_rpc_msg *msg);
+/* True when version is one of the protocol revisions this server speaks. */
+bool mcp_version_known(const char *version);
 /* Cancels the in-flight runs (no responses), flushes the output. */
 mcp_server *mcp_server_free(mcp_server *srv);
 

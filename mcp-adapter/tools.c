@@ -489,7 +489,7 @@ send_progress(mcp_call *c)
         mcp_jw_bytes(w, t, n);
         oci_jw_end_object(w);
         /* A full output queue drops it; the next one carries a larger value anyway. */
-        if (mcp_rpc_send(c->srv->rpc, w, NULL, true) == 0) {
+        if (mcp_rpc_notify(c->srv->rpc, w, &c->id) == 0) {
                 c->sent = c->seen;
                 c->last_sent_usec = mcp_now_usec();
         }

@@ -11,6 +11,7 @@ import path from "node:path";
 import readline from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 export const MSP_MCP = process.env.MSP_MCP;
 export const MSP = process.env.MSP;
@@ -73,10 +74,73 @@ export function serverArgs(stateDir, { runtime = MSP, args = [] } = {}) {
         return ["--state-dir", stateDir, "--runtime", runtime, ...args];
 }
 
+// The transport startServer() uses: MSP_MCP_TRANSPORT=http runs msp-mcp with --listen on
+// a loopback port and connects the SDK's StreamableHTTPClientTransport; stdio otherwise.
+export const TRANSPORT = process.env.MSP_MCP_TRANSPORT === "http" ? "http" : "stdio";
+
 // A running msp-mcp under the SDK client. stderr is kept (last 64 KiB) for messages.
 // wrap: a command line msp-mcp runs under (its path and arguments follow wrap's).
-export async function startServer({ stateDir = tmpStateDir(), runtime = MSP, args = [],
-                                    name = "msp-mcp-tests", wrap = [] } = {}) {
+export async function startServer(opts = {}) {
+        return TRANSPORT === "http" ? startHttpServer(opts) : startStdioServer(opts);
+}
+
+// msp-mcp --listen ADDRESS (127.0.0.1:0 unless given): the child, its URL (from the
+// "listening on URL" line on stderr) and its stderr tail.
+export async function spawnHttpServer({ stateDir = tmpStateDir(), runtime = MSP, args = [],
+                                        listen = "127.0.0.1:0", wrap = [] } = {}) {
+        const argv = [...wrap, MSP_MCP, ...serverArgs(stateDir, { runtime, args: [...args, "--listen", listen] })];
+        const proc = spawn(argv[0], argv.slice(1), { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env } });
+        register(stateDir, proc);
+        let log = "";
+        const url = await new Promise((resolve, reject) => {
+                const t = setTimeout(() => reject(new Error(`msp-mcp did not listen in ${CALL_TIMEOUT} ms: ${log}`)), CALL_TIMEOUT);
+                proc.stderr.on("data", (b) => {
+                        log = (log + b.toString()).slice(-65536);
+                        if (process.env.MSP_MCP_TEST_VERBOSE) process.stderr.write(b);
+                        const m = /listening on (\S+)/.exec(log);
+                        if (m) { clearTimeout(t); resolve(m[1]); }
+                });
+                proc.once("exit", (code, signal) => { clearTimeout(t); reject(new Error(`msp-mcp exited (${code ?? signal}): ${log}`)); });
+        });
+        const inst = instanceOf(stateDir, proc.pid);
+        register(stateDir, null, new Set(inst ? [inst] : []));
+        return { proc, url, stateDir, log: () => log };
+}
+
+// Stops a server started with --listen: SIGTERM (a clean stop), its exit status.
+export async function stopProcess(proc) {
+        if (!alive(proc)) return { code: proc.exitCode, signal: proc.signalCode };
+        const gone = new Promise((r) => proc.once("exit", r));
+        proc.kill("SIGTERM");
+        await gone;
+        return { code: proc.exitCode, signal: proc.signalCode };
+}
+
+async function startHttpServer({ stateDir = tmpStateDir(), runtime = MSP, args = [],
+                                 name = "msp-mcp-tests", wrap = [] } = {}) {
+        register(stateDir);
+        const h = await spawnHttpServer({ stateDir, runtime, args, wrap });
+        const transport = new StreamableHTTPClientTransport(new URL(h.url));
+        const client = new Client({ name, version: "0.0.1" }, { capabilities: {} });
+        await client.connect(transport);
+        const srv = {
+                client, transport, proc: h.proc, stateDir, pid: h.proc.pid, url: h.url,
+                log: h.log,
+                instance: () => instanceOf(stateDir, h.proc.pid),
+                instances: new Set(),
+                async close() {
+                        await client.close();
+                        return stopProcess(h.proc);
+                },
+        };
+        register(stateDir, null, srv.instances);
+        const inst = srv.instance();
+        if (inst) srv.instances.add(inst);
+        return srv;
+}
+
+async function startStdioServer({ stateDir = tmpStateDir(), runtime = MSP, args = [],
+                                  name = "msp-mcp-tests", wrap = [] } = {}) {
         const argv = [...wrap, MSP_MCP, ...serverArgs(stateDir, { runtime, args })];
         const transport = new StdioClientTransport({
                 command: argv[0],

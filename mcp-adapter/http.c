@@ -1,0 +1,752 @@
+/* MCP Streamable HTTP (see http.h): libmicrohttpd in external-polling epoll mode, its epoll
+ * fd watched by our loop and MHD_run() called on readiness and on MHD_get_timeout()'s timer.
+ *
+ * An exchange is one POST. Its message goes to its session's MCP server; what the server
+ * says about the request (the response, the call's progress, log messages while it runs)
+ * goes to the exchange: a response that comes before any notification is answered as
+ * application/json, otherwise the exchange becomes a text/event-stream that ends with the
+ * response. Until there is something to send the connection is suspended; MHD does not
+ * watch a suspended connection, so its socket is watched here for the client leaving,
+ * which cancels the run. */
+#include <errno.h>
+#include <inttypes.h>
+#include <microhttpd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "http.h"
+#include "server.h"
+
+#define SESSION_ID_BYTES 16
+#define CONNECTION_MEMORY (64u * 1024)  /* per connection: request line, headers, buffers */
+#define MAX_CONNECTIONS 1024u
+#define MAX_SESSIONS 4096u
+#define SSE_HIGH_WATER (4u * 1024 * 1024) /* above: droppable notifications are dropped */
+#define SSE_BLOCK (16u * 1024)
+#define ENDPOINT "/mcp"
+
+typedef struct http_session http_session;
+typedef struct http_exchange http_exchange;
+
+typedef enum x_mode { X_PENDING, X_JSON, X_SSE } x_mode;
+
+struct http_exchange {
+        mcp_http *http;
+        struct MHD_Connection *conn;
+        http_session *sess;             /* while its request waits for the response */
+        http_exchange *next, *prev;     /* in sess->pending */
+        bool replied;                   /* a response is queued */
+        bool dispatched;
+        bool new_session;               /* an initialize that created a session */
+        bool answered;                  /* nothing more will be added to out */
+        bool ended;                     /* the session ended before the answer */
+        bool suspended, client_gone;
+        int watch_fd;
+        char *body;
+        size_t len;
+        bool too_large;
+        mcp_rpc_id id;                  /* the request's id */
+        x_mode mode;
+        char *out;                      /* JSON: the response; SSE: events not sent yet */
+        size_t olen, ooff;
+        char sid[2 * SESSION_ID_BYTES + 1];
+};
+
+struct http_session {
+        mcp_http *http;
+        char id[2 * SESSION_ID_BYTES + 1];
+        mcp_logger log;                 /* its own: logging/setLevel is per session */
+        mcp_server *srv;
+        http_exchange *pending;         /* newest first */
+        uint64_t last_used;
+        http_session *next, *prev;
+};
+
+struct mcp_http {
+        mcp_loop *loop;
+        const mcp_config *cfg;
+        mcp_engine *engine;
+        mcp_logger *log;
+        struct MHD_Daemon *d;
+        int epoll_fd;
+        bool local;                     /* bound to loopback or a unix socket */
+        bool kicked;                    /* a connection was resumed: run MHD again soon */
+        char *url;
+        char *unix_path;
+        mcp_timer *timer, *sweep;
+        http_session *sessions;
+        size_t n_sessions;
+};
+
+/* ---- driving MHD from the loop ---- */
+
+static int on_timer(mcp_loop *loop, void *data);
+
+static void
+rearm(mcp_http *h)
+{
+        if (h->timer) {
+                mcp_timer_cancel(h->loop, h->timer);
+                h->timer = NULL;
+        }
+        MHD_UNSIGNED_LONG_LONG ms = 0;
+        if (h->kicked)
+                ms = 0;
+        else if (MHD_get_timeout(h->d, &ms) != MHD_YES)
+                return;
+        (void) mcp_loop_add_timer(h->loop, ms * 1000, on_timer, h, &h->timer);
+}
+
+static void
+run(mcp_http *h)
+{
+        h->kicked = false;
+        (void) MHD_run(h->d);
+        rearm(h);
+}
+
+static int
+on_timer(mcp_loop *loop _unused_, void *data)
+{
+        mcp_http *h = data;
+        h->timer = NULL;
+        run(h);
+        return 0;
+}
+
+static int
+on_ready(mcp_loop *loop _unused_, int fd _unused_, uint32_t events _unused_, void *data)
+{
+        run(data);
+        return 0;
+}
+
+/* After a resume: MHD handles resumed connections in its next run. */
+static void
+kick(mcp_http *h)
+{
+        if (h->kicked)
+                return;
+        h->kicked = true;
+        rearm(h);
+}
+
+/* ---- exchanges ---- */
+
+static void
+unlink_exchange(http_exchange *x)
+{
+        http_session *s = x->sess;
+        if (!s)
+                return;
+        if (x->prev)
+                x->prev->next = x->next;
+        else if (s->pending == x)
+                s->pending = x->next;
+        if (x->next)
+                x->next->prev = x->prev;
+        x->next = x->prev = NULL;
+        x->sess = NULL;
+        s->last_used = mcp_now_usec();
+}
+
+static void
+unwatch(http_exchange *x)
+{
+        if (x->watch_fd >= 0)
+                mcp_loop_del_io(x->http->loop, x->watch_fd);
+        x->watch_fd = -1;
+}
+
+static void
+wake(http_exchange *x)
+{
+        if (!x->suspended)
+                return;
+        unwatch(x);
+        x->suspended = false;
+        MHD_resume_connection(x->conn);
+        kick(x->http);
+}
+
+/* The client closed the connection while its request waited: the run is cancelled. */
+static int
+on_client_gone(mcp_loop *loop _unused_, int fd _unused_, uint32_t events _unused_, void *data)
+{
+        http_exchange *x = data;
+        x->client_gone = true;
+        if (x->sess && !x->answered) {
+                mcp_log(x->http->log, MCP_LOG_INFO, "HTTP client of session %.8s... went away: its call is cancelled",
+                        x->sess->id);
+                mcp_tools_cancel(x->sess->srv, &x->id);
+        }
+        unlink_exchange(x);
+        x->answered = true;
+        wake(x);
+        return 0;
+}
+
+static void
+suspend(http_exchange *x)
+{
+        MHD_suspend_connection(x->conn);
+        x->suspended = true;
+        const union MHD_ConnectionInfo *ci =
+                MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (ci && mcp_loop_add_io(x->http->loop, ci->connect_fd, EPOLLRDHUP, on_client_gone, x) == 0)
+                x->watch_fd = ci->connect_fd;
+}
+
+/* Appends one server-sent event carrying json. */
+static int
+append_event(http_exchange *x, const char *json, size_t len)
+{
+        static const char head[] = "event: message\ndata: ", tail[] = "\n\n";
+        size_t need = sizeof head - 1 + len + sizeof tail - 1;
+        if (x->ooff > 0) {
+                memmove(x->out, x->out + x->ooff, x->olen - x->ooff);
+                x->olen -= x->ooff;
+                x->ooff = 0;
+        }
+        char *p = realloc(x->out, x->olen + need);
+        if (!p)
+                return -ENOMEM;
+        x->out = p;
+        memcpy(p + x->olen, head, sizeof head - 1);
+        memcpy(p + x->olen + sizeof head - 1, json, len);
+        memcpy(p + x->olen + sizeof head - 1 + len, tail, sizeof tail - 1);
+        x->olen += need;
+        return 0;
+}
+
+/* The session's transport: a message for the exchange of the request it belongs to; a
+ * notification of no request goes to the newest open exchange (or is dropped). */
+static int
+session_sink(void *data, const char *json, size_t len, const mcp_rpc_id *request,
+             bool response, bool droppable)
+{
+        http_session *s = data;
+        http_exchange *x = NULL;
+        if (request)
+                for (x = s->pending; x && !mcp_rpc_id_equal(&x->id, request); x = x->next)
+                        ;
+        if (!x && !response)
+                x = s->pending;
+        if (!x)
+                return droppable ? -ENOBUFS : 0;
+        if (response && x->mode == X_PENDING) {
+                x->out = malloc(len);
+                if (!x->out)
+                        return -ENOMEM;
+                memcpy(x->out, json, len);
+                x->olen = len;
+                x->mode = X_JSON;
+        } else {
+                if (droppable && x->olen - x->ooff > SSE_HIGH_WATER)
+                        return -ENOBUFS;
+                x->mode = X_SSE;
+                int r = append_event(x, json, len);
+                if (r < 0)
+                        return r;
+        }
+        if (response) {
+                x->answered = true;
+                unlink_exchange(x);
+        }
+        wake(x);
+        return 0;
+}
+
+/* ---- responses ---- */
+
+static enum MHD_Result
+reply(http_exchange *x, unsigned status, const char *type, const char *body, size_t len,
+      const char *allow)
+{
+        struct MHD_Response *resp = MHD_create_response_from_buffer(len, (void *) body,
+                                                                    MHD_RESPMEM_MUST_COPY);
+        if (!resp)
+                return MHD_NO;
+        if (type)
+                (void) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+        if (allow)
+                (void) MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
+        if (x->new_session)
+                (void) MHD_add_response_header(resp, "Mcp-Session-Id", x->sid);
+        enum MHD_Result r = MHD_queue_response(x->conn, status, resp);
+        MHD_destroy_response(resp);
+        x->replied = true;
+        return r;
+}
+
+/* An HTTP error with a JSON-RPC error object as its body (id: the request's, if known). */
+static enum MHD_Result
+reply_error(http_exchange *x, unsigned status, const mcp_rpc_id *id, int code, const char *msg)
+{
+        mcp_rpc_id none = { .kind = MCP_ID_NONE };
+        _cleanup_free_ char *json = NULL;
+        size_t len = 0;
+        if (mcp_rpc_format_error(id ? id : &none, code, msg, &json, &len) < 0)
+                return reply(x, status, "text/plain", msg, strlen(msg), NULL);
+        return reply(x, status, "application/json", json, len, NULL);
+}
+
+static ssize_t
+sse_reader(void *cls, uint64_t pos _unused_, char *buf, size_t max)
+{
+        http_exchange *x = cls;
+        if (x->client_gone)
+                return MHD_CONTENT_READER_END_WITH_ERROR;
+        if (x->ooff < x->olen) {
+                size_t n = x->olen - x->ooff < max ? x->olen - x->ooff : max;
+                memcpy(buf, x->out + x->ooff, n);
+                x->ooff += n;
+                if (x->ooff == x->olen)
+                        x->ooff = x->olen = 0;
+                return (ssize_t) n;
+        }
+        if (x->answered)
+                return MHD_CONTENT_READER_END_OF_STREAM;
+        suspend(x);
+        return 0;
+}
+
+/* The exchange's request was handed to its session: answer what there is, or wait. */
+static enum MHD_Result
+reply_pending(http_exchange *x)
+{
+        if (x->client_gone)
+                return reply(x, 500, NULL, "", 0, NULL);
+        if (x->mode == X_JSON)
+                return reply(x, 200, "application/json", x->out, x->olen, NULL);
+        if (x->mode == X_PENDING && x->ended)
+                return reply_error(x, 404, &x->id, MCP_RPC_INVALID_REQUEST, "Session ended");
+        if (x->mode == X_PENDING && !x->answered) {
+                suspend(x);
+                return MHD_YES;
+        }
+        /* Events (or none: a call the client cancelled ends its stream empty). */
+        struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, SSE_BLOCK,
+                                                                      sse_reader, x, NULL);
+        if (!resp)
+                return MHD_NO;
+        (void) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+        (void) MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+        if (x->new_session)
+                (void) MHD_add_response_header(resp, "Mcp-Session-Id", x->sid);
+        enum MHD_Result r = MHD_queue_response(x->conn, 200, resp);
+        MHD_destroy_response(resp);
+        x->replied = true;
+        return r;
+}
+
+/* ---- sessions ---- */
+
+static void
+end_session(mcp_http *h, http_session *s, const char *why)
+{
+        if (s->prev)
+                s->prev->next = s->next;
+        else
+                h->sessions = s->next;
+        if (s->next)
+                s->next->prev = s->prev;
+        h->n_sessions--;
+        mcp_log(h->log, MCP_LOG_INFO, "HTTP session %.8s... ended: %s", s->id, why);
+        /* Its runs are cancelled without answers; the waiting exchanges are told. */
+        mcp_server_free(s->srv);
+        while (s->pending) {
+                http_exchange *x = s->pending;
+                unlink_exchange(x);
+                x->ended = x->answered = true;
+                wake(x);
+        }
+        free(s);
+}
+
+static int
+new_session(mcp_http *h, http_session **ret)
+{
+        if (h->n_sessions >= MAX_SESSIONS)
+                return -EBUSY;
+        http_session *s = calloc(1, sizeof *s);
+        if (!s)
+                return -ENOMEM;
+        unsigned char rnd[SESSION_ID_BYTES];
+        if (getrandom(rnd, sizeof rnd, 0) != (ssize_t) sizeof rnd) {
+                free(s);
+                return -EIO;
+        }
+        for (size_t i = 0; i < sizeof rnd; i++)
+                snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
+        s->http = h;
+        s->log = (mcp_logger) { .stderr_level = h->log->stderr_level,
+                                .client_level = h->log->client_level };
+        int r = mcp_server_new_sink(h->loop, h->cfg, h->engine, &s->log, session_sink, s, &s->srv);
+        if (r < 0) {
+                free(s);
+                return r;
+        }
+        s->last_used = mcp_now_usec();
+        s->next = h->sessions;
+        if (s->next)
+                s->next->prev = s;
+        h->sessions = s;
+        h->n_sessions++;
+        *ret = s;
+        return 0;
+}
+
+static http_session *
+find_session(mcp_http *h, const char *id)
+{
+        for (http_session *s = h->sessions; s; s = s->next)
+                if (strcmp(s->id, id) == 0)
+                        return s;
+        return NULL;
+}
+
+/* Sessions nobody used for --http-session-idle end. */
+static int
+on_sweep(mcp_loop *loop, void *data)
+{
+        mcp_http *h = data;
+        h->sweep = NULL;
+        uint64_t now = mcp_now_usec(), idle = h->cfg->http_session_idle_s * 1000000;
+        for (http_session *s = h->sessions, *next; s; s = next) {
+                next = s->next;
+                if (!s->pending && now - s->last_used >= idle)
+                        end_session(h, s, "idle");
+        }
+        uint64_t every = idle / 4;
+        every = every < 1000000 ? 1000000 : every > 60000000 ? 60000000 : every;
+        (void) mcp_loop_add_timer(loop, every, on_sweep, h, &h->sweep);
+        return 0;
+}
+
+/* ---- requests ---- */
+
+static const char *
+header(http_exchange *x, const char *name)
+{
+        return MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, name);
+}
+
+/* An Origin from a page on this machine (any port), or one --allow-origin names. */
+static bool
+origin_allowed(mcp_http *h, const char *origin)
+{
+        const char *list = h->cfg->allow_origins;
+        size_t n = strlen(origin);
+        for (const char *p = list; p && *p;) {
+                size_t l = strcspn(p, ",");
+                if (l == n && strncmp(p, origin, n) == 0)
+                        return true;
+                p += l + (p[l] == ',');
+        }
+        const char *host = strncmp(origin, "http://", 7) == 0   ? origin + 7
+                           : strncmp(origin, "https://", 8) == 0 ? origin + 8
+                                                                 : NULL;
+        static const char *const local[] = { "localhost", "127.0.0.1", "[::1]" };
+        for (size_t i = 0; host && i < ARRAY_SIZE(local); i++) {
+                size_t l = strlen(local[i]);
+                if (strncmp(host, local[i], l) != 0)
+                        continue;
+                const char *rest = host + l;
+                if (!*rest || (rest[0] == ':' && rest[1] && strspn(rest + 1, "0123456789") == strlen(rest + 1)))
+                        return true;
+        }
+        return false;
+}
+
+static bool
+content_type_json(const char *ct)
+{
+        if (!ct || strncasecmp(ct, "application/json", 16) != 0)
+                return false;
+        return ct[16] == '\0' || ct[16] == ';' || ct[16] == ' ';
+}
+
+/* The first call for a request: what can be decided from the headers. */
+static enum MHD_Result
+start(http_exchange *x, const char *url, const char *method)
+{
+        mcp_http *h = x->http;
+        if (strcmp(url, ENDPOINT) != 0)
+                return reply(x, 404, "text/plain", "not found\n", 10, NULL);
+        const char *origin = header(x, "Origin");
+        if (origin && !origin_allowed(h, origin)) {
+                mcp_log(h->log, MCP_LOG_NOTICE, "HTTP request from Origin %.200s refused", origin);
+                return reply(x, 403, "text/plain", "origin not allowed\n", 19, NULL);
+        }
+        if (strcmp(method, "POST") == 0) {
+                if (!content_type_json(header(x, MHD_HTTP_HEADER_CONTENT_TYPE)))
+                        return reply(x, 415, "text/plain", "expected Content-Type: application/json\n",
+                                     40, NULL);
+                return MHD_YES;
+        }
+        if (strcmp(method, "DELETE") == 0) {
+                const char *sid = header(x, "Mcp-Session-Id");
+                if (!sid)
+                        return reply_error(x, 400, NULL, MCP_RPC_INVALID_REQUEST,
+                                           "Bad request: Mcp-Session-Id header missing");
+                http_session *s = find_session(h, sid);
+                if (!s)
+                        return reply_error(x, 404, NULL, MCP_RPC_INVALID_REQUEST, "Session not found");
+                end_session(h, s, "deleted by the client");
+                return reply(x, 204, NULL, "", 0, NULL);
+        }
+        /* No server-to-client stream (GET): nothing is ever sent outside a request. */
+        return reply(x, 405, "text/plain", "method not allowed\n", 19, "POST, DELETE");
+}
+
+/* A notifications/cancelled for one of the session's waiting requests ends that exchange. */
+static void
+end_cancelled(http_session *s, const oci_json *params)
+{
+        const oci_json *req = params ? oci_json_get(params, "requestId") : NULL;
+        mcp_rpc_id id;
+        if (!req || mcp_rpc_id_from_json(req, &id) < 0)
+                return;
+        for (http_exchange *x = s->pending; x; x = x->next)
+                if (mcp_rpc_id_equal(&x->id, &id)) {
+                        unlink_exchange(x);
+                        x->answered = true;
+                        wake(x);
+                        break;
+                }
+        mcp_rpc_id_clear(&id);
+}
+
+/* The whole body is in: decode it, find or create the session, hand the message over. */
+static enum MHD_Result
+handle_post(http_exchange *x)
+{
+        mcp_http *h = x->http;
+        if (x->too_large) {
+                char msg[128];
+                snprintf(msg, sizeof msg, "Invalid request: message too large (more than %" PRIu64 " bytes)",
+                         h->cfg->max_message_bytes);
+                return reply_error(x, 413, NULL, MCP_RPC_INVALID_REQUEST, msg);
+        }
+        mcp_rpc_msg msg;
+        mcp_rpc_error e;
+        int r = mcp_rpc_decode(x->body ? x->body : "", x->len, h->cfg->max_message_bytes, &msg, &e);
+        if (r == -ENODATA)
+                return reply_error(x, 400, NULL, MCP_RPC_INVALID_REQUEST, "Invalid request: empty body");
+        if (r < 0) {
+                enum MHD_Result ret = reply_error(x, 400, &e.id, e.code, e.message);
+                mcp_rpc_id_clear(&e.id);
+                return ret;
+        }
+        _cleanup_rpc_msg_ mcp_rpc_msg m = msg;
+
+        const char *pv = header(x, "MCP-Protocol-Version");
+        if (pv && !mcp_version_known(pv)) {
+                char text[160];
+                snprintf(text, sizeof text, "Bad request: unsupported MCP-Protocol-Version %.40s", pv);
+                return reply_error(x, 400, &m.id, MCP_RPC_INVALID_REQUEST, text);
+        }
+        const char *sid = header(x, "Mcp-Session-Id");
+        bool init = m.method && strcmp(m.method, "initialize") == 0;
+        http_session *s = NULL;
+        if (sid) {
+                s = find_session(h, sid);
+                if (!s)
+                        return reply_error(x, 404, &m.id, MCP_RPC_INVALID_REQUEST, "Session not found");
+        } else if (!init) {
+                return reply_error(x, 400, &m.id, MCP_RPC_INVALID_REQUEST,
+                                   "Bad request: Mcp-Session-Id header missing");
+        } else {
+                r = new_session(h, &s);
+                if (r < 0)
+                        return reply_error(x, r == -EBUSY ? 503 : 500, &m.id, MCP_RPC_INTERNAL_ERROR,
+                                           r == -EBUSY ? "Too many sessions" : "Internal error");
+                x->new_session = true;
+                memcpy(x->sid, s->id, sizeof x->sid);
+        }
+        s->last_used = mcp_now_usec();
+
+        if (m.id.kind == MCP_ID_NONE) {
+                /* A notification or a response: accepted, nothing to answer. */
+                bool cancel = m.method && strcmp(m.method, "notifications/cancelled") == 0;
+                if (cancel)
+                        end_cancelled(s, m.params);
+                mcp_server_dispatch(s->srv, &m);
+                m = (mcp_rpc_msg) { 0 };
+                return reply(x, 202, NULL, "", 0, NULL);
+        }
+        if (mcp_rpc_id_copy(&x->id, &m.id) < 0)
+                return reply_error(x, 500, &m.id, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+        x->sess = s;
+        x->next = s->pending;
+        if (x->next)
+                x->next->prev = x;
+        s->pending = x;
+        mcp_server_dispatch(s->srv, &m);
+        m = (mcp_rpc_msg) { 0 };
+        if (x->new_session && !s->srv->initialized) {
+                /* initialize failed: the session is not kept (nor announced). */
+                unlink_exchange(x);
+                x->new_session = false;
+                end_session(h, s, "initialize failed");
+        }
+        return reply_pending(x);
+}
+
+static void
+absorb(http_exchange *x, const char *data, size_t n)
+{
+        if (x->too_large)
+                return;
+        if (x->len + n > x->http->cfg->max_message_bytes) {
+                x->too_large = true;
+                free(x->body);
+                x->body = NULL;
+                x->len = 0;
+                return;
+        }
+        char *p = realloc(x->body, x->len + n);
+        if (!p) {
+                x->too_large = true;
+                return;
+        }
+        memcpy(p + x->len, data, n);
+        x->body = p;
+        x->len += n;
+}
+
+static enum MHD_Result
+on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+           const char *version _unused_, const char *upload, size_t *upload_size, void **con_cls)
+{
+        http_exchange *x = *con_cls;
+        if (!x) {
+                x = calloc(1, sizeof *x);
+                if (!x)
+                        return MHD_NO;
+                *x = (http_exchange) { .http = cls, .conn = conn, .watch_fd = -1 };
+                *con_cls = x;
+                return start(x, url, method);
+        }
+        if (*upload_size > 0) {
+                if (!x->replied)
+                        absorb(x, upload, *upload_size);
+                *upload_size = 0;
+                return MHD_YES;
+        }
+        if (x->replied)
+                return MHD_YES;
+        if (!x->dispatched) {
+                x->dispatched = true;
+                return handle_post(x);
+        }
+        return reply_pending(x);        /* resumed */
+}
+
+static void
+on_completed(void *cls _unused_, struct MHD_Connection *conn _unused_, void **con_cls,
+             enum MHD_RequestTerminationCode toe _unused_)
+{
+        http_exchange *x = *con_cls;
+        if (!x)
+                return;
+        /* A response that never reached the client: its call is not wanted any more. */
+        if (x->sess && !x->answered)
+                mcp_tools_cancel(x->sess->srv, &x->id);
+        unlink_exchange(x);
+        unwatch(x);
+        mcp_rpc_id_clear(&x->id);
+        free(x->body);
+        free(x->out);
+        free(x);
+        *con_cls = NULL;
+}
+
+static void
+on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+        mcp_http *h = cls;
+        char msg[512];
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        msg[strcspn(msg, "\n")] = '\0';
+        mcp_log(h->log, MCP_LOG_INFO, "HTTP: %s", msg);
+}
+
+/* ---- the server ---- */
+
+int
+mcp_http_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logger *log,
+             mcp_http **ret, msp_err *err)
+{
+        mcp_http *h = calloc(1, sizeof *h);
+        if (!h)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        *h = (mcp_http) { .loop = loop, .cfg = cfg, .engine = engine, .log = log, .epoll_fd = -1 };
+        int fd = -1;
+        int r = mcp_http_listen(cfg->listen, &fd, &h->local, &h->url, err);
+        if (r < 0) {
+                mcp_http_free(h);
+                return r;
+        }
+        if (strncmp(cfg->listen, "unix:", 5) == 0)
+                h->unix_path = strdup(cfg->listen + 5);
+        /* External polling (no threads of MHD's); the connection limits bound a slow or
+         * idle client (--http-timeout) and the request line and headers. */
+        h->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
+                                0, NULL, NULL, on_request, h,
+                                MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
+                                MHD_OPTION_LISTEN_SOCKET, fd,
+                                MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) cfg->http_timeout_s,
+                                MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) CONNECTION_MEMORY,
+                                MHD_OPTION_CONNECTION_LIMIT, MAX_CONNECTIONS,
+                                MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+                                MHD_OPTION_END);
+        if (!h->d) {
+                close(fd);
+                mcp_http_free(h);
+                return msp_err_set(err, EIO, "--listen %s: libmicrohttpd did not start", cfg->listen);
+        }
+        const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD);
+        r = di ? mcp_loop_add_io(loop, di->epoll_fd, EPOLLIN, on_ready, h) : -EIO;
+        if (r < 0) {
+                mcp_http_free(h);
+                return msp_err_sys(err, -r, "--listen %s: watching libmicrohttpd", cfg->listen);
+        }
+        h->epoll_fd = di->epoll_fd;
+        (void) on_sweep(loop, h);
+        rearm(h);
+        if (!h->local)
+                mcp_log(log, MCP_LOG_WARNING, "listening on a non-loopback address without authentication");
+        mcp_log(log, MCP_LOG_INFO, "listening on %s", h->url);
+        *ret = h;
+        return 0;
+}
+
+mcp_http *
+mcp_http_free(mcp_http *h)
+{
+        if (!h)
+                return NULL;
+        while (h->sessions)
+                end_session(h, h->sessions, "the server stops");
+        if (h->epoll_fd >= 0)
+                mcp_loop_del_io(h->loop, h->epoll_fd);
+        mcp_timer_cancel(h->loop, h->timer);
+        mcp_timer_cancel(h->loop, h->sweep);
+        /* Every suspended connection was resumed by end_session(): MHD may stop. */
+        if (h->d)
+                MHD_stop_daemon(h->d);
+        if (h->unix_path)
+                (void) unlink(h->unix_path);
+        free(h->unix_path);
+        free(h->url);
+        free(h);
+        return NULL;
+}

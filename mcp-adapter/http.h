@@ -1,0 +1,26 @@
+/* msp-mcp over MCP Streamable HTTP (--listen): one endpoint, /mcp, served by libmicrohttpd
+ * driven from the event loop (no threads of its own). Every HTTP session (Mcp-Session-Id,
+ * issued at initialize) is its own MCP server state (server.h) on the shared engine.
+ * Owner: http.c (daemon, requests, exchanges), http-listen.c (the listening socket). */
+#pragma once
+
+#include <stdbool.h>
+
+#include "config.h"
+#include "engine.h"
+#include "err.h"
+#include "log.h"
+#include "loop.h"
+
+typedef struct mcp_http mcp_http;
+
+/* Binds cfg->listen and serves it from loop until mcp_http_free(). */
+int mcp_http_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logger *log,
+                 mcp_http **ret, msp_err *err);
+/* Ends every session (their runs are cancelled), closes every connection. */
+mcp_http *mcp_http_free(mcp_http *http);
+
+/* http-listen.c: a listening socket for "HOST:PORT", "PORT" (loopback) or "unix:PATH";
+ * *ret_local: loopback or a unix socket; *ret_url: what to tell the user (malloc'd). */
+int mcp_http_listen(const char *spec, int *ret_fd, bool *ret_local, char **ret_url,
+                    msp_err *err);

@@ -1,0 +1,253 @@
+// Streamable HTTP only (msp-mcp --listen): session ids, status codes for bad requests,
+// Origin and protocol-version checks, limits and timeouts, a client that goes away, many
+// clients at once, a unix socket. The SDK client runs over HTTP in the other files when
+// MSP_MCP_TRANSPORT=http; here requests are made by hand (fetch, node:net, node:http).
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import http from "node:http";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { skipReason, finishAll, spawnHttpServer, stopProcess, instanceOf, containersOf,
+         waitFor, LATEST, text } from "./lib.mjs";
+
+const skip = skipReason();
+after(finishAll);
+
+const JSON_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+const INIT = { jsonrpc: "2.0", id: 1, method: "initialize",
+               params: { protocolVersion: LATEST, capabilities: {}, clientInfo: { name: "http-test", version: "0" } } };
+
+async function post(url, body, headers = {}) {
+        const res = await fetch(url, { method: "POST", headers: { ...JSON_HEADERS, ...headers },
+                                       body: typeof body === "string" ? body : JSON.stringify(body) });
+        return { status: res.status, headers: res.headers, text: await res.text() };
+}
+
+// initialize + notifications/initialized: the session id.
+async function session(url, headers = {}) {
+        const r = await post(url, INIT, headers);
+        assert.equal(r.status, 200, r.text);
+        const sid = r.headers.get("mcp-session-id");
+        assert.ok(sid, "Mcp-Session-Id on the initialize response");
+        const n = await post(url, { jsonrpc: "2.0", method: "notifications/initialized" },
+                             { "mcp-session-id": sid, ...headers });
+        assert.equal(n.status, 202);
+        return sid;
+}
+
+const ping = (id = 2) => ({ jsonrpc: "2.0", id, method: "ping" });
+
+test("session ids: issued at initialize, required after, unknown 404, DELETE ends", { skip, timeout: 60_000 }, async () => {
+        const s = await spawnHttpServer();
+        const a = await session(s.url), b = await session(s.url);
+        assert.match(a, /^[\x21-\x7e]{32,}$/, "visible ASCII, 128 bits of randomness as hex");
+        assert.notEqual(a, b);
+        const ok = await post(s.url, ping(), { "mcp-session-id": a });
+        assert.equal(ok.status, 200);
+        assert.equal(ok.headers.get("content-type"), "application/json");
+        assert.deepEqual(JSON.parse(ok.text), { jsonrpc: "2.0", id: 2, result: {} });
+
+        const missing = await post(s.url, ping());
+        assert.equal(missing.status, 400);
+        assert.match(JSON.parse(missing.text).error.message, /Mcp-Session-Id/);
+        assert.equal((await post(s.url, ping(), { "mcp-session-id": "0".repeat(32) })).status, 404);
+
+        const del = await fetch(s.url, { method: "DELETE", headers: { "mcp-session-id": a } });
+        assert.equal(del.status, 204);
+        assert.equal((await post(s.url, ping(), { "mcp-session-id": a })).status, 404, "a deleted session is gone");
+        assert.equal((await post(s.url, ping(), { "mcp-session-id": b })).status, 200, "the other one is not");
+        assert.equal((await fetch(s.url, { method: "DELETE" })).status, 400);
+        assert.equal((await fetch(s.url, { method: "GET" })).status, 405, "no GET stream is offered");
+        assert.equal((await post(s.url.replace(/\/mcp$/, "/other"), ping())).status, 404);
+
+        // A failed initialize keeps no session.
+        const bad = await post(s.url, { jsonrpc: "2.0", id: 1, method: "initialize", params: {} });
+        assert.equal(bad.status, 200);
+        assert.ok(JSON.parse(bad.text).error);
+        assert.equal(bad.headers.get("mcp-session-id"), null);
+        assert.deepEqual(await stopProcess(s.proc), { code: 0, signal: null });
+});
+
+test("Origin: a foreign one is refused (403), local pages and --allow-origin are not", { skip, timeout: 60_000 }, async () => {
+        const s = await spawnHttpServer({ args: ["--allow-origin", "https://app.example,https://b.example:8443"] });
+        assert.equal((await post(s.url, INIT, { origin: "http://evil.example" })).status, 403);
+        assert.equal((await post(s.url, INIT, { origin: "http://localhost.evil.example" })).status, 403);
+        assert.equal((await post(s.url, INIT, { origin: "https://app.example.evil" })).status, 403);
+        for (const origin of ["http://localhost:5173", "http://127.0.0.1", "http://[::1]:3000",
+                              "https://app.example", "https://b.example:8443"])
+                await session(s.url, { origin });
+        await stopProcess(s.proc);
+});
+
+test("MCP-Protocol-Version: an unknown one is 400, a known one passes", { skip, timeout: 60_000 }, async () => {
+        const s = await spawnHttpServer();
+        const sid = await session(s.url);
+        const bad = await post(s.url, ping(), { "mcp-session-id": sid, "mcp-protocol-version": "1999-01-01" });
+        assert.equal(bad.status, 400);
+        assert.match(JSON.parse(bad.text).error.message, /MCP-Protocol-Version/);
+        for (const v of ["2025-11-25", "2025-06-18", "2025-03-26"])
+                assert.equal((await post(s.url, ping(), { "mcp-session-id": sid, "mcp-protocol-version": v })).status, 200);
+        await stopProcess(s.proc);
+});
+
+test("malformed requests: batch, bad JSON, wrong content type, oversized body and headers", { skip, timeout: 60_000 }, async () => {
+        const s = await spawnHttpServer({ args: ["--max-message-bytes", "4096"] });
+        const sid = await session(s.url);
+        const h = { "mcp-session-id": sid };
+        const batch = await post(s.url, [ping(2), ping(3)], h);
+        assert.equal(batch.status, 400);
+        assert.equal(JSON.parse(batch.text).error.code, -32600);
+        const parse = await post(s.url, "{\"jsonrpc\":", h);
+        assert.equal(parse.status, 400);
+        assert.equal(JSON.parse(parse.text).error.code, -32700);
+        assert.equal((await post(s.url, JSON.stringify(ping()), { ...h, "content-type": "text/plain" })).status, 415);
+        const big = await post(s.url, { ...ping(), params: { pad: "x".repeat(8192) } }, h);
+        assert.equal(big.status, 413);
+        assert.equal(JSON.parse(big.text).error.code, -32600);
+        // Headers beyond the connection's memory: refused, never served.
+        const huge = await post(s.url, ping(), { ...h, "x-pad": "y".repeat(100_000) }).catch(() => ({ status: "closed" }));
+        assert.ok(huge.status === "closed" || huge.status >= 400, `huge headers: ${huge.status}`);
+        // A chunked body over the limit.
+        const chunked = await new Promise((resolve, reject) => {
+                const u = new URL(s.url);
+                const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method: "POST",
+                                           headers: { ...JSON_HEADERS, ...h } }, (res) => {
+                        res.resume();
+                        res.on("end", () => resolve(res.statusCode));
+                });
+                req.on("error", reject);
+                for (let i = 0; i < 8; i++) req.write("x".repeat(1024));
+                req.end();
+        });
+        assert.equal(chunked, 413);
+        // Still serving.
+        assert.equal((await post(s.url, ping(), h)).status, 200);
+        await stopProcess(s.proc);
+});
+
+// A socket that stays open until the server closes it; resolves with the ms it took.
+function closedWithin(url, send, limitMs) {
+        const u = new URL(url);
+        return new Promise((resolve, reject) => {
+                const t0 = Date.now();
+                const sock = net.connect(Number(u.port), u.hostname, () => { if (send) sock.write(send); });
+                sock.on("data", () => {});
+                sock.on("error", () => {});
+                const t = setTimeout(() => { sock.destroy(); reject(new Error(`still open after ${limitMs} ms`)); }, limitMs);
+                sock.on("close", () => { clearTimeout(t); resolve(Date.now() - t0); });
+        });
+}
+
+test("slow and idle clients are disconnected after --http-timeout", { skip, timeout: 60_000 }, async () => {
+        const s = await spawnHttpServer({ args: ["--http-timeout", "1"] });
+        const u = new URL(s.url);
+        // Slowloris: a request line and one header, then nothing.
+        const slow = closedWithin(s.url, `POST /mcp HTTP/1.1\r\nHost: ${u.host}\r\n`, 15_000);
+        // Idle: connected, nothing sent.
+        const idle = closedWithin(s.url, null, 15_000);
+        // A body promised and never sent.
+        const body = closedWithin(s.url, `POST /mcp HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`, 15_000);
+        for (const ms of await Promise.all([slow, idle, body])) assert.ok(ms >= 900, `closed after ${ms} ms`);
+        // Meanwhile and after, others are served.
+        await session(s.url);
+        await stopProcess(s.proc);
+});
+
+test("sessions unused for --http-session-idle end", { skip, timeout: 60_000 }, async () => {
+        const s = await spawnHttpServer({ args: ["--http-session-idle", "1"] });
+        const sid = await session(s.url);
+        // Asking would keep it alive: the server's log says when it ends.
+        await waitFor("the idle session to end", () => /ended: idle/.test(s.log()), 15_000, 100);
+        assert.equal((await post(s.url, ping(), { "mcp-session-id": sid })).status, 404);
+        await stopProcess(s.proc);
+});
+
+test("a call answers JSON, or SSE when it streams progress", { skip, timeout: 60_000 }, async () => {
+        const s = await spawnHttpServer();
+        const sid = await session(s.url);
+        const h = { "mcp-session-id": sid };
+        const plain = await post(s.url, { jsonrpc: "2.0", id: 5, method: "tools/call",
+                                          params: { name: "run_code", arguments: { language: "sh", code: "echo plain" } } }, h);
+        assert.equal(plain.headers.get("content-type"), "application/json");
+        assert.equal(JSON.parse(plain.text).result.structuredContent.stdout, "plain\n");
+        const streamed = await post(s.url, { jsonrpc: "2.0", id: 6, method: "tools/call",
+                                             params: { _meta: { progressToken: "p" }, name: "run_code",
+                                                       arguments: { language: "sh", code: "echo one; sleep 0.5; echo two" } } }, h);
+        assert.equal(streamed.headers.get("content-type"), "text/event-stream");
+        const events = streamed.text.split("\n\n").filter(Boolean).map((e) => {
+                const data = e.split("\n").find((l) => l.startsWith("data: "));
+                return JSON.parse(data.slice(6));
+        });
+        assert.ok(events.length >= 2, streamed.text);
+        assert.equal(events.at(-1).id, 6, "the response ends the stream");
+        assert.equal(events.at(-1).result.structuredContent.stdout, "one\ntwo\n");
+        for (const e of events.slice(0, -1)) {
+                assert.equal(e.method, "notifications/progress");
+                assert.equal(e.params.progressToken, "p");
+        }
+        await stopProcess(s.proc);
+});
+
+test("a client that disconnects mid-run cancels the run", { skip, timeout: 60_000 }, async () => {
+        const s = await spawnHttpServer();
+        const sid = await session(s.url);
+        const inst = instanceOf(s.stateDir, s.proc.pid);
+        assert.ok(inst);
+        const ac = new AbortController();
+        const p = fetch(s.url, { method: "POST", signal: ac.signal, headers: { ...JSON_HEADERS, "mcp-session-id": sid },
+                                 body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/call",
+                                                        params: { name: "run_code", arguments: { language: "sh", code: "sleep 40", timeout_ms: 50_000 } } }) });
+        p.catch(() => {});
+        await waitFor("the run's container", () => containersOf(s.stateDir, inst).length === 1, 30_000);
+        const t0 = Date.now();
+        ac.abort();
+        await waitFor("the run's container to go", () => containersOf(s.stateDir, inst).length === 0, 15_000);
+        assert.ok(Date.now() - t0 < 15_000);
+        assert.match(s.log(), /went away: its call is cancelled/);
+        // The session lives on.
+        assert.equal((await post(s.url, ping(), { "mcp-session-id": sid })).status, 200);
+        await stopProcess(s.proc);
+});
+
+test("many SDK clients at once, each its own session", { skip, timeout: 120_000 }, async () => {
+        const s = await spawnHttpServer({ args: ["--max-queue", "64"] });
+        const N = 20;
+        const clients = await Promise.all(Array.from({ length: N }, async (_, i) => {
+                const transport = new StreamableHTTPClientTransport(new URL(s.url));
+                const client = new Client({ name: `c${i}`, version: "0" }, { capabilities: {} });
+                await client.connect(transport);
+                return { client, transport };
+        }));
+        assert.equal(new Set(clients.map((c) => c.transport.sessionId)).size, N, "distinct sessions");
+        const results = await Promise.all(clients.map(({ client }, i) =>
+                client.callTool({ name: "run_code", arguments: { language: "sh", code: `echo client-${i}` } },
+                                undefined, { timeout: 60_000 })));
+        results.forEach((r, i) => assert.equal(r.structuredContent?.stdout, `client-${i}\n`, text(r)));
+        await Promise.all(clients.map(({ client, transport }) => transport.terminateSession().then(() => client.close())));
+        assert.deepEqual(await stopProcess(s.proc), { code: 0, signal: null });
+});
+
+test("--listen unix:PATH serves the same endpoint", { skip, timeout: 60_000 }, async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "msp-mcp-sock-"));
+        const sock = path.join(dir, "mcp.sock");
+        const s = await spawnHttpServer({ listen: `unix:${sock}` });
+        const res = await new Promise((resolve, reject) => {
+                const req = http.request({ socketPath: sock, path: "/mcp", method: "POST", headers: JSON_HEADERS }, (r) => {
+                        let b = "";
+                        r.on("data", (d) => { b += d; });
+                        r.on("end", () => resolve({ status: r.statusCode, sid: r.headers["mcp-session-id"], body: b }));
+                });
+                req.on("error", reject);
+                req.end(JSON.stringify(INIT));
+        });
+        assert.equal(res.status, 200, res.body);
+        assert.ok(res.sid);
+        assert.equal(JSON.parse(res.body).result.protocolVersion, LATEST);
+        await stopProcess(s.proc);
+        assert.ok(!fs.existsSync(sock), "the socket is removed at exit");
+        fs.rmSync(dir, { recursive: true, force: true });
+});
