@@ -311,7 +311,7 @@ drive_init(create_run *cr, int sync_fd, msp_err *err)
                 _cleanup_close_ int procfd = rt_procfs_open(err);
                 if (procfd < 0)
                         return procfd;
-                r = rt_userns_write_maps(procfd, cr->pid, spec->linux_, cr->ctx->rootless, err);
+                r = rt_userns_write_maps(cr->ctx, procfd, cr->pid, spec->linux_, err);
                 if (r < 0)
                         return r;
         }

@@ -132,50 +132,6 @@ rt_ns_join(oci_ns_type t, const char *path, msp_err *err)
         return 0;
 }
 
-static int
-format_map(const oci_id_mapping *m, size_t n, char *buf, size_t bufsz)
-{
-        size_t o = 0;
-
-        buf[0] = '\0';
-        for (size_t i = 0; i < n; i++) {
-                int w = snprintf(buf + o, bufsz - o, "%u %u %u\n", m[i].container_id,
-                                 m[i].host_id, m[i].size);
-                if (w < 0 || (size_t) w >= bufsz - o)
-                        return -E2BIG;
-                o += (size_t) w;
-        }
-        return 0;
-}
-
-int
-rt_userns_write_maps(int procfd, pid_t pid, const oci_linux *lx, bool deny_setgroups,
-                     msp_err *err)
-{
-        char path[64], map[8192];
-        int r;
-
-        if (deny_setgroups) {
-                snprintf(path, sizeof path, "%d/setgroups", (int) pid);
-                r = rt_procfs_write(procfd, path, "deny", err);
-                if (r < 0)
-                        return r;
-        }
-        if (format_map(lx->uid_mappings, lx->n_uid_mappings, map, sizeof map) < 0)
-                return msp_err_set(err, E2BIG, "linux.uidMappings: too many entries");
-        snprintf(path, sizeof path, "%d/uid_map", (int) pid);
-        r = rt_procfs_write(procfd, path, map, err);
-        if (r < 0)
-                return msp_err_prefix(err, "linux.uidMappings");
-        if (format_map(lx->gid_mappings, lx->n_gid_mappings, map, sizeof map) < 0)
-                return msp_err_set(err, E2BIG, "linux.gidMappings: too many entries");
-        snprintf(path, sizeof path, "%d/gid_map", (int) pid);
-        r = rt_procfs_write(procfd, path, map, err);
-        if (r < 0)
-                return msp_err_prefix(err, "linux.gidMappings");
-        return 0;
-}
-
 int
 rt_timens_prepare_parent(int procfd, const oci_linux *lx, msp_err *err)
 {

@@ -11,7 +11,7 @@ load helpers
 setup_file() {
         command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
         eval "$("$REPO/tests/helper/test-user.sh" ensure)"
-        export MSP_TEST_UID MSP_TEST_GID
+        export MSP_TEST_UID MSP_TEST_GID MSP_TEST_SUBID_START MSP_TEST_SUBID_COUNT
 }
 
 setup() {
@@ -44,10 +44,12 @@ teardown() {
         return 0
 }
 
-# rl_as CMD ARGS...: CMD as the unprivileged user, XDG_RUNTIME_DIR the test's own.
+# rl_as CMD ARGS...: CMD as the unprivileged user, XDG_RUNTIME_DIR the test's own. The
+# bounding set stays full, as a login's: the setuid newuidmap/newgidmap get their
+# capabilities from it.
 rl_as() {
         XDG_RUNTIME_DIR="$RL_RUN" setpriv --reuid="$RL_UID" --regid="$RL_GID" --clear-groups \
-                --inh-caps=-all --bounding-set=-all "$@" 3>&-
+                --inh-caps=-all "$@" 3>&-
 }
 
 # rl_msp ARGS...: msp as the unprivileged user, state under its XDG_RUNTIME_DIR.
@@ -196,6 +198,101 @@ rl_assert_nothing_left() {
                 run -b "$BUNDLE" "$CID" </dev/null
         echo "$output"
         [ "$status" -eq 0 ]
+        rl_assert_nothing_left "$CID"
+}
+
+# Several ids through newuidmap/newgidmap: container ids 0..65535 are the user's subordinate
+# range (the rootfs owned by it, as a rootless image store has it). What container uid
+# 1000 makes in a host directory belongs to subuid + 1000 on the host; setgroups stays
+# allowed (as with runc), so supplementary groups apply.
+rl_multi_id_bundle() {
+        sub=$MSP_TEST_SUBID_START
+        [ "$MSP_TEST_SUBID_COUNT" -ge 65536 ] || skip "the test user's subordinate range is smaller than 65536"
+        chown -R "$sub:$sub" "$BUNDLE/rootfs"
+        shared="$BATS_TEST_TMPDIR/shared"
+        mkdir -p "$shared"
+        chmod 1777 "$shared"
+        make_traversable "$shared"
+        update_config ".linux.uidMappings = [{containerID: 0, hostID: $sub, size: 65536}] |
+                .linux.gidMappings = [{containerID: 0, hostID: $sub, size: 65536}] |
+                .mounts += [{destination: \"/shared\", type: \"bind\", source: \"$shared\",
+                        options: [\"rbind\", \"rw\"]}]"
+}
+
+@test "rootless: several-id mappings through newuidmap/newgidmap; container uid 1000's file is subuid+1000's on the host; podman's layout as with runc" {
+        rl_multi_id_bundle
+        update_config '.process.user = {uid: 1000, gid: 1000, additionalGids: [2000]}'
+        set_args /bin/sh -c 'cat /proc/self/uid_map /proc/self/gid_map /proc/self/setgroups; id -u; id -G; echo x >/shared/f1000; stat -c %u:%g /shared/f1000'
+        run rl_msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(echo ${lines[0]})" = "0 $sub 65536" ]
+        [ "$(echo ${lines[1]})" = "0 $sub 65536" ]
+        [ "${lines[2]}" = allow ]
+        [ "${lines[3]}" = 1000 ]
+        [ "${lines[4]}" = "1000 2000" ]
+        [ "${lines[5]}" = 1000:1000 ]
+        [ "$(stat -c %u:%g "$shared/f1000")" = "$((sub + 1000)):$((sub + 1000))" ]
+        rl_assert_nothing_left "$CID"
+        # runc 1.1.5 cannot run this one (it chowns its exec.fifo to container root, which
+        # is not the caller). The layout rootless podman uses, container root the caller
+        # and 1..65536 the range: msp and runc give container uid 1000 the same host id.
+        update_config ".linux.uidMappings = [{containerID: 0, hostID: $RL_UID, size: 1},
+                        {containerID: 1, hostID: $sub, size: 65536}] |
+                .linux.gidMappings = [{containerID: 0, hostID: $RL_GID, size: 1},
+                        {containerID: 1, hostID: $sub, size: 65536}] |
+                .process.user = {uid: 1000, gid: 1000}"
+        set_args /bin/sh -c 'cat /proc/self/setgroups; echo x >/shared/f1000'
+        for rt in rl_msp rl_runc; do
+                rm -f "$shared/f1000"
+                run $rt run -b "$BUNDLE" "$CID" </dev/null
+                echo "$rt: $output"
+                [ "$status" -eq 0 ]
+                [ "${lines[0]}" = allow ]
+                [ "$(stat -c %u:%g "$shared/f1000")" = "$((sub + 999)):$((sub + 999))" ]
+        done
+        rl_assert_nothing_left "$CID"
+}
+
+@test "rootless: exec into a several-id container as container uid 1000; kill, delete leave nothing" {
+        rl_multi_id_bundle
+        set_args /bin/sleep 1000
+        rl_msp create -b "$BUNDLE" "$CID" >"$BATS_TEST_TMPDIR/create.out" 2>&1 </dev/null ||
+                { cat "$BATS_TEST_TMPDIR/create.out"; false; }
+        rl_msp start "$CID"
+        init=$(rl_msp state "$CID" | jq -r .pid)
+        [ "$(stat -c %u /proc/"$init")" = "$sub" ]
+        run rl_msp exec --user 1000:1000 "$CID" /bin/sh -c 'id -u; echo y >/shared/e1000'
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "${lines[0]}" = 1000 ]
+        [ "$(stat -c %u "$shared/e1000")" = "$((sub + 1000))" ]
+        rl_msp kill "$CID" KILL
+        wait_pid_exit "$init"
+        rl_msp delete "$CID"
+        rl_assert_nothing_left "$CID"
+}
+
+@test "rootless: a mapping outside the user's subordinate ranges is refused naming the field and the mapping; nothing left" {
+        set_args /bin/true
+        out=$((MSP_TEST_SUBID_START + MSP_TEST_SUBID_COUNT + 1000))
+        update_config ".linux.uidMappings += [{containerID: 1, hostID: $out, size: 10}]"
+        run rl_msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"linux.uidMappings: mapping [0 $RL_UID 1, 1 $out 10] refused by newuidmap"* ]]
+        [[ "$output" == *"/etc/subuid"* ]]
+        rl_assert_nothing_left "$CID"
+        [ -z "$(pgrep -u "$RL_UID" -f "$RL_MSP")" ]
+        run rl_runc run -b "$BUNDLE" "$CID" </dev/null
+        [ "$status" -ne 0 ]
+        # the gid side, with the uid side allowed
+        update_config ".linux.uidMappings = [{containerID: 0, hostID: $RL_UID, size: 1}] |
+                .linux.gidMappings += [{containerID: 1, hostID: $out, size: 10}]"
+        run rl_msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"linux.gidMappings: mapping [0 $RL_GID 1, 1 $out 10] refused by newgidmap"* ]]
         rl_assert_nothing_left "$CID"
 }
 
