@@ -9,6 +9,8 @@
 #include "err.h"
 #include "spec.h"
 
+struct clone_args;
+
 typedef struct rt_ns_plan {
         int new_flags;                          /* CLONE_NEW* to create */
         const char *join[OCI_NS_TYPE_MAX];      /* path to join, or NULL (borrowed) */
@@ -23,6 +25,13 @@ void rt_ns_fds_debug(const rt_ctx *ctx, const char *id, pid_t pid, const int fds
 int rt_ns_plan_make(const oci_spec *spec, rt_ns_plan *ret, msp_err *err);
 /* Open the namespace file, check its type (NS_GET_NSTYPE) and setns into it. */
 int rt_ns_join(oci_ns_type t, const char *path, msp_err *err);
+/* clone3(ca) from inside the user namespace at path (a short-lived helper joins it and
+ * clones with CLONE_PARENT), so that a new pid namespace in ca->flags belongs to it. As
+ * clone3: 0 in the child, its pid in the caller (with ca->pidfd filled), or -errno. */
+long rt_ns_clone_in_userns(struct clone_args *ca, const char *path, msp_err *err);
+/* In a joined user namespace: linux.uidMappings/gidMappings, when given, are exactly the
+ * namespace's own (/proc/self/uid_map, gid_map). */
+int rt_userns_check_maps(const oci_linux *lx, msp_err *err);
 /* ---- the maps of a new user namespace (idmap.c) ---- */
 
 /* Whether the caller needs newuidmap/newgidmap for lx's maps: it is not root of its own
