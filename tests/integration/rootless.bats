@@ -296,6 +296,68 @@ rl_multi_id_bundle() {
         rl_assert_nothing_left "$CID"
 }
 
+# The bundle `msp spec` writes for root, given a user namespace with the user's ids and no
+# network namespace: what needs root degrades as in runc's and crun's rootless modes.
+rl_root_config() {
+        (cd "$BUNDLE" && rm config.json && rl_msp spec)
+        update_config ".process.terminal = false | .root.readonly = false | del(.linux.resources) |
+                .linux.namespaces = [{type: \"pid\"}, {type: \"ipc\"}, {type: \"uts\"},
+                        {type: \"mount\"}, {type: \"user\"}] |
+                .linux.uidMappings = [{containerID: 0, hostID: $RL_UID, size: 1}] |
+                .linux.gidMappings = [{containerID: 0, hostID: $RL_GID, size: 1}]"
+}
+
+@test "rootless: a config written for root degrades: sysfs and cgroupfs bound read-only, device nodes bound from the host" {
+        rl_root_config
+        [ -c /dev/fuse ] && update_config '.linux.devices = [{path: "/dev/fuse", type: "c",
+                major: 10, minor: 229, fileMode: 438, uid: 0, gid: 0}]'
+        set_args /bin/sh -c 'awk "\$5 == \"/sys\" || \$5 == \"/sys/fs/cgroup\" { print \$5, \$6, \$(NF-2) }" /proc/self/mountinfo; stat -c "%n %F %t:%T" /dev/null; [ ! -e /dev/fuse ] || stat -c "%n %F %t:%T" /dev/fuse'
+        run rl_msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -eq 0 ]
+        # the host's sysfs (no network namespace of its own: no new sysfs), read-only
+        printf '%s\n' "$output" | grep -q '^/sys ro,[^ ]* sysfs$'
+        # cgroupfs read-only (no cgroup namespace: the host's cgroups, CVE-2023-25809)
+        ! printf '%s\n' "$output" | grep -q '^/sys/fs/cgroup rw'
+        printf '%s\n' "$output" | grep -qx '/dev/null character special file 1:3'
+        if [ -c /dev/fuse ]; then
+                printf '%s\n' "$output" | grep -qx '/dev/fuse character special file a:e5'
+        fi
+        rl_assert_nothing_left "$CID"
+        # runc 1.1.5 (which also refuses devpts' gid=5, msp drops it) mounts sysfs and
+        # fails: it does not fall back to a bind
+        update_config '.mounts |= map(if .type == "devpts" then .options -= ["gid=5"] else . end)'
+        run rl_runc run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *sysfs* ]]
+}
+
+@test "rootless: an rlimit above the hard limit is refused naming it; mqueue without an ipc namespace binds the host's or says why" {
+        rl_root_config
+        set_args /bin/true
+        hard=$(rl_as sh -c 'ulimit -Hn')
+        update_config ".process.rlimits = [{type: \"RLIMIT_NOFILE\", soft: 1024, hard: $((hard + 1))}]"
+        run rl_msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"process.rlimits: RLIMIT_NOFILE hard $((hard + 1)) is above the hard limit $hard"* ]]
+        rl_assert_nothing_left "$CID"
+        run rl_runc run -b "$BUNDLE" "$CID" </dev/null
+        [ "$status" -ne 0 ]
+        # mqueue in the ipc namespace of the host
+        update_config '.process.rlimits = [] | .linux.namespaces -= [{type: "ipc"}]'
+        run rl_msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        if [ -d /dev/mqueue ] && mountpoint -q /dev/mqueue; then
+                [ "$status" -eq 0 ]
+        else
+                [ "$status" -ne 0 ]
+                [[ "$output" == *"a user namespace without an ipc namespace may not mount mqueue, and the host has no /dev/mqueue to bind (add an ipc namespace)"* ]]
+        fi
+        rl_assert_nothing_left "$CID"
+}
+
 # exec as the user: the runtime cannot join the container's pid namespace from outside
 # its user namespace; a middle process joins the user namespace first, then the others
 # (as runc does rootless).
