@@ -477,6 +477,11 @@ write_process(oci_jw *w, const mcp_bundle_spec *s)
          * burner dies even if msp-mcp is gone and nobody enforces the timeout. */
         uint64_t cpu_ms = s->limits.timeout_ms * s->limits.cpu_millis / 1000;
         write_rlimit(w, "RLIMIT_CPU", (cpu_ms + 999) / 1000 + 1);
+        /* Without a cgroup, memory is each process's writable private mappings. Not
+         * RLIMIT_AS: it counts reservations too, and V8 alone reserves more than a run's
+         * memory (node would not start). */
+        if (!s->cgroups_path)
+                write_rlimit(w, "RLIMIT_DATA", s->limits.memory_bytes);
         oci_jw_end_array(w);
         oci_jw_kv_bool(w, "noNewPrivileges", true);
         /* The sandbox is the first victim of a host-wide OOM. */
@@ -566,6 +571,31 @@ write_id_map(oci_jw *w, const char *key)
         oci_jw_end_array(w);
 }
 
+/* The cgroup limits (without a cgroup: bundle.h's other means). */
+static void
+write_resources(oci_jw *w, const mcp_bundle_spec *s)
+{
+        oci_jw_key(w, "resources");
+        oci_jw_begin_object(w);
+        oci_jw_key(w, "memory");
+        oci_jw_begin_object(w);
+        oci_jw_kv_int64(w, "limit", (int64_t) s->limits.memory_bytes);
+        oci_jw_kv_int64(w, "swap", (int64_t) s->limits.memory_bytes);   /* == limit: no swap */
+        oci_jw_end_object(w);
+        oci_jw_key(w, "pids");
+        oci_jw_begin_object(w);
+        oci_jw_kv_int64(w, "limit", (int64_t) s->limits.pids);
+        oci_jw_end_object(w);
+        oci_jw_key(w, "cpu");
+        oci_jw_begin_object(w);
+        oci_jw_kv_int64(w, "quota", (int64_t) (s->limits.cpu_millis * 100));
+        oci_jw_kv_uint64(w, "period", 100000);
+        oci_jw_end_object(w);
+        oci_jw_end_object(w);
+
+        oci_jw_kv_string(w, "cgroupsPath", s->cgroups_path);
+}
+
 static void
 write_linux(oci_jw *w, const mcp_bundle_spec *s)
 {
@@ -597,25 +627,8 @@ write_linux(oci_jw *w, const mcp_bundle_spec *s)
         }
         oci_jw_end_array(w);
 
-        oci_jw_key(w, "resources");
-        oci_jw_begin_object(w);
-        oci_jw_key(w, "memory");
-        oci_jw_begin_object(w);
-        oci_jw_kv_int64(w, "limit", (int64_t) s->limits.memory_bytes);
-        oci_jw_kv_int64(w, "swap", (int64_t) s->limits.memory_bytes);   /* == limit: no swap */
-        oci_jw_end_object(w);
-        oci_jw_key(w, "pids");
-        oci_jw_begin_object(w);
-        oci_jw_kv_int64(w, "limit", (int64_t) s->limits.pids);
-        oci_jw_end_object(w);
-        oci_jw_key(w, "cpu");
-        oci_jw_begin_object(w);
-        oci_jw_kv_int64(w, "quota", (int64_t) (s->limits.cpu_millis * 100));
-        oci_jw_kv_uint64(w, "period", 100000);
-        oci_jw_end_object(w);
-        oci_jw_end_object(w);
-
-        oci_jw_kv_string(w, "cgroupsPath", s->cgroups_path);
+        if (s->cgroups_path)
+                write_resources(w, s);
         if (s->seccomp) {
                 oci_jw_key(w, "seccomp");
                 jw_copy(w, s->seccomp);

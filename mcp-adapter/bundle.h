@@ -64,7 +64,10 @@ typedef struct mcp_bundle_spec {
         const char *init_path;          /* bound ro at MCP_INIT_PATH (the code dir has an empty
                                          * file there) and run as pid 1 with argv after "--";
                                          * NULL: argv is pid 1 itself */
-        const char *cgroups_path;
+        const char *cgroups_path;       /* NULL: no cgroup (rootless without a delegated one):
+                                         * no linux.resources; memory is RLIMIT_DATA, processes
+                                         * RLIMIT_NPROC (counted per user namespace), CPU
+                                         * RLIMIT_CPU and the timeout, disk the tmpfs sizes */
         const char *hostname;
         bool network;                   /* true: outbound network through usernet_helper (the
                                          * sandbox keeps its own network namespace) */

@@ -20,6 +20,7 @@
 #include "engine.h"
 #include "languages.h"
 #include "macros.h"
+#include "rootless.h"
 #include "runner.h"
 #include "usernet.h"
 
@@ -203,9 +204,15 @@ mcp_check_host(const mcp_config *cfg, FILE *out, msp_err *err)
                         "network-helper", helper);
 
         const char *state = cfg->state_dir ? cfg->state_dir : "/run/msp-mcp";
-        bool made = mkdir(state, 0711) == 0 || errno == EEXIST;
-        bool w = made && access(state, W_OK | X_OK) == 0;
-        line(&c, w, "state-dir", "%s: %s", state, w ? "writable" : strerror(errno));
+        if (geteuid() != 0) {
+                msp_err e = { 0 };
+                bool own = mcp_rootless_state_check(state, &e) == 0;
+                line(&c, own, "state-dir", "%s", own ? state : e.msg);
+        } else {
+                bool made = mkdir(state, 0711) == 0 || errno == EEXIST;
+                bool w = made && access(state, W_OK | X_OK) == 0;
+                line(&c, w, "state-dir", "%s: %s", state, w ? "writable" : strerror(errno));
+        }
         check_languages(&c);
         return c.first_missing;
 }

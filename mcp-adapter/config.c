@@ -76,10 +76,11 @@ static const opt opts[] = {
         O("log-level", K_LEVEL, log_level, "debug, info, notice, warning, error, ..."),
         O("listen", K_STR, listen, "HOST:PORT or unix:PATH: serve Streamable HTTP there, not stdio"),
         O("allow-origin", K_STR, allow_origins, "Origins (comma-separated) HTTP clients may send"),
-        O("auth-tokens", K_STR, auth_tokens, "HTTP bearer tokens: TOKEN TENANT lines (reloaded on SIGHUP)"),
         O("http-timeout", K_SEC, http_timeout_s, "an HTTP connection idle or slow this long is closed"),
         O("http-session-idle", K_SEC, http_session_idle_s, "an HTTP session unused this long ends"),
 };
+
+static const char root_state_dir[] = "/run/msp-mcp";
 
 static const char *const levels[] = { "debug", "info", "notice", "warning", "error",
                                       "critical", "alert", "emergency", NULL };
@@ -91,7 +92,7 @@ set_defaults(mcp_config *c)
         unsigned cpus = n > 0 ? (unsigned) n : 1;
 
         *c = (mcp_config) {
-                .state_dir = "/run/msp-mcp",
+                .state_dir = root_state_dir,
                 .defaults = { .memory_bytes = 512 * MIB, .pids = 256, .cpu_millis = 1000,
                               .timeout_ms = 30000, .output_bytes = 128 * 1024,
                               .tmp_bytes = 64 * MIB, .workspace_bytes = 256 * MIB },
@@ -506,6 +507,31 @@ default_usernet(mcp_config *c, msp_err *err)
         return 0;
 }
 
+/* Run by a user: $XDG_RUNTIME_DIR/msp-mcp when that is the user's private directory (as
+ * pam_systemd makes it), else $XDG_STATE_HOME/msp-mcp or $HOME/.local/state/msp-mcp; never
+ * a shared path in /tmp. rootless.c verifies the directory itself. */
+static int
+default_state_dir(mcp_config *c, msp_err *err)
+{
+        const char *xdg = getenv("XDG_RUNTIME_DIR"), *state = getenv("XDG_STATE_HOME");
+        const char *home = getenv("HOME");
+        struct stat st;
+        char buf[PATH_MAX];
+        if (geteuid() == 0)
+                return 0;
+        if (xdg && xdg[0] == '/' && lstat(xdg, &st) == 0 && S_ISDIR(st.st_mode) &&
+            st.st_uid == geteuid() && (st.st_mode & 0077) == 0)
+                snprintf(buf, sizeof buf, "%s/msp-mcp", xdg);
+        else if (state && state[0] == '/')
+                snprintf(buf, sizeof buf, "%s/msp-mcp", state);
+        else if (home && home[0] == '/')
+                snprintf(buf, sizeof buf, "%s/.local/state/msp-mcp", home);
+        else
+                return msp_err_set(err, ENOENT, "no state dir: XDG_RUNTIME_DIR, XDG_STATE_HOME and "
+                                                "HOME are unset; name one with --state-dir");
+        return (c->state_dir = keep(c, buf)) ? 0 : msp_err_set(err, ENOMEM, "out of memory");
+}
+
 static int
 check(mcp_config *c, msp_err *err)
 {
@@ -624,6 +650,11 @@ mcp_config_load(mcp_config *c, int argc, char **argv, mcp_config_action *ret_act
         }
         if (!c->usernet_path) {
                 int r = default_usernet(c, err);
+                if (r < 0)
+                        return r;
+        }
+        if (c->state_dir == root_state_dir) {
+                int r = default_state_dir(c, err);
                 if (r < 0)
                         return r;
         }

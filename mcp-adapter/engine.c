@@ -35,6 +35,7 @@
 #include "json.h"
 #include "languages.h"
 #include "recover.h"
+#include "rootless.h"
 #include "runlogs.h"
 #include "runner.h"
 #include "session.h"
@@ -84,6 +85,9 @@ struct mcp_engine {
         int inst_fd;                    /* holds the flock */
         bool v2;                        /* pure cgroup v2 */
         bool unified;                   /* hybrid with a v2 mount at /sys/fs/cgroup/unified */
+        mcp_rootless rootless;          /* run by a user: in a user namespace of our own */
+        bool no_cgroup;                 /* rootless without a delegated cgroup: the limits are
+                                         * rlimits, tmpfs sizes and the timeout (bundle.h) */
         mcp_hostview view;
         mcp_languages langs;
         oci_json_doc *seccomp, *landlock;
@@ -187,15 +191,19 @@ make_instance(mcp_engine *e, msp_err *err)
 }
 
 /* A private mount namespace: the workspace mounts never reach the host's namespace and
- * disappear when msp-mcp dies, whatever the way. */
+ * disappear when msp-mcp dies, whatever the way. Run by a user, in a user namespace of our
+ * own first (rootless.h), which is what lets a user mount at all. */
 static int
-private_mounts(msp_err *err)
+private_mounts(const mcp_rootless *rl, const char *state, msp_err *err)
 {
+        int r = mcp_rootless_enter(rl, err);
+        if (r < 0)
+                return r;
         if (unshare(CLONE_NEWNS) < 0)
                 return msp_err_sys(err, errno, "unshare(CLONE_NEWNS)");
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
                 return msp_err_sys(err, errno, "make / private");
-        return 0;
+        return rl->on ? mcp_rootless_reach(state, err) : 0;
 }
 
 static void session_release(mcp_run *run);
@@ -255,7 +263,14 @@ mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine **ret, msp_err 
         e->procs.loop = loop;
         e->qtail = &e->qhead;
 
-        if ((r = private_mounts(err)) < 0)
+        mcp_rootless_probe(&e->rootless);
+        if (e->rootless.on && (r = mcp_rootless_state_check(cfg->state_dir, err)) < 0)
+                goto fail;
+        /* Best effort: dead servers' leftovers. Before our own user namespace: run by a user,
+         * a dead server's sandboxes are in namespaces below its own, over which the user
+         * holds capabilities only from the initial namespace. */
+        (void) mcp_recover(cfg, NULL);
+        if ((r = private_mounts(&e->rootless, cfg->state_dir, err)) < 0)
                 goto fail;
         if ((r = mcp_hostview_probe(&e->view, err)) < 0)
                 goto fail;
@@ -264,7 +279,6 @@ mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine **ret, msp_err 
                 _cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
                 mcp_languages_detect(root, &e->view, &e->langs);
         }
-        (void) mcp_recover(cfg, NULL);          /* best effort: dead servers' leftovers */
         if ((r = make_instance(e, err)) < 0)
                 goto fail;
         for (size_t i = 0; i < cfg->n_rootfs && i < MCP_ROOTFS_MAX; i++) {
@@ -282,6 +296,7 @@ mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine **ret, msp_err 
             (r = load_profile("landlock", cfg->landlock_profile, mcp_profile_landlock,
                               &e->landlock, err)) < 0)
                 goto fail;
+        e->no_cgroup = e->rootless.on;
         e->v2 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
         e->unified = !e->v2 && access("/sys/fs/cgroup/unified/cgroup.controllers", F_OK) == 0;
         if ((r = mcp_runlogs_init(&e->logs, e->inst_fd, cfg->run_log_keep, err)) < 0)
@@ -553,7 +568,10 @@ make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
 
         snprintf(code_path, sizeof code_path, "%s/code", run->bundle);
         snprintf(cg, sizeof cg, "/msp-mcp/%s/%s", e->inst_name, run->id);
-        uint64_t nproc = lim->pids * (e->cfg->max_concurrent + 1);
+        /* Counted per user id; without a cgroup it is the processes limit itself, and each
+         * sandbox's own user namespace keeps the count to that sandbox (the kernel counts
+         * per namespace since Linux 5.14). */
+        uint64_t nproc = e->no_cgroup ? lim->pids : lim->pids * (e->cfg->max_concurrent + 1);
         mcp_bundle_spec spec = {
                 .root_path = root_path,
                 .host_view = host_view,
@@ -564,11 +582,11 @@ make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
                 .workspace_path = run->ws_path,
                 .code_path = code_path,
                 .init_path = e->init_path[0] ? e->init_path : NULL,
-                .cgroups_path = cg,
+                .cgroups_path = e->no_cgroup ? NULL : cg,
                 .network = network,
                 .usernet_helper = e->cfg->usernet_path,
                 .limits = *lim,
-                .nproc = nproc < 1024 ? 1024 : nproc,
+                .nproc = nproc < 1024 && !e->no_cgroup ? 1024 : nproc,
                 .seccomp = oci_json_doc_root(e->seccomp),
                 .landlock = oci_json_doc_root(e->landlock),
                 .userns_hook = e->cfg->userns_hook,
@@ -583,7 +601,9 @@ make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
                 return r;
 
         mcp_runner *rn = &run->runner;
-        if (e->v2) {
+        if (e->no_cgroup) {
+                /* The timeout kills pid 1 through the runtime: the pid namespace goes with it. */
+        } else if (e->v2) {
                 snprintf(rn->oom_file, sizeof rn->oom_file, "/sys/fs/cgroup%s/memory.events", cg);
                 snprintf(rn->kill_file, sizeof rn->kill_file, "/sys/fs/cgroup%s/cgroup.kill", cg);
         } else {

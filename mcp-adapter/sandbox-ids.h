@@ -1,13 +1,24 @@
 /* The ids of every sandbox msp-mcp runs: the single definition shared by the bundle
  * (user namespace mappings, process.user) and the workspaces (ownership of what msp-mcp
- * writes for the sandbox). Container uid/gid 0..MCP_SANDBOX_ID_COUNT-1 map to host
- * MCP_SANDBOX_HOST_BASE.. ; the sandboxed process runs as MCP_SANDBOX_UID inside, which is
- * MCP_SANDBOX_HOST_UID on the host (the owner of workspace files). */
+ * writes for the sandbox). The sandbox's user namespace maps container ids 0..size-1 to
+ * msp-mcp's ids host_id.. : as root, to host 100000..165535; run by a user (rootless.c), to
+ * the ids of msp-mcp's own user namespace, where 0 is the user (so that the runtime, as the
+ * sandbox's root, reaches the state dir in the user's private directories) and 1.. its
+ * subordinate range. The sandboxed process runs as MCP_SANDBOX_UID inside (0 when the map
+ * has one id only: the user's), which is MCP_SANDBOX_HOST_UID outside (the owner of
+ * workspace files). */
 #pragma once
 
-#define MCP_SANDBOX_HOST_BASE 100000u   /* host id of container uid/gid 0 */
-#define MCP_SANDBOX_ID_COUNT 65536u     /* size of the uid and gid mappings */
-#define MCP_SANDBOX_UID 1000u           /* uid and gid of the process inside */
-#define MCP_SANDBOX_GID 1000u
-#define MCP_SANDBOX_HOST_UID (MCP_SANDBOX_HOST_BASE + MCP_SANDBOX_UID)
-#define MCP_SANDBOX_HOST_GID (MCP_SANDBOX_HOST_BASE + MCP_SANDBOX_GID)
+typedef struct mcp_sandbox_ids {
+        unsigned host_id, size;
+} mcp_sandbox_ids;
+
+/* Set once at start, before the first run (rootless.c); never changed after. */
+extern mcp_sandbox_ids mcp_sandbox_map;
+
+#define MCP_SANDBOX_HOST_BASE (mcp_sandbox_map.host_id)        /* of container id 0 */
+#define MCP_SANDBOX_ID_COUNT (mcp_sandbox_map.size)
+#define MCP_SANDBOX_UID (mcp_sandbox_map.size > 1000u ? 1000u : 0u)
+#define MCP_SANDBOX_GID MCP_SANDBOX_UID
+#define MCP_SANDBOX_HOST_UID (mcp_sandbox_map.host_id + MCP_SANDBOX_UID)
+#define MCP_SANDBOX_HOST_GID (mcp_sandbox_map.host_id + MCP_SANDBOX_GID)

@@ -26,6 +26,7 @@ export function skipReason() {
         if (!MSP_MCP || !fs.existsSync(MSP_MCP)) return "MSP_MCP is not set to the built msp-mcp";
         if (!MSP || !fs.existsSync(MSP)) return "MSP is not set to the built msp runtime";
         if (process.getuid() !== 0) return "needs root (namespaces, cgroups)";
+        if (AS_USER && !TEST_USER.MSP_TEST_UID) return "no test user (run tests/helper/test-user.sh ensure as root)";
         return false;
 }
 
@@ -66,8 +67,27 @@ export async function finishAll() {
         assert.deepEqual(problems, [], "leftovers");
 }
 
+// MSP_MCP_AS_USER=1: every server runs as the unprivileged user of
+// tests/helper/test-user.sh (the way an MCP client starts it), the test itself as root.
+export const AS_USER = process.env.MSP_MCP_AS_USER === "1";
+const USER_HELPER = new URL("../helper/test-user.sh", import.meta.url).pathname;
+const TEST_USER = AS_USER ? Object.fromEntries(spawnSync(USER_HELPER, ["env"], { encoding: "utf8" })
+        .stdout.trim().split("\n").map((l) => l.split("="))) : {};
+
+// A command line as the server's user: unchanged, or run through test-user.sh.
+export function asUser(argv) {
+        return AS_USER ? [USER_HELPER, "run", ...argv] : argv;
+}
+
+// Why a test cannot run as the user (a cgroup limit, a root-only setup), or false.
+export function rootOnly(why) {
+        return AS_USER ? `as a user: ${why}` : false;
+}
+
 export function tmpStateDir() {
-        return fs.mkdtempSync(path.join(os.tmpdir(), "msp-mcp-test-"));
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "msp-mcp-test-"));
+        if (AS_USER) fs.chownSync(dir, Number(TEST_USER.MSP_TEST_UID), Number(TEST_USER.MSP_TEST_GID));
+        return dir;
 }
 
 export function serverArgs(stateDir, { runtime = MSP, args = [] } = {}) {
@@ -88,7 +108,7 @@ export async function startServer(opts = {}) {
 // "listening on URL" line on stderr) and its stderr tail.
 export async function spawnHttpServer({ stateDir = tmpStateDir(), runtime = MSP, args = [],
                                         listen = "127.0.0.1:0", wrap = [] } = {}) {
-        const argv = [...wrap, MSP_MCP, ...serverArgs(stateDir, { runtime, args: [...args, "--listen", listen] })];
+        const argv = asUser([...wrap, MSP_MCP, ...serverArgs(stateDir, { runtime, args: [...args, "--listen", listen] })]);
         const proc = spawn(argv[0], argv.slice(1), { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env } });
         register(stateDir, proc);
         let log = "";
@@ -141,7 +161,7 @@ async function startHttpServer({ stateDir = tmpStateDir(), runtime = MSP, args =
 
 async function startStdioServer({ stateDir = tmpStateDir(), runtime = MSP, args = [],
                                   name = "msp-mcp-tests", wrap = [] } = {}) {
-        const argv = [...wrap, MSP_MCP, ...serverArgs(stateDir, { runtime, args })];
+        const argv = asUser([...wrap, MSP_MCP, ...serverArgs(stateDir, { runtime, args })]);
         const transport = new StdioClientTransport({
                 command: argv[0],
                 args: argv.slice(1),
@@ -309,7 +329,8 @@ export async function assertNoLeftovers(stateDir, insts) {
 // ---- a raw JSON-lines client, for what the SDK does not let us send ----
 
 export function rawServer({ stateDir = tmpStateDir(), args = [], runtime = MSP } = {}) {
-        const child = spawn(MSP_MCP, serverArgs(stateDir, { runtime, args }), {
+        const argv = asUser([MSP_MCP, ...serverArgs(stateDir, { runtime, args })]);
+        const child = spawn(argv[0], argv.slice(1), {
                 stdio: ["pipe", "pipe", "pipe"], env: { ...process.env },
         });
         let log = "";
