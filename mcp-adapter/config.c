@@ -76,6 +76,7 @@ static const opt opts[] = {
         O("log-level", K_LEVEL, log_level, "debug, info, notice, warning, error, ..."),
         O("listen", K_STR, listen, "HOST:PORT or unix:PATH: serve Streamable HTTP there, not stdio"),
         O("allow-origin", K_STR, allow_origins, "Origins (comma-separated) HTTP clients may send"),
+        O("auth-tokens", K_STR, auth_tokens, "HTTP bearer tokens: TOKEN TENANT lines (reloaded on SIGHUP)"),
         O("http-timeout", K_SEC, http_timeout_s, "an HTTP connection idle or slow this long is closed"),
         O("http-session-idle", K_SEC, http_session_idle_s, "an HTTP session unused this long ends"),
 };

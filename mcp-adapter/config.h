@@ -70,6 +70,7 @@ typedef struct mcp_config {
         const char *log_level;          /* initial level for notifications/message and stderr */
         const char *listen;             /* --listen HOST:PORT | unix:PATH (NULL: stdio) */
         const char *allow_origins;      /* --allow-origin: comma-separated Origin values */
+        const char *auth_tokens;        /* --auth-tokens FILE (NULL: no authentication) */
         uint64_t http_timeout_s;        /* --http-timeout: idle/slow HTTP connection */
         uint64_t http_session_idle_s;   /* --http-session-idle: unused HTTP session ends */
         const char *userns_hook;        /* the executable that handles MCP_USERNS_HOOK_ARG, run

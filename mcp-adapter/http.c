@@ -20,6 +20,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "http.h"
 #include "server.h"
 
@@ -46,6 +47,7 @@ struct http_exchange {
         bool new_session;               /* an initialize that created a session */
         bool answered;                  /* nothing more will be added to out */
         bool ended;                     /* the session ended before the answer */
+        char tenant[MCP_TENANT_MAX + 1];  /* of the bearer token; "" without --auth-tokens */
         bool suspended, client_gone;
         int watch_fd;
         char *body;
@@ -61,6 +63,7 @@ struct http_exchange {
 struct http_session {
         mcp_http *http;
         char id[2 * SESSION_ID_BYTES + 1];
+        char tenant[MCP_TENANT_MAX + 1];  /* who created it: nobody else finds it */
         mcp_logger log;                 /* its own: logging/setLevel is per session */
         mcp_server *srv;
         http_exchange *pending;         /* newest first */
@@ -73,6 +76,7 @@ struct mcp_http {
         const mcp_config *cfg;
         mcp_engine *engine;
         mcp_logger *log;
+        mcp_auth *auth;                 /* NULL: no authentication (local listeners only) */
         struct MHD_Daemon *d;
         int epoll_fd;
         bool local;                     /* bound to loopback or a unix socket */
@@ -371,7 +375,7 @@ end_session(mcp_http *h, http_session *s, const char *why)
 }
 
 static int
-new_session(mcp_http *h, http_session **ret)
+new_session(mcp_http *h, const char *tenant, http_session **ret)
 {
         if (h->n_sessions >= MAX_SESSIONS)
                 return -EBUSY;
@@ -386,6 +390,7 @@ new_session(mcp_http *h, http_session **ret)
         for (size_t i = 0; i < sizeof rnd; i++)
                 snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
         s->http = h;
+        snprintf(s->tenant, sizeof s->tenant, "%s", tenant);
         s->log = (mcp_logger) { .stderr_level = h->log->stderr_level,
                                 .client_level = h->log->client_level };
         int r = mcp_server_new_sink(h->loop, h->cfg, h->engine, &s->log, session_sink, s, &s->srv);
@@ -403,12 +408,13 @@ new_session(mcp_http *h, http_session **ret)
         return 0;
 }
 
+/* Another tenant's session is not found, as one that does not exist. */
 static http_session *
-find_session(mcp_http *h, const char *id)
+find_session(mcp_http *h, const char *id, const char *tenant)
 {
         for (http_session *s = h->sessions; s; s = s->next)
                 if (strcmp(s->id, id) == 0)
-                        return s;
+                        return strcmp(s->tenant, tenant) == 0 ? s : NULL;
         return NULL;
 }
 
@@ -473,6 +479,46 @@ content_type_json(const char *ct)
         return ct[16] == '\0' || ct[16] == ';' || ct[16] == ' ';
 }
 
+/* 401 with the challenge (RFC 6750): error="invalid_token" when a token was presented. */
+static enum MHD_Result
+reply_unauthorized(http_exchange *x, bool presented)
+{
+        struct MHD_Response *resp = MHD_create_response_from_buffer(13, (void *) "unauthorized\n",
+                                                                    MHD_RESPMEM_PERSISTENT);
+        if (!resp)
+                return MHD_NO;
+        (void) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain");
+        (void) MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+                                       presented ? "Bearer realm=\"msp-mcp\", error=\"invalid_token\""
+                                                 : "Bearer realm=\"msp-mcp\"");
+        enum MHD_Result r = MHD_queue_response(x->conn, 401, resp);
+        MHD_destroy_response(resp);
+        x->replied = true;
+        return r;
+}
+
+/* With --auth-tokens: "Authorization: Bearer TOKEN" names the tenant, or false. */
+static bool
+authenticate(http_exchange *x, bool *presented)
+{
+        mcp_http *h = x->http;
+        *presented = false;
+        if (!h->auth)
+                return true;
+        const char *a = header(x, MHD_HTTP_HEADER_AUTHORIZATION);
+        if (!a || strncasecmp(a, "Bearer ", 7) != 0)
+                return false;
+        *presented = true;
+        const char *token = a + 7;
+        while (*token == ' ')
+                token++;
+        const char *tenant = mcp_auth_tenant(h->auth, token, strlen(token));
+        if (!tenant)
+                return false;
+        snprintf(x->tenant, sizeof x->tenant, "%s", tenant);
+        return true;
+}
+
 /* The first call for a request: what can be decided from the headers. */
 static enum MHD_Result
 start(http_exchange *x, const char *url, const char *method)
@@ -480,6 +526,11 @@ start(http_exchange *x, const char *url, const char *method)
         mcp_http *h = x->http;
         if (strcmp(url, ENDPOINT) != 0)
                 return reply(x, 404, "text/plain", "not found\n", 10, NULL);
+        bool presented;
+        if (!authenticate(x, &presented)) {
+                mcp_log(h->log, MCP_LOG_NOTICE, "HTTP request %s: 401", presented ? "with an unknown token" : "without a bearer token");
+                return reply_unauthorized(x, presented);
+        }
         const char *origin = header(x, "Origin");
         if (origin && !origin_allowed(h, origin)) {
                 mcp_log(h->log, MCP_LOG_NOTICE, "HTTP request from Origin %.200s refused", origin);
@@ -496,7 +547,7 @@ start(http_exchange *x, const char *url, const char *method)
                 if (!sid)
                         return reply_error(x, 400, NULL, MCP_RPC_INVALID_REQUEST,
                                            "Bad request: Mcp-Session-Id header missing");
-                http_session *s = find_session(h, sid);
+                http_session *s = find_session(h, sid, x->tenant);
                 if (!s)
                         return reply_error(x, 404, NULL, MCP_RPC_INVALID_REQUEST, "Session not found");
                 end_session(h, s, "deleted by the client");
@@ -557,14 +608,14 @@ handle_post(http_exchange *x)
         bool init = m.method && strcmp(m.method, "initialize") == 0;
         http_session *s = NULL;
         if (sid) {
-                s = find_session(h, sid);
+                s = find_session(h, sid, x->tenant);
                 if (!s)
                         return reply_error(x, 404, &m.id, MCP_RPC_INVALID_REQUEST, "Session not found");
         } else if (!init) {
                 return reply_error(x, 400, &m.id, MCP_RPC_INVALID_REQUEST,
                                    "Bad request: Mcp-Session-Id header missing");
         } else {
-                r = new_session(h, &s);
+                r = new_session(h, x->tenant, &s);
                 if (r < 0)
                         return reply_error(x, r == -EBUSY ? 503 : 500, &m.id, MCP_RPC_INTERNAL_ERROR,
                                            r == -EBUSY ? "Too many sessions" : "Internal error");
@@ -697,6 +748,16 @@ mcp_http_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logg
         }
         if (strncmp(cfg->listen, "unix:", 5) == 0)
                 h->unix_path = strdup(cfg->listen + 5);
+        if (cfg->auth_tokens)
+                r = mcp_auth_load(cfg->auth_tokens, &h->auth, err);
+        else if (!h->local)
+                r = msp_err_set(err, EPERM, "--listen %s is not a loopback address or a unix socket: name --auth-tokens FILE",
+                                cfg->listen);
+        if (r < 0) {
+                close(fd);
+                mcp_http_free(h);
+                return r;
+        }
         /* External polling (no threads of MHD's); the connection limits bound a slow or
          * idle client (--http-timeout) and the request line and headers. */
         h->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
@@ -722,9 +783,8 @@ mcp_http_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logg
         h->epoll_fd = di->epoll_fd;
         (void) on_sweep(loop, h);
         rearm(h);
-        if (!h->local)
-                mcp_log(log, MCP_LOG_WARNING, "listening on a non-loopback address without authentication");
-        mcp_log(log, MCP_LOG_INFO, "listening on %s", h->url);
+        mcp_log(log, MCP_LOG_INFO, "listening on %s (%s)", h->url,
+                h->auth ? "bearer tokens" : "no authentication");
         *ret = h;
         return 0;
 }
@@ -747,6 +807,44 @@ mcp_http_free(mcp_http *h)
                 (void) unlink(h->unix_path);
         free(h->unix_path);
         free(h->url);
+        mcp_auth_free(h->auth);
         free(h);
         return NULL;
+}
+
+void
+mcp_http_reload(mcp_http *h)
+{
+        if (!h->cfg->auth_tokens)
+                return;
+        msp_err err = { 0 };
+        mcp_auth *a = NULL;
+        if (mcp_auth_load(h->cfg->auth_tokens, &a, &err) < 0) {
+                mcp_log(h->log, MCP_LOG_ERROR, "tokens not reloaded, the old ones stay: %s", err.msg);
+                return;
+        }
+        mcp_auth_free(h->auth);
+        h->auth = a;
+        mcp_log(h->log, MCP_LOG_INFO, "tokens reloaded from %s: %zu", h->cfg->auth_tokens,
+                mcp_auth_count(a));
+}
+
+void
+mcp_http_check(const mcp_config *cfg, FILE *out)
+{
+        if (!cfg->listen)
+                return;
+        if (!cfg->auth_tokens) {
+                fprintf(out, "%-8s %-14s --listen %s without --auth-tokens: whoever can connect runs code (refused unless loopback or a unix socket)\n",
+                        "warning", "http auth", cfg->listen);
+                return;
+        }
+        msp_err err = { 0 };
+        mcp_auth *a = NULL;
+        if (mcp_auth_load(cfg->auth_tokens, &a, &err) < 0)
+                fprintf(out, "%-8s %-14s %s\n", "MISSING", "http auth", err.msg);
+        else
+                fprintf(out, "%-8s %-14s %zu bearer tokens in %s\n", "ok", "http auth", mcp_auth_count(a),
+                        cfg->auth_tokens);
+        mcp_auth_free(a);
 }

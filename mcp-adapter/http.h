@@ -5,6 +5,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "config.h"
 #include "engine.h"
@@ -19,6 +20,11 @@ int mcp_http_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_
                  mcp_http **ret, msp_err *err);
 /* Ends every session (their runs are cancelled), closes every connection. */
 mcp_http *mcp_http_free(mcp_http *http);
+
+/* SIGHUP: --auth-tokens is read again; on an error the old tokens stay (logged). */
+void mcp_http_reload(mcp_http *http);
+/* --check: the HTTP transport's line (a warning without authentication; the token file). */
+void mcp_http_check(const mcp_config *cfg, FILE *out);
 
 /* http-listen.c: a listening socket for "HOST:PORT", "PORT" (loopback) or "unix:PATH";
  * *ret_local: loopback or a unix socket; *ret_url: what to tell the user (malloc'd). */

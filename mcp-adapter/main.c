@@ -2,8 +2,8 @@
  *
  * main() parses the configuration, checks that the host can enforce the default policy,
  * and serves JSON-RPC on stdin/stdout (or Streamable HTTP with --listen: http.c) from one
- * event loop until EOF or SIGTERM/SIGINT; both (and SIGHUP) end with every run killed and
- * cleaned up and exit status 0. */
+ * event loop until EOF or SIGTERM/SIGINT; both (and SIGHUP, which with --listen reloads the
+ * bearer tokens instead) end with every run killed and cleaned up and exit status 0. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -26,15 +26,24 @@
 #define MSP_VERSION "unknown"
 #endif
 
+typedef struct signals {
+        mcp_logger *lg;
+        mcp_http *http;                 /* --listen: SIGHUP reloads its tokens */
+} signals;
+
 static int
 on_signal(mcp_loop *loop, int fd, uint32_t events _unused_, void *data)
 {
-        mcp_logger *lg = data;
+        signals *sg = data;
         struct signalfd_siginfo si;
-        if (read(fd, &si, sizeof si) == (ssize_t) sizeof si) {
-                mcp_log(lg, MCP_LOG_INFO, "signal %u: stopping", si.ssi_signo);
-                mcp_loop_exit(loop, 0);
+        if (read(fd, &si, sizeof si) != (ssize_t) sizeof si)
+                return 0;
+        if (si.ssi_signo == SIGHUP && sg->http) {
+                mcp_http_reload(sg->http);
+                return 0;
         }
+        mcp_log(sg->lg, MCP_LOG_INFO, "signal %u: stopping", si.ssi_signo);
+        mcp_loop_exit(loop, 0);
         return 0;
 }
 
@@ -82,7 +91,7 @@ serve(mcp_config *cfg, mcp_logger *lg)
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGHUP);       /* the terminal went away: the same clean stop */
+        sigaddset(&mask, SIGHUP);       /* stdio: the terminal went away, the same clean stop */
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
                 return 1;
         _cleanup_close_ int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -93,8 +102,9 @@ serve(mcp_config *cfg, mcp_logger *lg)
         }
 
         _cleanup_loop_ mcp_loop *loop = NULL;
+        signals sg = { .lg = lg };
         r = mcp_loop_new(&loop);
-        if (r < 0 || mcp_loop_add_io(loop, sfd, EPOLLIN, on_signal, lg) < 0) {
+        if (r < 0 || mcp_loop_add_io(loop, sfd, EPOLLIN, on_signal, &sg) < 0) {
                 fprintf(stderr, "msp-mcp: event loop: %s\n", strerror(r < 0 ? -r : EINVAL));
                 return 1;
         }
@@ -106,9 +116,8 @@ serve(mcp_config *cfg, mcp_logger *lg)
         }
         /* One transport: --listen serves HTTP, otherwise stdio. */
         mcp_server *srv = NULL;
-        mcp_http *http = NULL;
         if (cfg->listen)
-                r = mcp_http_new(loop, cfg, engine, lg, &http, &err);
+                r = mcp_http_new(loop, cfg, engine, lg, &sg.http, &err);
         else
                 r = mcp_server_new(loop, cfg, engine, lg, in, out, &srv);
         if (r < 0) {
@@ -126,7 +135,7 @@ serve(mcp_config *cfg, mcp_logger *lg)
         /* Calls first (their runs are cancelled, no responses), then the engine removes
          * every container, bundle and fresh workspace. */
         mcp_server_free(srv);
-        mcp_http_free(http);
+        mcp_http_free(sg.http);
         mcp_engine_free(engine);
         mcp_loop_del_io(loop, sfd);
         return r < 0 ? 1 : 0;
@@ -178,6 +187,7 @@ main(int argc, char **argv)
                 break;
         case MCP_ACTION_CHECK:
                 r = mcp_check_host(&cfg, stdout, &err);
+                mcp_http_check(&cfg, stdout);
                 if (r < 0)
                         printf("the default policy cannot be enforced: %s\n", err.msg);
                 status = r < 0 ? 1 : 0;

@@ -222,6 +222,8 @@ main(int argc, char **argv)
         if (rt_selfexe_ensure(argc, argv, environ) < 0)
                 return 1;
         ctx.rootless = rt_rootless_detect();
+        ctx.caller_euid = geteuid();
+        ctx.caller_egid = getegid();
         while ((c = getopt_long(argc, argv, "+hv", opts, NULL)) != -1) {
                 switch (c) {
                 case 'r': root_arg = optarg; break;

@@ -258,6 +258,16 @@ make_cgroup(create_run *cr, unsigned which, msp_err *err)
         return r;
 }
 
+/* A send to the init failed: it is gone, most likely after it failed and said why. */
+static int
+init_gone(int sync_fd, msp_err *err)
+{
+        rt_sync_msg msg;
+        if (rt_sync_recv(sync_fd, &msg, err) >= 0 && msg.type == RT_SYNC_ERROR)
+                return rt_sync_error_of(&msg, err);
+        return msp_err_set(err, EPIPE, "the container init exited during setup");
+}
+
 /* After GO, in parallel with the init's unshare of its network and mount namespaces
  * (the network namespace alone is ~0.4 ms of kernel work): make the v1 cgroups, record
  * them and the pid, write the limits and device rules, and send the init the `tasks`
@@ -292,11 +302,7 @@ finish_v1_cgroups(create_run *cr, int sync_fd, msp_err *err)
         rt_cgroup_join_close(&join);
         if (r >= 0)
                 return 0;
-        /* The init is gone: most likely it failed meanwhile and said why. */
-        rt_sync_msg msg;
-        if (rt_sync_recv(sync_fd, &msg, err) >= 0 && msg.type == RT_SYNC_ERROR)
-                return rt_sync_error_of(&msg, err);
-        return msp_err_set(err, EPIPE, "the container init exited during setup");
+        return init_gone(sync_fd, err);
 }
 
 /* Everything the parent does between clone and the init's READY. */
@@ -311,7 +317,7 @@ drive_init(create_run *cr, int sync_fd, msp_err *err)
                 _cleanup_close_ int procfd = rt_procfs_open(err);
                 if (procfd < 0)
                         return procfd;
-                r = rt_userns_write_maps(procfd, cr->pid, spec->linux_, cr->ctx->rootless, err);
+                r = rt_userns_write_maps(cr->ctx, procfd, cr->pid, spec->linux_, err);
                 if (r < 0)
                         return r;
         }
@@ -330,7 +336,7 @@ drive_init(create_run *cr, int sync_fd, msp_err *err)
         }
         /* The value is the init's pid as the runtime sees it (the seccomp agent needs it). */
         if (rt_sync_send(sync_fd, RT_SYNC_GO, (int32_t) cr->pid, NULL) < 0)
-                return msp_err_set(err, EPIPE, "the container init exited during setup");
+                return init_gone(sync_fd, err);
         /* Record the pid while the init builds the rootfs, before any hook can block: a
          * `delete --force` after this process is killed must find the init (which also
          * dies with us: PDEATHSIG, and the sync socket closes). The status is already
@@ -430,6 +436,17 @@ enter_for_clone(create_run *cr, saved_ns *saved, int keep_min, msp_err *err)
         return 0;
 }
 
+/* clone3 of the init: from inside a user namespace joined by path, so that the pid
+ * namespace and those the init unshares belong to it. */
+static long
+clone_init(create_run *cr, struct clone_args *ca, msp_err *err)
+{
+        if (cr->plan.join[OCI_NS_USER])
+                return rt_ns_clone_in_userns(ca, cr->plan.join[OCI_NS_USER], err);
+        long pid = syscall(SYS_clone3, ca, sizeof *ca);
+        return pid < 0 ? msp_err_sys(err, errno, "clone3 the container init") : pid;
+}
+
 static int
 spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
 {
@@ -476,18 +493,18 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
                 ca.flags |= CLONE_INTO_CGROUP;
                 ca.cgroup = (uint64_t) join.v2_fd;
         }
-        long pid = syscall(SYS_clone3, &ca, sizeof ca);
+        long pid = clone_init(cr, &ca, err);
         if (pid < 0 && (ca.flags & CLONE_INTO_CGROUP)) {
                 /* A kernel without it, or a cgroup it refuses: the parent writes
                  * cgroup.procs as before, with the same errors. */
                 rt_cgroup_join_close(&join);
                 ca.flags &= ~CLONE_INTO_CGROUP;
                 ca.cgroup = 0;
-                pid = syscall(SYS_clone3, &ca, sizeof ca);
+                pid = clone_init(cr, &ca, err);
         }
         if (pid < 0) {
                 rt_cgroup_join_close(&join);
-                r = msp_err_sys(err, errno, "clone3 the container init");
+                r = (int) pid;
                 goto fail;
         }
         if (pid == 0) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "err.h"
 
@@ -23,6 +24,8 @@ typedef struct rt_ctx {
         rt_log_format log_format;
         bool debug;
         bool rootless;
+        uid_t caller_euid;              /* the caller's ids at startup, in its own namespace */
+        gid_t caller_egid;
         bool systemd_cgroup;
         rt_cgroup_manager cgroup_manager;
         const char *argv0;

@@ -12,6 +12,7 @@
 #include "log.h"
 #include "lsm.h"
 #include "macros.h"
+#include "ns.h"
 #include "pathres.h"
 #include "process.h"
 #include "procfs.h"
@@ -198,7 +199,8 @@ steps_identity(final_run *fr, msp_err *err)
         const oci_process *p = f->proc;
         int r;
 
-        r = rt_user_switch(&p->user, !f->in_userns || !f->ctx->rootless, err);
+        r = rt_user_switch(&p->user, !f->in_userns || !f->linux_ ||
+                                          !rt_userns_setgroups_denied(f->ctx, f->linux_), err);
         if (r < 0)
                 return r;
         r = enter_cwd(fr, true, err);

@@ -232,6 +232,12 @@ enter_namespaces(init_run *ir, msp_err *err)
                 if (r < 0)
                         return r;
         }
+        /* A user namespace joined by path: born in it (rt_ns_clone_in_userns). */
+        if (plan->join[OCI_NS_USER]) {
+                r = rt_userns_check_maps(ir->a->spec->linux_, err);
+                if (r < 0)
+                        return r;
+        }
         r = rt_sync_expect(ir->a->sync_fd, RT_SYNC_GO, &msg, err);
         if (r < 0)
                 return r;
@@ -242,14 +248,7 @@ enter_namespaces(init_run *ir, msp_err *err)
         r = rt_cgroup_join_child(ir->a->cgroup_join, err);
         if (r < 0)
                 return r;
-        if (plan->join[OCI_NS_USER]) {
-                r = rt_ns_join(OCI_NS_USER, plan->join[OCI_NS_USER], err);
-                if (r < 0)
-                        return r;
-                ir->in_userns = true;
-        }
-        if (plan->new_flags & CLONE_NEWUSER)
-                ir->in_userns = true;
+        ir->in_userns = userns;
         if (ir->in_userns) {
                 /* Become the namespace's root where it is mapped; the user switch later
                  * sets the final ids. */

@@ -2,10 +2,14 @@
 
 #include <fcntl.h>
 #include <linux/nsfs.h>
+#include <linux/sched.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -96,13 +100,12 @@ rt_ns_plan_make(const oci_spec *spec, rt_ns_plan *ret, msp_err *err)
                 else
                         ret->new_flags |= rt_ns_clone_flag(ns->type);
         }
-        if (ret->join[OCI_NS_USER] && (ret->new_flags & CLONE_NEWPID))
+        /* With a joined user namespace the mappings describe it (runc 1.1 requires them
+         * there); the init checks them against the namespace's own. */
+        if ((lx->n_uid_mappings || lx->n_gid_mappings) && !(ret->new_flags & CLONE_NEWUSER) &&
+            !ret->join[OCI_NS_USER])
                 return msp_err_set(err, EINVAL,
-                                   "linux.namespaces: joining a user namespace by path together "
-                                   "with a new pid namespace is not supported");
-        if ((lx->n_uid_mappings || lx->n_gid_mappings) && !(ret->new_flags & CLONE_NEWUSER))
-                return msp_err_set(err, EINVAL,
-                                   "linux.uidMappings/gidMappings need a new user namespace");
+                                   "linux.uidMappings/gidMappings need a user namespace");
         if ((ret->new_flags & CLONE_NEWUSER) && (!lx->n_uid_mappings || !lx->n_gid_mappings))
                 return msp_err_set(err, EINVAL,
                                    "linux.namespaces: a new user namespace needs "
@@ -129,50 +132,6 @@ rt_ns_join(oci_ns_type t, const char *path, msp_err *err)
                                    oci_ns_type_name(t));
         if (setns(fd, type) < 0)
                 return msp_err_sys(err, errno, "join %s namespace '%s'", oci_ns_type_name(t), path);
-        return 0;
-}
-
-static int
-format_map(const oci_id_mapping *m, size_t n, char *buf, size_t bufsz)
-{
-        size_t o = 0;
-
-        buf[0] = '\0';
-        for (size_t i = 0; i < n; i++) {
-                int w = snprintf(buf + o, bufsz - o, "%u %u %u\n", m[i].container_id,
-                                 m[i].host_id, m[i].size);
-                if (w < 0 || (size_t) w >= bufsz - o)
-                        return -E2BIG;
-                o += (size_t) w;
-        }
-        return 0;
-}
-
-int
-rt_userns_write_maps(int procfd, pid_t pid, const oci_linux *lx, bool deny_setgroups,
-                     msp_err *err)
-{
-        char path[64], map[8192];
-        int r;
-
-        if (deny_setgroups) {
-                snprintf(path, sizeof path, "%d/setgroups", (int) pid);
-                r = rt_procfs_write(procfd, path, "deny", err);
-                if (r < 0)
-                        return r;
-        }
-        if (format_map(lx->uid_mappings, lx->n_uid_mappings, map, sizeof map) < 0)
-                return msp_err_set(err, E2BIG, "linux.uidMappings: too many entries");
-        snprintf(path, sizeof path, "%d/uid_map", (int) pid);
-        r = rt_procfs_write(procfd, path, map, err);
-        if (r < 0)
-                return msp_err_prefix(err, "linux.uidMappings");
-        if (format_map(lx->gid_mappings, lx->n_gid_mappings, map, sizeof map) < 0)
-                return msp_err_set(err, E2BIG, "linux.gidMappings: too many entries");
-        snprintf(path, sizeof path, "%d/gid_map", (int) pid);
-        r = rt_procfs_write(procfd, path, map, err);
-        if (r < 0)
-                return msp_err_prefix(err, "linux.gidMappings");
         return 0;
 }
 
@@ -203,4 +162,102 @@ rt_timens_prepare_parent(int procfd, const oci_linux *lx, msp_err *err)
                         return msp_err_prefix(err, "linux.timeOffsets");
         }
         return 0;
+}
+
+long
+rt_ns_clone_in_userns(struct clone_args *ca, const char *path, msp_err *err)
+{
+        int pfd[2];
+        if (pipe2(pfd, O_CLOEXEC) < 0)
+                return msp_err_sys(err, errno, "pipe");
+        pid_t helper = fork();
+        if (helper < 0) {
+                int e = errno;
+                close(pfd[0]);
+                close(pfd[1]);
+                return msp_err_sys(err, e, "fork");
+        }
+        if (helper == 0) {
+                /* Inside the namespace, pid and the other namespaces the child is born
+                 * into belong to it. CLONE_PARENT: the child is the runtime's, not ours. */
+                msp_err e = { 0 };
+                long pid = rt_ns_join(OCI_NS_USER, path, &e);
+                if (pid >= 0) {
+                        struct clone_args a = *ca;
+                        a.flags = (a.flags & ~(uint64_t) CLONE_PIDFD) | CLONE_PARENT;
+                        a.pidfd = 0;
+                        a.exit_signal = 0;
+                        pid = syscall(SYS_clone3, &a, sizeof a);
+                        if (pid == 0) {
+                                close(pfd[0]);
+                                close(pfd[1]);
+                                return 0;
+                        }
+                        if (pid < 0)
+                                pid = -errno;
+                }
+                (void) !write(pfd[1], &pid, sizeof pid);
+                _exit(0);
+        }
+        close(pfd[1]);
+        long pid = -EPIPE;
+        ssize_t n = read(pfd[0], &pid, sizeof pid);
+        close(pfd[0]);
+        while (waitpid(helper, NULL, 0) < 0 && errno == EINTR)
+                ;
+        if (n != (ssize_t) sizeof pid)
+                pid = -EPIPE;
+        if (pid < 0)
+                return msp_err_sys(err, (int) -pid, "clone the container init in user namespace '%s'",
+                                   path);
+        /* Our child (CLONE_PARENT): its pid cannot be reused before we reap it. */
+        int pidfd = (int) syscall(SYS_pidfd_open, (pid_t) pid, 0);
+        if (pidfd < 0) {
+                int e = errno;
+                (void) kill((pid_t) pid, SIGKILL);
+                (void) waitpid((pid_t) pid, NULL, 0);
+                return msp_err_sys(err, e, "pidfd_open the container init");
+        }
+        *(int *) (uintptr_t) ca->pidfd = pidfd;
+        return pid;
+}
+
+/* One line of uid_map per entry, in order: "inside outside count". */
+static int
+check_map(const char *file, const char *field, const oci_id_mapping *m, size_t n, msp_err *err)
+{
+        char buf[8192];
+        _cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC);
+        ssize_t len = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+        if (len < 0)
+                return msp_err_sys(err, errno, "read '%s'", file);
+        buf[len] = '\0';
+        const char *p = buf;
+        for (size_t i = 0; i < n; i++) {
+                unsigned in, out, count;
+                int used;
+                if (sscanf(p, " %u %u %u%n", &in, &out, &count, &used) != 3 ||
+                    in != m[i].container_id || out != m[i].host_id || count != m[i].size)
+                        return msp_err_set(err, EINVAL,
+                                           "%s[%zu]: %u %u %u is not a mapping of the joined user "
+                                           "namespace",
+                                           field, i, m[i].container_id, m[i].host_id, m[i].size);
+                p += used;
+        }
+        while (*p == ' ' || *p == '\n')
+                p++;
+        if (n && *p)
+                return msp_err_set(err, EINVAL, "%s: the joined user namespace maps more", field);
+        return 0;
+}
+
+int
+rt_userns_check_maps(const oci_linux *lx, msp_err *err)
+{
+        int r = check_map("/proc/self/uid_map", "linux.uidMappings", lx->uid_mappings,
+                          lx->n_uid_mappings, err);
+        if (r >= 0)
+                r = check_map("/proc/self/gid_map", "linux.gidMappings", lx->gid_mappings,
+                              lx->n_gid_mappings, err);
+        return r;
 }

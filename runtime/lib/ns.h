@@ -9,6 +9,8 @@
 #include "err.h"
 #include "spec.h"
 
+struct clone_args;
+
 typedef struct rt_ns_plan {
         int new_flags;                          /* CLONE_NEW* to create */
         const char *join[OCI_NS_TYPE_MAX];      /* path to join, or NULL (borrowed) */
@@ -23,8 +25,26 @@ void rt_ns_fds_debug(const rt_ctx *ctx, const char *id, pid_t pid, const int fds
 int rt_ns_plan_make(const oci_spec *spec, rt_ns_plan *ret, msp_err *err);
 /* Open the namespace file, check its type (NS_GET_NSTYPE) and setns into it. */
 int rt_ns_join(oci_ns_type t, const char *path, msp_err *err);
-/* Write uid_map/gid_map of `pid` (setgroups "deny" first when deny_setgroups). */
-int rt_userns_write_maps(int procfd, pid_t pid, const oci_linux *lx, bool deny_setgroups,
+/* clone3(ca) from inside the user namespace at path (a short-lived helper joins it and
+ * clones with CLONE_PARENT), so that a new pid namespace in ca->flags belongs to it. As
+ * clone3: 0 in the child, its pid in the caller (with ca->pidfd filled), or -errno. */
+long rt_ns_clone_in_userns(struct clone_args *ca, const char *path, msp_err *err);
+/* In a joined user namespace: linux.uidMappings/gidMappings, when given, are exactly the
+ * namespace's own (/proc/self/uid_map, gid_map). */
+int rt_userns_check_maps(const oci_linux *lx, msp_err *err);
+/* ---- the maps of a new user namespace (idmap.c) ---- */
+
+/* Whether the caller needs newuidmap/newgidmap for lx's maps: it is not root of its own
+ * namespace and maps more than its own euid and egid, one id each. */
+bool rt_userns_needs_helpers(const rt_ctx *ctx, const oci_linux *lx);
+/* Whether the container's user namespace gets setgroups "deny": a caller that is not
+ * root of its own namespace and writes gid_map itself must deny it first (the kernel's
+ * rule); through newgidmap it stays "allow", as with runc. The final steps apply
+ * supplementary groups only where it is allowed. */
+bool rt_userns_setgroups_denied(const rt_ctx *ctx, const oci_linux *lx);
+/* Write uid_map/gid_map of `pid`, itself or through the helpers. A mapping the helpers
+ * refuse is an error naming the field, the mapping and the helper's message. */
+int rt_userns_write_maps(const rt_ctx *ctx, int procfd, pid_t pid, const oci_linux *lx,
                          msp_err *err);
 /* unshare(CLONE_NEWTIME) in the caller (affects its future children only) and write
  * linux.timeOffsets to /proc/self/timens_offsets. */

@@ -65,13 +65,26 @@ rt_rlimits_apply(const oci_rlimit *rl, size_t n, msp_err *err)
                  * all ones, so the OCI uint64 maps through unchanged. prlimit is used because
                  * glibc's setrlimit may translate values on 32-bit ABIs. */
                 struct rlimit lim = { .rlim_cur = (rlim_t) rl[i].soft, .rlim_max = (rlim_t) rl[i].hard };
+                struct rlimit cur;
                 char nb[32], sb[32], hb[32];
 
-                if (prlimit(0, (__rlimit_resource_t) rl[i].resource, &lim, NULL) < 0)
-                        return msp_err_sys(err, errno, "setrlimit %s soft=%s hard=%s",
+                if (prlimit(0, (__rlimit_resource_t) rl[i].resource, &lim, NULL) == 0)
+                        continue;
+                /* Raising a hard limit needs CAP_SYS_RESOURCE, which a rootless
+                 * container's user namespace does not give over the host's limits. */
+                if (errno == EPERM &&
+                    prlimit(0, (__rlimit_resource_t) rl[i].resource, NULL, &cur) == 0 &&
+                    lim.rlim_max > cur.rlim_max)
+                        return msp_err_set(err, EPERM, "process.rlimits: %s hard %s is above the "
+                                           "hard limit %s the runtime got (raising it needs "
+                                           "CAP_SYS_RESOURCE on the host)",
                                            rlimit_name(rl[i].resource, nb, sizeof nb),
-                                           rlim_str(rl[i].soft, sb, sizeof sb),
-                                           rlim_str(rl[i].hard, hb, sizeof hb));
+                                           rlim_str(rl[i].hard, hb, sizeof hb),
+                                           rlim_str(cur.rlim_max, sb, sizeof sb));
+                return msp_err_sys(err, errno, "setrlimit %s soft=%s hard=%s",
+                                   rlimit_name(rl[i].resource, nb, sizeof nb),
+                                   rlim_str(rl[i].soft, sb, sizeof sb),
+                                   rlim_str(rl[i].hard, hb, sizeof hb));
         }
         return 0;
 }

@@ -338,23 +338,29 @@ mount_proc(const mnt *c, msp_err *err)
         return 0;
 }
 
-/* A read-only recursive bind of a host path: what a user namespace gets when the kernel
- * refuses it a new sysfs or cgroupfs (no own network / cgroup namespace). */
+/* A recursive bind of a host path with attrs: what a user namespace gets when the kernel
+ * refuses it a new sysfs, cgroupfs or mqueue (no own network / cgroup / ipc namespace). */
 static int
-bind_host_ro(const mnt *c, int targetfd, const char *host, msp_err *err)
+bind_host(const mnt *c, int targetfd, const char *host, uint64_t attrs, msp_err *err)
 {
         _cleanup_close_ int mfd = open_tree(AT_FDCWD, host,
                                             OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
         if (mfd < 0)
                 return msp_err_sys(err, errno, "%s: bind host '%s'", c->label, host);
-        if (rt_mount_setattr(mfd, true,
-                             MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                     MOUNT_ATTR_NOEXEC,
-                             0, 0) < 0)
-                return msp_err_sys(err, errno, "%s: make host '%s' read-only", c->label, host);
+        if (attrs && rt_mount_setattr(mfd, true, attrs, 0, 0) < 0)
+                return msp_err_sys(err, errno, "%s: set the flags of host '%s'", c->label, host);
         if (rt_mount_attach(mfd, targetfd) < 0)
                 return msp_err_sys(err, errno, "%s: move_mount", c->label);
         return apply_propagation(c, mfd, err);
+}
+
+/* The host's sysfs or cgroupfs for a user namespace: read-only, whatever the config says. */
+static int
+bind_host_ro(const mnt *c, int targetfd, const char *host, msp_err *err)
+{
+        return bind_host(c, targetfd, host,
+                         MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                         err);
 }
 
 static int
@@ -402,6 +408,17 @@ mount_other(const mnt *c, const char *type, msp_err *err)
                 strip_gid(c->o.data, data, sizeof data);
                 msp_err_clear(err);
                 mfd = mount_fs(c, target, type, data, err);
+        }
+        /* A new mqueue needs the ipc namespace's owner: without an ipc namespace of its
+         * own, a user namespace binds the host's /dev/mqueue, which shows the queues of
+         * the ipc namespace it shares anyway (crun's fallback), with the config's flags. */
+        if (mfd == -EPERM && c->p->in_userns && strcmp(type, "mqueue") == 0) {
+                msp_err_clear(err);
+                if (access("/dev/mqueue", F_OK) < 0)
+                        return msp_err_set(err, EPERM, "%s: a user namespace without an ipc "
+                                           "namespace may not mount mqueue, and the host has no "
+                                           "/dev/mqueue to bind (add an ipc namespace)", c->label);
+                return bind_host(c, target, "/dev/mqueue", new_mount_attrs(&c->o), err);
         }
         return mfd < 0 ? mfd : 0;
 }

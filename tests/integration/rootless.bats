@@ -11,7 +11,7 @@ load helpers
 setup_file() {
         command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
         eval "$("$REPO/tests/helper/test-user.sh" ensure)"
-        export MSP_TEST_UID MSP_TEST_GID
+        export MSP_TEST_UID MSP_TEST_GID MSP_TEST_SUBID_START MSP_TEST_SUBID_COUNT
 }
 
 setup() {
@@ -44,10 +44,12 @@ teardown() {
         return 0
 }
 
-# rl_as CMD ARGS...: CMD as the unprivileged user, XDG_RUNTIME_DIR the test's own.
+# rl_as CMD ARGS...: CMD as the unprivileged user, XDG_RUNTIME_DIR the test's own. The
+# bounding set stays full, as a login's: the setuid newuidmap/newgidmap get their
+# capabilities from it.
 rl_as() {
         XDG_RUNTIME_DIR="$RL_RUN" setpriv --reuid="$RL_UID" --regid="$RL_GID" --clear-groups \
-                --inh-caps=-all --bounding-set=-all "$@" 3>&-
+                --inh-caps=-all "$@" 3>&-
 }
 
 # rl_msp ARGS...: msp as the unprivileged user, state under its XDG_RUNTIME_DIR.
@@ -199,6 +201,163 @@ rl_assert_nothing_left() {
         rl_assert_nothing_left "$CID"
 }
 
+# Several ids through newuidmap/newgidmap: container ids 0..65535 are the user's subordinate
+# range (the rootfs owned by it, as a rootless image store has it). What container uid
+# 1000 makes in a host directory belongs to subuid + 1000 on the host; setgroups stays
+# allowed (as with runc), so supplementary groups apply.
+rl_multi_id_bundle() {
+        sub=$MSP_TEST_SUBID_START
+        [ "$MSP_TEST_SUBID_COUNT" -ge 65536 ] || skip "the test user's subordinate range is smaller than 65536"
+        chown -R "$sub:$sub" "$BUNDLE/rootfs"
+        shared="$BATS_TEST_TMPDIR/shared"
+        mkdir -p "$shared"
+        chmod 1777 "$shared"
+        make_traversable "$shared"
+        update_config ".linux.uidMappings = [{containerID: 0, hostID: $sub, size: 65536}] |
+                .linux.gidMappings = [{containerID: 0, hostID: $sub, size: 65536}] |
+                .mounts += [{destination: \"/shared\", type: \"bind\", source: \"$shared\",
+                        options: [\"rbind\", \"rw\"]}]"
+}
+
+@test "rootless: several-id mappings through newuidmap/newgidmap; container uid 1000's file is subuid+1000's on the host; podman's layout as with runc" {
+        rl_multi_id_bundle
+        update_config '.process.user = {uid: 1000, gid: 1000, additionalGids: [2000]}'
+        set_args /bin/sh -c 'cat /proc/self/uid_map /proc/self/gid_map /proc/self/setgroups; id -u; id -G; echo x >/shared/f1000; stat -c %u:%g /shared/f1000'
+        run rl_msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(echo ${lines[0]})" = "0 $sub 65536" ]
+        [ "$(echo ${lines[1]})" = "0 $sub 65536" ]
+        [ "${lines[2]}" = allow ]
+        [ "${lines[3]}" = 1000 ]
+        [ "${lines[4]}" = "1000 2000" ]
+        [ "${lines[5]}" = 1000:1000 ]
+        [ "$(stat -c %u:%g "$shared/f1000")" = "$((sub + 1000)):$((sub + 1000))" ]
+        rl_assert_nothing_left "$CID"
+        # runc 1.1.5 cannot run this one (it chowns its exec.fifo to container root, which
+        # is not the caller). The layout rootless podman uses, container root the caller
+        # and 1..65536 the range: msp and runc give container uid 1000 the same host id.
+        update_config ".linux.uidMappings = [{containerID: 0, hostID: $RL_UID, size: 1},
+                        {containerID: 1, hostID: $sub, size: 65536}] |
+                .linux.gidMappings = [{containerID: 0, hostID: $RL_GID, size: 1},
+                        {containerID: 1, hostID: $sub, size: 65536}] |
+                .process.user = {uid: 1000, gid: 1000}"
+        set_args /bin/sh -c 'cat /proc/self/setgroups; echo x >/shared/f1000'
+        for rt in rl_msp rl_runc; do
+                rm -f "$shared/f1000"
+                run $rt run -b "$BUNDLE" "$CID" </dev/null
+                echo "$rt: $output"
+                [ "$status" -eq 0 ]
+                [ "${lines[0]}" = allow ]
+                [ "$(stat -c %u:%g "$shared/f1000")" = "$((sub + 999)):$((sub + 999))" ]
+        done
+        rl_assert_nothing_left "$CID"
+}
+
+@test "rootless: exec into a several-id container as container uid 1000; kill, delete leave nothing" {
+        rl_multi_id_bundle
+        set_args /bin/sleep 1000
+        rl_msp create -b "$BUNDLE" "$CID" >"$BATS_TEST_TMPDIR/create.out" 2>&1 </dev/null ||
+                { cat "$BATS_TEST_TMPDIR/create.out"; false; }
+        rl_msp start "$CID"
+        init=$(rl_msp state "$CID" | jq -r .pid)
+        [ "$(stat -c %u /proc/"$init")" = "$sub" ]
+        run rl_msp exec --user 1000:1000 "$CID" /bin/sh -c 'id -u; echo y >/shared/e1000'
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "${lines[0]}" = 1000 ]
+        [ "$(stat -c %u "$shared/e1000")" = "$((sub + 1000))" ]
+        rl_msp kill "$CID" KILL
+        wait_pid_exit "$init"
+        rl_msp delete "$CID"
+        rl_assert_nothing_left "$CID"
+}
+
+@test "rootless: a mapping outside the user's subordinate ranges is refused naming the field and the mapping; nothing left" {
+        set_args /bin/true
+        out=$((MSP_TEST_SUBID_START + MSP_TEST_SUBID_COUNT + 1000))
+        update_config ".linux.uidMappings += [{containerID: 1, hostID: $out, size: 10}]"
+        run rl_msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"linux.uidMappings: mapping [0 $RL_UID 1, 1 $out 10] refused by newuidmap"* ]]
+        [[ "$output" == *"/etc/subuid"* ]]
+        rl_assert_nothing_left "$CID"
+        [ -z "$(pgrep -u "$RL_UID" -f "$RL_MSP")" ]
+        run rl_runc run -b "$BUNDLE" "$CID" </dev/null
+        [ "$status" -ne 0 ]
+        # the gid side, with the uid side allowed
+        update_config ".linux.uidMappings = [{containerID: 0, hostID: $RL_UID, size: 1}] |
+                .linux.gidMappings += [{containerID: 1, hostID: $out, size: 10}]"
+        run rl_msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"linux.gidMappings: mapping [0 $RL_GID 1, 1 $out 10] refused by newgidmap"* ]]
+        rl_assert_nothing_left "$CID"
+}
+
+# The bundle `msp spec` writes for root, given a user namespace with the user's ids and no
+# network namespace: what needs root degrades as in runc's and crun's rootless modes.
+rl_root_config() {
+        (cd "$BUNDLE" && rm config.json && rl_msp spec)
+        update_config ".process.terminal = false | .root.readonly = false | del(.linux.resources) |
+                .linux.namespaces = [{type: \"pid\"}, {type: \"ipc\"}, {type: \"uts\"},
+                        {type: \"mount\"}, {type: \"user\"}] |
+                .linux.uidMappings = [{containerID: 0, hostID: $RL_UID, size: 1}] |
+                .linux.gidMappings = [{containerID: 0, hostID: $RL_GID, size: 1}]"
+}
+
+@test "rootless: a config written for root degrades: sysfs and cgroupfs bound read-only, device nodes bound from the host" {
+        rl_root_config
+        [ -c /dev/fuse ] && update_config '.linux.devices = [{path: "/dev/fuse", type: "c",
+                major: 10, minor: 229, fileMode: 438, uid: 0, gid: 0}]'
+        set_args /bin/sh -c 'awk "\$5 == \"/sys\" || \$5 == \"/sys/fs/cgroup\" { print \$5, \$6, \$(NF-2) }" /proc/self/mountinfo; stat -c "%n %F %t:%T" /dev/null; [ ! -e /dev/fuse ] || stat -c "%n %F %t:%T" /dev/fuse'
+        run rl_msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -eq 0 ]
+        # the host's sysfs (no network namespace of its own: no new sysfs), read-only
+        printf '%s\n' "$output" | grep -q '^/sys ro,[^ ]* sysfs$'
+        # cgroupfs read-only (no cgroup namespace: the host's cgroups, CVE-2023-25809)
+        ! printf '%s\n' "$output" | grep -q '^/sys/fs/cgroup rw'
+        printf '%s\n' "$output" | grep -qx '/dev/null character special file 1:3'
+        if [ -c /dev/fuse ]; then
+                printf '%s\n' "$output" | grep -qx '/dev/fuse character special file a:e5'
+        fi
+        rl_assert_nothing_left "$CID"
+        # runc 1.1.5 (which also refuses devpts' gid=5, msp drops it) mounts sysfs and
+        # fails: it does not fall back to a bind
+        update_config '.mounts |= map(if .type == "devpts" then .options -= ["gid=5"] else . end)'
+        run rl_runc run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *sysfs* ]]
+}
+
+@test "rootless: an rlimit above the hard limit is refused naming it; mqueue without an ipc namespace binds the host's or says why" {
+        rl_root_config
+        set_args /bin/true
+        hard=$(rl_as sh -c 'ulimit -Hn')
+        update_config ".process.rlimits = [{type: \"RLIMIT_NOFILE\", soft: 1024, hard: $((hard + 1))}]"
+        run rl_msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"process.rlimits: RLIMIT_NOFILE hard $((hard + 1)) is above the hard limit $hard"* ]]
+        rl_assert_nothing_left "$CID"
+        run rl_runc run -b "$BUNDLE" "$CID" </dev/null
+        [ "$status" -ne 0 ]
+        # mqueue in the ipc namespace of the host
+        update_config '.process.rlimits = [] | .linux.namespaces -= [{type: "ipc"}]'
+        run rl_msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        if [ -d /dev/mqueue ] && mountpoint -q /dev/mqueue; then
+                [ "$status" -eq 0 ]
+        else
+                [ "$status" -ne 0 ]
+                [[ "$output" == *"a user namespace without an ipc namespace may not mount mqueue, and the host has no /dev/mqueue to bind (add an ipc namespace)"* ]]
+        fi
+        rl_assert_nothing_left "$CID"
+}
+
 # exec as the user: the runtime cannot join the container's pid namespace from outside
 # its user namespace; a middle process joins the user namespace first, then the others
 # (as runc does rootless).
@@ -240,7 +399,8 @@ rl_assert_nothing_left() {
         wait_pid_exit "$p"
         rl_msp delete "$CID"
         [ -z "$(leftover_cgroups)" ]
-        [ -z "$(pgrep -u "$RL_UID" -f 'sleep 1000')" ]
+        # (the user may run other containers: only this test's processes are checked)
+        [ ! -e /proc/"$init" ] && [ ! -e /proc/"$p" ]
         rl_assert_nothing_left "$CID"
 }
 

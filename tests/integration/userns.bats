@@ -200,3 +200,35 @@ all_caps() {
         msp delete "$CID"
         assert_nothing_left "$CID"
 }
+
+# A user namespace made beforehand by an unprivileged id (as msp-mcp makes its sandboxes'),
+# joined by path: the init is born in it, so the new pid namespace and the ones it
+# unshares belong to it (proc mounts only then). runc 1.1 does the same.
+@test "a user namespace joined by path with a new pid namespace: pid 1 inside, mappings checked" {
+        setpriv --reuid=100000 --regid=100000 --clear-groups unshare --user sleep 300 &
+        holder=$!
+        for _ in $(seq 100); do
+                [ "$(stat -L -c %i /proc/$holder/ns/user)" != "$(host_ns user)" ] && break
+                sleep 0.05
+        done
+        echo "0 100000 65536" > /proc/$holder/uid_map
+        echo "0 100000 65536" > /proc/$holder/gid_map
+        update_config ".linux.namespaces = [.linux.namespaces[] | select(.type != \"user\")] +
+                [{\"type\": \"user\", \"path\": \"/proc/$holder/ns/user\"}]"
+        set_args /bin/msp-helper ids -- ns -- read /proc/self/stat
+        run msp run -b "$BUNDLE" "$CID"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(value uid)" = 0 ]
+        [ "$(value ns.user)" = "$(stat -L -c %i /proc/$holder/ns/user)" ]
+        [ "$(value ns.pid)" != "$(host_ns pid)" ]
+        [[ "$(printf '%s\n' "$output" | sed -n 's/^content=//p')" == "1 "* ]]
+        # Mappings that are not the namespace's own are refused by field.
+        update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 200000, "size": 65536}]'
+        run msp run -b "$BUNDLE" "$CID"
+        kill "$holder"
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"linux.uidMappings[0]: 0 200000 65536 is not a mapping of the joined user namespace"* ]]
+        assert_nothing_left "$CID"
+}

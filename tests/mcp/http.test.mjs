@@ -12,7 +12,7 @@ import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { skipReason, finishAll, spawnHttpServer, stopProcess, instanceOf, containersOf,
-         waitFor, LATEST, text } from "./lib.mjs";
+         waitFor, LATEST, text, runSync, tmpStateDir, MSP_MCP, MSP } from "./lib.mjs";
 
 const skip = skipReason();
 after(finishAll);
@@ -250,4 +250,91 @@ test("--listen unix:PATH serves the same endpoint", { skip, timeout: 60_000 }, a
         await stopProcess(s.proc);
         assert.ok(!fs.existsSync(sock), "the socket is removed at exit");
         fs.rmSync(dir, { recursive: true, force: true });
+});
+
+// A token file the test writes: the server reads it at start and on SIGHUP.
+function tokenFile(lines) {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "msp-mcp-tokens-"));
+        const file = path.join(dir, "tokens");
+        fs.writeFileSync(file, lines.join("\n") + "\n", { mode: 0o600 });
+        return { file, dir, write: (l) => fs.writeFileSync(file, l.join("\n") + "\n") };
+}
+
+const TOKEN_A = "tok-alice-0123456789abcdef", TOKEN_B = "tok-bob-0123456789abcdef#x";
+const bearer = (t) => ({ authorization: `Bearer ${t}` });
+
+test("--auth-tokens: 401 with a Bearer challenge, tenants do not see each other's sessions, SIGHUP reloads", { skip, timeout: 60_000 }, async () => {
+        const t = tokenFile(["# tenants", `${TOKEN_A} alice concurrent_runs=2 sessions=4`, "",
+                             `${TOKEN_B}   bob # a comment`]);
+        const s = await spawnHttpServer({ args: ["--auth-tokens", t.file] });
+        assert.match(s.log(), /bearer tokens/);
+        const none = await post(s.url, INIT);
+        assert.equal(none.status, 401);
+        assert.equal(none.headers.get("www-authenticate"), 'Bearer realm="msp-mcp"');
+        const wrong = await post(s.url, INIT, bearer("tok-alice-0123456789abcdeX"));
+        assert.equal(wrong.status, 401);
+        assert.match(wrong.headers.get("www-authenticate"), /error="invalid_token"/);
+        assert.equal((await post(s.url, INIT, { authorization: `Basic ${TOKEN_A}` })).status, 401);
+        assert.equal((await fetch(s.url, { method: "DELETE", headers: { "mcp-session-id": "x" } })).status, 401);
+
+        const a = await session(s.url, bearer(TOKEN_A));
+        const b = await session(s.url, bearer(TOKEN_B));
+        assert.equal((await post(s.url, ping(), { "mcp-session-id": a, ...bearer(TOKEN_A) })).status, 200);
+        // Another tenant's session is "not found", for requests and for DELETE.
+        assert.equal((await post(s.url, ping(), { "mcp-session-id": a, ...bearer(TOKEN_B) })).status, 404);
+        assert.equal((await fetch(s.url, { method: "DELETE", headers: { "mcp-session-id": a, ...bearer(TOKEN_B) } })).status, 404);
+        assert.equal((await post(s.url, ping(), { "mcp-session-id": a, ...bearer(TOKEN_A) })).status, 200);
+        // A session needs the token on every request.
+        assert.equal((await post(s.url, ping(), { "mcp-session-id": b })).status, 401);
+
+        // The SDK client with a token.
+        const transport = new StreamableHTTPClientTransport(new URL(s.url), { requestInit: { headers: bearer(TOKEN_B) } });
+        const client = new Client({ name: "sdk-token", version: "0" }, { capabilities: {} });
+        await client.connect(transport);
+        const r = await client.callTool({ name: "run_code", arguments: { language: "sh", code: "echo with-token" } });
+        assert.equal(r.structuredContent.stdout, "with-token\n");
+        await client.close();
+
+        // SIGHUP: alice's token revoked, carol's added; a broken file keeps the tokens.
+        const TOKEN_C = "tok-carol-0123456789abcdef";
+        t.write([`${TOKEN_B} bob`, `${TOKEN_C} carol`]);
+        s.proc.kill("SIGHUP");
+        await waitFor("the reload", () => /tokens reloaded from .*: 2/.test(s.log()), 10_000);
+        assert.equal((await post(s.url, ping(), { "mcp-session-id": a, ...bearer(TOKEN_A) })).status, 401);
+        await session(s.url, bearer(TOKEN_C));
+        t.write(["short carol"]);
+        s.proc.kill("SIGHUP");
+        await waitFor("the refused reload", () => /tokens not reloaded, the old ones stay: .*:1: the token must be/.test(s.log()), 10_000);
+        assert.equal((await post(s.url, ping(), { "mcp-session-id": b, ...bearer(TOKEN_B) })).status, 200);
+        assert.ok(!s.log().includes("tok-"), "no token in the log");
+        assert.deepEqual(await stopProcess(s.proc), { code: 0, signal: null });
+        fs.rmSync(t.dir, { recursive: true, force: true });
+});
+
+test("no authentication only on loopback; bad token files are refused naming the line", { skip, timeout: 60_000 }, async () => {
+        const stateDir = tmpStateDir();
+        const run = (args) => runSync(MSP_MCP, ["--state-dir", stateDir, "--runtime", MSP, ...args]);
+        const open = run(["--listen", "0.0.0.0:0"]);
+        assert.equal(open.status, 1);
+        assert.match(open.stderr, /--listen 0\.0\.0\.0:0 is not a loopback address or a unix socket: name --auth-tokens FILE/);
+        const check = run(["--check", "--listen", "127.0.0.1:0"]);
+        assert.match(check.stdout, /warning\s+http auth\s+--listen 127\.0\.0\.1:0 without --auth-tokens/);
+        for (const [lines, why] of [[["onlyonefield-0123456789"], /:1: expected TOKEN TENANT/],
+                                    [["# c", "short alice"], /:2: the token must be 16 to 4096/],
+                                    [[`${TOKEN_A} al/ice`], /:1: tenant "al\/ice"/],
+                                    [[`${TOKEN_A} alice cpus=3`], /:1: "cpus=3": expected concurrent_runs=N/],
+                                    [[`${TOKEN_A} alice`, `${TOKEN_A} bob`], /:2: the same token as an earlier line/],
+                                    [["# nothing"], /no token in the file/]]) {
+                const t = tokenFile(lines);
+                const r = run(["--listen", "127.0.0.1:0", "--auth-tokens", t.file]);
+                assert.equal(r.status, 1, r.stderr);
+                assert.match(r.stderr, why);
+                assert.ok(!r.stderr.includes("0123456789"), "the token is never printed");
+                const c = run(["--check", "--listen", "127.0.0.1:0", "--auth-tokens", t.file]);
+                assert.match(c.stdout, why);
+                fs.rmSync(t.dir, { recursive: true, force: true });
+        }
+        // A server that refused to start left nothing behind.
+        assert.deepEqual(fs.readdirSync(stateDir).filter((n) => n.startsWith("inst-")), []);
+        fs.rmSync(stateDir, { recursive: true, force: true });
 });
