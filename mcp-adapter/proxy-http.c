@@ -102,7 +102,7 @@ append(char *out, size_t *pos, const char *s, size_t n)
         *pos += n;
 }
 
-/* The origin-form head: request line, the client's headers minus the hop-by-hop ones, Host
+/* The origin-form head (NUL-terminated): request line, the client's headers minus the hop-by-hop ones, Host
  * when it had none, Connection: close. Header lines checked on the way (no folding, each
  * has a name and a colon). */
 static int
@@ -151,7 +151,8 @@ build_forward(const char *buf, size_t head_len, const char *method, size_t mlen,
                 append(out, &pos, authority, alen);
                 append(out, &pos, "\r\n", 2);
         }
-        append(out, &pos, conn_close, sizeof conn_close - 1);
+        append(out, &pos, conn_close, sizeof conn_close);       /* with the NUL */
+        pos--;
         r->forward = TAKE_PTR(out);
         r->forward_len = pos;
         return 0;

@@ -21,7 +21,8 @@ typedef struct mcp_proxy_request {
         char host[MCP_EGRESS_HOST_MAX + 3];     /* as the request names it, brackets dropped */
         uint16_t port;
         size_t head_len;                        /* bytes of the head, terminator included */
-        char *forward;                          /* the head to send upstream (NULL: CONNECT) */
+        char *forward;                          /* the head to send upstream, NUL-terminated
+                                                 * (NULL: CONNECT) */
         size_t forward_len;
 } mcp_proxy_request;
 
