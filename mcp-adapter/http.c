@@ -77,6 +77,7 @@ struct mcp_http {
         mcp_engine *engine;
         mcp_logger *log;
         mcp_auth *auth;                 /* NULL: no authentication (local listeners only) */
+        mcp_owners *owners;             /* sandbox sessions and run logs by tenant */
         struct MHD_Daemon *d;
         int epoll_fd;
         bool local;                     /* bound to loopback or a unix socket */
@@ -398,6 +399,8 @@ new_session(mcp_http *h, const char *tenant, http_session **ret)
                 free(s);
                 return r;
         }
+        s->srv->owners = h->owners;
+        s->srv->tenant = s->tenant;
         s->last_used = mcp_now_usec();
         s->next = h->sessions;
         if (s->next)
@@ -748,7 +751,10 @@ mcp_http_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logg
         }
         if (strncmp(cfg->listen, "unix:", 5) == 0)
                 h->unix_path = strdup(cfg->listen + 5);
-        if (cfg->auth_tokens)
+        r = mcp_owners_new(&h->owners);
+        if (r < 0)
+                msp_err_set(err, ENOMEM, "out of memory");
+        else if (cfg->auth_tokens)
                 r = mcp_auth_load(cfg->auth_tokens, &h->auth, err);
         else if (!h->local)
                 r = msp_err_set(err, EPERM, "--listen %s is not a loopback address or a unix socket: name --auth-tokens FILE",
@@ -808,6 +814,7 @@ mcp_http_free(mcp_http *h)
         free(h->unix_path);
         free(h->url);
         mcp_auth_free(h->auth);
+        mcp_owners_free(h->owners);
         free(h);
         return NULL;
 }

@@ -296,8 +296,11 @@ mcp_server_free(mcp_server *srv)
                 srv->log->sink = NULL;
         mcp_rpc_free(srv->rpc);
         mcp_resources_free(srv);
-        for (size_t i = 0; i < srv->n_recent; i++)
+        for (size_t i = 0; i < srv->n_recent; i++) {
+                if (srv->owners && srv->recent_runs[i])
+                        mcp_owners_forget(srv->owners, srv->recent_runs[i]);
                 free(srv->recent_runs[i]);
+        }
         free(srv->recent_runs);
         free(srv);
         return NULL;

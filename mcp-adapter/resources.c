@@ -75,7 +75,14 @@ mcp_resources_note_run(mcp_server *srv, const char *run_id)
         char *copy = strdup(run_id);
         if (!copy)
                 return;
-        free(srv->recent_runs[srv->recent_next]);
+        if (srv->owners && mcp_owners_add(srv->owners, run_id, srv->tenant) < 0) {
+                free(copy);
+                return;
+        }
+        char *old = srv->recent_runs[srv->recent_next];
+        if (old && srv->owners)
+                mcp_owners_forget(srv->owners, old);
+        free(old);
         srv->recent_runs[srv->recent_next] = copy;
         srv->recent_next = (srv->recent_next + 1) % srv->n_recent;
 }
@@ -128,6 +135,8 @@ mcp_resources_list(mcp_server *srv, const mcp_rpc_id *id)
         msp_err err = { 0 };
         if (st && mcp_session_list(st, &list, &n, &err) == 0)
                 for (size_t i = 0; i < n; i++) {
+                        if (!mcp_server_owns(srv, list[i].id))
+                                continue;
                         snprintf(uri, sizeof uri, "sandbox://sessions/%s/files/", list[i].id);
                         snprintf(name, sizeof name, "session %s workspace", list[i].id);
                         resource(w, srv->version, uri, name, name, "application/json");
@@ -297,8 +306,9 @@ read_run_log(mcp_server *srv, const mcp_rpc_id *id, const char *uri, const char 
         _cleanup_free_ char *buf = NULL;
         size_t len = 0;
         msp_err err = { 0 };
-        int r = srv->engine ? mcp_engine_run_log(srv->engine, run_id, stream, &buf, &len, &err)
-                            : -ENOENT;
+        int r = srv->engine && mcp_server_owns(srv, run_id)
+                        ? mcp_engine_run_log(srv->engine, run_id, stream, &buf, &len, &err)
+                        : -ENOENT;
         if (r < 0) {
                 not_found(srv, id, uri, r == -ENOENT ? "unknown run, or its log was dropped" : err.msg);
                 return;
@@ -334,6 +344,10 @@ read_session_file(mcp_server *srv, const mcp_rpc_id *id, const char *uri, const 
         mcp_session_store *st = srv->engine ? mcp_engine_sessions(srv->engine) : NULL;
         if (!st) {
                 not_found(srv, id, uri, "no sessions");
+                return;
+        }
+        if (!mcp_server_owns(srv, sid)) {
+                not_found(srv, id, uri, "no such session");
                 return;
         }
         msp_err err = { 0 };

@@ -11,6 +11,7 @@
 #include "jsonrpc.h"
 #include "log.h"
 #include "loop.h"
+#include "owners.h"
 #include "session.h"
 
 /* Protocol revisions, oldest first, so that gating is a comparison. */
@@ -63,7 +64,17 @@ typedef struct mcp_server {
         size_t n_recent, recent_next;
         struct mcp_kept_file *kept;     /* small files of fresh runs, oldest first */
         size_t n_kept, kept_bytes;
+        mcp_owners *owners;             /* shared by the HTTP sessions; NULL: stdio */
+        const char *tenant;             /* whose sessions and run logs this caller sees */
 } mcp_server;
+
+/* srv's caller may use the sandbox session or run log id: always without an owner table,
+ * else only its tenant's (another tenant's is "not found"). */
+static inline bool
+mcp_server_owns(const mcp_server *srv, const char *id)
+{
+        return !srv->owners || mcp_owners_is(srv->owners, id, srv->tenant);
+}
 
 int mcp_server_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logger *log,
                    int in_fd, int out_fd, mcp_server **ret);

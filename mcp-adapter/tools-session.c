@@ -77,6 +77,14 @@ mcp_tool_session_create(mcp_server *srv, const mcp_rpc_id *id, targs *a, const m
                 mcp_tool_errno(srv, id, r, &err, "session_create");
                 return;
         }
+        if (srv->owners) {
+                mcp_owners_prune_sessions(srv->owners, st);
+                if (mcp_owners_add(srv->owners, info.id, srv->tenant) < 0) {
+                        (void) mcp_session_close(st, info.id, true, &err);
+                        mcp_tool_error(srv, id, "session_create: out of memory");
+                        return;
+                }
+        }
         mcp_tool_structured(srv, id, write_session_created, &info);
 }
 
@@ -125,7 +133,11 @@ mcp_tool_session_list(mcp_server *srv, const mcp_rpc_id *id, targs *a _unused_, 
                 mcp_tool_errno(srv, id, r, &err, "session_list");
                 return;
         }
-        session_list_view v = { .s = list, .n = n };
+        size_t mine = 0;
+        for (size_t i = 0; i < n; i++)
+                if (mcp_server_owns(srv, list[i].id))
+                        list[mine++] = list[i];
+        session_list_view v = { .s = list, .n = mine };
         mcp_tool_structured(srv, id, write_session_list, &v);
 }
 
@@ -139,6 +151,9 @@ write_closed(oci_jw *w, const void *ctx)
         oci_jw_end_object(w);
 }
 
+static void send_session_errno(mcp_server *srv, const mcp_rpc_id *id, int r, const msp_err *err,
+                               const char *tool_name, const char *sid);
+
 static int
 t_session_id(mcp_server *srv, const mcp_rpc_id *id, targs *a, mcp_session_store **ret_st,
              const char **ret_sid)
@@ -151,6 +166,11 @@ t_session_id(mcp_server *srv, const mcp_rpc_id *id, targs *a, mcp_session_store 
         if (!*ret_st) {
                 mcp_tool_error(srv, id, "sessions are not available");
                 return -ENOSYS;
+        }
+        if (!mcp_server_owns(srv, *ret_sid)) {
+                msp_err none = { 0 };
+                send_session_errno(srv, id, -ENOENT, &none, "", *ret_sid);
+                return -ENOENT;
         }
         return 0;
 }
@@ -189,6 +209,8 @@ mcp_tool_session_close(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mc
                 send_session_errno(srv, id, r, &err, "session_close", sid);
                 return;
         }
+        if (srv->owners)
+                mcp_owners_forget(srv->owners, sid);
         mcp_tool_structured(srv, id, write_closed, sid);
 }
 

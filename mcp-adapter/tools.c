@@ -942,6 +942,13 @@ t_run_code(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *to
                 mcp_tool_error(srv, id, a->msg);
                 return;
         }
+        if (req.session_id && !mcp_server_owns(srv, req.session_id)) {
+                char q[96];
+                oci_json_quote(req.session_id, q, sizeof q);
+                run_args_free(&ra);
+                mcp_tool_errorf(srv, id, "session_id: %s: no such session (expired or closed?)", q);
+                return;
+        }
         req.code_len = strlen(req.code);
         req.stdin_len = req.stdin_data ? strlen(req.stdin_data) : 0;
         req.files = ra.files;

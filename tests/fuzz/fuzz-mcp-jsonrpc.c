@@ -121,6 +121,7 @@ int mcp_session_create(mcp_session_store *st, const mcp_session_opts *o, mcp_ses
 { (void) st, (void) o, (void) r, (void) err; abort(); }
 int mcp_session_close(mcp_session_store *st, const char *id, bool f, msp_err *err) { (void) st, (void) id, (void) f, (void) err; abort(); }
 int mcp_session_list(mcp_session_store *st, mcp_session_info **r, size_t *n, msp_err *err) { (void) st, (void) r, (void) n, (void) err; abort(); }
+int mcp_session_get(mcp_session_store *st, const char *id, mcp_session_info *r, msp_err *err) { (void) st, (void) id, (void) r, (void) err; abort(); }
 int mcp_session_write_file(mcp_session_store *st, const char *id, const char *p, const void *d, size_t l, bool x, msp_err *err)
 { (void) st, (void) id, (void) p, (void) d, (void) l, (void) x, (void) err; abort(); }
 int mcp_session_read_file(mcp_session_store *st, const char *id, const char *p, size_t m, char **r, size_t *l, uint64_t *sz,

@@ -338,3 +338,51 @@ test("no authentication only on loopback; bad token files are refused naming the
         assert.deepEqual(fs.readdirSync(stateDir).filter((n) => n.startsWith("inst-")), []);
         fs.rmSync(stateDir, { recursive: true, force: true });
 });
+
+test("tenants: another tenant's sandbox sessions and run logs are not found", { skip, timeout: 120_000 }, async () => {
+        const t = tokenFile([`${TOKEN_A} alice`, `${TOKEN_B} bob`]);
+        const s = await spawnHttpServer({ args: ["--auth-tokens", t.file] });
+        const connect = async (token) => {
+                const transport = new StreamableHTTPClientTransport(new URL(s.url), { requestInit: { headers: bearer(token) } });
+                const client = new Client({ name: "tenant", version: "0" }, { capabilities: {} });
+                await client.connect(transport);
+                return client;
+        };
+        const tool = (c, name, args) => c.callTool({ name, arguments: args }, undefined, { timeout: 60_000 });
+        const alice = await connect(TOKEN_A), alice2 = await connect(TOKEN_A), bob = await connect(TOKEN_B);
+
+        const created = await tool(alice, "session_create", {});
+        const sid = created.structuredContent.session_id;
+        assert.ok(sid, text(created));
+        assert.ok(!(await tool(alice, "write_file", { session_id: sid, path: "secret.txt", content: "alice's" })).isError);
+        const run = await tool(alice, "run_code", { language: "sh", code: "cat secret.txt", session_id: sid });
+        assert.equal(run.structuredContent.stdout, "alice's");
+        const rid = run.structuredContent.run_id;
+
+        // Bob: not found, whatever the way in.
+        const notFound = /no such session/;
+        for (const [name, args] of [["run_code", { language: "sh", code: "cat secret.txt", session_id: sid }],
+                                    ["read_file", { session_id: sid, path: "secret.txt" }],
+                                    ["write_file", { session_id: sid, path: "x", content: "y" }],
+                                    ["list_files", { session_id: sid }],
+                                    ["session_close", { session_id: sid }]]) {
+                const r = await tool(bob, name, args);
+                assert.ok(r.isError, `${name} by another tenant: ${text(r)}`);
+                assert.match(text(r), notFound, name);
+        }
+        assert.deepEqual((await tool(bob, "session_list", {})).structuredContent.sessions, []);
+        const bobResources = (await bob.listResources()).resources.map((r) => r.uri);
+        assert.ok(!bobResources.some((u) => u.includes(sid) || u.includes(rid)), bobResources.join(" "));
+        for (const uri of [`sandbox://sessions/${sid}/files/secret.txt`, `sandbox://sessions/${sid}/files/`,
+                           `sandbox://runs/${rid}/stdout`])
+                await assert.rejects(bob.readResource({ uri }), /-32002|not found/i, uri);
+
+        // Alice, from this and from another HTTP session of hers.
+        assert.deepEqual((await tool(alice2, "session_list", {})).structuredContent.sessions.map((x) => x.session_id), [sid]);
+        assert.equal((await tool(alice2, "read_file", { session_id: sid, path: "secret.txt" })).structuredContent.content, "alice's");
+        assert.equal((await alice.readResource({ uri: `sandbox://runs/${rid}/stdout` })).contents[0].text, "alice's");
+        assert.ok(!(await tool(alice2, "session_close", { session_id: sid })).isError);
+        for (const c of [alice, alice2, bob]) await c.close();
+        assert.deepEqual(await stopProcess(s.proc), { code: 0, signal: null });
+        fs.rmSync(t.dir, { recursive: true, force: true });
+});
