@@ -110,6 +110,45 @@ check_cgroups(checker *c)
                                                    "memory limits cannot exclude swap");
 }
 
+/* Run by a user: what this host gives a rootless server, and which mechanism holds each
+ * limit of a run (bundle.h: without a cgroup). */
+static void
+check_rootless(checker *c, const mcp_rootless *rl, bool require_cgroups)
+{
+        line(c, true, "rootless", "uid %u: msp-mcp enters a user namespace of its own (root there "
+             "is uid %u)", (unsigned) rl->uid, (unsigned) rl->uid);
+        if (rl->multi)
+                line(c, true, "subids", "/etc/subuid %lu+%lu, /etc/subgid %lu+%lu, %s, %s: "
+                     "sandboxes run as subordinate ids", rl->subuid, rl->subuid_n, rl->subgid,
+                     rl->subgid_n, rl->newuidmap, rl->newgidmap);
+        else if (c->out)
+                fprintf(c->out, "%-8s %-14s %s: every sandbox runs as uid %u itself (uid 0 "
+                        "inside); give the user ranges in /etc/subuid and /etc/subgid and "
+                        "install newuidmap (uidmap) for subordinate ids\n", "absent", "subids",
+                        !rl->subuid_n || !rl->subgid_n ? "no range of 1000 ids or more"
+                                                       : "no newuidmap/newgidmap",
+                        (unsigned) rl->uid);
+        char why[512];
+        bool deleg = mcp_rootless_delegated(why, sizeof why);
+        if (require_cgroups)
+                line(c, false, "cgroup", "--require-cgroups: msp-mcp run by a user applies no "
+                     "cgroup limits (%s)", why);
+        else
+                line(c, true, "cgroup", "none for the sandboxes (%s%s): each limit holds by "
+                     "the means below", why, deleg ? "; not used" : "");
+        static const char *const limits[][2] = {
+                { "memory", "RLIMIT_DATA = memory_mb, per process (an allocation past it "
+                            "fails: no OOM kill, oom_killed stays false)" },
+                { "pids", "RLIMIT_NPROC = pids, counted in the sandbox's own user namespace" },
+                { "cpu", "RLIMIT_CPU (the timeout's CPU seconds at the quota, + 1) and the "
+                         "wall-clock timeout; no CPU quota" },
+                { "disk", "tmpfs sizes (/workspace, /tmp, /dev/shm) and RLIMIT_FSIZE" },
+                { "timeout", "the runtime kills pid 1: the whole pid namespace ends with it" },
+        };
+        for (size_t i = 0; c->out && i < ARRAY_SIZE(limits); i++)
+                fprintf(c->out, "%-8s %-14s %s\n", "limit", limits[i][0], limits[i][1]);
+}
+
 /* The languages of the host view: listed ones with their interpreter, and those present but
  * not working in the sandbox ("off", never a missing requirement) with the reason. */
 static void
@@ -150,7 +189,12 @@ mcp_check_host(const mcp_config *cfg, FILE *out, msp_err *err)
              userns ? "unshare(CLONE_NEWUSER) works" : "unshare(CLONE_NEWUSER) fails",
              buf[0] ? buf : "?");
 
-        check_cgroups(&c);
+        mcp_rootless rl;
+        mcp_rootless_probe(&rl);
+        if (rl.on)
+                check_rootless(&c, &rl, cfg->require_cgroups);
+        else
+                check_cgroups(&c);
 
         int sc = prctl(PR_GET_SECCOMP, 0, 0, 0, 0);
         line(&c, sc >= 0, "seccomp", "%s",

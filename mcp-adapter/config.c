@@ -64,6 +64,8 @@ static const opt opts[] = {
         O("session-max-ttl", K_SEC, session_max_ttl_s, "longest lifetime a session may ask for"),
         O("allow-network", K_BOOL, allow_network, "sessions may ask for network access"),
         O("slirp4netns", K_STR, usernet_path, "user-mode networking of network sessions (default: in PATH)"),
+        O("require-cgroups", K_BOOL, require_cgroups,
+          "run by a user: refuse to start without cgroup limits"),
         O("allow-weak-policy", K_BOOL, weak_policy,
           "start even when the kernel cannot enforce the default policy"),
         O("seccomp-profile", K_STR, seccomp_profile, "seccomp profile (default: built in)"),

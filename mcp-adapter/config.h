@@ -56,6 +56,8 @@ typedef struct mcp_config {
         const char *usernet_path;       /* --slirp4netns: the network sessions' user-mode
                                          * networking helper (default: slirp4netns in PATH);
                                          * NULL: none found (network sessions are refused) */
+        bool require_cgroups;           /* --require-cgroups: run by a user, refuse to start
+                                         * without cgroup limits (check.c) */
         bool weak_policy;               /* --allow-weak-policy: start even when the kernel cannot
                                          * enforce the default policy (documented; logged) */
         const char *seccomp_profile;    /* --seccomp-profile FILE (default: the built-in copy of

@@ -276,3 +276,52 @@ mcp_rootless_reach(const char *state, msp_err *err)
                 return msp_err_sys(err, errno, "bind the state dir '%s' back", state);
         return 0;
 }
+
+/* The cgroup2 mount: /sys/fs/cgroup on a unified host, /sys/fs/cgroup/unified on a hybrid. */
+static const char *
+cgroup2_mount(void)
+{
+        if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0)
+                return "/sys/fs/cgroup";
+        if (access("/sys/fs/cgroup/unified/cgroup.controllers", F_OK) == 0)
+                return "/sys/fs/cgroup/unified";
+        return NULL;
+}
+
+bool
+mcp_rootless_delegated(char *why, size_t size)
+{
+        const char *mnt = cgroup2_mount();
+        if (!mnt) {
+                snprintf(why, size, "no cgroup2 mount (a v1 host: only root makes cgroups)");
+                return false;
+        }
+        char line[4096] = "", dir[4200], file[4300], ctl[512] = "";
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/cgroup", "re");
+        while (f && fgets(line, sizeof line, f) && strncmp(line, "0::", 3) != 0)
+                ;
+        line[strcspn(line, "\n")] = '\0';
+        if (strncmp(line, "0::/", 4) != 0) {
+                snprintf(why, size, "no cgroup2 entry in /proc/self/cgroup");
+                return false;
+        }
+        snprintf(dir, sizeof dir, "%s%s", mnt, strcmp(line + 3, "/") == 0 ? "" : line + 3);
+        static const char *const files[] = { "cgroup.procs", "cgroup.subtree_control" };
+        for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+                snprintf(file, sizeof file, "%s/%s", dir, files[i]);
+                if (faccessat(AT_FDCWD, file, W_OK, AT_EACCESS) < 0) {
+                        snprintf(why, size, "%s: not delegated to this user (%s)", file,
+                                 strerror(errno));
+                        return false;
+                }
+        }
+        snprintf(file, sizeof file, "%s/cgroup.controllers", dir);
+        _cleanup_fclose_ FILE *c = fopen(file, "re");
+        if (!c || !fgets(ctl, sizeof ctl, c))
+                ctl[0] = '\0';
+        ctl[strcspn(ctl, "\n")] = '\0';
+        bool all = strstr(ctl, "memory") && strstr(ctl, "pids") && strstr(ctl, "cpu");
+        snprintf(why, size, "%s: delegated, controllers \"%s\"%s", dir, ctl,
+                 all ? "" : " (needs memory, pids, cpu)");
+        return all;
+}

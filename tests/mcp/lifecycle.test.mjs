@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { startServer, skipReason, finishAll, call, runCode, assertOk, waitFor, tmpStateDir,
-         containersOf, cgroupsOf, leftovers, runSync, MSP_MCP, MSP, AS_USER } from "./lib.mjs";
+         containersOf, cgroupsOf, leftovers, runSync, MSP_MCP, MSP, AS_USER, asUser } from "./lib.mjs";
 
 const skip = skipReason();
 after(finishAll);
@@ -70,14 +70,31 @@ test("SIGKILL mid-run, then a restart on the same --state-dir cleans the dead in
 test("msp-mcp --check lists every requirement and exits 0 on this host", { skip, timeout: 60_000 }, () => {
         const dir = tmpStateDir();
         try {
-                const r = runSync(MSP_MCP, ["--check", "--runtime", MSP, "--state-dir", dir]);
+                const check = (...args) => { const [cmd, ...rest] = asUser([MSP_MCP, "--check", ...args]); return runSync(cmd, rest); };
+                const r = check("--runtime", MSP, "--state-dir", dir);
                 const out = r.stdout + r.stderr;
                 assert.equal(r.status, 0, out);
                 for (const word of [/landlock/i, /userns|user namespace/i, /cgroup/i, /seccomp/i, /overlay/i, /runtime/i])
                         assert.match(r.stdout, word, r.stdout);
                 assert.match(r.stdout, /ABI \d+/i, "the Landlock ABI is named");
+                if (AS_USER) {
+                        // What a user's server gets, and which mechanism holds each limit.
+                        assert.match(r.stdout, /^ok +rootless +uid \d+/m, r.stdout);
+                        assert.match(r.stdout, /^ok +subids +\/etc\/subuid \d+\+\d+/m, r.stdout);
+                        for (const [lim, how] of [["memory", /RLIMIT_DATA/], ["pids", /RLIMIT_NPROC/], ["cpu", /RLIMIT_CPU/],
+                                                  ["disk", /tmpfs/], ["timeout", /pid namespace/]])
+                                assert.match(r.stdout, new RegExp(`^limit +${lim} +.*${how.source}`, "m"), r.stdout);
+                        // Without a delegated cgroup, --require-cgroups refuses, and so does the server.
+                        const req = check("--runtime", MSP, "--state-dir", dir, "--require-cgroups");
+                        assert.equal(req.status, 1, req.stdout);
+                        assert.match(req.stdout, /^MISSING +cgroup +--require-cgroups/m, req.stdout);
+                        const [cmd, ...rest] = asUser([MSP_MCP, "--runtime", MSP, "--state-dir", dir, "--require-cgroups"]);
+                        const srv = runSync(cmd, rest);
+                        assert.equal(srv.status, 1, srv.stderr);
+                        assert.match(srv.stderr, /--require-cgroups: msp-mcp run by a user applies no cgroup limits/);
+                }
                 // Nothing but the report: no server started, nothing on stdin read.
-                const bad = runSync(MSP_MCP, ["--check", "--runtime", "/nonexistent/oci-runtime", "--state-dir", dir]);
+                const bad = check("--runtime", "/nonexistent/oci-runtime", "--state-dir", dir);
                 assert.notEqual(bad.status, 0, "a missing runtime fails --check");
                 assert.match(bad.stdout + bad.stderr, /\/nonexistent\/oci-runtime/);
         } finally {
