@@ -328,10 +328,10 @@ spawn_direct(const rt_ctx *ctx, exec_child *ec, int procfd, int min, int sync_pa
         return 0;
 }
 
-/* Rootless: the middle process joins the container's user namespace (which the runtime
- * could never leave again), then its pid namespace, and clones the exec process with
- * CLONE_PARENT, so that the runtime is its parent (it waits for it); the same two steps
- * as runc's nsexec. The middle sends the process's pid and exits. */
+/* Rootless: the middle process joins the container's user namespace where it has one
+ * (which the runtime could never leave again), then its pid namespace, and clones the
+ * exec process with CLONE_PARENT, so that the runtime is its parent (it waits for it);
+ * the same two steps as runc's nsexec. The middle sends the process's pid and exits. */
 _Noreturn static void
 middle_main(exec_child *ec)
 {
@@ -514,8 +514,10 @@ exec_open_init_ns(exec_run *er, msp_err *err)
         er->ec.park = er->o->ignore_paused && er->cgpath[0] &&
                       rt_cgroup_is_frozen(er->cgpath);
         /* Rootless, only a process inside the container's user namespace may join its
-         * pid namespace. */
-        er->via_userns = er->ctx->rootless && er->ec.in_userns;
+         * pid namespace; and where the container shares the runtime's user namespace
+         * (rootless podman), the runtime's own pid namespace belongs to the host's user
+         * namespace, so a runtime that joined the container's could not come back. */
+        er->via_userns = er->ctx->rootless;
         return 0;
 }
 
