@@ -79,6 +79,18 @@ export function asUser(argv) {
         return AS_USER ? [USER_HELPER, "run", ...argv] : argv;
 }
 
+// nsenter arguments into server pid's mount namespace, as its root: run by a user, that
+// namespace belongs to the server's user namespace (a file root of the initial one made on
+// its tmpfs mounts would have an owner they cannot represent).
+export function nsenterArgs(pid) {
+        return AS_USER ? ["-t", String(pid), "-U", "-m"] : ["-t", String(pid), "-m"];
+}
+
+// The uid and gid the servers run as.
+export function serverIds() {
+        return AS_USER ? { uid: Number(TEST_USER.MSP_TEST_UID), gid: Number(TEST_USER.MSP_TEST_GID) } : { uid: 0, gid: 0 };
+}
+
 // Why a test cannot run as the user (a cgroup limit, a root-only setup), or false.
 export function rootOnly(why) {
         return AS_USER ? `as a user: ${why}` : false;
