@@ -1,0 +1,699 @@
+/* The egress proxy of one run (see proxy.h). Each client connection goes through:
+ * head (read and parse the request) -> check (policy, limits) -> resolve (pin, literal,
+ * or the resolver child) -> connect (each acceptable address in turn) -> relay (both
+ * directions until both are shut, an error, a limit, or the idle timeout). */
+#include "proxy.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "macros.h"
+#include "proxy-http.h"
+
+#define BUF_SIZE 65536
+#define MAX_ADDRS 8
+#define MAX_CLIENTS 256         /* connections open at once, whatever their state */
+
+typedef enum { ST_HEAD, ST_RESOLVING, ST_CONNECTING, ST_RELAY } conn_state;
+
+/* One direction: bytes read from one fd, not yet all written to the other. */
+typedef struct pipe_buf {
+        char *data;
+        size_t len, off, cap;
+        bool eof, shut;
+} pipe_buf;
+
+/* What the resolver child writes: up to MAX_ADDRS of these, then EOF. */
+typedef struct resolved {
+        sa_family_t family;
+        unsigned char addr[16];
+} resolved;
+
+typedef struct conn {
+        mcp_proxy *p;
+        struct conn *prev, *next;
+        conn_state state;
+        int cfd, ufd, rfd;              /* client, upstream, resolver pipe */
+        pid_t rpid;
+        uint32_t cev, uev;              /* registered interest; 0: not registered */
+        mcp_proxy_request req;
+        bool pinned;
+        struct sockaddr_storage addrs[MAX_ADDRS];
+        size_t n_addrs, next_addr;
+        const char *refusal;            /* of the last address refused after resolution */
+        char refused_addr[INET6_ADDRSTRLEN];
+        pipe_buf c2u, u2c;
+        uint64_t bytes;
+        uint64_t last_active;
+        mcp_timer *timer;
+} conn;
+
+struct mcp_proxy {
+        mcp_loop *loop;
+        int lfd;
+        mcp_proxy_conf conf;
+        mcp_proxy_event_fn fn;
+        void *data;
+        conn *conns;
+        size_t n_clients;
+        unsigned n_upstream;
+        uint64_t bytes;
+        char *denied[MCP_PROXY_DENIED_MAX + 1];
+        size_t n_denied;
+};
+
+int
+mcp_proxy_pin_parse(const char *spec, mcp_proxy_pin *ret, msp_err *err)
+{
+        const char *eq = strchr(spec, '=');
+        mcp_egress_policy one = { 0 };
+        mcp_proxy_pin pin = { 0 };
+        char addr[INET6_ADDRSTRLEN + 2];
+        msp_err ignored = { 0 };
+        bool ok = eq && eq != spec && (size_t) (eq - spec) <= MCP_EGRESS_HOST_MAX &&
+                  strlen(eq + 1) < sizeof addr;
+        if (ok) {
+                memcpy(pin.host, spec, (size_t) (eq - spec));
+                ok = mcp_egress_policy_add(&one, pin.host, &ignored) == 0 && !one.rules[0].wildcard &&
+                     !one.rules[0].literal && one.rules[0].port == 0;
+                if (ok)
+                        strcpy(pin.host, one.rules[0].host);
+                mcp_egress_policy_done(&one);
+        }
+        if (ok) {
+                const char *a = eq + 1;
+                size_t n = strlen(a);
+                if (n >= 2 && a[0] == '[' && a[n - 1] == ']') {
+                        a++;
+                        n -= 2;
+                }
+                memcpy(addr, a, n);
+                addr[n] = '\0';
+                struct sockaddr_in *v4 = (struct sockaddr_in *) &pin.addr;
+                struct sockaddr_in6 *v6 = (struct sockaddr_in6 *) &pin.addr;
+                if (inet_pton(AF_INET, addr, &v4->sin_addr) == 1) {
+                        v4->sin_family = AF_INET;
+                        pin.len = sizeof *v4;
+                } else if (inet_pton(AF_INET6, addr, &v6->sin6_addr) == 1) {
+                        v6->sin6_family = AF_INET6;
+                        pin.len = sizeof *v6;
+                } else {
+                        ok = false;
+                }
+        }
+        if (!ok)
+                return msp_err_set(err, EINVAL, "--resolve '%.300s': not HOST=ADDR (a host name "
+                                                "and an IPv4 or IPv6 address)", spec);
+        *ret = pin;
+        return 0;
+}
+
+/* ---- bookkeeping ---- */
+
+static void
+emit(conn *c, mcp_proxy_event ev, const char *reason)
+{
+        if (c->p->fn)
+                c->p->fn(ev, c->req.host, c->req.port, reason, c->bytes, c->p->data);
+}
+
+static void
+note_denied(mcp_proxy *p, const char *host, uint16_t port)
+{
+        char hp[MCP_EGRESS_HOST_MAX + 16];
+        snprintf(hp, sizeof hp, "%s:%u", host, port);
+        for (size_t i = 0; i < p->n_denied; i++)
+                if (strcmp(p->denied[i], hp) == 0)
+                        return;
+        if (p->n_denied < MCP_PROXY_DENIED_MAX && (p->denied[p->n_denied] = strdup(hp)))
+                p->n_denied++;
+}
+
+static int on_client(mcp_loop *l, int fd, uint32_t events, void *data);
+static int on_upstream(mcp_loop *l, int fd, uint32_t events, void *data);
+
+/* Registers fd for `want`, or unregisters it when nothing is wanted: a hung-up socket
+ * would otherwise report EPOLLHUP on every round. */
+static void
+interest(conn *c, int fd, uint32_t *cur, uint32_t want, mcp_io_fn fn)
+{
+        if (fd < 0 || *cur == want)
+                return;
+        if (want == 0)
+                mcp_loop_del_io(c->p->loop, fd);
+        else if (*cur == 0 && mcp_loop_add_io(c->p->loop, fd, want, fn, c) < 0)
+                return;
+        else if (*cur != 0)
+                (void) mcp_loop_mod_io(c->p->loop, fd, want);
+        *cur = want;
+}
+
+static void
+conn_free(conn *c)
+{
+        mcp_proxy *p = c->p;
+        interest(c, c->cfd, &c->cev, 0, NULL);
+        interest(c, c->ufd, &c->uev, 0, NULL);
+        if (c->rfd >= 0) {
+                mcp_loop_del_io(p->loop, c->rfd);
+                close(c->rfd);
+        }
+        if (c->rpid > 0) {
+                (void) kill(c->rpid, SIGKILL);
+                (void) waitpid(c->rpid, NULL, 0);
+        }
+        if (c->cfd >= 0)
+                close(c->cfd);
+        if (c->ufd >= 0)
+                close(c->ufd);
+        mcp_timer_cancel(p->loop, c->timer);
+        free(c->req.forward);
+        free(c->c2u.data);
+        free(c->u2c.data);
+        if (c->prev)
+                c->prev->next = c->next;
+        else
+                p->conns = c->next;
+        if (c->next)
+                c->next->prev = c->prev;
+        p->n_clients--;
+        free(c);
+}
+
+/* An allowed connection ends. */
+static void
+conn_close(conn *c, const char *reason)
+{
+        if (c->state == ST_RELAY)
+                emit(c, MCP_PROXY_CLOSED, reason);
+        conn_free(c);
+}
+
+/* The request is refused: the error response, best effort (it fits any socket buffer). */
+static void
+refuse(conn *c, int status, const char *why, bool policy)
+{
+        size_t n = 0;
+        _cleanup_free_ char *resp = mcp_proxy_error_response(status, why, &n);
+        if (resp)
+                (void) !send(c->cfd, resp, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (policy && c->req.host[0]) {
+                note_denied(c->p, c->req.host, c->req.port);
+                emit(c, MCP_PROXY_DENIED, why);
+        }
+        conn_free(c);
+}
+
+/* ---- relay ---- */
+
+/* One direction: read when the buffer is empty, write while it is not, shut the writer's
+ * side once the reader's EOF has been passed on. 1: progress, 0: none, <0: -errno. */
+static int
+pump(conn *c, int src, int dst, pipe_buf *b)
+{
+        int progress = 0;
+        if (b->len == 0 && !b->eof) {
+                ssize_t n = read(src, b->data, b->cap);
+                if (n < 0 && errno != EAGAIN && errno != EINTR)
+                        return -errno;
+                if (n == 0)
+                        b->eof = true;
+                if (n > 0) {
+                        b->len = (size_t) n;
+                        b->off = 0;
+                        c->bytes += (uint64_t) n;
+                        c->p->bytes += (uint64_t) n;
+                }
+                progress = n >= 0;
+        }
+        if (b->len > b->off) {
+                ssize_t n = send(dst, b->data + b->off, b->len - b->off, MSG_NOSIGNAL);
+                if (n < 0 && errno != EAGAIN && errno != EINTR)
+                        return -errno;
+                if (n > 0) {
+                        b->off += (size_t) n;
+                        progress = 1;
+                        if (b->off == b->len)
+                                b->len = b->off = 0;
+                }
+        }
+        if (b->eof && b->len == 0 && !b->shut) {
+                (void) shutdown(dst, SHUT_WR);
+                b->shut = true;
+                progress = 1;
+        }
+        return progress;
+}
+
+static void
+relay(conn *c)
+{
+        for (;;) {
+                int a = pump(c, c->cfd, c->ufd, &c->c2u);
+                int b = a < 0 ? 0 : pump(c, c->ufd, c->cfd, &c->u2c);
+                if (a < 0 || b < 0) {
+                        conn_close(c, strerror(-(a < 0 ? a : b)));
+                        return;
+                }
+                if (c->p->bytes > c->p->conf.max_bytes) {
+                        conn_close(c, "the run's byte limit was reached");
+                        return;
+                }
+                if (c->c2u.shut && c->u2c.shut) {
+                        conn_close(c, NULL);
+                        return;
+                }
+                if (a == 0 && b == 0)
+                        break;
+                c->last_active = mcp_now_usec();
+        }
+        uint32_t cw = (c->c2u.len == 0 && !c->c2u.eof ? EPOLLIN : 0) |
+                      (c->u2c.len > c->u2c.off ? EPOLLOUT : 0);
+        uint32_t uw = (c->u2c.len == 0 && !c->u2c.eof ? EPOLLIN : 0) |
+                      (c->c2u.len > c->c2u.off ? EPOLLOUT : 0);
+        interest(c, c->cfd, &c->cev, cw, on_client);
+        interest(c, c->ufd, &c->uev, uw, on_upstream);
+}
+
+/* Connected: what the client sent after its head goes up first (after the forwarded head
+ * of a plain request); a tunnel's client hears 200 first. */
+static int
+start_relay(conn *c)
+{
+        size_t head = c->req.head_len, rest = c->c2u.len - head;
+        size_t need = c->req.forward_len + rest;
+        if (need > c->c2u.cap) {
+                char *d = realloc(c->c2u.data, need);
+                if (!d)
+                        return -ENOMEM;
+                c->c2u.data = d;
+                c->c2u.cap = need;
+        }
+        memmove(c->c2u.data + c->req.forward_len, c->c2u.data + head, rest);
+        if (c->req.forward_len)
+                memcpy(c->c2u.data, c->req.forward, c->req.forward_len);
+        c->c2u.len = need;
+        c->c2u.off = 0;
+        if (!(c->u2c.data = malloc(BUF_SIZE)))
+                return -ENOMEM;
+        c->u2c.cap = BUF_SIZE;
+        if (c->req.connect) {
+                static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+                memcpy(c->u2c.data, ok, sizeof ok - 1);
+                c->u2c.len = sizeof ok - 1;
+        }
+        c->state = ST_RELAY;
+        return 0;
+}
+
+/* ---- connect ---- */
+
+static void
+addr_text(const struct sockaddr_storage *ss, char *out, size_t n)
+{
+        const void *a = ss->ss_family == AF_INET
+                                ? (const void *) &((const struct sockaddr_in *) ss)->sin_addr
+                                : (const void *) &((const struct sockaddr_in6 *) ss)->sin6_addr;
+        if (!inet_ntop(ss->ss_family, a, out, (socklen_t) n))
+                snprintf(out, n, "?");
+}
+
+static void try_connect(conn *c);
+
+static void
+connected(conn *c)
+{
+        char addr[INET6_ADDRSTRLEN];
+        addr_text(&c->addrs[c->next_addr - 1], addr, sizeof addr);
+        int r = start_relay(c);
+        if (r < 0) {
+                refuse(c, 502, "out of memory", false);
+                return;
+        }
+        c->p->n_upstream++;
+        emit(c, MCP_PROXY_ALLOWED, addr);
+        relay(c);
+}
+
+static void
+try_connect(conn *c)
+{
+        char why[512];
+        while (c->next_addr < c->n_addrs) {
+                struct sockaddr_storage *ss = &c->addrs[c->next_addr++];
+                socklen_t len = ss->ss_family == AF_INET ? sizeof(struct sockaddr_in)
+                                                         : sizeof(struct sockaddr_in6);
+                if (c->ufd >= 0) {
+                        interest(c, c->ufd, &c->uev, 0, NULL);
+                        close(c->ufd);
+                }
+                c->ufd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+                if (c->ufd < 0)
+                        continue;
+                if (connect(c->ufd, (struct sockaddr *) ss, len) == 0) {
+                        connected(c);
+                        return;
+                }
+                if (errno == EINPROGRESS) {
+                        c->state = ST_CONNECTING;
+                        interest(c, c->ufd, &c->uev, EPOLLOUT, on_upstream);
+                        return;
+                }
+        }
+        snprintf(why, sizeof why, "could not connect to %s:%u", c->req.host, c->req.port);
+        refuse(c, 502, why, false);
+}
+
+/* The resolved (or pinned) addresses are in c->addrs: keep the acceptable ones. */
+static void
+resolved_now(conn *c)
+{
+        size_t kept = 0;
+        for (size_t i = 0; i < c->n_addrs; i++) {
+                struct sockaddr_storage *ss = &c->addrs[i];
+                const char *why = c->pinned ? NULL : mcp_egress_addr_refusal((struct sockaddr *) ss);
+                if (why) {
+                        c->refusal = why;
+                        addr_text(ss, c->refused_addr, sizeof c->refused_addr);
+                        continue;
+                }
+                if (ss->ss_family == AF_INET)
+                        ((struct sockaddr_in *) ss)->sin_port = htons(c->req.port);
+                else
+                        ((struct sockaddr_in6 *) ss)->sin6_port = htons(c->req.port);
+                c->addrs[kept++] = *ss;
+        }
+        c->n_addrs = kept;
+        if (kept == 0) {
+                char why[512];
+                if (c->refusal)
+                        snprintf(why, sizeof why, "%s resolves to a %s address (%s): refused",
+                                 c->req.host, c->refusal, c->refused_addr);
+                else
+                        snprintf(why, sizeof why, "%s: no address (name not resolved)",
+                                 c->req.host);
+                refuse(c, c->refusal ? 403 : 502, why, c->refusal != NULL);
+                return;
+        }
+        try_connect(c);
+}
+
+/* ---- resolve ---- */
+
+_noreturn_ static void
+resolver_child(const char *host, int fd)
+{
+        struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_family = AF_UNSPEC };
+        struct addrinfo *res = NULL;
+        resolved out[MAX_ADDRS];
+        size_t n = 0;
+        if (getaddrinfo(host, NULL, &hints, &res) == 0)
+                for (struct addrinfo *a = res; a && n < MAX_ADDRS; a = a->ai_next) {
+                        out[n] = (resolved) { .family = (sa_family_t) a->ai_family };
+                        if (a->ai_family == AF_INET)
+                                memcpy(out[n++].addr,
+                                       &((struct sockaddr_in *) a->ai_addr)->sin_addr, 4);
+                        else if (a->ai_family == AF_INET6)
+                                memcpy(out[n++].addr,
+                                       &((struct sockaddr_in6 *) a->ai_addr)->sin6_addr, 16);
+                }
+        (void) !write(fd, out, n * sizeof out[0]);
+        _exit(0);
+}
+
+static int
+on_resolved(mcp_loop *l, int fd, uint32_t events, void *data)
+{
+        (void) l;
+        (void) events;
+        conn *c = data;
+        resolved in[MAX_ADDRS];
+        ssize_t n = read(fd, in, sizeof in);    /* one write of < PIPE_BUF: all or nothing */
+        if (n < 0 && errno == EAGAIN)
+                return 0;
+        mcp_loop_del_io(c->p->loop, fd);
+        close(fd);
+        c->rfd = -1;
+        (void) waitpid(c->rpid, NULL, 0);
+        c->rpid = 0;
+        c->n_addrs = 0;
+        for (ssize_t i = 0; n > 0 && i < n / (ssize_t) sizeof in[0]; i++) {
+                struct sockaddr_storage *ss = &c->addrs[c->n_addrs++];
+                memset(ss, 0, sizeof *ss);
+                ss->ss_family = in[i].family;
+                if (in[i].family == AF_INET)
+                        memcpy(&((struct sockaddr_in *) ss)->sin_addr, in[i].addr, 4);
+                else
+                        memcpy(&((struct sockaddr_in6 *) ss)->sin6_addr, in[i].addr, 16);
+        }
+        resolved_now(c);
+        return 0;
+}
+
+static void
+resolve(conn *c)
+{
+        mcp_proxy *p = c->p;
+        for (size_t i = 0; i < p->conf.n_pins; i++)
+                if (strcasecmp(p->conf.pins[i].host, c->req.host) == 0) {
+                        memcpy(&c->addrs[0], &p->conf.pins[i].addr, sizeof c->addrs[0]);
+                        c->n_addrs = 1;
+                        c->pinned = true;
+                        resolved_now(c);
+                        return;
+                }
+        /* A literal (the policy allowed it as one): no lookup. */
+        struct sockaddr_in *v4 = (struct sockaddr_in *) &c->addrs[0];
+        struct sockaddr_in6 *v6 = (struct sockaddr_in6 *) &c->addrs[0];
+        memset(&c->addrs[0], 0, sizeof c->addrs[0]);
+        if (inet_pton(AF_INET, c->req.host, &v4->sin_addr) == 1 ||
+            inet_pton(AF_INET6, c->req.host, &v6->sin6_addr) == 1) {
+                c->addrs[0].ss_family = strchr(c->req.host, ':') ? AF_INET6 : AF_INET;
+                c->n_addrs = 1;
+                resolved_now(c);
+                return;
+        }
+        int fds[2];
+        if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0) {
+                refuse(c, 502, "resolver: no pipe", false);
+                return;
+        }
+        pid_t pid = fork();
+        if (pid == 0) {
+                close(fds[0]);
+                resolver_child(c->req.host, fds[1]);
+        }
+        close(fds[1]);
+        if (pid < 0 || mcp_loop_add_io(p->loop, fds[0], EPOLLIN, on_resolved, c) < 0) {
+                close(fds[0]);
+                if (pid > 0) {
+                        (void) kill(pid, SIGKILL);
+                        (void) waitpid(pid, NULL, 0);
+                }
+                refuse(c, 502, "resolver: could not start", false);
+                return;
+        }
+        c->rfd = fds[0];
+        c->rpid = pid;
+        c->state = ST_RESOLVING;
+}
+
+/* ---- head and check ---- */
+
+static void
+check(conn *c)
+{
+        mcp_proxy *p = c->p;
+        char why[512];
+        if (!mcp_egress_allows(p->conf.policy, c->req.host, c->req.port)) {
+                snprintf(why, sizeof why, "%s:%u is not in this sandbox's network allowlist",
+                         c->req.host, c->req.port);
+                refuse(c, 403, why, true);
+        } else if (p->n_upstream >= p->conf.max_conns) {
+                snprintf(why, sizeof why, "%s:%u refused: the run's connection limit (%u) "
+                         "was reached", c->req.host, c->req.port, p->conf.max_conns);
+                refuse(c, 403, why, true);
+        } else if (p->bytes >= p->conf.max_bytes) {
+                snprintf(why, sizeof why, "%s:%u refused: the run's byte limit (%llu) was "
+                         "reached", c->req.host, c->req.port,
+                         (unsigned long long) p->conf.max_bytes);
+                refuse(c, 403, why, true);
+        } else {
+                resolve(c);
+        }
+}
+
+static void
+read_head(conn *c)
+{
+        for (;;) {
+                ssize_t n = read(c->cfd, c->c2u.data + c->c2u.len, c->c2u.cap - c->c2u.len);
+                if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                        break;
+                if (n <= 0) {
+                        conn_free(c);
+                        return;
+                }
+                c->c2u.len += (size_t) n;
+                c->last_active = mcp_now_usec();
+                if (c->c2u.len == c->c2u.cap)
+                        break;
+        }
+        const char *why = NULL;
+        int s = mcp_proxy_parse_head(c->c2u.data, c->c2u.len, &c->req, &why);
+        if (s == -EAGAIN)
+                return;
+        if (s != 0) {
+                refuse(c, s, why, false);
+                return;
+        }
+        interest(c, c->cfd, &c->cev, 0, NULL);
+        check(c);
+}
+
+/* ---- callbacks ---- */
+
+static int
+on_client(mcp_loop *l, int fd, uint32_t events, void *data)
+{
+        (void) l;
+        (void) fd;
+        (void) events;
+        conn *c = data;
+        if (c->state == ST_HEAD)
+                read_head(c);
+        else if (c->state == ST_RELAY)
+                relay(c);
+        return 0;
+}
+
+static int
+on_upstream(mcp_loop *l, int fd, uint32_t events, void *data)
+{
+        (void) l;
+        (void) events;
+        conn *c = data;
+        if (c->state == ST_CONNECTING) {
+                int e = 0;
+                socklen_t len = sizeof e;
+                if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) < 0)
+                        e = errno;
+                if (e == EINPROGRESS)
+                        return 0;
+                interest(c, c->ufd, &c->uev, 0, NULL);
+                if (e != 0)
+                        try_connect(c);
+                else
+                        connected(c);
+                return 0;
+        }
+        relay(c);
+        return 0;
+}
+
+static int
+on_idle(mcp_loop *l, void *data)
+{
+        conn *c = data;
+        uint64_t idle = c->p->conf.idle_ms * 1000, quiet = mcp_now_usec() - c->last_active;
+        c->timer = NULL;
+        if (quiet < idle) {
+                (void) mcp_loop_add_timer(l, idle - quiet, on_idle, c, &c->timer);
+                return 0;
+        }
+        if (c->state == ST_RELAY)
+                conn_close(c, "idle timeout");
+        else if (c->state == ST_HEAD)
+                conn_free(c);
+        else
+                refuse(c, 504, c->state == ST_RESOLVING ? "name resolution timed out"
+                                                        : "connect timed out", false);
+        return 0;
+}
+
+static int
+on_accept(mcp_loop *l, int fd, uint32_t events, void *data)
+{
+        (void) events;
+        mcp_proxy *p = data;
+        for (;;) {
+                int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                if (cfd < 0)
+                        return 0;
+                conn *c = p->n_clients < MAX_CLIENTS ? calloc(1, sizeof(*c)) : NULL;
+                char *buf = c ? malloc(BUF_SIZE) : NULL;
+                if (!buf || mcp_loop_add_io(l, cfd, EPOLLIN, on_client, c) < 0) {
+                        free(buf);
+                        free(c);
+                        close(cfd);
+                        continue;
+                }
+                *c = (conn) { .p = p, .cfd = cfd, .ufd = -1, .rfd = -1, .cev = EPOLLIN,
+                              .c2u = { .data = buf, .cap = BUF_SIZE },
+                              .last_active = mcp_now_usec(), .next = p->conns };
+                if (p->conns)
+                        p->conns->prev = c;
+                p->conns = c;
+                p->n_clients++;
+                (void) mcp_loop_add_timer(l, p->conf.idle_ms * 1000, on_idle, c, &c->timer);
+        }
+}
+
+int
+mcp_proxy_new(mcp_loop *loop, int listen_fd, const mcp_proxy_conf *conf, mcp_proxy_event_fn fn,
+              void *data, mcp_proxy **ret, msp_err *err)
+{
+        mcp_proxy *p = calloc(1, sizeof(*p));
+        if (!p) {
+                close(listen_fd);
+                return msp_err_set(err, ENOMEM, "egress proxy: out of memory");
+        }
+        *p = (mcp_proxy) { .loop = loop, .lfd = listen_fd, .conf = *conf, .fn = fn, .data = data };
+        if (fcntl(listen_fd, F_SETFL, O_NONBLOCK) < 0 ||
+            mcp_loop_add_io(loop, listen_fd, EPOLLIN, on_accept, p) < 0) {
+                int r = msp_err_sys(err, errno ? errno : EINVAL, "egress proxy: listen");
+                close(listen_fd);
+                free(p);
+                return r;
+        }
+        *ret = p;
+        return 0;
+}
+
+mcp_proxy *
+mcp_proxy_free(mcp_proxy *p)
+{
+        if (!p)
+                return NULL;
+        while (p->conns)
+                conn_close(p->conns, "the run ended");
+        mcp_loop_del_io(p->loop, p->lfd);
+        close(p->lfd);
+        for (size_t i = 0; i < p->n_denied; i++)
+                free(p->denied[i]);
+        free(p);
+        return NULL;
+}
+
+size_t
+mcp_proxy_denied(const mcp_proxy *p, const char *const **ret)
+{
+        *ret = (const char *const *) p->denied;
+        return p->n_denied;
+}
+
+uint64_t
+mcp_proxy_bytes(const mcp_proxy *p)
+{
+        return p->bytes;
+}

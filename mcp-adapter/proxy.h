@@ -1,0 +1,64 @@
+/* The egress proxy of one sandbox run: an HTTP forward proxy (CONNECT tunnels and absolute
+ * http:// requests, no TLS interception) served on a unix socket by msp-mcp's event loop.
+ * Owner: proxy.c.
+ *
+ * Each request is checked against the run's policy (proxy-policy.h), its name resolved by
+ * a short-lived resolver child (the system resolver, so /etc/hosts counts, without
+ * blocking the loop) or taken from a pin (--resolve HOST=ADDR), and every resolved address
+ * that is loopback, private, link-local, multicast or a metadata address is refused unless
+ * it came from a pin. Per run: at most max_conns upstream connections and max_bytes relayed
+ * (both directions together); a connection idle for idle_ms (resolution and connect
+ * included) is closed. A refusal is an HTTP error response whose body and X-Msp-Egress
+ * header say why. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "err.h"
+#include "loop.h"
+#include "proxy-policy.h"
+
+typedef struct mcp_proxy_pin {
+        char host[MCP_EGRESS_HOST_MAX + 1];     /* lower case */
+        struct sockaddr_storage addr;           /* port 0 */
+        socklen_t len;
+} mcp_proxy_pin;
+
+/* "HOST=ADDR" (ADDR an IPv4 or IPv6 literal, brackets optional); -EINVAL naming it. */
+int mcp_proxy_pin_parse(const char *spec, mcp_proxy_pin *ret, msp_err *err);
+
+typedef struct mcp_proxy_conf {
+        const mcp_egress_policy *policy;        /* outlives the proxy */
+        const mcp_proxy_pin *pins;
+        size_t n_pins;
+        unsigned max_conns;
+        uint64_t max_bytes;
+        uint64_t idle_ms;
+} mcp_proxy_conf;
+
+typedef enum mcp_proxy_event {
+        MCP_PROXY_ALLOWED,      /* connected to host:port (reason: the address) */
+        MCP_PROXY_DENIED,       /* refused (reason says why) */
+        MCP_PROXY_CLOSED,       /* an allowed connection ended (bytes relayed; reason: a limit
+                                 * or error that ended it, or NULL) */
+} mcp_proxy_event;
+
+typedef void (*mcp_proxy_event_fn)(mcp_proxy_event ev, const char *host, uint16_t port,
+                                   const char *reason, uint64_t bytes, void *data);
+
+typedef struct mcp_proxy mcp_proxy;
+
+/* Serves the listening socket `listen_fd` (taken: closed by mcp_proxy_free). fn may be
+ * NULL. */
+int mcp_proxy_new(mcp_loop *loop, int listen_fd, const mcp_proxy_conf *conf,
+                  mcp_proxy_event_fn fn, void *data, mcp_proxy **ret, msp_err *err);
+/* Closes every connection (resolver children killed and reaped). */
+mcp_proxy *mcp_proxy_free(mcp_proxy *p);
+
+/* Distinct "host:port" of refused requests, oldest first (at most MCP_PROXY_DENIED_MAX). */
+#define MCP_PROXY_DENIED_MAX 32
+size_t mcp_proxy_denied(const mcp_proxy *p, const char *const **ret);
+uint64_t mcp_proxy_bytes(const mcp_proxy *p);

@@ -1,0 +1,319 @@
+/* mcp-adapter/proxy.c driven by a real loop: a client child talks to the proxy's unix
+ * socket, an upstream child serves TCP on 127.0.0.1 (reachable only through a pin: pinned
+ * addresses are exempt from the loopback rule). Checks a plain request forwarded in origin
+ * form, a CONNECT tunnel carrying bytes both ways, a host off the list refused with the
+ * reason (and listed as denied), `localhost` refused as loopback after resolution through
+ * /etc/hosts, the connection and byte limits, the idle timeout, and --resolve's syntax. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../unit/tap.h"
+#include "loop.h"
+#include "macros.h"
+#include "proxy.h"
+
+static char sock_path[108];
+
+/* Upstream: answers every connection with its first line echoed, then `extra` bytes of
+ * 'x', then closes; a tunnel ("PING") gets "PONG" back. */
+_noreturn_ static void
+upstream_serve(int lfd, size_t extra)
+{
+        for (;;) {
+                int fd = accept(lfd, NULL, NULL);
+                if (fd < 0)
+                        _exit(0);
+                char buf[4096];
+                ssize_t n = read(fd, buf, sizeof buf - 1);
+                if (n <= 0) {
+                        close(fd);
+                        continue;
+                }
+                buf[n] = '\0';
+                if (strncmp(buf, "PING", 4) == 0) {
+                        (void) !write(fd, "PONG", 4);
+                } else {
+                        char *eol = strstr(buf, "\r\n");
+                        if (eol)
+                                *eol = '\0';
+                        char head[4200];
+                        int h = snprintf(head, sizeof head, "HTTP/1.0 200 OK\r\n\r\n[%s]", buf);
+                        (void) !write(fd, head, (size_t) h);
+                        for (size_t left = extra; left > 0;) {
+                                char x[4096];
+                                memset(x, 'x', sizeof x);
+                                ssize_t w = write(fd, x, left < sizeof x ? left : sizeof x);
+                                if (w <= 0)
+                                        break;
+                                left -= (size_t) w;
+                        }
+                }
+                close(fd);
+        }
+}
+
+typedef struct world {
+        mcp_loop *loop;
+        mcp_proxy *proxy;
+        mcp_egress_policy policy;
+        mcp_proxy_pin pin;
+        pid_t upstream;
+        uint16_t port;
+        char out[1 << 20];
+        size_t out_len;
+        int denied_events, allowed_events;
+} world;
+
+static void
+on_event(mcp_proxy_event ev, const char *host, uint16_t port, const char *reason,
+         uint64_t bytes, void *data)
+{
+        world *w = data;
+        tap_diag("event %d %s:%u %s %llu", (int) ev, host, port, reason ? reason : "-",
+                 (unsigned long long) bytes);
+        if (ev == MCP_PROXY_DENIED)
+                w->denied_events++;
+        if (ev == MCP_PROXY_ALLOWED)
+                w->allowed_events++;
+}
+
+static int
+world_up(world *w, unsigned max_conns, uint64_t max_bytes, uint64_t idle_ms, size_t extra)
+{
+        memset(w, 0, sizeof *w);
+        msp_err err = { 0 };
+        snprintf(sock_path, sizeof sock_path, "/tmp/msp-proxy-test.%d", (int) getpid());
+        unlink(sock_path);
+        int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        strcpy(sa.sun_path, sock_path);
+        if (bind(lfd, (struct sockaddr *) &sa, sizeof sa) < 0 || listen(lfd, 16) < 0)
+                return -errno;
+        int tfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in in = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof in;
+        if (bind(tfd, (struct sockaddr *) &in, sizeof in) < 0 || listen(tfd, 16) < 0 ||
+            getsockname(tfd, (struct sockaddr *) &in, &len) < 0)
+                return -errno;
+        w->port = ntohs(in.sin_port);
+        w->upstream = fork();
+        if (w->upstream == 0)
+                upstream_serve(tfd, extra);
+        close(tfd);
+        char pat[64];
+        snprintf(pat, sizeof pat, "pinned.test:%u", w->port);
+        const char *pats[] = { pat, "localhost:80", NULL };
+        for (size_t i = 0; pats[i]; i++)
+                if (mcp_egress_policy_add(&w->policy, pats[i], &err) < 0)
+                        return -EINVAL;
+        if (mcp_proxy_pin_parse("pinned.test=127.0.0.1", &w->pin, &err) < 0 ||
+            mcp_loop_new(&w->loop) < 0)
+                return -EINVAL;
+        mcp_proxy_conf conf = { .policy = &w->policy, .pins = &w->pin, .n_pins = 1,
+                                .max_conns = max_conns, .max_bytes = max_bytes,
+                                .idle_ms = idle_ms };
+        return mcp_proxy_new(w->loop, lfd, &conf, on_event, w, &w->proxy, &err);
+}
+
+static void
+world_down(world *w)
+{
+        mcp_proxy_free(w->proxy);
+        mcp_loop_free(w->loop);
+        mcp_egress_policy_done(&w->policy);
+        kill(w->upstream, SIGKILL);
+        waitpid(w->upstream, NULL, 0);
+        unlink(sock_path);
+}
+
+static int
+on_output(mcp_loop *l, int fd, uint32_t events, void *data)
+{
+        (void) events;
+        world *w = data;
+        ssize_t n = read(fd, w->out + w->out_len, sizeof w->out - 1 - w->out_len);
+        if (n > 0) {
+                w->out_len += (size_t) n;
+                return 0;
+        }
+        mcp_loop_del_io(l, fd);
+        mcp_loop_exit(l, 0);
+        return 0;
+}
+
+static int
+on_deadline(mcp_loop *l, void *data)
+{
+        (void) data;
+        mcp_loop_exit(l, -ETIMEDOUT);
+        return 0;
+}
+
+/* A client child sends `req` (then, when `tunnel`, waits for the 200 and sends PING) and
+ * copies everything it receives to the loop; returns with w->out holding it. */
+static int
+exchange(world *w, const char *req, bool tunnel, bool stall)
+{
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return -errno;
+        pid_t pid = fork();
+        if (pid == 0) {
+                int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+                struct sockaddr_un sa = { .sun_family = AF_UNIX };
+                strcpy(sa.sun_path, sock_path);
+                if (connect(fd, (struct sockaddr *) &sa, sizeof sa) < 0)
+                        _exit(1);
+                if (stall) {
+                        (void) !write(fd, req, 5);      /* an unfinished head */
+                } else {
+                        (void) !write(fd, req, strlen(req));
+                }
+                char buf[65536];
+                ssize_t n;
+                bool pinged = false;
+                while ((n = read(fd, buf, sizeof buf)) > 0) {
+                        (void) !write(p[1], buf, (size_t) n);
+                        if (tunnel && !pinged && memmem(buf, (size_t) n, "\r\n\r\n", 4)) {
+                                (void) !write(fd, "PING", 4);
+                                pinged = true;
+                        }
+                }
+                _exit(0);
+        }
+        close(p[1]);
+        w->out_len = 0;
+        mcp_loop_add_io(w->loop, p[0], EPOLLIN, on_output, w);
+        mcp_timer *t = NULL;
+        mcp_loop_add_timer(w->loop, 10 * 1000000, on_deadline, NULL, &t);
+        int r = mcp_loop_run(w->loop);
+        mcp_timer_cancel(w->loop, t);
+        close(p[0]);
+        waitpid(pid, NULL, 0);
+        w->out[w->out_len] = '\0';
+        return r;
+}
+
+TEST(plain_and_tunnel)
+{
+        world w;
+        ASSERT_OK(world_up(&w, 10, 1 << 20, 5000, 0));
+        char req[256];
+        snprintf(req, sizeof req, "GET http://pinned.test:%u/simple/?q=1 HTTP/1.1\r\n"
+                 "Proxy-Connection: keep-alive\r\n\r\n", w.port);
+        ASSERT_OK(exchange(&w, req, false, false));
+        ASSERT_NOT_NULL(strstr(w.out, "[GET /simple/?q=1 HTTP/1.1]"));
+        snprintf(req, sizeof req, "CONNECT pinned.test:%u HTTP/1.1\r\n\r\n", w.port);
+        ASSERT_OK(exchange(&w, req, true, false));
+        ASSERT_TRUE(strncmp(w.out, "HTTP/1.1 200 Connection established\r\n\r\nPONG", 44) == 0);
+        ASSERT_EQ_INT(w.allowed_events, 2);
+        ASSERT_TRUE(mcp_proxy_bytes(w.proxy) > 0);
+        world_down(&w);
+}
+
+TEST(refusals)
+{
+        world w;
+        ASSERT_OK(world_up(&w, 10, 1 << 20, 5000, 0));
+        ASSERT_OK(exchange(&w, "CONNECT evil.test:443 HTTP/1.1\r\n\r\n", false, false));
+        ASSERT_TRUE(strncmp(w.out, "HTTP/1.1 403 ", 13) == 0);
+        ASSERT_NOT_NULL(strstr(w.out, "evil.test:443 is not in this sandbox's network allowlist"));
+        /* Allowed by name; /etc/hosts maps it to loopback. */
+        ASSERT_OK(exchange(&w, "GET http://localhost/ HTTP/1.1\r\n\r\n", false, false));
+        ASSERT_NOT_NULL(strstr(w.out, "403 Forbidden"));
+        ASSERT_NOT_NULL(strstr(w.out, "localhost resolves to a loopback address"));
+        char req[128];
+        snprintf(req, sizeof req, "GET http://127.0.0.1:%u/ HTTP/1.1\r\n\r\n", w.port);
+        ASSERT_OK(exchange(&w, req, false, false));
+        ASSERT_NOT_NULL(strstr(w.out, "127.0.0.1:"));
+        ASSERT_NOT_NULL(strstr(w.out, "403 Forbidden"));
+        ASSERT_OK(exchange(&w, "GET /x HTTP/1.1\r\n\r\n", false, false));
+        ASSERT_NOT_NULL(strstr(w.out, "400 Bad Request"));
+        const char *const *denied;
+        size_t n = mcp_proxy_denied(w.proxy, &denied);
+        ASSERT_EQ_INT(n, 3);
+        ASSERT_STREQ(denied[0], "evil.test:443");
+        ASSERT_STREQ(denied[1], "localhost:80");
+        ASSERT_EQ_INT(w.allowed_events, 0);
+        world_down(&w);
+}
+
+TEST(connection_limit)
+{
+        world w;
+        ASSERT_OK(world_up(&w, 2, 1 << 20, 5000, 0));
+        char req[128];
+        snprintf(req, sizeof req, "GET http://pinned.test:%u/ HTTP/1.1\r\n\r\n", w.port);
+        for (int i = 0; i < 2; i++) {
+                ASSERT_OK(exchange(&w, req, false, false));
+                ASSERT_NOT_NULL(strstr(w.out, "200 OK"));
+        }
+        ASSERT_OK(exchange(&w, req, false, false));
+        ASSERT_NOT_NULL(strstr(w.out, "connection limit (2)"));
+        world_down(&w);
+}
+
+TEST(byte_limit)
+{
+        world w;
+        ASSERT_OK(world_up(&w, 10, 100000, 5000, 500000));
+        char req[128];
+        snprintf(req, sizeof req, "GET http://pinned.test:%u/big HTTP/1.1\r\n\r\n", w.port);
+        ASSERT_OK(exchange(&w, req, false, false));
+        ASSERT_TRUE(w.out_len < 100000 + 65536 * 2);
+        ASSERT_TRUE(w.out_len > 1000);
+        ASSERT_OK(exchange(&w, req, false, false));
+        ASSERT_NOT_NULL(strstr(w.out, "byte limit (100000)"));
+        world_down(&w);
+}
+
+TEST(idle_timeout)
+{
+        world w;
+        ASSERT_OK(world_up(&w, 10, 1 << 20, 200, 0));
+        uint64_t t0 = mcp_now_usec();
+        ASSERT_OK(exchange(&w, "GET http://pinned.test/ HTTP/1.1\r\n\r\n", false, true));
+        uint64_t took = mcp_now_usec() - t0;
+        ASSERT_EQ_INT(w.out_len, 0);
+        ASSERT_TRUE(took >= 200000 && took < 5000000);
+        world_down(&w);
+}
+
+TEST(pins)
+{
+        static const char *const bad[] = { "x.test", "=1.2.3.4", "x.test=", "x.test=host",
+                                           "*.x.test=1.2.3.4", "x.test:80=1.2.3.4",
+                                           "1.2.3.4=1.2.3.4" };
+        mcp_proxy_pin pin;
+        for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+                msp_err err = { 0 };
+                tap_check(mcp_proxy_pin_parse(bad[i], &pin, &err) == -EINVAL &&
+                          strstr(err.msg, "--resolve"), "--resolve '%s' refused", bad[i]);
+        }
+        msp_err err = { 0 };
+        ASSERT_OK_ERR(mcp_proxy_pin_parse("Files.Test=[2001:db8::1]", &pin, &err), err);
+        ASSERT_STREQ(pin.host, "files.test");
+        ASSERT_EQ_INT(pin.addr.ss_family, AF_INET6);
+}
+
+int
+main(void)
+{
+        signal(SIGPIPE, SIG_IGN);
+        RUN(plain_and_tunnel);
+        RUN(refusals);
+        RUN(connection_limit);
+        RUN(byte_limit);
+        RUN(idle_timeout);
+        RUN(pins);
+        return tap_done();
+}
