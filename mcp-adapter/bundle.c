@@ -623,6 +623,9 @@ write_linux(oci_jw *w, const mcp_bundle_spec *s)
         for (size_t i = 0; i < ARRAY_SIZE(ns_all); i++) {
                 oci_jw_begin_object(w);
                 oci_jw_kv_string(w, "type", ns_all[i]);
+                /* The mappings stay: they are the namespace's (runc 1.1 needs them). */
+                if (strcmp(ns_all[i], "user") == 0 && s->userns_path)
+                        oci_jw_kv_string(w, "path", s->userns_path);
                 oci_jw_end_object(w);
         }
         oci_jw_end_array(w);

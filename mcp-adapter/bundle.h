@@ -80,6 +80,8 @@ typedef struct mcp_bundle_spec {
         const oci_json *landlock;       /* process.landlock (extra rules are added) */
         const char *userns_hook;        /* msp-mcp's executable, run as the createRuntime hook
                                          * with MCP_USERNS_HOOK_ARG; NULL: none */
+        const char *userns_path;        /* a user namespace to join (sandbox-userns.h); NULL:
+                                         * the runtime makes one */
 } mcp_bundle_spec;
 
 /* config.json as a malloc'd string. */

@@ -22,6 +22,8 @@
 #include "macros.h"
 #include "rootless.h"
 #include "runner.h"
+#include "sandbox-ids.h"
+#include "sandbox-userns.h"
 #include "usernet.h"
 
 #define LANDLOCK_ABI_NEEDED 6           /* the default profile's scopes */
@@ -188,6 +190,14 @@ mcp_check_host(const mcp_config *cfg, FILE *out, msp_err *err)
         line(&c, userns, "userns", "%s (max_user_namespaces %s)",
              userns ? "unshare(CLONE_NEWUSER) works" : "unshare(CLONE_NEWUSER) fails",
              buf[0] ? buf : "?");
+
+        const char *why_not = mcp_sandbox_userns_why_not();
+        if (out && why_not)
+                fprintf(out, "%-8s %-14s %s\n", "off", "sandbox-userns", why_not);
+        else if (out)
+                fprintf(out, "%-8s %-14s made by msp-mcp, owned by uid %u: per-user budgets are "
+                        "charged to it, not to host root\n", "ok", "sandbox-userns",
+                        MCP_SANDBOX_HOST_UID);
 
         mcp_rootless rl;
         mcp_rootless_probe(&rl);

@@ -38,6 +38,7 @@
 #include "rootless.h"
 #include "runlogs.h"
 #include "runner.h"
+#include "sandbox-userns.h"
 #include "session.h"
 #include "usernet.h"
 
@@ -65,6 +66,7 @@ struct mcp_run {
         int ws_fd;                      /* fresh: owned; session: borrowed */
         int usernet_fd;                 /* with network: the only writer of the helper's exit
                                          * FIFO (usernet.h); -1 otherwise */
+        mcp_sandbox_userns userns;      /* kept until the run is gone */
         bool ws_mounted;
         mcp_artifacts_snap before;      /* out/ before the run */
         char bundle[4096];
@@ -374,6 +376,7 @@ run_cleanup(mcp_run *run)
                 snprintf(name, sizeof name, "ws/%s", run->id);
                 (void) mcp_remove_tree_at(e->inst_fd, name, NULL);
         }
+        mcp_sandbox_userns_close(&run->userns);
         /* Ends the run's network helper, if any. */
         if (run->usernet_fd >= 0)
                 close(run->usernet_fd);
@@ -572,6 +575,8 @@ make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
          * sandbox's own user namespace keeps the count to that sandbox (the kernel counts
          * per namespace since Linux 5.14). */
         uint64_t nproc = e->no_cgroup ? lim->pids : lim->pids * (e->cfg->max_concurrent + 1);
+        if (mcp_sandbox_userns_wanted() && (r = mcp_sandbox_userns_make(&run->userns, err)) < 0)
+                return r;
         mcp_bundle_spec spec = {
                 .root_path = root_path,
                 .host_view = host_view,
@@ -590,6 +595,7 @@ make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
                 .seccomp = oci_json_doc_root(e->seccomp),
                 .landlock = oci_json_doc_root(e->landlock),
                 .userns_hook = e->cfg->userns_hook,
+                .userns_path = run->userns.fd >= 0 ? run->userns.path : NULL,
         };
         _cleanup_free_ char *json = NULL;
         size_t json_len;
@@ -804,6 +810,7 @@ mcp_engine_submit(mcp_engine *e, const mcp_run_request *req, mcp_run_output_fn o
         run->engine = e;
         run->ws_fd = -1;
         run->usernet_fd = -1;
+        run->userns = (mcp_sandbox_userns) MCP_SANDBOX_USERNS_NONE;
         run->runner.out.log_fd = run->runner.err.log_fd = -1;
         run->on_output = on_output;
         run->on_done = on_done;

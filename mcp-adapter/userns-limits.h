@@ -1,8 +1,8 @@
 /* Per-namespace kernel budgets of a sandbox's user namespace. Owner: userns-limits.c.
  *
- * The sandbox's user namespace is created by the runtime as root, so whatever the sandbox
- * charges to a per-user budget (inotify instances and watches, namespaces) is charged to
- * host root as well, up to host root's limit. The budgets of the namespace itself
+ * Whatever a sandbox charges to a per-user budget (inotify instances and watches,
+ * namespaces) is charged to the owner of its user namespace as well: host root's, when the
+ * runtime made it (sandbox-userns.h says when msp-mcp does). The budgets of the namespace itself
  * (/proc/sys/user/max_*, settable only from inside it with CAP_SYS_RESOURCE there) cap what
  * one sandbox can take. msp-mcp sets them from a createRuntime hook: the runtime runs
  * msp-mcp again with MCP_USERNS_HOOK_ARG once the container's namespaces exist and before

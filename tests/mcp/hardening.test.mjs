@@ -127,18 +127,23 @@ test("the sandbox sees no host path in its mountinfo, and not the kernel's confi
         assert.ok(masked.includes("/proc/kallsyms"), masked);
 });
 
-// The sandbox's user namespace is created by root: what it charges to per-user budgets is
-// charged to host root too. Its own budgets (/proc/sys/user) cap that.
-test("a sandbox taking every inotify instance it can gets 16; host root still gets one", { skip, timeout: 60_000 }, async () => {
+// A sandbox's user namespace has its own budgets (/proc/sys/user): they cap what one sandbox
+// takes from its owner's. A sandbox takes every inotify instance it can and holds them while held() runs on the host;
+// it prints the count, the errno that stopped it, its max_user_namespaces and the owner of its
+// user namespace as it sees it (NS_GET_OWNER_UID).
+async function sandboxHoldingInotify(held) {
         const code = [
-                "import ctypes, errno, os, time",
+                "import ctypes, errno, fcntl, os, struct, time",
                 "libc = ctypes.CDLL(None, use_errno=True)",
                 "fds = []",
                 "while len(fds) < 200:",
                 "    fd = libc.inotify_init1(0)",
                 "    if fd < 0: break",
                 "    fds.append(fd)",
-                "print(len(fds), errno.errorcode.get(ctypes.get_errno()), open('/proc/sys/user/max_user_namespaces').read().strip())",
+                "err = errno.errorcode.get(ctypes.get_errno())",
+                "ns = os.open('/proc/self/ns/user', os.O_RDONLY)",
+                "owner = struct.unpack('I', fcntl.ioctl(ns, 0xb704, bytes(4)))[0]",
+                "print(len(fds), err, open('/proc/sys/user/max_user_namespaces').read().strip(), owner)",
                 "open('/workspace/held', 'w').close()",
                 "while not os.path.exists('/workspace/done'): time.sleep(0.02)",
         ].join("\n");
@@ -150,11 +155,50 @@ test("a sandbox taking every inotify instance it can gets 16; host root still ge
                                 return path.join(inst, "ws", id);
                 return null;
         }, 20_000);
-        const host = runSync("python3", ["-c", "import ctypes, os; l = ctypes.CDLL(None, use_errno=True); fd = l.inotify_init1(0); print(fd >= 0, os.strerror(ctypes.get_errno()))"]);
+        const during = held();
         runSync("nsenter", [...nsenterArgs(srv.pid), "touch", path.join(ws, "done")]);
-        const out = assertOk(await res, srv, "inotify run");
-        assert.equal(out.stdout, "16 EMFILE 0\n");
+        return { out: assertOk(await res, srv, "inotify run"), during };
+}
+
+test("a sandbox taking every inotify instance it can gets 16; host root still gets one", { skip, timeout: 60_000 }, async () => {
+        const { out, during: host } = await sandboxHoldingInotify(() => runSync("python3", ["-c",
+                "import ctypes, os; l = ctypes.CDLL(None, use_errno=True); fd = l.inotify_init1(0); print(fd >= 0, os.strerror(ctypes.get_errno()))"]));
+        assert.match(out.stdout, /^16 EMFILE 0 \d+\n$/);
         assert.match(host.stdout, /^True /, `host root's inotify_init1 while the sandbox holds its instances: ${host.stdout}${host.stderr}`);
+});
+
+// What host root can take of its inotify budget (fs.inotify.max_user_instances): taken until
+// EMFILE and given back.
+const ROOT_INOTIFY = "import ctypes; l = ctypes.CDLL(None, use_errno=True); n = 0\n" +
+        "while n < 100000 and l.inotify_init1(0) >= 0: n += 1\nprint(n)";
+
+// msp-mcp --check's sandbox-userns line: false when msp-mcp makes the sandboxes' user
+// namespaces (root of the host with CAP_SYS_RESOURCE), else why not.
+function sandboxUserns() {
+        const dir = tmpStateDir();
+        try {
+                const r = runSync(MSP_MCP, ["--check", "--runtime", MSP, "--state-dir", dir]);
+                const m = r.stdout.match(/^(ok|off) +sandbox-userns +(.*)$/m);
+                assert.ok(m, r.stdout);
+                return m[1] === "ok" ? false : `msp-mcp --check: ${m[2]}`;
+        } finally {
+                fs.rmSync(dir, { recursive: true, force: true });
+        }
+}
+
+// The sandbox's user namespace is owned by its own host uid (msp-mcp makes it as that uid):
+// what the sandbox charges to per-user budgets is charged to that uid, never to host root.
+test("the sandbox's user namespace is owned by its unprivileged uid; its inotify instances are not host root's", { skip, timeout: 60_000 }, async (t) => {
+        const off = sandboxUserns();
+        if (off) return t.skip(off);
+        const before = Number(runSync("python3", ["-c", ROOT_INOTIFY]).stdout);
+        const { out, during } = await sandboxHoldingInotify(() => Number(runSync("python3", ["-c", ROOT_INOTIFY]).stdout));
+        // The owner as the sandbox sees it: its own uid (host 101000), not the overflow id
+        // that host root (unmapped inside) shows as.
+        assert.equal(out.stdout, "16 EMFILE 0 1000\n");
+        assert.ok(before > 0, `host root could take ${before} inotify instances before the run`);
+        // Other root processes may take a few meanwhile; the sandbox's 16 would show.
+        assert.ok(before - during < 16, `host root: ${before} inotify instances before, ${during} while the sandbox holds 16`);
 });
 
 // Every response stays under what the SDK accepts (10 MiB a message): output is cut with

@@ -1,0 +1,154 @@
+/* A sandbox's user namespace owned by an unprivileged id (sandbox-userns.h). */
+#include "sandbox-userns.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "macros.h"
+#include "sandbox-ids.h"
+
+/* Root of the host: euid 0 in the initial user namespace, which maps every id. */
+static bool
+host_root(void)
+{
+        if (geteuid() != 0)
+                return false;
+        char map[64] = "";
+        _cleanup_close_ int fd = open("/proc/self/uid_map", O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd < 0 ? -1 : read(fd, map, sizeof map - 1);
+        unsigned in, out, count;
+        return n > 0 && sscanf(map, "%u %u %u", &in, &out, &count) == 3 && in == 0 && out == 0 &&
+               count == 4294967295u;
+}
+
+/* CAP_SYS_RESOURCE in our effective set: over a namespace root does not own, the runtime
+ * needs it to set the process's rlimits from outside (runc prlimits the init); a root
+ * without it (some container hosts drop it) is refused there. */
+static bool
+has_sys_resource(void)
+{
+        char buf[4096];
+        _cleanup_close_ int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+        if (n <= 0)
+                return false;
+        buf[n] = '\0';
+        const char *eff = strstr(buf, "\nCapEff:");
+        unsigned long long caps;
+        return eff && sscanf(eff + 8, "%llx", &caps) == 1 && (caps >> CAP_SYS_RESOURCE & 1);
+}
+
+const char *
+mcp_sandbox_userns_why_not(void)
+{
+        static const char *why = "";
+        if (why && !why[0])
+                why = !host_root() ? "msp-mcp is not root of the host: the runtime makes it"
+                      : !has_sys_resource()
+                              ? "root lacks CAP_SYS_RESOURCE: the runtime makes it, owned by root "
+                                "(its per-namespace budgets still apply)"
+                              : NULL;
+        return why;
+}
+
+bool
+mcp_sandbox_userns_wanted(void)
+{
+        return mcp_sandbox_userns_why_not() == NULL;
+}
+
+/* The child: become the owner-to-be, unshare, say so, wait until the parent has taken the
+ * namespace (our end of the pipe closes then). Nothing here can be reported but failure. */
+_Noreturn static void
+child(int ready, int done)
+{
+        char c = 0;
+        if (setgroups(0, NULL) < 0 || setresgid(MCP_SANDBOX_HOST_GID, MCP_SANDBOX_HOST_GID,
+                                                MCP_SANDBOX_HOST_GID) < 0 ||
+            setresuid(MCP_SANDBOX_HOST_UID, MCP_SANDBOX_HOST_UID, MCP_SANDBOX_HOST_UID) < 0 ||
+            unshare(CLONE_NEWUSER) < 0)
+                _exit(1);
+        if (write(ready, &c, 1) != 1)
+                _exit(1);
+        (void) !read(done, &c, 1);
+        _exit(0);
+}
+
+static int
+write_map(pid_t pid, const char *file, msp_err *err)
+{
+        char path[64], map[64];
+        snprintf(path, sizeof path, "/proc/%d/%s", (int) pid, file);
+        int len = snprintf(map, sizeof map, "0 %u %u\n", MCP_SANDBOX_HOST_BASE, MCP_SANDBOX_ID_COUNT);
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || write(fd, map, (size_t) len) != len)
+                return msp_err_sys(err, errno, "sandbox user namespace: write %s", path);
+        return 0;
+}
+
+int
+mcp_sandbox_userns_make(mcp_sandbox_userns *ret, msp_err *err)
+{
+        int ready[2], done[2];
+        if (pipe2(ready, O_CLOEXEC) < 0)
+                return msp_err_sys(err, errno, "sandbox user namespace: pipe");
+        if (pipe2(done, O_CLOEXEC) < 0) {
+                int e = errno;
+                close(ready[0]);
+                close(ready[1]);
+                return msp_err_sys(err, e, "sandbox user namespace: pipe");
+        }
+        pid_t pid = fork();
+        if (pid == 0) {
+                close(ready[0]);
+                close(done[1]);
+                child(ready[1], done[0]);
+        }
+        int r = pid < 0 ? msp_err_sys(err, errno, "sandbox user namespace: fork") : 0;
+        close(ready[1]);
+        close(done[0]);
+        char c, path[64];
+        int fd = -1;
+        if (r >= 0 && read(ready[0], &c, 1) != 1)
+                r = msp_err_set(err, EPERM, "sandbox user namespace: uid %u could not unshare one",
+                                MCP_SANDBOX_HOST_UID);
+        if (r >= 0) {
+                snprintf(path, sizeof path, "/proc/%d/ns/user", (int) pid);
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        r = msp_err_sys(err, errno, "sandbox user namespace: open %s", path);
+        }
+        if (r >= 0)
+                r = write_map(pid, "uid_map", err);
+        if (r >= 0)
+                r = write_map(pid, "gid_map", err);
+        close(ready[0]);
+        close(done[1]);                 /* the child exits */
+        if (pid > 0)
+                while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
+        if (r < 0) {
+                if (fd >= 0)
+                        close(fd);
+                return r;
+        }
+        ret->fd = fd;
+        snprintf(ret->path, sizeof ret->path, "/proc/%d/fd/%d", (int) getpid(), fd);
+        return 0;
+}
+
+void
+mcp_sandbox_userns_close(mcp_sandbox_userns *u)
+{
+        if (u->fd >= 0)
+                close(u->fd);
+        u->fd = -1;
+        u->path[0] = '\0';
+}

@@ -1,0 +1,34 @@
+/* The user namespace of a sandbox, made by msp-mcp itself when it runs as root, so that an
+ * unprivileged id owns it. Owner: sandbox-userns.c.
+ *
+ * The kernel charges what a process takes from a per-user budget (inotify instances and
+ * watches, namespaces; fs.inotify.max_user_instances and the like) to its uid in its user
+ * namespace and then to the owner of each namespace up to the host's: a namespace the
+ * runtime creates as root charges host root, and a sandbox could use up host root's share.
+ * Made here by a short-lived child running as MCP_SANDBOX_HOST_UID, the namespace's owner
+ * is that uid, which nothing else on the host uses. msp-mcp (root) writes its maps, keeps
+ * an fd of it for the run, and the bundle names it by path; the runtime joins it and makes
+ * the pid namespace and the others inside it (msp and runc both do). The namespace's own
+ * budgets are still lowered by the createRuntime hook (userns-limits.h) once the runtime's
+ * namespaces exist. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "err.h"
+
+typedef struct mcp_sandbox_userns {
+        int fd;                         /* the namespace; -1: none (the runtime makes one) */
+        char path[64];                  /* /proc/<msp-mcp>/fd/<fd>, for linux.namespaces */
+} mcp_sandbox_userns;
+
+#define MCP_SANDBOX_USERNS_NONE { .fd = -1, .path = "" }
+
+/* The one decision: msp-mcp makes the namespace when it runs as root of the host with
+ * CAP_SYS_RESOURCE; otherwise the runtime does. */
+bool mcp_sandbox_userns_wanted(void);
+/* NULL when wanted, else why not (for --check). */
+const char *mcp_sandbox_userns_why_not(void);
+/* A fresh namespace owned by MCP_SANDBOX_HOST_UID, mapped as the bundle's mappings say. */
+int mcp_sandbox_userns_make(mcp_sandbox_userns *ret, msp_err *err);
+void mcp_sandbox_userns_close(mcp_sandbox_userns *u);
