@@ -18,6 +18,7 @@
 typedef struct entry {
         unsigned char digest[DIGEST_LEN];
         char tenant[MCP_TENANT_MAX + 1];
+        mcp_quota quota;
 } entry;
 
 struct mcp_auth {
@@ -25,7 +26,7 @@ struct mcp_auth {
         size_t n;
 };
 
-/* The per-tenant quotas a line may carry (checked for form; see docs/MCP.md). */
+/* The per-tenant quotas a line may carry, in mcp_quota's order. */
 static const char *const quota_keys[] = { "concurrent_runs", "sessions", "runs_per_minute" };
 
 static int
@@ -44,20 +45,36 @@ visible(const char *s, size_t len)
 }
 
 static int
-check_quota(const char *kv, msp_err *err, const char *path, unsigned ln)
+check_quota(const char *kv, mcp_quota *q, msp_err *err, const char *path, unsigned ln)
 {
         const char *eq = strchr(kv, '=');
         size_t klen = eq ? (size_t) (eq - kv) : 0;
-        bool known = false;
+        unsigned *fields[] = { &q->concurrent_runs, &q->sessions, &q->runs_per_minute };
+        unsigned *field = NULL;
         for (size_t i = 0; eq && i < ARRAY_SIZE(quota_keys); i++)
-                known |= strlen(quota_keys[i]) == klen && strncmp(quota_keys[i], kv, klen) == 0;
-        if (!known)
+                if (strlen(quota_keys[i]) == klen && strncmp(quota_keys[i], kv, klen) == 0)
+                        field = fields[i];
+        if (!field)
                 return msp_err_set(err, EINVAL, "%s:%u: \"%.64s\": expected concurrent_runs=N, sessions=N or runs_per_minute=N",
                                    path, ln, kv);
         const char *v = eq + 1;
         if (!*v || strspn(v, "0123456789") != strlen(v) || strlen(v) > 9 || atoi(v) == 0)
                 return msp_err_set(err, EINVAL, "%s:%u: %.*s: expected a number above 0, not \"%.32s\"",
                                    path, ln, (int) klen, kv, v);
+        *field = (unsigned) atoi(v);
+        return 0;
+}
+
+/* A tenant's quotas are one set: each may be stated on any of its lines, once or with the
+ * same value. */
+static int
+merge(const mcp_quota *a, const mcp_quota *b)
+{
+        unsigned x[] = { a->concurrent_runs, a->sessions, a->runs_per_minute };
+        unsigned y[] = { b->concurrent_runs, b->sessions, b->runs_per_minute };
+        for (size_t i = 0; i < ARRAY_SIZE(x); i++)
+                if (x[i] && y[i] && x[i] != y[i])
+                        return -EINVAL;
         return 0;
 }
 
@@ -68,6 +85,7 @@ parse_line(char *line, entry *e, msp_err *err, const char *path, unsigned ln)
 {
         /* A '#' at the start of a field starts a comment (tokens may contain '#'). */
         char *fields[3] = { NULL }, *save = NULL;
+        *e = (entry) { 0 };
         size_t n = 0;
         for (char *f = strtok_r(line, " \t\r\n", &save); f; f = strtok_r(NULL, " \t\r\n", &save)) {
                 if (f[0] == '#')
@@ -76,7 +94,7 @@ parse_line(char *line, entry *e, msp_err *err, const char *path, unsigned ln)
                         fields[n++] = f;
                         continue;
                 }
-                int r = check_quota(f, err, path, ln);
+                int r = check_quota(f, &e->quota, err, path, ln);
                 if (r < 0)
                         return r;
         }
@@ -122,10 +140,14 @@ mcp_auth_load(const char *path, mcp_auth **ret, msp_err *err)
                         return r;
                 if (r == 0)
                         continue;
-                for (size_t i = 0; i < a->n; i++)
+                for (size_t i = 0; i < a->n; i++) {
                         if (memcmp(a->e[i].digest, e.digest, DIGEST_LEN) == 0)
                                 return msp_err_set(err, EINVAL, "%s:%u: the same token as an earlier line",
                                                    path, ln);
+                        if (strcmp(a->e[i].tenant, e.tenant) == 0 && merge(&a->e[i].quota, &e.quota) < 0)
+                                return msp_err_set(err, EINVAL, "%s:%u: tenant %s has another value for a quota on an earlier line",
+                                                   path, ln, e.tenant);
+                }
                 entry *p = realloc(a->e, (a->n + 1) * sizeof *p);
                 if (!p)
                         return msp_err_set(err, ENOMEM, "out of memory");
@@ -156,6 +178,21 @@ size_t
 mcp_auth_count(const mcp_auth *a)
 {
         return a ? a->n : 0;
+}
+
+mcp_quota
+mcp_auth_quota(const mcp_auth *a, const char *tenant)
+{
+        mcp_quota q = { 0 };
+        for (size_t i = 0; a && i < a->n; i++) {
+                const mcp_quota *e = &a->e[i].quota;
+                if (strcmp(a->e[i].tenant, tenant) != 0)
+                        continue;
+                q.concurrent_runs = e->concurrent_runs ? e->concurrent_runs : q.concurrent_runs;
+                q.sessions = e->sessions ? e->sessions : q.sessions;
+                q.runs_per_minute = e->runs_per_minute ? e->runs_per_minute : q.runs_per_minute;
+        }
+        return q;
 }
 
 const char *

@@ -71,6 +71,14 @@ struct http_session {
         http_session *next, *prev;
 };
 
+/* Runs a tenant started in the current 60 s window (runs_per_minute). */
+typedef struct rate_window {
+        char tenant[MCP_TENANT_MAX + 1];
+        uint64_t start;
+        unsigned count;
+        struct rate_window *next;
+} rate_window;
+
 struct mcp_http {
         mcp_loop *loop;
         const mcp_config *cfg;
@@ -78,6 +86,7 @@ struct mcp_http {
         mcp_logger *log;
         mcp_auth *auth;                 /* NULL: no authentication (local listeners only) */
         mcp_owners *owners;             /* sandbox sessions and run logs by tenant */
+        rate_window *windows;
         struct MHD_Daemon *d;
         int epoll_fd;
         bool local;                     /* bound to loopback or a unix socket */
@@ -375,6 +384,72 @@ end_session(mcp_http *h, http_session *s, const char *why)
         free(s);
 }
 
+/* ---- tenants' quotas ---- */
+
+static rate_window *
+window_of(mcp_http *h, const char *tenant)
+{
+        for (rate_window *w = h->windows; w; w = w->next)
+                if (strcmp(w->tenant, tenant) == 0)
+                        return w;
+        rate_window *w = calloc(1, sizeof *w);
+        if (!w)
+                return NULL;
+        snprintf(w->tenant, sizeof w->tenant, "%s", tenant);
+        w->next = h->windows;
+        h->windows = w;
+        return w;
+}
+
+/* The admission hook of every HTTP session: the tenant's quotas from --auth-tokens, over
+ * all of its HTTP sessions. */
+static int
+admit(mcp_server *srv, mcp_admit what, char *msg, size_t size, void *data)
+{
+        http_session *s = data;
+        mcp_http *h = s->http;
+        mcp_quota q = mcp_auth_quota(h->auth, s->tenant);
+        if (what == MCP_ADMIT_SESSION) {
+                if (!q.sessions)
+                        return 0;
+                mcp_owners_prune_sessions(h->owners, mcp_engine_sessions(h->engine));
+                if (mcp_owners_count(h->owners, s->tenant, "s-") < q.sessions)
+                        return 0;
+                snprintf(msg, size, "session_create: tenant %s has its quota of %u live sessions; close one first",
+                         s->tenant, q.sessions);
+                return -EDQUOT;
+        }
+        if (q.concurrent_runs) {
+                size_t n = 0;
+                for (http_session *o = h->sessions; o; o = o->next)
+                        if (strcmp(o->tenant, s->tenant) == 0)
+                                n += mcp_tools_in_flight(o->srv);
+                if (n >= q.concurrent_runs) {
+                        snprintf(msg, size, "run_code: tenant %s has its quota of %u runs at once; retry when one ends",
+                                 s->tenant, q.concurrent_runs);
+                        return -EDQUOT;
+                }
+        }
+        if (q.runs_per_minute) {
+                rate_window *w = window_of(h, s->tenant);
+                uint64_t now = mcp_now_usec();
+                if (!w)
+                        return -ENOMEM;
+                if (now - w->start >= 60000000ull) {
+                        w->start = now;
+                        w->count = 0;
+                }
+                if (w->count >= q.runs_per_minute) {
+                        snprintf(msg, size, "run_code: tenant %s has its quota of %u runs per minute; retry in %" PRIu64 " s",
+                                 s->tenant, q.runs_per_minute, (uint64_t) ((w->start + 60000000ull - now) / 1000000 + 1));
+                        return -EDQUOT;
+                }
+                w->count++;
+        }
+        (void) srv;
+        return 0;
+}
+
 static int
 new_session(mcp_http *h, const char *tenant, http_session **ret)
 {
@@ -401,6 +476,8 @@ new_session(mcp_http *h, const char *tenant, http_session **ret)
         }
         s->srv->owners = h->owners;
         s->srv->tenant = s->tenant;
+        s->srv->admit = admit;
+        s->srv->admit_data = s;
         s->last_used = mcp_now_usec();
         s->next = h->sessions;
         if (s->next)
@@ -815,6 +892,11 @@ mcp_http_free(mcp_http *h)
         free(h->url);
         mcp_auth_free(h->auth);
         mcp_owners_free(h->owners);
+        while (h->windows) {
+                rate_window *w = h->windows;
+                h->windows = w->next;
+                free(w);
+        }
         free(h);
         return NULL;
 }

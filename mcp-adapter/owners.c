@@ -82,6 +82,15 @@ mcp_owners_forget(mcp_owners *o, const char *id)
                 *e = o->v[--o->n];
 }
 
+size_t
+mcp_owners_count(const mcp_owners *o, const char *tenant, const char *prefix)
+{
+        size_t n = 0, l = strlen(prefix);
+        for (size_t i = 0; i < o->n; i++)
+                n += strncmp(o->v[i].id, prefix, l) == 0 && strcmp(o->v[i].tenant, tenant) == 0;
+        return n;
+}
+
 void
 mcp_owners_prune_sessions(mcp_owners *o, mcp_session_store *st)
 {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "session.h"
 
@@ -16,5 +17,7 @@ mcp_owners *mcp_owners_free(mcp_owners *o);
 int mcp_owners_add(mcp_owners *o, const char *id, const char *tenant);
 bool mcp_owners_is(const mcp_owners *o, const char *id, const char *tenant);
 void mcp_owners_forget(mcp_owners *o, const char *id);
+/* How many ids starting with prefix tenant owns. */
+size_t mcp_owners_count(const mcp_owners *o, const char *tenant, const char *prefix);
 /* Forgets the sessions that st no longer has (closed or expired). */
 void mcp_owners_prune_sessions(mcp_owners *o, mcp_session_store *st);

@@ -40,6 +40,12 @@ mcp_version_annotations(mcp_version v)
 }
 
 typedef struct mcp_call mcp_call;
+typedef struct mcp_server mcp_server;
+
+/* What a caller asks to start, for the transport's admission check (quotas). */
+typedef enum mcp_admit { MCP_ADMIT_RUN, MCP_ADMIT_SESSION } mcp_admit;
+/* 0: go ahead; < 0: refused, msg says why (the tool error's text). */
+typedef int (*mcp_admit_fn)(mcp_server *srv, mcp_admit what, char *msg, size_t size, void *data);
 
 /* NULL-safe member access on possibly absent params. */
 static inline const char *
@@ -49,7 +55,7 @@ mcp_json_str(const oci_json *obj, const char *key)
         return v ? oci_json_string(v) : NULL;
 }
 
-typedef struct mcp_server {
+struct mcp_server {
         mcp_loop *loop;
         const mcp_config *cfg;
         mcp_engine *engine;             /* NULL in unit tests that only list tools */
@@ -66,7 +72,9 @@ typedef struct mcp_server {
         size_t n_kept, kept_bytes;
         mcp_owners *owners;             /* shared by the HTTP sessions; NULL: stdio */
         const char *tenant;             /* whose sessions and run logs this caller sees */
-} mcp_server;
+        mcp_admit_fn admit;             /* NULL: everything within the global limits */
+        void *admit_data;
+};
 
 /* srv's caller may use the sandbox session or run log id: always without an owner table,
  * else only its tenant's (another tenant's is "not found"). */
@@ -90,7 +98,12 @@ bool mcp_version_known(const char *version);
 /* Cancels the in-flight runs (no responses), flushes the output. */
 mcp_server *mcp_server_free(mcp_server *srv);
 
+/* 0 or the admit hook's refusal (sent as a tool error for id). */
+int mcp_server_admit(mcp_server *srv, const mcp_rpc_id *id, mcp_admit what);
+
 /* tools.c */
+/* Calls of srv whose run is in flight (queued or running). */
+size_t mcp_tools_in_flight(const mcp_server *srv);
 void mcp_tools_write_list(oci_jw *w, const mcp_config *cfg, const char *const *languages,
                           mcp_version v);
 void mcp_tools_call(mcp_server *srv, const mcp_rpc_id *id, const oci_json *params);

@@ -64,6 +64,8 @@ mcp_tool_session_create(mcp_server *srv, const mcp_rpc_id *id, targs *a, const m
                 mcp_tool_error(srv, id, "network: true is not allowed by this server (start msp-mcp with --allow-network)");
                 return;
         }
+        if (mcp_server_admit(srv, id, MCP_ADMIT_SESSION) < 0)
+                return;
         mcp_session_store *st = store_of(srv);
         mcp_session_info info = { 0 };
         msp_err err = { 0 };

@@ -949,6 +949,10 @@ t_run_code(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *to
                 mcp_tool_errorf(srv, id, "session_id: %s: no such session (expired or closed?)", q);
                 return;
         }
+        if (mcp_server_admit(srv, id, MCP_ADMIT_RUN) < 0) {
+                run_args_free(&ra);
+                return;
+        }
         req.code_len = strlen(req.code);
         req.stdin_len = req.stdin_data ? strlen(req.stdin_data) : 0;
         req.files = ra.files;
@@ -1007,6 +1011,25 @@ t_run_code(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *to
                 return;
         }
         mcp_log(srv->log, MCP_LOG_DEBUG, "run_code %s started", req.language);
+}
+
+size_t
+mcp_tools_in_flight(const mcp_server *srv)
+{
+        size_t n = 0;
+        for (const mcp_call *c = srv->calls; c; c = c->next)
+                n += !c->finished;
+        return n;
+}
+
+int
+mcp_server_admit(mcp_server *srv, const mcp_rpc_id *id, mcp_admit what)
+{
+        char msg[256] = "";
+        int r = srv->admit ? srv->admit(srv, what, msg, sizeof msg, srv->admit_data) : 0;
+        if (r < 0)
+                mcp_tool_error(srv, id, msg);
+        return r;
 }
 
 void

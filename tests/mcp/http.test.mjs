@@ -324,6 +324,8 @@ test("no authentication only on loopback; bad token files are refused naming the
                                     [[`${TOKEN_A} al/ice`], /:1: tenant "al\/ice"/],
                                     [[`${TOKEN_A} alice cpus=3`], /:1: "cpus=3": expected concurrent_runs=N/],
                                     [[`${TOKEN_A} alice`, `${TOKEN_A} bob`], /:2: the same token as an earlier line/],
+                                    [[`${TOKEN_A} alice sessions=1`, `${TOKEN_B} alice sessions=2`], /:2: tenant alice has another value for a quota/],
+                                    [[`${TOKEN_A} alice sessions=0`], /:1: sessions: expected a number above 0/],
                                     [["# nothing"], /no token in the file/]]) {
                 const t = tokenFile(lines);
                 const r = run(["--listen", "127.0.0.1:0", "--auth-tokens", t.file]);
@@ -382,6 +384,47 @@ test("tenants: another tenant's sandbox sessions and run logs are not found", { 
         assert.equal((await tool(alice2, "read_file", { session_id: sid, path: "secret.txt" })).structuredContent.content, "alice's");
         assert.equal((await alice.readResource({ uri: `sandbox://runs/${rid}/stdout` })).contents[0].text, "alice's");
         assert.ok(!(await tool(alice2, "session_close", { session_id: sid })).isError);
+        for (const c of [alice, alice2, bob]) await c.close();
+        assert.deepEqual(await stopProcess(s.proc), { code: 0, signal: null });
+        fs.rmSync(t.dir, { recursive: true, force: true });
+});
+
+test("tenant quotas: sessions, runs at once, runs per minute; other tenants unaffected", { skip, timeout: 120_000 }, async () => {
+        const t = tokenFile([`${TOKEN_A} alice sessions=1 concurrent_runs=1`,
+                             `tok-alice-second-0123456789 alice runs_per_minute=3`, `${TOKEN_B} bob`]);
+        const s = await spawnHttpServer({ args: ["--auth-tokens", t.file] });
+        const connect = async (token) => {
+                const transport = new StreamableHTTPClientTransport(new URL(s.url), { requestInit: { headers: bearer(token) } });
+                const client = new Client({ name: "quota", version: "0" }, { capabilities: {} });
+                await client.connect(transport);
+                return client;
+        };
+        const tool = (c, name, args) => c.callTool({ name, arguments: args }, undefined, { timeout: 60_000 });
+        const alice = await connect(TOKEN_A), alice2 = await connect("tok-alice-second-0123456789"), bob = await connect(TOKEN_B);
+
+        assert.ok(!(await tool(alice, "session_create", {})).isError);
+        const second = await tool(alice2, "session_create", {});
+        assert.ok(second.isError);
+        assert.match(text(second), /tenant alice has its quota of 1 live sessions/);
+        assert.ok(!(await tool(bob, "session_create", {})).isError, "bob has no quota");
+
+        // One run at once for alice, over all her HTTP sessions; bob runs meanwhile.
+        let started = false;
+        const long = alice.callTool({ name: "run_code", arguments: { language: "sh", code: "echo started; sleep 3" } }, undefined,
+                                    { timeout: 60_000, onprogress: (n) => { if (/started/.test(n.message ?? "")) started = true; } });
+        await waitFor("alice's first run", () => started, 30_000);
+        const busy = await tool(alice2, "run_code", { language: "sh", code: "true" });
+        assert.ok(busy.isError);
+        assert.match(text(busy), /tenant alice has its quota of 1 runs at once/);
+        assert.equal((await tool(bob, "run_code", { language: "sh", code: "echo bob" })).structuredContent.stdout, "bob\n");
+        assert.ok(!(await long).isError);
+
+        // Three runs a minute: the long one counted, two more pass, the next is refused.
+        for (let i = 0; i < 2; i++) assert.ok(!(await tool(alice, "run_code", { language: "sh", code: "true" })).isError, `run ${i}`);
+        const over = await tool(alice2, "run_code", { language: "sh", code: "true" });
+        assert.ok(over.isError);
+        assert.match(text(over), /tenant alice has its quota of 3 runs per minute; retry in \d+ s/);
+        assert.ok(!(await tool(bob, "run_code", { language: "sh", code: "true" })).isError);
         for (const c of [alice, alice2, bob]) await c.close();
         assert.deepEqual(await stopProcess(s.proc), { code: 0, signal: null });
         fs.rmSync(t.dir, { recursive: true, force: true });
