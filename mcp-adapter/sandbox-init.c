@@ -1,6 +1,9 @@
 /* msp-sandbox-init: pid 1 of every msp-mcp sandbox (bound read-only at /.msp/init).
  *
- *   /.msp/init -- PROGRAM [ARG...]
+ *   /.msp/init [--proxy PORT SOCKET] -- PROGRAM [ARG...]
+ *
+ * With --proxy it first listens on 127.0.0.1:PORT and forks the egress relay
+ * (sandbox-relay.h), which carries each connection to the unix socket SOCKET.
  *
  * Why: the kernel drops signals sent to a pid namespace's init when it has no handler, so
  * a program that is pid 1 cannot `kill $$` or raise(SIGTERM) itself; and orphans are
@@ -30,6 +33,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "sandbox-relay.h"
 
 static void
 say(const char *a, const char *b, int e)
@@ -85,14 +90,57 @@ status_report(int fd, int status)
                 (void) !write(fd, buf, n);
 }
 
+/* The relay's listener, then the relay as a child: ready before the program runs. It
+ * keeps the signal mask (all blocked: only SIGKILL, from the namespace's end or the init's
+ * death, stops it). */
+static int
+start_relay(const char *port_text, const char *socket_path)
+{
+        unsigned port = 0;
+        for (const char *c = port_text; *c && port <= 65535; c++)
+                port = *c >= '0' && *c <= '9' ? port * 10 + (unsigned) (*c - '0') : 65536;
+        if (port == 0 || port > 65535) {
+                say("--proxy ", port_text, EINVAL);
+                return -1;
+        }
+        int lfd = relay_listen(port);
+        if (lfd < 0) {
+                say("--proxy: listen on 127.0.0.1:", port_text, -lfd);
+                return -1;
+        }
+        pid_t pid = fork();
+        if (pid < 0) {
+                say("fork", "", errno);
+                close(lfd);
+                return -1;
+        }
+        if (pid == 0) {
+                /* Outside a pid namespace of its own (tests) the init's end is its end too. */
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+                relay_serve(lfd, socket_path);
+        }
+        close(lfd);
+        return 0;
+}
+
 int
 main(int argc, char **argv)
 {
-        if (argc < 3 || strcmp(argv[1], "--") != 0) {
-                say("usage", " /.msp/init -- PROGRAM [ARG...]", 0);
+        int arg = 1;
+        const char *proxy_port = NULL, *proxy_socket = NULL;
+        if (argc > 3 && strcmp(argv[1], "--proxy") == 0) {
+                proxy_port = argv[2];
+                proxy_socket = argv[3];
+                arg = 4;
+        }
+        if (argc < arg + 2 || strcmp(argv[arg], "--") != 0) {
+                say("usage", " /.msp/init [--proxy PORT SOCKET] -- PROGRAM [ARG...]", 0);
                 return 125;
         }
+        char **prog = argv + arg + 1;
         const int status_fd = status_fd_take();
+        if (proxy_port && start_relay(proxy_port, proxy_socket) < 0)
+                return 125;
         sigset_t all, old;
         sigfillset(&all);
         /* Blocked signals are queued even to a namespace init without handlers (only
@@ -114,9 +162,9 @@ main(int argc, char **argv)
                  * then stays within its group instead of also hitting pid 1, which would
                  * forward it a second time. */
                 (void) setpgid(0, 0);
-                execvp(argv[2], argv + 2);
+                execvp(prog[0], prog);
                 int e = errno;
-                say("exec ", argv[2], e);
+                say("exec ", prog[0], e);
                 _exit(e == ENOENT ? 127 : 126);
         }
         for (;;) {

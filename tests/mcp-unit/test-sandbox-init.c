@@ -2,7 +2,9 @@
  * test (not pid 1: that is test-engine.c's part): exit codes passed through, a signal
  * death as 128+N, its own codes (usage 125, not found 127), and signals forwarded to the
  * program, and the status record on fd 3 (out of the program's reach). Each child is
- * bounded by alarm(); the programs are /bin/sh one-liners. */
+ * bounded by alarm(); the programs are /bin/sh one-liners. With --proxy, the relay carries
+ * bytes both ways between 127.0.0.1:PORT and a unix socket, passes each side's EOF on, and
+ * a bad port is refused before the program runs. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -13,6 +15,10 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include "../unit/tap.h"
 
@@ -210,6 +216,64 @@ TEST(status_channel_is_out_of_reach)
         ASSERT_STREQ(chan, "exit 130\n");
 }
 
+TEST(proxy_relay)
+{
+        char sock[108];
+        snprintf(sock, sizeof sock, "/tmp/msp-relay-test.%d", (int) getpid());
+        unlink(sock);
+        int ufd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_un su = { .sun_family = AF_UNIX };
+        strcpy(su.sun_path, sock);
+        ASSERT_OK(bind(ufd, (struct sockaddr *) &su, sizeof su));
+        ASSERT_OK(listen(ufd, 4));
+        /* A free port: bound once by us, released, then the relay's. */
+        int probe = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof sa;
+        ASSERT_OK(bind(probe, (struct sockaddr *) &sa, sizeof sa));
+        ASSERT_OK(getsockname(probe, (struct sockaddr *) &sa, &len));
+        close(probe);
+        char port[16];
+        snprintf(port, sizeof port, "%u", ntohs(sa.sin_port));
+        int p[2];
+        ASSERT_OK(pipe2(p, O_CLOEXEC));
+        pid_t pid = spawn_init((const char *const[]){ "--proxy", port, sock, "--", "/bin/sh", "-c",
+                                                      "echo ready; exec sleep 60", NULL },
+                               p[1]);
+        close(p[1]);
+        char ready[16], got[16] = "";
+        alarm(20);
+        read_n(p[0], ready, sizeof ready, 6);
+        int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        int rc = connect(c, (struct sockaddr *) &sa, sizeof sa);
+        ssize_t w = write(c, "ping", 4);
+        int a = accept4(ufd, NULL, NULL, SOCK_CLOEXEC);
+        read_n(a, got, sizeof got, 4);
+        ssize_t w2 = write(a, "pong", 4);
+        shutdown(a, SHUT_WR);
+        char back[16];
+        read_n(c, back, sizeof back, 5);        /* "pong", then EOF */
+        close(c);
+        char eof[4];
+        ssize_t e = read(a, eof, sizeof eof);   /* the client's close arrives as EOF */
+        alarm(0);
+        close(a);
+        kill(pid, SIGTERM);
+        int st = wait_status(pid);
+        close(p[0]);
+        close(ufd);
+        unlink(sock);
+        ASSERT_STREQ(ready, "ready\n");
+        ASSERT_EQ_INT(rc, 0);
+        ASSERT_TRUE(w == 4 && w2 == 4);
+        ASSERT_STREQ(got, "ping");
+        ASSERT_STREQ(back, "pong");
+        ASSERT_EQ_INT(e, 0);
+        ASSERT_EQ_INT(WEXITSTATUS(st), 128 + SIGTERM);
+        st = run_init((const char *const[]){ "--proxy", "70000", sock, "--", "/bin/true", NULL });
+        ASSERT_EQ_INT(WEXITSTATUS(st), 125);
+}
+
 int
 main(void)
 {
@@ -224,5 +288,6 @@ main(void)
         RUN(signals_forwarded);
         RUN(status_channel);
         RUN(status_channel_is_out_of_reach);
+        RUN(proxy_relay);
         return tap_done();
 }
