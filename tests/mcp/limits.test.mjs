@@ -3,7 +3,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import net from "node:net";
-import { startServer, skipReason, finishAll, runCode, assertOk, hostAddress, text, AS_USER } from "./lib.mjs";
+import { startServer, skipReason, finishAll, runCode, assertOk, hostAddress, text, waitFor, AS_USER } from "./lib.mjs";
 
 const skip = skipReason();
 let srv;
@@ -83,6 +83,30 @@ test("a fork bomb: the pids limit holds, the server stays responsive, the result
         assert.ok(Number(forked) < 20, `${forked} forks under pids 20`);
         assert.equal(errno, "11", "fork fails with EAGAIN");
         assert.equal(assertOk(await runCode(srv, "sh", "echo alive"), srv).stdout, "alive\n");
+});
+
+test("two runs at once each get their own pids budget (run by a user: RLIMIT_NPROC, counted per sandbox user namespace)", { skip, timeout: 120_000 }, async () => {
+        const code = [
+                "import os, sys, time",
+                "n = 0",
+                "for i in range(15):",
+                "    try:",
+                "        pid = os.fork()",
+                "    except OSError:",
+                "        break",
+                "    if pid == 0:",
+                "        time.sleep(20); os._exit(0)",
+                "    n += 1",
+                "print('held', n)",
+                "time.sleep(float(sys.argv[1]))",
+        ].join("\n");
+        let held = false;
+        const a = runCode(srv, "python", code, { pids: 20, args: ["8"], timeout_ms: 30_000 },
+                          { onprogress: (n) => { if (/held/.test(n.message ?? "")) held = true; } });
+        await waitFor("the first run to hold its processes", () => held, 30_000);
+        const b = assertOk(await runCode(srv, "python", code, { pids: 20, args: ["0"], timeout_ms: 30_000 }), srv, "second run");
+        assert.equal(b.stdout, "held 15\n", "the second run forks as many while the first holds 17 processes");
+        assert.equal(assertOk(await a, srv, "first run").stdout, "held 15\n");
 });
 
 test("an output flood (yes | head -c 50M) is truncated; the full log is a resource", { skip, timeout: 120_000 }, async () => {
