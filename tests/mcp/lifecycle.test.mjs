@@ -128,4 +128,23 @@ test("--runtime runc runs run_code too (the bundles are plain OCI)", { skip: ski
         assert.equal(code, 0);
 });
 
+// A user with no /etc/subuid range (nobody): msp-mcp maps the user's one id, and every
+// sandbox runs as that id (0 inside). msp itself still calls setgroups there (docs/ROOTLESS.md).
+test("run by a user without subordinate ids, a sandbox runs as the user's one id (runc)", {
+        skip: skip || (RUNC ? false : "runc not installed") || (AS_USER ? "the stdio pass starts its own user" : false),
+        timeout: 120_000,
+}, async () => {
+        const stateDir = tmpStateDir();
+        fs.chownSync(stateDir, 65534, 65534);
+        const nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "-i",
+                        "PATH=/usr/bin:/bin", "HOME=/nonexistent"];
+        const check = runSync(nobody[0], [...nobody.slice(1), MSP_MCP, "--check", "--runtime", RUNC, "--state-dir", stateDir]);
+        assert.match(check.stdout, /^absent +subids +no range/m, check.stdout);
+        const srv = await startServer({ stateDir, runtime: RUNC, wrap: nobody });
+        const out = assertOk(await runCode(srv, "sh", "id -u; stat -c %u /workspace; echo x > /workspace/f && cat /workspace/f"), srv, "one-id run");
+        assert.equal(out.stdout, "0\n0\nx\n");
+        const { code } = await srv.close();
+        assert.equal(code, 0);
+});
+
 test("nothing left behind: containers, cgroups, mounts, dirs, processes", { skip, timeout: 60_000 }, finishAll);
