@@ -6,12 +6,13 @@
 # Steps, each under a timeout and all under one overall budget:
 #   1. contrib/install-deps.sh build test vm podman engines languages rootless (installs only what
 #                                             is missing; vm: qemu and the cgroup v2 guest kernel;
-#                                             podman: podman, conmon for tests/podman;
+#                                             podman: podman, conmon for tests/podman
+#                                             and tests/podman-rootless;
 #                                             engines: docker.io, containerd for
 #                                             tests/docker and tests/containerd;
 #                                             languages: R, g++, Ruby, matplotlib for
 #                                             tests/mcp/languages.test.mjs;
-#                                             rootless: uidmap, fuse-overlayfs;
+#                                             rootless: uidmap, fuse-overlayfs, slirp4netns;
 #                                             mcp: node, npm when missing), then
 #      tests/helper/test-user.sh ensure      (the rootless suites' unprivileged user)
 #      npm ci --prefix tests/mcp             (the pinned MCP SDK for suite 'mcp')
