@@ -13,8 +13,25 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
-export const MSP_MCP = process.env.MSP_MCP;
-export const MSP = process.env.MSP;
+// MSP_MCP_AS_USER=1: every server runs as the unprivileged user of
+// tests/helper/test-user.sh (the way an MCP client starts it), the test itself as root.
+export const AS_USER = process.env.MSP_MCP_AS_USER === "1";
+
+// The binaries as the servers' user reaches them: the build tree may be below a private
+// directory (a clone in /root), so the user's servers get copies in a directory of their own
+// (msp-mcp finds msp-sandbox-init beside itself), removed when the file's process exits.
+function binaries() {
+        const { MSP_MCP: mcp, MSP: msp } = process.env;
+        if (!AS_USER || !mcp || !msp || !fs.existsSync(mcp) || !fs.existsSync(msp)) return [mcp, msp];
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "msp-mcp-bin-"));
+        fs.chmodSync(dir, 0o755);
+        const init = path.join(path.dirname(mcp), "msp-sandbox-init");
+        for (const [src, name] of [[mcp, "msp-mcp"], [msp, "msp"], [init, "msp-sandbox-init"]])
+                if (fs.existsSync(src)) fs.copyFileSync(src, path.join(dir, name)), fs.chmodSync(path.join(dir, name), 0o755);
+        process.on("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
+        return [path.join(dir, "msp-mcp"), path.join(dir, "msp")];
+}
+export const [MSP_MCP, MSP] = binaries();
 export const LATEST = "2025-11-25";
 export const VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
@@ -67,9 +84,6 @@ export async function finishAll() {
         assert.deepEqual(problems, [], "leftovers");
 }
 
-// MSP_MCP_AS_USER=1: every server runs as the unprivileged user of
-// tests/helper/test-user.sh (the way an MCP client starts it), the test itself as root.
-export const AS_USER = process.env.MSP_MCP_AS_USER === "1";
 const USER_HELPER = new URL("../helper/test-user.sh", import.meta.url).pathname;
 const TEST_USER = AS_USER ? Object.fromEntries(spawnSync(USER_HELPER, ["env"], { encoding: "utf8" })
         .stdout.trim().split("\n").map((l) => l.split("="))) : {};
