@@ -328,6 +328,13 @@ mcp_engine_language_off(const mcp_engine *e, size_t i, const char **why)
         return e->langs.off[i]->name;
 }
 
+void
+mcp_engine_load(const mcp_engine *e, unsigned *ret_running, unsigned *ret_queued)
+{
+        *ret_running = e->n_running;
+        *ret_queued = e->n_queued;
+}
+
 mcp_session_store *
 mcp_engine_sessions(mcp_engine *e)
 {

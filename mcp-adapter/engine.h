@@ -98,6 +98,9 @@ const char *const *mcp_engine_languages(const mcp_engine *engine);
  * the last. */
 const char *mcp_engine_language_off(const mcp_engine *engine, size_t i, const char **why);
 
+/* Runs running and runs queued now. */
+void mcp_engine_load(const mcp_engine *engine, unsigned *ret_running, unsigned *ret_queued);
+
 /* The session store the engine uses (session.h). */
 mcp_session_store *mcp_engine_sessions(mcp_engine *engine);
 

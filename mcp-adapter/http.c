@@ -87,6 +87,7 @@ struct mcp_http {
         mcp_auth *auth;                 /* NULL: no authentication (local listeners only) */
         mcp_owners *owners;             /* sandbox sessions and run logs by tenant */
         rate_window *windows;
+        mcp_metrics *metrics;
         struct MHD_Daemon *d;
         int epoll_fd;
         bool local;                     /* bound to loopback or a unix socket */
@@ -280,6 +281,13 @@ session_sink(void *data, const char *json, size_t len, const mcp_rpc_id *request
 /* ---- responses ---- */
 
 static enum MHD_Result
+queue(http_exchange *x, unsigned status, struct MHD_Response *resp)
+{
+        mcp_metrics_http(x->http->metrics, status);
+        return MHD_queue_response(x->conn, status, resp);
+}
+
+static enum MHD_Result
 reply(http_exchange *x, unsigned status, const char *type, const char *body, size_t len,
       const char *allow)
 {
@@ -293,7 +301,7 @@ reply(http_exchange *x, unsigned status, const char *type, const char *body, siz
                 (void) MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
         if (x->new_session)
                 (void) MHD_add_response_header(resp, "Mcp-Session-Id", x->sid);
-        enum MHD_Result r = MHD_queue_response(x->conn, status, resp);
+        enum MHD_Result r = queue(x, status, resp);
         MHD_destroy_response(resp);
         x->replied = true;
         return r;
@@ -354,7 +362,7 @@ reply_pending(http_exchange *x)
         (void) MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
         if (x->new_session)
                 (void) MHD_add_response_header(resp, "Mcp-Session-Id", x->sid);
-        enum MHD_Result r = MHD_queue_response(x->conn, 200, resp);
+        enum MHD_Result r = queue(x, 200, resp);
         MHD_destroy_response(resp);
         x->replied = true;
         return r;
@@ -477,6 +485,7 @@ new_session(mcp_http *h, const char *tenant, http_session **ret)
         s->srv->owners = h->owners;
         s->srv->tenant = s->tenant;
         s->srv->admit = admit;
+        s->srv->metrics = h->metrics;
         s->srv->admit_data = s;
         s->last_used = mcp_now_usec();
         s->next = h->sessions;
@@ -571,7 +580,7 @@ reply_unauthorized(http_exchange *x, bool presented)
         (void) MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
                                        presented ? "Bearer realm=\"msp-mcp\", error=\"invalid_token\""
                                                  : "Bearer realm=\"msp-mcp\"");
-        enum MHD_Result r = MHD_queue_response(x->conn, 401, resp);
+        enum MHD_Result r = queue(x, 401, resp);
         MHD_destroy_response(resp);
         x->replied = true;
         return r;
@@ -599,12 +608,53 @@ authenticate(http_exchange *x, bool *presented)
         return true;
 }
 
+/* /readyz: runs can start (the runtime is there, the queue has room). */
+static enum MHD_Result
+reply_ready(http_exchange *x)
+{
+        mcp_http *h = x->http;
+        unsigned running, queued;
+        mcp_engine_load(h->engine, &running, &queued);
+        unsigned max = h->cfg->max_concurrent ? h->cfg->max_concurrent : 1;
+        const char *why = access(h->cfg->runtime_path, X_OK) < 0 ? "the runtime is not executable\n"
+                          : running >= max && queued >= h->cfg->max_queue ? "the run queue is full\n"
+                                                                           : NULL;
+        if (why)
+                return reply(x, 503, "text/plain", why, strlen(why), NULL);
+        return reply(x, 200, "text/plain", "ready\n", 6, NULL);
+}
+
+static enum MHD_Result
+reply_metrics(http_exchange *x)
+{
+        mcp_http *h = x->http;
+        mcp_gauges g = { .http_sessions = h->n_sessions };
+        mcp_engine_load(h->engine, &g.runs_running, &g.runs_queued);
+        _cleanup_free_ mcp_session_info *list = NULL;
+        msp_err err = { 0 };
+        mcp_session_store *st = mcp_engine_sessions(h->engine);
+        if (!st || mcp_session_list(st, &list, &g.sandbox_sessions, &err) < 0)
+                g.sandbox_sessions = 0;
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        if (mcp_metrics_format(h->metrics, &g, &text, &len) < 0)
+                return MHD_NO;
+        return reply(x, 200, "text/plain; version=0.0.4", text, len, NULL);
+}
+
 /* The first call for a request: what can be decided from the headers. */
 static enum MHD_Result
 start(http_exchange *x, const char *url, const char *method)
 {
         mcp_http *h = x->http;
-        if (strcmp(url, ENDPOINT) != 0)
+        bool get = strcmp(method, "GET") == 0;
+        /* The probes answer anyone (an orchestrator asks them without a token). */
+        if (strcmp(url, "/healthz") == 0 && get)
+                return reply(x, 200, "text/plain", "ok\n", 3, NULL);
+        if (strcmp(url, "/readyz") == 0 && get)
+                return reply_ready(x);
+        bool metrics = strcmp(url, "/metrics") == 0 && get;
+        if (strcmp(url, ENDPOINT) != 0 && !metrics)
                 return reply(x, 404, "text/plain", "not found\n", 10, NULL);
         bool presented;
         if (!authenticate(x, &presented)) {
@@ -616,6 +666,8 @@ start(http_exchange *x, const char *url, const char *method)
                 mcp_log(h->log, MCP_LOG_NOTICE, "HTTP request from Origin %.200s refused", origin);
                 return reply(x, 403, "text/plain", "origin not allowed\n", 19, NULL);
         }
+        if (metrics)
+                return reply_metrics(x);
         if (strcmp(method, "POST") == 0) {
                 if (!content_type_json(header(x, MHD_HTTP_HEADER_CONTENT_TYPE)))
                         return reply(x, 415, "text/plain", "expected Content-Type: application/json\n",
@@ -829,6 +881,8 @@ mcp_http_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logg
         if (strncmp(cfg->listen, "unix:", 5) == 0)
                 h->unix_path = strdup(cfg->listen + 5);
         r = mcp_owners_new(&h->owners);
+        if (r == 0)
+                r = mcp_metrics_new(&h->metrics);
         if (r < 0)
                 msp_err_set(err, ENOMEM, "out of memory");
         else if (cfg->auth_tokens)
@@ -892,6 +946,7 @@ mcp_http_free(mcp_http *h)
         free(h->url);
         mcp_auth_free(h->auth);
         mcp_owners_free(h->owners);
+        mcp_metrics_free(h->metrics);
         while (h->windows) {
                 rate_window *w = h->windows;
                 h->windows = w->next;

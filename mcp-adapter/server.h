@@ -11,6 +11,7 @@
 #include "jsonrpc.h"
 #include "log.h"
 #include "loop.h"
+#include "metrics.h"
 #include "owners.h"
 #include "session.h"
 
@@ -72,6 +73,7 @@ struct mcp_server {
         size_t n_kept, kept_bytes;
         mcp_owners *owners;             /* shared by the HTTP sessions; NULL: stdio */
         const char *tenant;             /* whose sessions and run logs this caller sees */
+        mcp_metrics *metrics;           /* the HTTP transport's; NULL: stdio */
         mcp_admit_fn admit;             /* NULL: everything within the global limits */
         void *admit_data;
 };

@@ -438,10 +438,18 @@ struct mcp_call {
         uint64_t last_sent_usec;
         mcp_timer *timer;
         char *session_id;
+        const char *language;           /* the engine's name (fixed at start) */
         bool submitting, finished;
         size_t tail_len;
         char tail[TAIL_KEEP];
 };
+
+static void
+count_cancelled(mcp_call *c)
+{
+        if (!c->finished)
+                mcp_metrics_run(c->srv->metrics, c->language, MCP_OUTCOME_CANCELLED, 0, c->srv->tenant);
+}
 
 static void
 call_free(mcp_call *c)
@@ -778,6 +786,11 @@ on_done(mcp_run *run _unused_, const mcp_run_result *res, void *data)
         /* The progress notifications stop before the response. */
         c->finished = true;
         c->run = NULL;
+        mcp_outcome o = res->timed_out ? MCP_OUTCOME_TIMEOUT
+                        : res->oom_killed ? MCP_OUTCOME_OOM
+                        : res->sandbox_failed || res->term_signal > 0 || res->exit_code != 0 ? MCP_OUTCOME_ERROR
+                                                                                             : MCP_OUTCOME_OK;
+        mcp_metrics_run(c->srv->metrics, c->language, o, res->duration_ms, c->srv->tenant);
         send_run_result(c, res);
         /* The engine keeps the logs of runs that ran (not of sandbox failures). */
         if (res->run_id && !res->sandbox_failed)
@@ -976,6 +989,7 @@ t_run_code(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *to
                 return;
         }
         c->srv = srv;
+        c->language = req.language;
         c->next = srv->calls;
         if (c->next)
                 c->next->prev = c;
@@ -1039,6 +1053,7 @@ mcp_tools_cancel(mcp_server *srv, const mcp_rpc_id *id)
                 if (mcp_rpc_id_equal(&c->id, id)) {
                         if (c->run && !c->finished && srv->engine)
                                 mcp_engine_cancel(srv->engine, c->run);
+                        count_cancelled(c);
                         mcp_log(srv->log, MCP_LOG_INFO, "run cancelled by the client");
                         call_free(c);
                         return;
@@ -1052,6 +1067,7 @@ mcp_tools_cancel_all(mcp_server *srv)
                 mcp_call *c = srv->calls;
                 if (c->run && !c->finished && srv->engine)
                         mcp_engine_cancel(srv->engine, c->run);
+                count_cancelled(c);
                 call_free(c);
         }
 }
@@ -1069,6 +1085,7 @@ mcp_tools_abort_session(mcp_server *srv, const char *session_id)
                 mcp_tool_errorf(srv, &c->id, "killed: session %s was closed while the run was going", q);
                 if (c->run && srv->engine)
                         mcp_engine_cancel(srv->engine, c->run);
+                count_cancelled(c);
                 call_free(c);
         }
 }

@@ -429,3 +429,81 @@ test("tenant quotas: sessions, runs at once, runs per minute; other tenants unaf
         assert.deepEqual(await stopProcess(s.proc), { code: 0, signal: null });
         fs.rmSync(t.dir, { recursive: true, force: true });
 });
+
+// The value of one sample line of a Prometheus exposition (0 when absent).
+function sample(textBody, name) {
+        const line = textBody.split("\n").find((l) => l.startsWith(name + " "));
+        return line ? Number(line.slice(name.length + 1)) : 0;
+}
+
+test("/healthz, /readyz and /metrics (runs by language and outcome, durations, statuses, tenants)", { skip, timeout: 120_000 }, async () => {
+        const t = tokenFile([`${TOKEN_A} alice`]);
+        const s = await spawnHttpServer({ args: ["--auth-tokens", t.file] });
+        const base = s.url.replace(/\/mcp$/, "");
+        const get = async (p, headers = {}) => {
+                const r = await fetch(base + p, { headers });
+                return { status: r.status, type: r.headers.get("content-type"), text: await r.text() };
+        };
+        assert.deepEqual(await get("/healthz"), { status: 200, type: "text/plain", text: "ok\n" });
+        assert.deepEqual(await get("/readyz"), { status: 200, type: "text/plain", text: "ready\n" });
+        assert.equal((await get("/metrics")).status, 401, "/metrics needs a token like /mcp");
+        assert.equal((await post(base + "/healthz", ping())).status, 404);
+
+        const sid = await session(s.url, bearer(TOKEN_A));
+        const h = { "mcp-session-id": sid, ...bearer(TOKEN_A) };
+        const call = (code, extra = {}) => post(s.url, { jsonrpc: "2.0", id: 7, method: "tools/call",
+                                                         params: { name: "run_code", arguments: { language: "sh", code, ...extra } } }, h);
+        assert.equal((await call("true")).status, 200);
+        assert.equal((await call("exit 3")).status, 200);
+        assert.equal((await call("sleep 10", { timeout_ms: 300 })).status, 200);
+        // A cancelled one: the client goes away.
+        const inst = instanceOf(s.stateDir, s.proc.pid);
+        // The timed-out run's container may still be going: the next one is the only one.
+        await waitFor("no container", () => containersOf(s.stateDir, inst).length === 0, 15_000);
+        const ac = new AbortController();
+        fetch(s.url, { method: "POST", signal: ac.signal, headers: { ...JSON_HEADERS, ...h },
+                       body: JSON.stringify({ jsonrpc: "2.0", id: 8, method: "tools/call",
+                                              params: { name: "run_code", arguments: { language: "sh", code: "sleep 30" } } }) }).catch(() => {});
+        await waitFor("the run's container", () => containersOf(s.stateDir, inst).length === 1, 30_000);
+        ac.abort();
+        await waitFor("the cancelled run to be counted", async () =>
+                sample((await get("/metrics", bearer(TOKEN_A))).text, 'msp_mcp_runs_total{language="sh",outcome="cancelled"}') === 1, 15_000, 100);
+
+        // The cancelled sandbox is torn down after the cancel: running drops to 0 then.
+        await waitFor("no run in flight", async () =>
+                sample((await get("/metrics", bearer(TOKEN_A))).text, "msp_mcp_runs_running") === 0, 15_000, 100);
+        const m = await get("/metrics", bearer(TOKEN_A));
+        assert.equal(m.status, 200);
+        assert.equal(m.type, "text/plain; version=0.0.4");
+        for (const [o, n] of [["ok", 1], ["error", 1], ["timeout", 1], ["oom", 0], ["cancelled", 1]]) {
+                assert.equal(sample(m.text, `msp_mcp_runs_total{language="sh",outcome="${o}"}`), n, o);
+                assert.equal(sample(m.text, `msp_mcp_tenant_runs_total{tenant="alice",outcome="${o}"}`), n, o);
+        }
+        assert.equal(sample(m.text, "msp_mcp_run_duration_seconds_count"), 3, "cancelled runs have no duration");
+        assert.equal(sample(m.text, 'msp_mcp_run_duration_seconds_bucket{le="+Inf"}'), 3);
+        assert.ok(sample(m.text, 'msp_mcp_run_duration_seconds_bucket{le="0.1"}') <= 3);
+        assert.ok(sample(m.text, 'msp_mcp_http_responses_total{code="401"}') >= 1);
+        assert.ok(sample(m.text, 'msp_mcp_http_responses_total{code="200"}') >= 5);
+        assert.equal(sample(m.text, "msp_mcp_http_sessions"), 1);
+        assert.equal(sample(m.text, "msp_mcp_runs_running"), 0);
+        assert.equal(sample(m.text, "msp_mcp_runs_queued"), 0);
+        assert.match(m.text, /# TYPE msp_mcp_run_duration_seconds histogram/);
+        assert.deepEqual(await stopProcess(s.proc), { code: 0, signal: null });
+        fs.rmSync(t.dir, { recursive: true, force: true });
+});
+
+test("/readyz is 503 while the run queue is full", { skip, timeout: 120_000 }, async () => {
+        const s = await spawnHttpServer({ args: ["--max-concurrent", "1", "--max-queue", "1"] });
+        const ready = async () => (await fetch(s.url.replace(/\/mcp$/, "/readyz"))).status;
+        assert.equal(await ready(), 200);
+        const sid = await session(s.url);
+        const ac = new AbortController();
+        for (const id of [1, 2])
+                fetch(s.url, { method: "POST", signal: ac.signal, headers: { ...JSON_HEADERS, "mcp-session-id": sid },
+                               body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call",
+                                                      params: { name: "run_code", arguments: { language: "sh", code: "sleep 30" } } }) }).catch(() => {});
+        await waitFor("a full queue", async () => (await ready()) === 503, 30_000, 100);
+        ac.abort();
+        await waitFor("room again", async () => (await ready()) === 200, 30_000, 100);
+        assert.deepEqual(await stopProcess(s.proc), { code: 0, signal: null });
+});
