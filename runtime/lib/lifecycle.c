@@ -13,6 +13,7 @@
 #include "container.h"
 #include "hooks.h"
 #include "log.h"
+#include "ns.h"
 #include "statedir.h"
 
 int
@@ -173,6 +174,22 @@ kill_all(rt_container *c, int sig, msp_err *err)
         return 0;
 }
 
+/* kill --all without a cgroup: every process of the container's pid namespace (a
+ * rootless container without a delegated cgroup). -1 when the container shares the
+ * runtime's pid namespace: then only the init is signalled, below. */
+static int
+kill_pidns(rt_container *c, int sig)
+{
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n = 0;
+
+        if (rt_pidns_pids(c->state->pid, &pids, &n, NULL) < 0 || n == 0)
+                return -1;
+        for (size_t i = 0; i < n; i++)
+                (void) kill(pids[i], sig);
+        return 0;
+}
+
 int
 rt_container_kill(const rt_ctx *ctx, rt_container *c, int sig, bool all, msp_err *err)
 {
@@ -183,6 +200,8 @@ rt_container_kill(const rt_ctx *ctx, rt_container *c, int sig, bool all, msp_err
         /* The init is in the cgroup too: signalled once, with the others. */
         if (all && c->state->cgroup_path)
                 return kill_all(c, sig, err);
+        if (all && strcmp(status, "stopped") != 0 && kill_pidns(c, sig) == 0)
+                return 0;
         if (strcmp(status, "stopped") == 0)
                 return msp_err_set(err, ESRCH, "cannot kill container '%s': it is not running",
                                    c->id);
@@ -357,9 +376,15 @@ rt_container_pids(const rt_ctx *ctx, rt_container *c, pid_t **ret, size_t *ret_n
         (void) ctx;
         *ret = NULL;
         *ret_n = 0;
-        r = need_cgroup(c, "list the processes of", err);
-        if (r < 0)
-                return r;
+        if (!c->state->cgroup_path) {
+                if (strcmp(c->state->status, "stopped") == 0)
+                        return 0;
+                r = rt_pidns_pids(c->state->pid, ret, ret_n, err);
+                if (r < 0)
+                        return msp_err_prefix(err, "cannot list the processes of container '%s' "
+                                              "(it has no cgroup)", c->id);
+                return 0;
+        }
         r = rt_cgroup_pids(c->state->cgroup_path, ret, ret_n, err);
         /* A stopped container's cgroup may already be gone: no processes. */
         if (r == -ENOENT && strcmp(c->state->status, "stopped") == 0)

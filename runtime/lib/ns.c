@@ -1,18 +1,23 @@
 #include "ns.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/nsfs.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "macros.h"
 #include "procfs.h"
 
 #ifndef CLONE_NEWTIME
@@ -260,4 +265,70 @@ rt_userns_check_maps(const oci_linux *lx, msp_err *err)
                 r = check_map("/proc/self/gid_map", "linux.gidMappings", lx->gid_mappings,
                               lx->n_gid_mappings, err);
         return r;
+}
+
+/* The pid namespace inode of /proc/<pid>; 0 when it cannot be read. */
+static ino_t
+pidns_ino(int procfd, pid_t pid)
+{
+        char path[64];
+        struct stat st;
+
+        snprintf(path, sizeof path, "%d/ns/pid", (int) pid);
+        return fstatat(procfd, path, &st, 0) == 0 ? st.st_ino : 0;
+}
+
+static int
+cmp_pid(const void *a, const void *b)
+{
+        pid_t x = *(const pid_t *) a, y = *(const pid_t *) b;
+        return (x > y) - (x < y);
+}
+
+int
+rt_pidns_pids(pid_t init, pid_t **ret, size_t *ret_n, msp_err *err)
+{
+        _cleanup_close_ int procfd = rt_procfs_open(err);
+        _cleanup_free_ pid_t *v = NULL;
+        size_t n = 0, cap = 0;
+        ino_t want, own;
+
+        *ret = NULL;
+        *ret_n = 0;
+        if (procfd < 0)
+                return procfd;
+        want = pidns_ino(procfd, init);
+        own = pidns_ino(procfd, getpid());
+        if (!want)
+                return msp_err_set(err, ESRCH, "process %d: its pid namespace cannot be read",
+                                   (int) init);
+        if (want == own)
+                return msp_err_set(err, EOPNOTSUPP, "the container shares the runtime's pid "
+                                   "namespace: its processes cannot be told from others");
+        int dfd = openat(procfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return msp_err_sys(err, errno, "open /proc");
+        _cleanup_closedir_ DIR *d = fdopendir(dfd);
+        if (!d) {
+                close(dfd);
+                return msp_err_sys(err, errno, "open /proc");
+        }
+        for (struct dirent *e; (e = readdir(d));) {
+                char *end;
+                long pid = strtol(e->d_name, &end, 10);
+                if (*end || pid <= 0 || pidns_ino(procfd, (pid_t) pid) != want)
+                        continue;
+                if (n == cap) {
+                        cap = cap ? cap * 2 : 16;
+                        pid_t *nv = realloc(v, cap * sizeof *v);
+                        if (!nv)
+                                return msp_err_set(err, ENOMEM, "out of memory");
+                        v = nv;
+                }
+                v[n++] = (pid_t) pid;
+        }
+        qsort(v, n, sizeof *v, cmp_pid);
+        *ret = TAKE_PTR(v);
+        *ret_n = n;
+        return 0;
 }

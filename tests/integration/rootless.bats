@@ -104,6 +104,38 @@ rl_assert_nothing_left() {
         rl_assert_nothing_left "$CID"
 }
 
+# Without a cgroup, ps and kill --all find the container's processes through its pid
+# namespace (runc 1.1.5 fails both rootless: "lstat : no such file or directory"); pause
+# says why it cannot.
+@test "rootless: ps, list, kill --all and pause without a cgroup; nothing left (runc fails ps and kill --all)" {
+        set_args /bin/sleep 1000
+        rl_msp create -b "$BUNDLE" "$CID" >"$BATS_TEST_TMPDIR/create.out" 2>&1 </dev/null ||
+                { cat "$BATS_TEST_TMPDIR/create.out"; false; }
+        rl_msp start "$CID"
+        init=$(rl_msp state "$CID" | jq -r .pid)
+        rl_msp exec --detach --pid-file "$RL_RUN/exec.pid" "$CID" /bin/sleep 999 </dev/null
+        p=$(cat "$RL_RUN/exec.pid")
+        run rl_msp ps --format json "$CID"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(echo "$output" | jq -c 'sort')" = "$(printf '%s\n' "$init" "$p" | jq -s -c 'sort')" ]
+        run rl_msp list --format json
+        [ "$(echo "$output" | jq -r ".[] | select(.id == \"$CID\") | .status")" = running ]
+        run rl_msp pause "$CID"
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"cannot pause container '$CID': it has no cgroup"*"rootless without a delegated cgroup v2 subtree"* ]]
+        [ "$(rl_msp state "$CID" | jq -r .status)" = running ]
+        rl_msp kill --all "$CID" KILL
+        wait_pid_exit "$init"
+        wait_pid_exit "$p"
+        run rl_msp ps --format json "$CID"
+        [ "$status" -eq 0 ]
+        [ "$output" = "[]" ]
+        rl_msp delete "$CID"
+        rl_assert_nothing_left "$CID"
+}
+
 # The attack: container root tries what only host root could do. A host directory is
 # bind-mounted read-write; in it a root-owned 0644 file and a root-only 0600 file, and a
 # file of the user's (the control: it is writable).
