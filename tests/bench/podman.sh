@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # podman with msp against podman with runc: `podman run --rm IMAGE /bin/true`.
 #
-#   tests/bench/podman.sh [--runs N] [--warmup N] [--pairs N] [--no-install] [--keep]
+#   tests/bench/podman.sh [--runs N] [--warmup N] [--pairs N] [--rootless-pairs N]
+#                         [--no-install] [--keep]
 #
 # As root. Installs what is missing (contrib/install-deps.sh build bench podman), builds
 # a release msp in build-bench/ (BUILD_DIR overrides), gives podman a private state in a
@@ -21,6 +22,10 @@
 # times N alternating msp/runc podman runs and gives their medians as a second ratio.
 # Last, the same pairs again with each runtime behind a small wrapper that logs how long
 # each runtime command took (create, start, delete): the runtime's share in situ.
+# Then the rootless pass: the same podman run by the unprivileged user of
+# tests/helper/test-user.sh (its subuid range, native overlay, its own HOME and storage in
+# a temporary directory, --network none), --rootless-pairs N (default 20, 0 skips it)
+# alternating msp/runc runs, and their medians.
 # Exit status 0 unless the benchmark could not run.
 # The hyperfine JSON is kept in BUILD_DIR/bench/podman.json.
 set -euo pipefail
@@ -30,6 +35,7 @@ build=${BUILD_DIR:-$repo/build-bench}
 runs=40
 warmup=5
 pairs=20
+rootless_pairs=20
 install=1
 keep=0
 
@@ -38,6 +44,7 @@ while [ $# -gt 0 ]; do
         --runs) runs=$2; shift ;;
         --warmup) warmup=$2; shift ;;
         --pairs) pairs=$2; shift ;;
+        --rootless-pairs) rootless_pairs=$2; shift ;;
         --no-install) install=0 ;;
         --keep) keep=1 ;;
         -h|--help) bench_usage; exit 0 ;;
@@ -48,7 +55,7 @@ done
 
 bench_need_root "rootful podman"
 
-if [ "$install" = 1 ]; then bench_install build bench podman; fi
+if [ "$install" = 1 ]; then bench_install build bench podman rootless; fi
 bench_require "contrib/install-deps.sh bench podman" hyperfine runc podman conmon jq meson ninja
 
 bench_build "$build" runtime/msp
@@ -63,8 +70,16 @@ P=(podman --root "$work/root" --runroot "$work/runroot" --storage-driver vfs)
 RUN_OPTS="--rm --network none --cgroup-parent /$cg --ulimit nofile=1024:1024 --ulimit nproc=4096:4096"
 image=localhost/msp-bench-busybox:latest
 
+rl=
 cleanup() {
         set +e
+        if [ -n "$rl" ]; then
+                # the rootless podman's pause process (its user and mount namespaces)
+                local p
+                p=$(cat "$rl/tmp/pause.pid" 2>/dev/null)
+                [ -n "$p" ] && kill -KILL "$p" 2>/dev/null
+                rm -rf "$rl"
+        fi
         for rt in msp runc; do
                 local b=runc
                 [ "$rt" = msp ] && b=$msp
@@ -174,6 +189,11 @@ awk -v a="$pmsp" -v b="$prunc" -v m="$msp_alone" -v r="$runc_alone" 'BEGIN {
 
 # ---- alternating pairs ----
 
+median() {      # FILE RUNTIME: the median of RUNTIME's "<runtime> <microseconds>" lines, in ms
+        awk -v r="$2" '$1 == r { print $2 }' "$1" | sort -n |
+                awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) / 1000 }'
+}
+
 if [ "$pairs" -gt 0 ]; then
         : >"$work/pairs"
         for _ in $(seq "$pairs"); do
@@ -185,12 +205,8 @@ if [ "$pairs" -gt 0 ]; then
                         echo "$rt $(( ($(date +%s%N) - t0) / 1000 ))" >>"$work/pairs"
                 done
         done
-        median() {
-                awk -v r="$1" '$1 == r { print $2 }' "$work/pairs" | sort -n |
-                        awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) / 1000 }'
-        }
-        pm_msp=$(median msp)
-        pm_runc=$(median runc)
+        pm_msp=$(median "$work/pairs" msp)
+        pm_runc=$(median "$work/pairs" runc)
         awk -v a="$pm_msp" -v b="$pm_runc" -v n="$pairs" 'BEGIN {
                 printf "%d alternating pairs, medians: podman+msp %.1f ms, podman+runc %.1f ms, runc/msp = %.2fx\n",
                         n, a, b, b / a
@@ -244,4 +260,46 @@ if [ "$pairs" -gt 0 ]; then
                                         all / n / 1000
                         }' "$work/timed/log"
         done
+fi
+
+# ---- rootless: the same podman as an unprivileged user ----
+
+if [ "$rootless_pairs" -gt 0 ]; then
+        eval "$("$repo/tests/helper/test-user.sh" ensure)"
+        # Outside $work (root's, 0700): the user owns this one. msp is copied where the
+        # user can run it; podman's config is the user-level containers.conf.
+        rl=$(mktemp -d /tmp/msp-bench-podman-rootless.XXXXXX)
+        mkdir -p "$rl/home/.config/containers" "$rl/tmp"
+        install -D -m 0755 "$msp" "$rl/bin/msp"
+        sed "s|@MSP_PATH@|$rl/bin/msp|; s|@DROPIN_DIR@|~/.config/containers|" \
+                "$repo/contrib/podman/50-msp.conf.in" |
+                awk -v d="$rl" '{ print } $0 == "[engine]" {
+                        print "events_logger = \"file\""
+                        print "events_logfile_path = \"" d "/events.log\""
+                        print "tmp_dir = \"" d "/tmp\""
+                }' >"$rl/home/.config/containers/containers.conf"
+        chown -R "$MSP_TEST_UID:$MSP_TEST_GID" "$rl"
+        chmod 0700 "$rl"
+        RP=("$repo/tests/helper/test-user.sh" run env -C "$rl" HOME="$rl/home"
+            podman --root "$rl/root" --runroot "$rl/runroot" --storage-driver overlay)
+        tar -C "$work/rootfs" -c . | "${RP[@]}" import -q - "$image" >/dev/null ||
+                die "rootless podman import failed"
+        for rt in msp runc; do
+                out=$("${RP[@]}" --runtime "$rt" run --rm --network none "$image" /bin/true 2>&1) ||
+                        die "rootless podman --runtime $rt run fails: $out"
+        done
+        : >"$rl/pairs"
+        for _ in $(seq "$rootless_pairs"); do
+                for rt in msp runc; do
+                        t0=$(date +%s%N)
+                        "${RP[@]}" --runtime "$rt" run --rm --network none "$image" /bin/true ||
+                                die "rootless podman --runtime $rt run failed"
+                        echo "$rt $(( ($(date +%s%N) - t0) / 1000 ))" >>"$rl/pairs"
+                done
+        done
+        awk -v a="$(median "$rl/pairs" msp)" -v b="$(median "$rl/pairs" runc)" \
+                -v n="$rootless_pairs" -v u="$MSP_TEST_USER" 'BEGIN {
+                printf "\nrootless (as %s), %d alternating pairs, medians: podman+msp %.1f ms, podman+runc %.1f ms, runc/msp = %.2fx\n",
+                        u, n, a, b, b / a
+        }'
 fi
