@@ -28,7 +28,9 @@
 static const char *const host_system[] = { "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
                                            "/libx32" };
 
-/* The /etc selection the interpreters need. Never passwd/shadow/group (synthesized). */
+/* The /etc selection every program may need (the loader, TLS roots, names of protocols
+ * and services, the zone). What one language needs besides is found from its own files
+ * (sysdeps.h). Never passwd/shadow/group (synthesized). */
 static const char *const host_etc[] = {
         "/etc/ld.so.cache",     /* the dynamic loader's library index */
         "/etc/alternatives",    /* python3, node... may be symlinks through it */
@@ -39,8 +41,6 @@ static const char *const host_etc[] = {
         "/etc/protocols",
         "/etc/services",
         "/etc/timezone",
-        "/etc/fonts",           /* fontconfig's compiled-in configuration: text in plots */
-        "/etc/matplotlibrc",    /* the only matplotlibrc Debian's matplotlib reads */
 };
 
 /* Mount points inside the skeleton, created as directories. */

@@ -16,6 +16,7 @@
 #include "bundle.h"
 #include "languages.h"
 #include "macros.h"
+#include "sysdeps.h"
 
 /* The C and C++ programs are compiled into /tmp (a tmpfs the sandbox may execute from)
  * and run from there; "$@" passes the request's args. */
@@ -24,7 +25,9 @@
 static const mcp_language table[] = {
         { "sh", "sh", "sh", { "@INTERP@", "@PROG@" }, NULL, { NULL } },
         { "bash", "sh", "bash", { "@INTERP@", "@PROG@" }, NULL, { NULL } },
-        { "python", "py", "python3", { "@INTERP@", "-u", "@PROG@" }, "python3", { NULL } },
+        /* Debian's matplotlib reads /etc/matplotlibrc, named in its __init__.py. */
+        { "python", "py", "python3", { "@INTERP@", "-u", "@PROG@" }, "python3", { NULL },
+          "__init__.py" },
         { "node", "js", "node", { "@INTERP@", "@PROG@" }, "node", { NULL } },
         { "perl", "pl", "perl", { "@INTERP@", "@PROG@" }, "perl", { NULL } },
         { "ruby", "rb", "ruby", { "@INTERP@", "@PROG@" }, "ruby", { NULL } },
@@ -57,9 +60,10 @@ mcp_language_resolve(const mcp_language *lang, int root_fd, char buf[MCP_INTERP_
 
 static const char *const home_roots[] = { "lib", "lib64", "share" };
 
-/* Scan lang's home directories under prefix ("/usr", or "" for "/"). */
+/* Scan lang's home directories under prefix ("/usr", or "" for "/"): their symlinks, and
+ * what their files name under /etc. */
 static void
-scan_homes(mcp_hostview *view, const mcp_language *lang, const char *prefix)
+scan_homes(mcp_sysdeps *deps, const mcp_language *lang, const char *prefix)
 {
         for (size_t i = 0; i < ARRAY_SIZE(home_roots); i++) {
                 char root[MCP_INTERP_MAX + 8];
@@ -71,7 +75,7 @@ scan_homes(mcp_hostview *view, const mcp_language *lang, const char *prefix)
                                 continue;
                         char dir[PATH_MAX];
                         snprintf(dir, sizeof dir, "%s/%s", root, de->d_name);
-                        mcp_sysview_scan(view, dir);
+                        mcp_sysdeps_tree(deps, dir, lang->sources);
                 }
         }
 }
@@ -79,14 +83,18 @@ scan_homes(mcp_hostview *view, const mcp_language *lang, const char *prefix)
 /* Whether lang, found at interp, works in the view: its interpreter and its needs resolve
  * there (what they link to joins the view). false: why says what is missing. */
 static bool
-usable(mcp_hostview *view, const mcp_language *lang, const char *interp, char *why, size_t size)
+usable(mcp_hostview *view, mcp_sysdeps *deps, const mcp_language *lang, const char *interp,
+       char *why, size_t size)
 {
         char prefix[MCP_INTERP_MAX];
         snprintf(prefix, sizeof prefix, "%s", interp);
         for (int up = 0; up < 2; up++)          /* /usr/bin/R -> /usr */
                 *strrchr(prefix, '/') = '\0';
+        if (!deps)
+                return (void) snprintf(why, size, "out of memory"), false;
         if (lang->home)
-                scan_homes(view, lang, prefix);
+                scan_homes(deps, lang, prefix);
+        mcp_sysdeps_file(deps, interp, false);
         if (!mcp_sysview_resolve(view, interp, true, why, size))
                 return false;
         for (size_t i = 0; i < ARRAY_SIZE(lang->needs) && lang->needs[i]; i++) {
@@ -111,10 +119,11 @@ void
 mcp_languages_detect(int root_fd, mcp_hostview *view, mcp_languages *ret)
 {
         mcp_languages l = { 0 };
+        mcp_sysdeps *deps = view ? mcp_sysdeps_new(view) : NULL;
         for (size_t i = 0; i < ARRAY_SIZE(table) && l.n < MCP_LANG_MAX; i++) {
                 if (!mcp_language_resolve(&table[i], root_fd, l.interp[l.n]))
                         continue;
-                if (view && !usable(view, &table[i], l.interp[l.n], l.why[l.n_off],
+                if (view && !usable(view, deps, &table[i], l.interp[l.n], l.why[l.n_off],
                                     sizeof l.why[0])) {
                         l.off[l.n_off++] = &table[i];
                         continue;
@@ -123,6 +132,7 @@ mcp_languages_detect(int root_fd, mcp_hostview *view, mcp_languages *ret)
                 l.names[l.n] = table[i].name;
                 l.n++;
         }
+        mcp_sysdeps_free(deps);
         l.names[l.n] = NULL;
         *ret = l;
 }

@@ -25,6 +25,9 @@ typedef struct mcp_language {
         /* Files below <prefix>/lib/<home> (or lib64) it cannot start without, checked in
          * the view. */
         const char *needs[3];
+        /* The name of its package sources that may name configuration under /etc, scanned
+         * in its home directories (sysdeps.h); NULL: none. */
+        const char *sources;
 } mcp_language;
 
 typedef struct mcp_languages {
@@ -40,8 +43,9 @@ typedef struct mcp_languages {
 typedef struct mcp_hostview mcp_hostview;
 
 /* Detect in the host view rooted at root_fd (an O_PATH fd of "/"). With view: what each
- * language's home links to joins view->sys, and a language whose interpreter or needs do
- * not resolve in the view is left out (off, with why). */
+ * language's home links to and what its files name under /etc (sysdeps.h) join
+ * view->sys, and a language whose interpreter or needs do not resolve in the view is left
+ * out (off, with why). */
 void mcp_languages_detect(int root_fd, mcp_hostview *view, mcp_languages *ret);
 /* Index in l, or -1. */
 int mcp_language_find(const mcp_languages *l, const char *name);

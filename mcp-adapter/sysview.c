@@ -2,7 +2,6 @@
  * symlinks need (sysview.h). Every hop of a path is looked at on the host with lstat: the
  * view binds host paths at the same place, so a hop the view contains looks the same
  * inside. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -17,17 +16,16 @@
 #include "sysview.h"
 
 #define MAX_HOPS 40
-#define SCAN_DEPTH 2
-#define SCAN_BUDGET 20000               /* entries per home: a bound on start-up time */
 
 /* Where a link may lead the view: configuration under /etc, never what the skeleton
- * synthesizes nor what holds secrets. */
+ * synthesizes nor what holds secrets (the package manager's holds repository
+ * credentials). */
 static const char *const deny[] = { "/etc/passwd",   "/etc/group",     "/etc/shadow",
                                     "/etc/gshadow",  "/etc/sudoers",   "/etc/sudoers.d",
                                     "/etc/ssh",      "/etc/ssl/private", "/etc/hosts",
                                     "/etc/hostname", "/etc/resolv.conf", "/etc/nsswitch.conf",
                                     "/etc/localtime", "/etc/os-release", "/etc/machine-id",
-                                    "/etc/security" };
+                                    "/etc/security", "/etc/apt" };
 
 /* path is dir or below it */
 static bool
@@ -176,47 +174,6 @@ mcp_sysview_resolve(mcp_hostview *v, const char *path, bool add, char *why, size
                 else
                         *strrchr(done, '/') = '\0';
         }
-}
-
-static void
-scan(mcp_hostview *v, int dfd, const char *path, int depth, size_t *budget)
-{
-        DIR *d = fdopendir(dfd);
-        if (!d) {
-                close(dfd);
-                return;
-        }
-        struct dirent *de;
-        while ((de = readdir(d)) && *budget > 0) {
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                        continue;
-                (*budget)--;
-                char child[PATH_MAX], why[PATH_MAX + 64];
-                if (snprintf(child, sizeof child, "%s/%s", path, de->d_name) >= (int) sizeof child)
-                        continue;
-                unsigned char type = de->d_type;
-                struct stat st;
-                if (type == DT_UNKNOWN && fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-                        type = S_ISLNK(st.st_mode) ? DT_LNK : S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
-                if (type == DT_LNK) {
-                        (void) mcp_sysview_resolve(v, child, true, why, sizeof why);
-                } else if (type == DT_DIR && depth < SCAN_DEPTH) {
-                        int fd = openat(dirfd(d), de->d_name,
-                                        O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                        if (fd >= 0)
-                                scan(v, fd, child, depth + 1, budget);
-                }
-        }
-        closedir(d);
-}
-
-void
-mcp_sysview_scan(mcp_hostview *v, const char *dir)
-{
-        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        size_t budget = SCAN_BUDGET;
-        if (fd >= 0)
-                scan(v, fd, dir, 1, &budget);
 }
 
 /* The directories above rel (relative to fd), as the skeleton's mount points need. */

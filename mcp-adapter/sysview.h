@@ -14,7 +14,7 @@
 
 #include "err.h"
 
-#define MCP_SYSVIEW_MAX 32
+#define MCP_SYSVIEW_MAX 64
 #define MCP_SYSVIEW_PATH 256
 
 typedef enum mcp_sysview_kind {
@@ -41,10 +41,5 @@ typedef struct mcp_hostview mcp_hostview;
  * false: path cannot be reached; why says which hop and why. */
 bool mcp_sysview_resolve(mcp_hostview *view, const char *path, bool add, char *why,
                          size_t why_size);
-/* Follow every symlink up to two levels below dir (a language's home, /usr/lib/R; a
- * directory, not a link to one), adding what they need to the view. Links the view may
- * not follow (outside /etc) are left out; links that dangle on the host dangle in the
- * sandbox too. */
-void mcp_sysview_scan(mcp_hostview *view, const char *dir);
 /* In the skeleton at fd: the mount points of the binds and the symlinks. */
 int mcp_sysview_skeleton(int fd, const mcp_sysview *sys, msp_err *err);

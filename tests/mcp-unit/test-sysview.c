@@ -1,6 +1,7 @@
 /* mcp-adapter/sysview.c: paths resolved hop by hop as the sandbox sees them; what a link
  * needs under /etc joins the view, secrets and paths outside /etc never do; the scan of a
- * language's home; the skeleton's mount points; a language that cannot work is left out
+ * language's home (sysdeps.c: its links, what its shared objects and package sources name
+ * under /etc); the skeleton's mount points; a language that cannot work is left out
  * with the reason (languages.c). Real files under a temporary directory. */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 #include "../unit/tap.h"
 #include "bundle.h"
 #include "languages.h"
+#include "sysdeps.h"
 
 static char dir[] = "/tmp/msp-sysview-XXXXXX";
 static mcp_hostview view;
@@ -99,22 +101,99 @@ TEST(relative_links_dotdot_loops_and_dangling_links)
         ASSERT_EQ_INT((int) view.sys.n, 0);
 }
 
-TEST(the_scan_follows_links_two_levels_below_a_home)
+static void
+mkdirs(const char *const *dirs, size_t n)
 {
-        fresh_view();
         char p[256];
-        static const char *const dirs[] = { "home", "home/etc", "home/a", "home/a/b" };
-        for (size_t i = 0; i < 4; i++) {
+        for (size_t i = 0; i < n; i++) {
                 snprintf(p, sizeof p, "%s/%s", dir, dirs[i]);
                 (void) mkdir(p, 0755);
         }
+}
+
+static void
+write_at(const char *name, const char *text)
+{
+        char p[256];
+        snprintf(p, sizeof p, "%s/%s", dir, name);
+        FILE *f = fopen(p, "w");
+        if (f) {
+                fputs(text, f);
+                fclose(f);
+        }
+}
+
+static bool
+joined(const char *path)
+{
+        for (size_t i = 0; i < view.sys.n; i++)
+                if (strcmp(view.sys.e[i].path, path) == 0)
+                        return true;
+        return false;
+}
+
+TEST(the_scan_follows_links_two_levels_below_a_home)
+{
+        fresh_view();
+        static const char *const dirs[] = { "home", "home/etc", "home/a", "home/a/b" };
+        mkdirs(dirs, 4);
         link_at("/etc/ld.so.conf", "home/etc/conf");            /* depth 2: followed */
         link_at("/etc/ld.so.conf.d", "home/a/b/deep");          /* depth 3: not */
         link_at("/etc/shadow", "home/etc/pw");                  /* refused, scan goes on */
+        char p[256];
         snprintf(p, sizeof p, "%s/home", dir);
-        mcp_sysview_scan(&view, p);
+        mcp_sysdeps *d = mcp_sysdeps_new(&view);
+        ASSERT_NOT_NULL(d);
+        mcp_sysdeps_tree(d, p, NULL);
+        mcp_sysdeps_free(d);
         ASSERT_EQ_INT((int) view.sys.n, 1);
         ASSERT_STREQ(view.sys.e[0].path, "/etc/ld.so.conf");
+}
+
+/* Paths this binary names in its read-only data, as a library names its configuration. */
+static const char *volatile named[] = { "/etc/ld.so.conf.d", "/etc/shadow", "/usr/local/etc/ld.so.conf",
+                                        "/etc/msp-sysdeps-no-such-file" };
+
+TEST(what_a_shared_object_names_under_etc_joins_secrets_never)
+{
+        fresh_view();
+        static const char *const dirs[] = { "lang", "lang/lib" };
+        mkdirs(dirs, 2);
+        char p[256], cmd[600];
+        snprintf(p, sizeof p, "%s/lang/lib/mod.so", dir);
+        snprintf(cmd, sizeof cmd, "cp /proc/%d/exe '%s'", (int) getpid(), p);
+        ASSERT_EQ_INT(system(cmd), 0);
+        ASSERT_NOT_NULL(named[0]);
+        mcp_sysdeps *d = mcp_sysdeps_new(&view);
+        ASSERT_NOT_NULL(d);
+        snprintf(p, sizeof p, "%s/lang", dir);
+        mcp_sysdeps_tree(d, p, NULL);
+        mcp_sysdeps_free(d);
+        ASSERT_TRUE(joined("/etc/ld.so.conf.d"));
+        ASSERT_FALSE(joined("/etc/shadow"));
+        ASSERT_FALSE(joined("/usr/local/etc/ld.so.conf"));
+        ASSERT_FALSE(joined("/etc/msp-sysdeps-no-such-file"));
+        for (size_t i = 0; i < view.sys.n; i++)
+                ASSERT_TRUE(strncmp(view.sys.e[i].path, "/etc/", 5) == 0);
+}
+
+TEST(a_package_source_names_its_configuration_subpackages_are_not_read)
+{
+        fresh_view();
+        static const char *const dirs[] = { "py", "py/pkgs", "py/pkgs/plot", "py/pkgs/plot/sub" };
+        mkdirs(dirs, 4);
+        write_at("py/pkgs/plot/__init__.py", "def rc():\n    yield '/etc/ld.so.conf'\n");
+        write_at("py/pkgs/plot/sub/__init__.py", "x = '/etc/ld.so.conf.d'\n");
+        write_at("py/pkgs/plot/other.py", "x = '/etc/host.conf'\n");
+        char p[256];
+        snprintf(p, sizeof p, "%s/py", dir);
+        mcp_sysdeps *d = mcp_sysdeps_new(&view);
+        ASSERT_NOT_NULL(d);
+        mcp_sysdeps_tree(d, p, "__init__.py");
+        mcp_sysdeps_free(d);
+        ASSERT_TRUE(joined("/etc/ld.so.conf"));
+        ASSERT_FALSE(joined("/etc/ld.so.conf.d"));
+        ASSERT_FALSE(joined("/etc/host.conf"));
 }
 
 TEST(the_skeleton_has_the_mount_points_and_links)
@@ -187,6 +266,8 @@ main(void)
         RUN(secrets_and_paths_outside_etc_never_join);
         RUN(relative_links_dotdot_loops_and_dangling_links);
         RUN(the_scan_follows_links_two_levels_below_a_home);
+        RUN(what_a_shared_object_names_under_etc_joins_secrets_never);
+        RUN(a_package_source_names_its_configuration_subpackages_are_not_read);
         RUN(the_skeleton_has_the_mount_points_and_links);
         RUN(a_language_that_cannot_work_is_left_out_with_the_reason);
         char cmd[128];
