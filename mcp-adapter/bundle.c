@@ -330,12 +330,40 @@ jw_copy(oci_jw *w, const oci_json *v)
         }
 }
 
+/* Does the profile handle TCP connect and bind? */
+static bool
+handles_network(const oci_json *ll)
+{
+        const oci_json *h = oci_json_get(ll, "handledAccess");
+        const oci_json *n = h ? oci_json_get(h, "handledAccessNetwork") : NULL;
+        return n && oci_json_len(n) > 0;
+}
+
+/* An allowlist run: TCP connect and bind on the relay's port only, on every address
+ * (Landlock has no address rules; the namespace has only `lo`). The relay binds it before
+ * the program starts, so the program can connect to it and bind nothing. */
+static void
+write_proxy_port_rule(oci_jw *w, unsigned port)
+{
+        oci_jw_key(w, "networkPort");
+        oci_jw_begin_array(w);
+        oci_jw_begin_object(w);
+        oci_jw_kv_strlist(w, "allowedAccess", (const char *const[]){ "connect", "bind", NULL });
+        oci_jw_key(w, "ports");
+        oci_jw_begin_array(w);
+        oci_jw_uint64(w, port);
+        oci_jw_end_array(w);
+        oci_jw_end_object(w);
+        oci_jw_end_array(w);
+}
+
 /* process.landlock: the profile, plus read access to the program's directory, execute on
  * the init in it, and listing of /. The network rights are never handled here: Landlock's port rules cannot tell
  * loopback from any other address, so handling them would refuse TCP on the sandbox's own
  * loopback (servers under test, multiprocessing managers). The network boundary is the
  * private network namespace (only `lo`), or, with a network session, the operator's
- * explicit --allow-network. */
+ * explicit --allow-network. An allowlist run is the exception: its network rights are
+ * handled and only the relay's port is open (write_proxy_port_rule). */
 static void
 write_landlock(oci_jw *w, const mcp_bundle_spec *s)
 {
@@ -349,7 +377,8 @@ write_landlock(oci_jw *w, const mcp_bundle_spec *s)
                 if (strcmp(key, "handledAccess") == 0) {
                         oci_jw_begin_object(w);
                         for (size_t k = 0; k < oci_json_len(v); k++) {
-                                if (strcmp(oci_json_key_at(v, k), "handledAccessNetwork") == 0)
+                                if (strcmp(oci_json_key_at(v, k), "handledAccessNetwork") == 0 &&
+                                    !s->proxy_port)
                                         continue;
                                 oci_jw_key(w, oci_json_key_at(v, k));
                                 jw_copy(w, oci_json_value_at(v, k));
@@ -395,6 +424,8 @@ write_landlock(oci_jw *w, const mcp_bundle_spec *s)
                                 oci_jw_end_object(w);
                                 oci_jw_end_array(w);
                         }
+                        if (s->proxy_port && handles_network(ll))
+                                write_proxy_port_rule(w, s->proxy_port);
                         oci_jw_end_object(w);
                 } else {
                         jw_copy(w, v);
@@ -414,6 +445,26 @@ env_overridden(const mcp_bundle_spec *s, const char *kv)
                 if (strncmp(s->env[i], kv, klen) == 0)
                         return true;
         return false;
+}
+
+/* What pip, npm, curl, wget, git, R and Python's urllib read (each reads some of them, in
+ * one case or the other); ALL_PROXY as an http:// URL is what curl takes for any scheme. */
+static void
+write_proxy_env(oci_jw *w, const mcp_bundle_spec *s)
+{
+        static const char *const names[] = { "http_proxy", "https_proxy", "HTTP_PROXY",
+                                             "HTTPS_PROXY", "ALL_PROXY", "all_proxy" };
+        char kv[96];
+        for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+                snprintf(kv, sizeof kv, "%s=http://127.0.0.1:%u", names[i], s->proxy_port);
+                if (!env_overridden(s, kv))
+                        oci_jw_string(w, kv);
+        }
+        static const char *const no_proxy[] = { "NO_PROXY=localhost,127.0.0.1,::1",
+                                                "no_proxy=localhost,127.0.0.1,::1" };
+        for (size_t i = 0; i < ARRAY_SIZE(no_proxy); i++)
+                if (!env_overridden(s, no_proxy[i]))
+                        oci_jw_string(w, no_proxy[i]);
 }
 
 static void
@@ -443,6 +494,13 @@ write_process(oci_jw *w, const mcp_bundle_spec *s)
         oci_jw_begin_array(w);
         if (s->init_path) {
                 oci_jw_string(w, MCP_INIT_PATH);
+                if (s->proxy_port) {
+                        char port[16];
+                        snprintf(port, sizeof port, "%u", s->proxy_port);
+                        oci_jw_string(w, "--proxy");
+                        oci_jw_string(w, port);
+                        oci_jw_string(w, MCP_PROXY_SOCKET);
+                }
                 oci_jw_string(w, "--");
         }
         for (size_t i = 0; s->argv[i]; i++)
@@ -453,6 +511,8 @@ write_process(oci_jw *w, const mcp_bundle_spec *s)
         for (size_t i = 0; i < ARRAY_SIZE(base_env); i++)
                 if (!env_overridden(s, base_env[i]))
                         oci_jw_string(w, base_env[i]);
+        if (s->proxy_port)
+                write_proxy_env(w, s);
         for (size_t i = 0; i < s->n_env; i++)
                 oci_jw_string(w, s->env[i]);
         oci_jw_end_array(w);
@@ -555,6 +615,9 @@ write_mounts(oci_jw *w, const mcp_bundle_spec *s)
         if (s->init_path)
                 write_mount(w, MCP_INIT_PATH, "bind", s->init_path,
                             (const char *const[]){ "bind", "ro", "nosuid", "nodev", NULL });
+        /* connect() to a socket needs no write access to its mount. */
+        if (s->proxy_port)
+                write_mount(w, MCP_PROXY_SOCKET, "bind", s->proxy_socket, ro_bind_noexec);
         oci_jw_end_array(w);
 }
 
@@ -671,6 +734,9 @@ write_hooks(oci_jw *w, const mcp_bundle_spec *s)
 int
 mcp_bundle_config(const mcp_bundle_spec *s, char **ret, size_t *ret_len, msp_err *err)
 {
+        if (s->proxy_port && (!s->init_path || !s->proxy_socket || s->network))
+                return msp_err_set(err, ENOTSUP, "network: an allowlist needs the sandbox init "
+                                                 "(msp-sandbox-init) to relay to the egress proxy");
         if (s->network && (!s->userns_hook || !s->usernet_helper))
                 return msp_err_set(err, ENOTSUP, "network: no user-mode networking helper "
                                                  "(slirp4netns) to attach");

@@ -15,6 +15,10 @@
 #define MCP_CODE_DIR "/.msp"
 /* Where msp-sandbox-init is bound (read-only, executable): pid 1, the program its child. */
 #define MCP_INIT_PATH MCP_CODE_DIR "/init"
+/* The egress proxy's unix socket inside an allowlist sandbox (over an empty file of the
+ * code dir, like the init), and the loopback port the init relays to it. */
+#define MCP_PROXY_SOCKET MCP_CODE_DIR "/proxy.sock"
+#define MCP_PROXY_PORT 3128
 
 typedef struct oci_json oci_json;
 
@@ -74,6 +78,12 @@ typedef struct mcp_bundle_spec {
         const char *usernet_helper;     /* slirp4netns, attached by a createRuntime hook of
                                          * userns_hook's executable (usernet.h); needed when
                                          * network is true */
+        unsigned proxy_port;            /* != 0: an allowlist run. The egress proxy's socket
+                                         * (proxy_socket) is bound at MCP_PROXY_SOCKET, the init
+                                         * relays 127.0.0.1:proxy_port to it, the proxy
+                                         * variables name it, and Landlock lets TCP connect and
+                                         * bind to that port only */
+        const char *proxy_socket;
         mcp_limits limits;              /* effective, every field > 0 */
         uint64_t nproc;                 /* RLIMIT_NPROC (per host uid: shared by runs) */
         const oci_json *seccomp;        /* linux.seccomp */

@@ -28,6 +28,8 @@ typedef enum opt_kind {
         K_BOOL,
         K_ROOTFS,
         K_LEVEL,
+        K_NETALLOW,     /* repeatable; an array in the file */
+        K_RESOLVE,      /* repeatable; an array in the file */
 } opt_kind;
 
 typedef struct opt {
@@ -63,6 +65,13 @@ static const opt opts[] = {
         O("session-ttl", K_SEC, session_ttl_s, "default lifetime of a session"),
         O("session-max-ttl", K_SEC, session_max_ttl_s, "longest lifetime a session may ask for"),
         O("allow-network", K_BOOL, allow_network, "sessions may ask for network access"),
+        O("network-allow", K_NETALLOW, network_allow,
+          "HOST, *.SUFFIX or IP literal, with optional :PORT: what a call's network allowlist "
+          "may name (repeatable)"),
+        O("resolve", K_RESOLVE, resolve, "HOST=ADDR: the egress proxy connects HOST to ADDR (repeatable)"),
+        O("network-max-conns", K_UINT, network_max_conns, "connections the egress proxy makes for a run"),
+        O("network-max-bytes", K_SIZE, network_max_bytes, "bytes the egress proxy relays for a run"),
+        O("network-idle", K_MSEC, network_idle_ms, "a proxied connection idle this long is closed"),
         O("slirp4netns", K_STR, usernet_path, "user-mode networking of network sessions (default: in PATH)"),
         O("require-cgroups", K_BOOL, require_cgroups,
           "run by a user: refuse to start without cgroup limits"),
@@ -114,6 +123,9 @@ set_defaults(mcp_config *c)
                 .max_image_bytes = MIB,
                 .run_log_keep = 32,
                 .log_level = "info",
+                .network_max_conns = 256,
+                .network_max_bytes = 1024 * MIB,
+                .network_idle_ms = 60000,
         };
 }
 
@@ -342,6 +354,22 @@ set_opt(mcp_config *c, const opt *o, const char *val, const char *where, msp_err
                         }
                 return msp_err_set(err, EINVAL, "%s%s \"%s\": expected one of debug, info, notice, warning, error, critical, alert, emergency",
                                    where, o->name, val);
+        case K_NETALLOW:
+                r = mcp_egress_policy_add(&c->network_allow, val, err);
+                return r < 0 ? msp_err_prefix(err, "%s%s", where, o->name) : 0;
+        case K_RESOLVE: {
+                mcp_proxy_pin pin;
+                if ((r = mcp_proxy_pin_parse(val, &pin, err)) < 0)
+                        return strcmp(where, "--") != 0 && strlen(where) > 2
+                                       ? msp_err_prefix(err, "%.*s", (int) strlen(where) - 2, where)
+                                       : r;
+                mcp_proxy_pin *pins = realloc(c->resolve, (c->n_resolve + 1) * sizeof(*pins));
+                if (!pins)
+                        return msp_err_set(err, ENOMEM, "out of memory");
+                pins[c->n_resolve++] = pin;
+                c->resolve = pins;
+                return 0;
+        }
         case K_ROOTFS:
                 r = add_rootfs(c, val, err);
                 /* From the file: "FILE: --rootfs ..." (where is "FILE: " then). */
@@ -406,6 +434,18 @@ load_file(mcp_config *c, const char *path, msp_err *err)
                                         return msp_err_set(err, ENOMEM, "out of memory");
                                 r = set_opt(c, o, spec, where, err);
                                 if (r < 0)
+                                        return r;
+                        }
+                        continue;
+                }
+                if ((o->kind == K_NETALLOW || o->kind == K_RESOLVE) &&
+                    oci_json_type_of(v) == OCI_JSON_ARRAY) {
+                        for (size_t j = 0; j < oci_json_len(v); j++) {
+                                const char *item = oci_json_string(oci_json_value_at(v, j));
+                                if (!item)
+                                        return msp_err_set(err, EINVAL, "%s: %s[%zu]: expected a string",
+                                                           path, key, j);
+                                if ((r = set_opt(c, o, item, where, err)) < 0)
                                         return r;
                         }
                         continue;
@@ -671,6 +711,8 @@ mcp_config_done(mcp_config *c)
                 free(c->owned_[i]);
         free(c->owned_);
         free(c->rootfs);
+        mcp_egress_policy_done(&c->network_allow);
+        free(c->resolve);
         *c = (mcp_config) { 0 };
 }
 
@@ -717,6 +759,8 @@ default_text(const mcp_config *d, const opt *o, char *buf, size_t size)
                 snprintf(buf, size, "%s", *(const char *const *) field ? *(const char *const *) field : "");
                 return;
         case K_ROOTFS:
+        case K_NETALLOW:
+        case K_RESOLVE:
         default:
                 buf[0] = '\0';
                 return;
@@ -744,7 +788,8 @@ mcp_config_help(FILE *out)
                 default_text(&d, o, def, sizeof def);
                 const char *arg = o->kind == K_SIZE ? " SIZE" : o->kind == K_BOOL ? "" :
                                   o->kind == K_MSEC || o->kind == K_SEC ? " TIME" :
-                                  o->kind == K_ROOTFS ? " NAME=DIR" : o->kind == K_CPUS ? " N.N" :
+                                  o->kind == K_ROOTFS ? " NAME=DIR" : o->kind == K_NETALLOW ? " PATTERN" :
+                                  o->kind == K_RESOLVE ? " HOST=ADDR" : o->kind == K_CPUS ? " N.N" :
                                   o->kind == K_STR ? " PATH" : o->kind == K_LEVEL ? " LEVEL" : " N";
                 snprintf(flag, sizeof flag, "--%s%s", o->name, arg);
                 if (strcmp(o->name, "runtime") == 0)

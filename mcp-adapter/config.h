@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proxy.h"
+
 /* Resource limits of one run or session. 0 means "use the default" in requests and
  * "unlimited" nowhere: every effective limit is > 0. */
 typedef struct mcp_limits {
@@ -58,6 +60,16 @@ typedef struct mcp_config {
                                          * NULL: none found (network sessions are refused) */
         bool require_cgroups;           /* --require-cgroups: run by a user, refuse to start
                                          * without cgroup limits (check.c) */
+        mcp_egress_policy network_allow; /* --network-allow PATTERN (repeatable): the most a
+                                         * call's {"allow": [...]} may ask for; none: allowlists
+                                         * are refused */
+        mcp_proxy_pin *resolve;         /* --resolve HOST=ADDR (repeatable): the egress proxy's
+                                         * pins (exempt from the private-address rule) */
+        size_t n_resolve;
+        unsigned network_max_conns;     /* --network-max-conns: proxied connections of a run */
+        uint64_t network_max_bytes;     /* --network-max-bytes: bytes the proxy relays per run */
+        uint64_t network_idle_ms;       /* --network-idle: a proxied connection idle this long
+                                         * is closed */
         bool weak_policy;               /* --allow-weak-policy: start even when the kernel cannot
                                          * enforce the default policy (documented; logged) */
         const char *seccomp_profile;    /* --seccomp-profile FILE (default: the built-in copy of

@@ -25,6 +25,7 @@
 #include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -67,6 +68,9 @@ struct mcp_run {
         int usernet_fd;                 /* with network: the only writer of the helper's exit
                                          * FIFO (usernet.h); -1 otherwise */
         mcp_sandbox_userns userns;      /* kept until the run is gone */
+        mcp_proxy *proxy;               /* an allowlist run's egress proxy (proxy.h) */
+        mcp_egress_policy allow;        /* its policy */
+        mcp_proxy_event_fn on_network;
         bool ws_mounted;
         mcp_artifacts_snap before;      /* out/ before the run */
         char bundle[4096];
@@ -384,10 +388,12 @@ run_cleanup(mcp_run *run)
                 (void) mcp_remove_tree_at(e->inst_fd, name, NULL);
         }
         mcp_sandbox_userns_close(&run->userns);
-        /* Ends the run's network helper, if any. */
+        /* Ends the run's network helper or egress proxy, if any. */
         if (run->usernet_fd >= 0)
                 close(run->usernet_fd);
         run->usernet_fd = -1;
+        run->proxy = mcp_proxy_free(run->proxy);
+        mcp_egress_policy_done(&run->allow);
         snprintf(name, sizeof name, "b/%s", run->id);
         (void) mcp_remove_tree_at(e->inst_fd, name, NULL);
         if (!run->log_kept)             /* cancelled or failed before the run */
@@ -463,6 +469,10 @@ run_exit(mcp_runner *rn, void *data)
         }
         res.artifacts = arts;
         res.n_artifacts = n_arts;
+        if (run->proxy) {
+                res.n_denied_hosts = mcp_proxy_denied(run->proxy, &res.denied_hosts);
+                res.network_bytes = mcp_proxy_bytes(run->proxy);
+        }
         /* The container is dead: the session is free for the next run at once. */
         session_release(run);
         mcp_runlogs_keep(&e->logs, run->id, &run->log_reserve, &run->runner.out,
@@ -474,6 +484,7 @@ run_exit(mcp_runner *rn, void *data)
         if (done && !run->cancelled)
                 done(run, &res, run->data);
         mcp_artifacts_free(arts, n_arts);
+        run->proxy = mcp_proxy_free(run->proxy);        /* the sandbox is gone */
         run_start_next(e);
 }
 
@@ -538,11 +549,48 @@ write_at(int dirfd, const char *name, const char *data, size_t len, mode_t mode,
         return 0;
 }
 
+static void
+net_event(mcp_proxy_event ev, const char *host, uint16_t port, const char *reason,
+          uint64_t bytes, void *data)
+{
+        mcp_run *run = data;
+        if (run->on_network && !run->cancelled)
+                run->on_network(ev, host, port, reason, bytes, run->data);
+}
+
+/* An allowlist run: the proxy's socket in the bundle (b/<id>/proxy.sock, connectable by
+ * the sandbox's group only), the empty file in the code dir it is bound over, and the proxy
+ * serving it in the loop. Bound through /proc/self/fd: the bundle's path may be longer than
+ * a socket address holds. */
+static int
+make_proxy(mcp_run *run, int bfd, int cfd, char *sock_path, size_t size, msp_err *err)
+{
+        mcp_engine *e = run->engine;
+        int r = write_at(cfd, "proxy.sock", "", 0, 0600, err);
+        if (r < 0)
+                return r;
+        _cleanup_close_ int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/proxy.sock", bfd);
+        if (lfd < 0 || bind(lfd, (struct sockaddr *) &sa, sizeof sa) < 0 || listen(lfd, 64) < 0)
+                return msp_err_sys(err, errno, "egress proxy: socket in '%s'", run->bundle);
+        if (fchownat(bfd, "proxy.sock", 0, MCP_SANDBOX_HOST_GID, AT_SYMLINK_NOFOLLOW) < 0 ||
+            fchmodat(bfd, "proxy.sock", 0660, 0) < 0)
+                return msp_err_sys(err, errno, "egress proxy: chown 'proxy.sock'");
+        snprintf(sock_path, size, "%s/proxy.sock", run->bundle);
+        mcp_proxy_conf conf = { .policy = &run->allow, .pins = e->cfg->resolve,
+                                .n_pins = e->cfg->n_resolve,
+                                .max_conns = e->cfg->network_max_conns,
+                                .max_bytes = e->cfg->network_max_bytes,
+                                .idle_ms = e->cfg->network_idle_ms };
+        return mcp_proxy_new(e->loop, TAKE_FD(lfd), &conf, net_event, run, &run->proxy, err);
+}
+
 /* The bundle: b/<id>/{code/main.<ext>, config.json}. */
 static int
 make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
-            const char *interp, const mcp_limits *lim, bool network, const char *root_path, bool host_view,
-            msp_err *err)
+            const char *interp, const mcp_limits *lim, bool network, bool proxy, const char *root_path,
+            bool host_view, msp_err *err)
 {
         mcp_engine *e = run->engine;
         char name[64];
@@ -576,6 +624,9 @@ make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
                                    err)) < 0)
                 return r;
 
+        char sock_path[4200];
+        if (proxy && (r = make_proxy(run, bfd, cfd, sock_path, sizeof sock_path, err)) < 0)
+                return r;
         snprintf(code_path, sizeof code_path, "%s/code", run->bundle);
         snprintf(cg, sizeof cg, "/msp-mcp/%s/%s", e->inst_name, run->id);
         /* Counted per user id; without a cgroup it is the processes limit itself, and each
@@ -597,6 +648,8 @@ make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
                 .cgroups_path = e->no_cgroup ? NULL : cg,
                 .network = network,
                 .usernet_helper = e->cfg->usernet_path,
+                .proxy_port = proxy ? MCP_PROXY_PORT : 0,
+                .proxy_socket = proxy ? sock_path : NULL,
                 .limits = *lim,
                 .nproc = nproc < 1024 && !e->no_cgroup ? 1024 : nproc,
                 .seccomp = oci_json_doc_root(e->seccomp),
@@ -663,6 +716,17 @@ check_request(mcp_engine *e, const mcp_run_request *req, int *ret, msp_err *err)
 }
 
 static int
+copy_policy(mcp_run *run, const mcp_egress_policy *allow, msp_err *err)
+{
+        for (size_t i = 0; allow && i < allow->n; i++) {
+                int r = mcp_egress_policy_add(&run->allow, allow->rules[i].text, err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int
 run_prepare(mcp_run *run, const mcp_run_request *req, int lang_index, msp_err *err)
 {
         mcp_engine *e = run->engine;
@@ -716,6 +780,11 @@ run_prepare(mcp_run *run, const mcp_run_request *req, int lang_index, msp_err *e
                 lim = effective_limits(&req->limits, &e->cfg->defaults);
                 if ((r = fresh_workspace(run, lim.workspace_bytes, err)) < 0)
                         return r;
+                network = req->network == MCP_NET_FULL && e->cfg->allow_network;
+                if (network && (r = mcp_usernet_check(e->cfg->usernet_path, err)) < 0)
+                        return r;
+                if (req->network == MCP_NET_ALLOW && (r = copy_policy(run, req->allow, err)) < 0)
+                        return r;
         }
         for (size_t i = 0; i < req->n_files; i++) {
                 const mcp_file_in *f = &req->files[i];
@@ -724,7 +793,9 @@ run_prepare(mcp_run *run, const mcp_run_request *req, int lang_index, msp_err *e
                 if (r < 0)
                         return msp_err_prefix(err, "files[%zu]", i);
         }
-        if ((r = make_bundle(run, req, lang, interp, &lim, network, root_path, host_view, err)) < 0)
+        run->on_network = req->on_network;
+        if ((r = make_bundle(run, req, lang, interp, &lim, network, req->network == MCP_NET_ALLOW &&
+                             !req->session_id, root_path, host_view, err)) < 0)
                 return r;
 
         mcp_runner *rn = &run->runner;

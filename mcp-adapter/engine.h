@@ -15,6 +15,7 @@
 #include "config.h"
 #include "err.h"
 #include "loop.h"
+#include "proxy.h"
 
 typedef struct mcp_engine mcp_engine;
 typedef struct mcp_run mcp_run;
@@ -26,6 +27,10 @@ typedef struct mcp_file_in {
         size_t len;
         bool executable;
 } mcp_file_in;
+
+/* A run's network: none (only loopback), full (user-mode networking, --allow-network),
+ * or an allowlist served by the egress proxy (proxy.h). */
+typedef enum mcp_net_mode { MCP_NET_NONE, MCP_NET_FULL, MCP_NET_ALLOW } mcp_net_mode;
 
 typedef struct mcp_run_request {
         const char *language;           /* one of mcp_engine_languages() */
@@ -42,6 +47,10 @@ typedef struct mcp_run_request {
         mcp_limits limits;              /* 0 fields: the session's or the server's defaults;
                                          * the caller has already refused values above maxima */
         const char *session_id;         /* NULL: a fresh workspace, removed after the run */
+        mcp_net_mode network;           /* of a fresh run (a session's runs have the session's);
+                                         * the caller checked it against the server's options */
+        const mcp_egress_policy *allow; /* MCP_NET_ALLOW: the patterns (copied) */
+        mcp_proxy_event_fn on_network;  /* the egress proxy's decisions (data: the submit's) */
 } mcp_run_request;
 
 typedef enum mcp_stream { MCP_STDOUT = 1, MCP_STDERR = 2 } mcp_stream;
@@ -72,6 +81,9 @@ typedef struct mcp_run_result {
         const char *run_id;             /* names the run's resources: sandbox://runs/<id>/stdout */
         const mcp_artifact *artifacts;
         size_t n_artifacts;
+        const char *const *denied_hosts;        /* "host:port" the egress proxy refused */
+        size_t n_denied_hosts;
+        uint64_t network_bytes;                 /* relayed by the egress proxy */
 } mcp_run_result;
 
 /* Output as it arrives (for progress notifications); chunks are raw bytes. */

@@ -145,6 +145,7 @@ mcp_schema_in_run_code(oci_jw *w, const mcp_config *cfg, const char *const *lang
 
         limit_props(w, cfg);
         p_str(w, "session_id", "run in this session's persistent /workspace", SESSION_ID_MAX);
+        mcp_schema_network(w, cfg);
         oci_jw_end_object(w);
         required(w, (const char *const[]) { "language", "code", NULL });
 }
@@ -175,6 +176,12 @@ mcp_schema_out_run_code(oci_jw *w)
         p_plain(w, "size", "integer");
         p_plain(w, "uri", "string");
         oci_jw_end_object(w);
+        oci_jw_end_object(w);
+        oci_jw_end_object(w);
+        mcp_jw_obj(w, "denied_hosts");
+        oci_jw_kv_string(w, "type", "array");
+        mcp_jw_obj(w, "items");
+        oci_jw_kv_string(w, "type", "string");
         oci_jw_end_object(w);
         oci_jw_end_object(w);
         p_plain(w, "error", "string");

@@ -70,13 +70,15 @@ static void t_run_code(mcp_server *, const mcp_rpc_id *, targs *, const mcp_rpc_
 
 static const tool tools[] = {
         { "run_code", "Run code in a sandbox",
-          "Run a program in a fresh, isolated Linux sandbox: no network, an empty /workspace "
+          "Run a program in a fresh, isolated Linux sandbox: no network (unless `network` asks "
+          "for what this server allows), an empty /workspace "
           "(or a session's), limited memory, processes, CPU and time. Returns exit_code, stdout, "
           "stderr (each capped; the full logs are resources), timed_out, oom_killed. Images "
           "written to /workspace/out/ come back as image content.",
           mcp_schema_in_run_code, mcp_schema_out_run_code, false, false, false, true,
           (const char *const[]) { "language", "code", "stdin", "files", "args", "env",
-                                  "timeout_ms", "memory_mb", "pids", "cpus", "session_id", NULL },
+                                  "timeout_ms", "memory_mb", "pids", "cpus", "session_id",
+                                  "network", NULL },
           t_run_code },
         { "session_create", "Create a session",
           "Create a session: a /workspace that persists across run_code calls (pass its "
@@ -139,7 +141,8 @@ mcp_tools_write_list(oci_jw *w, const mcp_config *cfg, const char *const *langua
                                 oci_jw_kv_bool(w, "destructiveHint", t->destructive);
                         oci_jw_kv_bool(w, "idempotentHint", t->idempotent);
                         oci_jw_kv_bool(w, "openWorldHint",
-                                       t->open_world_if_network && cfg->allow_network);
+                                       t->open_world_if_network &&
+                                               (cfg->allow_network || cfg->network_allow.n));
                         oci_jw_end_object(w);
                 }
                 oci_jw_end_object(w);
@@ -602,6 +605,7 @@ write_run_structured(oci_jw *w, const void *ctx)
                 oci_jw_end_object(w);
         }
         oci_jw_end_array(w);
+        mcp_write_denied_hosts(w, res);
         if (res->sandbox_failed) {
                 oci_jw_key(w, "error");
                 mcp_jw_text(w, res->error);
@@ -636,6 +640,8 @@ write_run_text(oci_jw *w, const mcp_run_result *res)
                  res->stdout_truncated || res->stderr_truncated
                          ? "; output truncated, the full logs are resources sandbox://runs/<run_id>/stdout and stderr"
                          : "");
+        n = strlen(head);
+        (void) mcp_denied_hosts_text(res, head + n, sizeof head - n);
 
         size_t cap = strlen(head) + res->stdout_len + res->stderr_len + 64;
         _cleanup_free_ char *text = malloc(cap);
@@ -939,8 +945,17 @@ t_env(targs *a, run_args *ra)
 }
 
 static void
+on_network(mcp_proxy_event ev, const char *host, uint16_t port, const char *reason,
+           uint64_t bytes, void *data)
+{
+        mcp_call *c = data;
+        mcp_network_log(c->srv->log, "run_code", ev, host, port, reason, bytes);
+}
+
+static void
 t_run_code(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *token)
 {
+        _cleanup_(mcp_egress_policy_done) mcp_egress_policy allow = { 0 };
         const char *const *languages = srv->languages;
         mcp_run_request req = { 0 };
         run_args ra = { 0 };
@@ -950,11 +965,20 @@ t_run_code(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *to
             (r = mcp_arg_str(a, "stdin", false, STDIN_MAX, &req.stdin_data)) < 0 ||
             (r = t_files(a, &ra)) < 0 || (r = t_args(a, &ra)) < 0 || (r = t_env(a, &ra)) < 0 ||
             (r = mcp_arg_limits(a, srv->cfg, &req.limits)) < 0 ||
-            (r = mcp_arg_str(a, "session_id", false, SESSION_ID_MAX, &req.session_id)) < 0) {
+            (r = mcp_arg_str(a, "session_id", false, SESSION_ID_MAX, &req.session_id)) < 0 ||
+            (r = mcp_arg_network(a, srv->cfg, &req.network, &allow)) < 0) {
                 run_args_free(&ra);
                 mcp_tool_error(srv, id, a->msg);
                 return;
         }
+        if (req.session_id && r > 0) {
+                run_args_free(&ra);
+                mcp_tool_error(srv, id, "network: a session's runs have the session's network "
+                                        "(set it with session_create)");
+                return;
+        }
+        req.allow = &allow;
+        req.on_network = on_network;
         if (req.session_id && !mcp_server_owns(srv, req.session_id)) {
                 char q[96];
                 oci_json_quote(req.session_id, q, sizeof q);

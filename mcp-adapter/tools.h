@@ -64,6 +64,17 @@ int mcp_arg_limits(targs *a, const mcp_config *cfg, mcp_limits *l);
 int mcp_arg_content(targs *a, const char *field, const char *content, const char *encoding,
                     size_t max, const char **ret, size_t *ret_len, unsigned char **ret_buf);
 
+/* ---- network (tools-network.c) ---- */
+/* `network`: absent, false or "none"; true or "full" (--allow-network); {"allow": [...]}
+ * within --network-allow (patterns added to *allow, the caller's to free). */
+int mcp_arg_network(targs *a, const mcp_config *cfg, mcp_net_mode *mode, mcp_egress_policy *allow);
+void mcp_schema_network(oci_jw *w, const mcp_config *cfg);
+void mcp_network_log(mcp_logger *log, const char *run_id, mcp_proxy_event ev, const char *host,
+                     uint16_t port, const char *reason, uint64_t bytes);
+void mcp_write_denied_hosts(oci_jw *w, const mcp_run_result *res);
+/* "; the egress proxy refused a:443, ..." for the text of a result; "" without. */
+size_t mcp_denied_hosts_text(const mcp_run_result *res, char *buf, size_t size);
+
 /* ---- results ---- */
 typedef void (*struct_fn)(oci_jw *w, const void *ctx);
 void mcp_tool_error(mcp_server *srv, const mcp_rpc_id *id, const char *msg);

@@ -1,0 +1,268 @@
+// Network egress by allowlist: run_code's {"allow": [...]} goes through msp-mcp's egress
+// proxy only. The "internet" is a network namespace the test makes (veth pair, 198.18.N.2)
+// holding an HTTP and an HTTPS server (a test CA; the sandbox trusts it through
+// SSL_CERT_FILE/PIP_CERT/CURL_CA_BUNDLE) and a PEP 503 index with a wheel the test builds;
+// the proxy reaches it through --resolve pins. No traffic leaves the machine.
+import { test, after, before } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { startServer, skipReason, finishAll, call, runCode, text, assertOk, waitFor,
+         runSync } from "./lib.mjs";
+
+const have = (cmd) => runSync("sh", ["-c", `command -v ${cmd}`]).status === 0;
+const skip = skipReason() ||
+        (!have("openssl") || !have("curl") ? "openssl and curl needed (contrib/install-deps.sh test)" : false) ||
+        (runSync("/usr/bin/python3", ["-m", "pip", "--version"]).status !== 0
+                ? "python3-pip needed (contrib/install-deps.sh test)" : false);
+after(finishAll);
+
+// The internet's server: plain files, /redirect (302 to evil.test), /big (N bytes); the
+// same handler over TLS on a second port.
+const serverPy = `
+import http.server, ssl, sys, threading, os
+root, addr, p1, p2, cert, key = sys.argv[1:7]
+os.chdir(root)
+class H(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def do_GET(self):
+        if self.path.startswith("/redirect"):
+            self.send_response(302)
+            self.send_header("Location", "http://evil.test:%s/hello.txt" % p1)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if self.path.startswith("/big"):
+            n = 1 << 20
+            self.send_response(200)
+            self.send_header("Content-Length", str(n))
+            self.end_headers()
+            self.wfile.write(b"x" * n)
+            return
+        return super().do_GET()
+class S(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+plain = S((addr, int(p1)), H)
+tls = S((addr, int(p2)), H)
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(cert, key)
+tls.socket = ctx.wrap_socket(tls.socket, server_side=True)
+threading.Thread(target=tls.serve_forever, daemon=True).start()
+plain.serve_forever()
+`;
+
+// A wheel of one module (demo_pkg.VALUE == 42), built with zipfile.
+const wheelPy = `
+import zipfile, sys, hashlib, base64
+out = sys.argv[1]
+files = {"demo_pkg/__init__.py": b"VALUE = 42\\n",
+         "demo_pkg-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\\nName: demo-pkg\\nVersion: 1.0\\n",
+         "demo_pkg-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\\nGenerator: test\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n"}
+rec = ""
+for n, d in files.items():
+    h = base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b"=").decode()
+    rec += "%s,sha256=%s,%d\\n" % (n, h, len(d))
+rec += "demo_pkg-1.0.dist-info/RECORD,,\\n"
+with zipfile.ZipFile(out, "w") as z:
+    for n, d in files.items():
+        z.writestr(n, d)
+    z.writestr("demo_pkg-1.0.dist-info/RECORD", rec)
+`;
+
+function freePort() {
+        return new Promise((resolve) => {
+                const s = net.createServer();
+                s.listen(0, "0.0.0.0", () => { const p = s.address().port; s.close(() => resolve(p)); });
+        });
+}
+
+const net_ = {};        // the internet: { addr, p1, p2, ca }
+const cleanup = [];
+
+before(async () => {
+        if (skip) return;
+        const n = 1 + ((process.pid + 97) % 250);
+        const ns = `msp-egress-${process.pid}`, host = `mspe${process.pid % 100000}`;
+        const hostAddr = `198.18.${n}.1`, addr = `198.18.${n}.2`;
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "msp-egress-"));
+        const sh = (cmd) => {
+                const r = runSync("sh", ["-ec", cmd]);
+                assert.equal(r.status, 0, `${cmd}: ${r.stderr}`);
+        };
+        cleanup.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+        sh(`ip netns add ${ns}`);
+        cleanup.push(() => runSync("ip", ["netns", "del", ns]));
+        cleanup.push(() => runSync("ip", ["link", "del", host]));
+        sh(`ip link add ${host} type veth peer name eth0 netns ${ns}
+            ip addr add ${hostAddr}/30 dev ${host}
+            ip link set ${host} up
+            ip -n ${ns} addr add ${addr}/30 dev eth0
+            ip -n ${ns} link set eth0 up
+            ip -n ${ns} link set lo up`);
+        // The CA and the servers' certificate (pypi.test and files.test).
+        sh(`cd ${dir}
+            openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj /CN=msp-test-ca 2>/dev/null
+            openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr -subj /CN=pypi.test 2>/dev/null
+            printf 'subjectAltName=DNS:pypi.test,DNS:files.test,DNS:evil.test\\n' > ext
+            openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out srv.pem -days 2 -extfile ext 2>/dev/null
+            mkdir -p www/simple/demo-pkg www/packages
+            echo 'hello from the internet' > www/hello.txt`);
+        sh(`/usr/bin/python3 -c '${wheelPy.replace(/'/g, "'\\''")}' ${dir}/www/packages/demo_pkg-1.0-py3-none-any.whl`);
+        fs.writeFileSync(path.join(dir, "www/simple/demo-pkg/index.html"),
+                '<!DOCTYPE html><html><body><a href="/packages/demo_pkg-1.0-py3-none-any.whl">demo_pkg-1.0-py3-none-any.whl</a></body></html>\n');
+        fs.writeFileSync(path.join(dir, "www/simple/index.html"),
+                '<!DOCTYPE html><html><body><a href="/simple/demo-pkg/">demo-pkg</a></body></html>\n');
+        const p1 = await freePort(), p2 = await freePort();
+        const srv = spawn("ip", ["netns", "exec", ns, "/usr/bin/python3", "-c", serverPy, path.join(dir, "www"),
+                                 addr, String(p1), String(p2), path.join(dir, "srv.pem"), path.join(dir, "srv.key")],
+                          { stdio: "ignore" });
+        cleanup.push(() => srv.kill("SIGKILL"));
+        await waitFor("the internet's servers", () => runSync("curl", ["-sf", "--max-time", "1", "--cacert",
+                path.join(dir, "ca.pem"), "--resolve", `pypi.test:${p2}:${addr}`,
+                `https://pypi.test:${p2}/hello.txt`]).status === 0, 15_000, 100);
+        Object.assign(net_, { addr, p1, p2, ca: fs.readFileSync(path.join(dir, "ca.pem"), "utf8") });
+});
+after(() => { for (const f of cleanup.reverse()) f(); });
+
+// The server's maximum, and pins for the internet's names.
+function serverArgs(extra = []) {
+        const { addr, p1, p2 } = net_;
+        return ["--network-allow", `*.test:${p1}`, "--network-allow", `*.test:${p2}`,
+                "--network-allow", `localhost:${p1}`,
+                "--resolve", `pypi.test=${addr}`, "--resolve", `files.test=${addr}`,
+                "--resolve", `evil.test=${addr}`, ...extra];
+}
+
+// run_code with the CA in /workspace and every trust variable naming it.
+function withCa(extra) {
+        return {
+                files: [{ path: "ca.pem", content: net_.ca }],
+                env: { SSL_CERT_FILE: "/workspace/ca.pem", CURL_CA_BUNDLE: "/workspace/ca.pem",
+                       PIP_CERT: "/workspace/ca.pem", REQUESTS_CA_BUNDLE: "/workspace/ca.pem" },
+                ...extra,
+        };
+}
+
+test("curl through the allowlist over HTTP and HTTPS; a host off the list is refused with the reason", { skip, timeout: 120_000 }, async () => {
+        const { p1, p2 } = net_;
+        const srv = await startServer({ args: serverArgs() });
+        const ok = assertOk(await runCode(srv, "sh", `
+                curl -sS --max-time 20 http://pypi.test:${p1}/hello.txt
+                curl -sS --max-time 20 https://pypi.test:${p2}/hello.txt`,
+                withCa({ network: { allow: [`pypi.test:${p1}`, `pypi.test:${p2}`] } })), srv);
+        assert.equal(ok.exit_code, 0, ok.stderr);
+        assert.equal(ok.stdout, "hello from the internet\nhello from the internet\n");
+        assert.deepEqual(ok.denied_hosts, []);
+
+        const res = await runCode(srv, "sh", `curl -sS -i --max-time 20 http://files.test:${p1}/hello.txt`,
+                                  { network: { allow: [`pypi.test:${p1}`] } });
+        const r = assertOk(res, srv);
+        assert.match(r.stdout, /^HTTP\/1\.1 403 Forbidden/);
+        assert.match(r.stdout, new RegExp(`X-Msp-Egress: files\\.test:${p1} is not in this sandbox's network allowlist`));
+        assert.deepEqual(r.denied_hosts, [`files.test:${p1}`]);
+        assert.match(text(res), new RegExp(`egress proxy refused files\\.test:${p1}`));
+        // HTTPS to a refused host: CONNECT gets the 403.
+        const t = assertOk(await runCode(srv, "sh", `curl -sS --max-time 20 https://evil.test:${p2}/ 2>&1; echo "rc=$?"`,
+                                         withCa({ network: { allow: [`pypi.test:${p2}`] } })), srv);
+        assert.match(t.stdout, /CONNECT.*403|403.*CONNECT|rc=56/s);
+        assert.deepEqual(t.denied_hosts, [`evil.test:${p2}`]);
+        assert.equal((await srv.close()).code, 0);
+});
+
+test("pip installs a wheel from the allowed index over HTTPS", { skip, timeout: 180_000 }, async () => {
+        const { p2 } = net_;
+        const srv = await startServer({ args: serverArgs() });
+        const r = assertOk(await runCode(srv, "sh", `
+                /usr/bin/python3 -m pip install --disable-pip-version-check --no-cache-dir -q \\
+                        --index-url https://pypi.test:${p2}/simple/ --target /tmp/site demo-pkg &&
+                PYTHONPATH=/tmp/site /usr/bin/python3 -c 'import demo_pkg; print(demo_pkg.VALUE)'`,
+                withCa({ network: { allow: [`pypi.test:${p2}`] }, timeout_ms: 120_000 })), srv);
+        assert.equal(r.exit_code, 0, r.stderr);
+        assert.equal(r.stdout, "42\n");
+        assert.equal((await srv.close()).code, 0);
+});
+
+test("what ignores the proxy gets nothing: raw connect() elsewhere fails, the proxy port works", { skip, timeout: 120_000 }, async () => {
+        const { addr, p1 } = net_;
+        const srv = await startServer({ args: serverArgs() });
+        const r = assertOk(await runCode(srv, "python", `
+import errno, json, socket
+def conn(a, p):
+    try:
+        socket.create_connection((a, p), timeout=3).close()
+        return "connected"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+def bind(p):
+    try:
+        socket.socket().bind(("127.0.0.1", p))
+        return "bound"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+print(json.dumps({"internet": conn("${addr}", ${p1}), "loopback_other": conn("127.0.0.1", 9),
+                  "proxy": conn("127.0.0.1", 3128), "bind": bind(8000)}))`,
+                { network: { allow: [`pypi.test:${p1}`] } }), srv);
+        assert.equal(r.exit_code, 0, r.stderr);
+        // Landlock refuses TCP connect and bind outside the relay's port (EACCES) before
+        // the namespace's routing would (ENETUNREACH, ECONNREFUSED).
+        assert.deepEqual(JSON.parse(r.stdout), { internet: "EACCES", loopback_other: "EACCES",
+                                                 proxy: "connected", bind: "EACCES" });
+        assert.equal((await srv.close()).code, 0);
+});
+
+// localhost is in NO_PROXY (the sandbox's own loopback): --noproxy '' sends it to the proxy.
+test("an allowed name that resolves to loopback and a redirect to a host off the list are refused", { skip, timeout: 120_000 }, async () => {
+        const { p1 } = net_;
+        const srv = await startServer({ args: serverArgs() });
+        const r = assertOk(await runCode(srv, "sh", `
+                curl -s --noproxy '' --max-time 20 http://localhost:${p1}/; echo
+                curl -s -L --max-time 20 http://pypi.test:${p1}/redirect`,
+                { network: { allow: [`localhost:${p1}`, `pypi.test:${p1}`] } }), srv);
+        assert.match(r.stdout, /localhost resolves to a loopback address \(127\.0\.0\.1\): refused/);
+        assert.match(r.stdout, new RegExp(`evil\\.test:${p1} is not in this sandbox's network allowlist`));
+        assert.deepEqual(r.denied_hosts.sort(), [`evil.test:${p1}`, `localhost:${p1}`]);
+        assert.equal((await srv.close()).code, 0);
+});
+
+test("the run's connection and byte limits hold", { skip, timeout: 120_000 }, async () => {
+        const { p1 } = net_;
+        const srv = await startServer({ args: serverArgs(["--network-max-conns", "2", "--network-max-bytes", "200K"]) });
+        const r = assertOk(await runCode(srv, "sh", `
+                for i in 1 2 3; do curl -s --max-time 20 http://pypi.test:${p1}/hello.txt; done
+                curl -s --max-time 20 -o /dev/null -w '%{size_download}\\n' http://files.test:${p1}/big`,
+                { network: { allow: [`*.test:${p1}`] } }), srv);
+        const lines = r.stdout.split("\n");
+        assert.equal(lines[0], "hello from the internet");
+        assert.equal(lines[1], "hello from the internet");
+        assert.match(r.stdout, /connection limit \(2\) was reached/);
+        const big = await runCode(srv, "sh", `curl -s --max-time 20 -o /dev/null -w '%{size_download}' http://files.test:${p1}/big; echo " rc=$?"`,
+                                  { network: { allow: [`files.test:${p1}`] } });
+        const b = assertOk(big, srv);
+        const [size, rc] = b.stdout.trim().split(" ");
+        assert.ok(Number(size) < 400 * 1024 && rc !== "rc=0", `a 1 MiB download under a 200K budget: ${b.stdout}`);
+        assert.equal((await srv.close()).code, 0);
+});
+
+test("a call may only narrow the server's list; full needs --allow-network; the schema says what is allowed", { skip, timeout: 60_000 }, async () => {
+        const { p1 } = net_;
+        const srv = await startServer({ args: serverArgs() });
+        let res = await runCode(srv, "sh", "true", { network: { allow: ["pypi.org"] } });
+        assert.equal(res.isError, true);
+        assert.match(text(res), /'pypi\.org' is not within this server's --network-allow list/);
+        res = await runCode(srv, "sh", "true", { network: { allow: [`*.test:${p1 + 1 === 65536 ? 1 : p1 + 1}`] } });
+        assert.equal(res.isError, true);
+        res = await runCode(srv, "sh", "true", { network: "full" });
+        assert.equal(res.isError, true);
+        assert.match(text(res), /--allow-network/);
+        res = await runCode(srv, "sh", "true", { network: { allow: ["bad pattern"] } });
+        assert.match(text(res), /network\.allow\[0\]: network pattern 'bad pattern'/);
+        assertOk(await runCode(srv, "sh", "true", { network: "none" }), srv);
+        const tools = await srv.client.listTools();
+        const rc = tools.tools.find((t) => t.name === "run_code");
+        assert.match(rc.inputSchema.properties.network.description, new RegExp(`within: \\*\\.test:${p1}`));
+        assert.equal(rc.annotations.openWorldHint, true);
+        assert.equal((await srv.close()).code, 0);
+});
