@@ -1,0 +1,136 @@
+/* msp-mcp run by a user: the state dir it may use (rootless.c) and the default it picks
+ * (config.c). Real directories under /tmp; the defaults are read in a child that becomes
+ * uid 65534 (root only: skipped otherwise, with the reason). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../unit/tap.h"
+#include "config.h"
+#include "rootless.h"
+
+static char base[64];                   /* /tmp/mcp-rootless-XXXXXX */
+
+TEST(state_dir_made_private)
+{
+        char p[256];
+        msp_err err = { 0 };
+        snprintf(p, sizeof p, "%s/a/b/state", base);   /* parents missing too */
+        ASSERT_EQ_INT(mcp_rootless_state_check(p, &err), 0);
+        struct stat st;
+        ASSERT_EQ_INT(lstat(p, &st), 0);
+        ASSERT_TRUE(S_ISDIR(st.st_mode));
+        ASSERT_EQ_INT(st.st_mode & 07777, 0700);
+        ASSERT_EQ_INT(st.st_uid, geteuid());
+        /* A second start finds it as it left it. */
+        ASSERT_EQ_INT(mcp_rootless_state_check(p, &err), 0);
+}
+
+TEST(state_dir_refused)
+{
+        char p[256], q[256];
+        msp_err err = { 0 };
+        snprintf(p, sizeof p, "%s/loose", base);
+        ASSERT_EQ_INT(mkdir(p, 0700), 0);
+        ASSERT_EQ_INT(chmod(p, 0770), 0);
+        ASSERT_EQ_INT(mcp_rootless_state_check(p, &err), -EPERM);
+        ASSERT_TRUE(strstr(err.msg, "mode 0770") != NULL);
+        ASSERT_EQ_INT(chmod(p, 0700), 0);
+        ASSERT_EQ_INT(chown(p, 65534, 65534), 0);
+        ASSERT_EQ_INT(mcp_rootless_state_check(p, &err), -EPERM);
+        ASSERT_TRUE(strstr(err.msg, "owned by uid 65534") != NULL);
+        /* A symlink to a good directory, and a file, are not a state dir. */
+        snprintf(q, sizeof q, "%s/link", base);
+        ASSERT_EQ_INT(symlink(base, q), 0);
+        ASSERT_EQ_INT(mcp_rootless_state_check(q, &err), -ENOTDIR);
+        snprintf(q, sizeof q, "%s/file", base);
+        FILE *f = fopen(q, "we");
+        ASSERT_NOT_NULL(f);
+        fclose(f);
+        ASSERT_EQ_INT(mcp_rootless_state_check(q, &err), -ENOTDIR);
+}
+
+/* The default --state-dir of uid 65534 with this environment: written to out. */
+static int
+default_as_user(const char *xdg, const char *state, const char *home, char *out, size_t size)
+{
+        int fd[2];
+        if (pipe(fd) < 0)
+                return -errno;
+        pid_t pid = fork();
+        if (pid == 0) {
+                close(fd[0]);
+                if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+                        _exit(2);
+                clearenv();
+                if ((xdg && setenv("XDG_RUNTIME_DIR", xdg, 1) < 0) ||
+                    (state && setenv("XDG_STATE_HOME", state, 1) < 0) ||
+                    (home && setenv("HOME", home, 1) < 0))
+                        _exit(2);
+                mcp_config cfg;
+                mcp_config_action action;
+                msp_err err = { 0 };
+                char *argv[] = { "msp-mcp", "--runtime", "/bin/true", NULL };
+                int r = mcp_config_load(&cfg, 3, argv, &action, &err);
+                const char *s = r < 0 ? err.msg : cfg.state_dir;
+                if (write(fd[1], s, strlen(s)) < 0)
+                        _exit(2);
+                _exit(r < 0 ? 1 : 0);
+        }
+        close(fd[1]);
+        ssize_t n = read(fd[0], out, size - 1);
+        out[n > 0 ? n : 0] = '\0';
+        close(fd[0]);
+        int st;
+        waitpid(pid, &st, 0);
+        return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+TEST(default_state_dir_of_a_user)
+{
+        char xdg[128], open_xdg[128], want[256], got[512];
+        snprintf(xdg, sizeof xdg, "%s/xdg", base);
+        snprintf(open_xdg, sizeof open_xdg, "%s/xdg-open", base);
+        ASSERT_EQ_INT(mkdir(xdg, 0700), 0);
+        ASSERT_EQ_INT(chown(xdg, 65534, 65534), 0);
+        ASSERT_EQ_INT(mkdir(open_xdg, 0755), 0);
+        ASSERT_EQ_INT(chown(open_xdg, 65534, 65534), 0);
+
+        ASSERT_EQ_INT(default_as_user(xdg, "/st", "/h", got, sizeof got), 0);
+        snprintf(want, sizeof want, "%s/msp-mcp", xdg);
+        ASSERT_STREQ(got, want);
+        /* Not the user's private directory: the next one. */
+        ASSERT_EQ_INT(default_as_user(open_xdg, "/st", "/h", got, sizeof got), 0);
+        ASSERT_STREQ(got, "/st/msp-mcp");
+        ASSERT_EQ_INT(default_as_user(base, "/st", "/h", got, sizeof got), 0);  /* root's */
+        ASSERT_STREQ(got, "/st/msp-mcp");
+        ASSERT_EQ_INT(default_as_user(NULL, NULL, "/h", got, sizeof got), 0);
+        ASSERT_STREQ(got, "/h/.local/state/msp-mcp");
+        /* Never /run/msp-mcp, never a guess in /tmp: nothing set is an error naming the flag. */
+        ASSERT_EQ_INT(default_as_user(NULL, NULL, NULL, got, sizeof got), 1);
+        ASSERT_TRUE(strstr(got, "--state-dir") != NULL);
+}
+
+int
+main(void)
+{
+        if (geteuid() != 0) {
+                printf("1..0 # SKIP needs root (chown, and a child that becomes uid 65534)\n");
+                return 0;
+        }
+        snprintf(base, sizeof base, "/tmp/mcp-rootless-XXXXXX");
+        if (!mkdtemp(base) || chmod(base, 0711) < 0)    /* uid 65534 looks inside */
+                return 1;
+        RUN(state_dir_made_private);
+        RUN(state_dir_refused);
+        RUN(default_state_dir_of_a_user);
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
+        if (system(cmd) != 0)
+                tap_diag("could not remove %s", base);
+        return tap_done();
+}
