@@ -153,9 +153,6 @@ write_closed(oci_jw *w, const void *ctx)
         oci_jw_end_object(w);
 }
 
-static void send_session_errno(mcp_server *srv, const mcp_rpc_id *id, int r, const msp_err *err,
-                               const char *tool_name, const char *sid);
-
 static int
 t_session_id(mcp_server *srv, const mcp_rpc_id *id, targs *a, mcp_session_store **ret_st,
              const char **ret_sid)
@@ -169,13 +166,12 @@ t_session_id(mcp_server *srv, const mcp_rpc_id *id, targs *a, mcp_session_store 
                 mcp_tool_error(srv, id, "sessions are not available");
                 return -ENOSYS;
         }
-        if (!mcp_server_owns(srv, *ret_sid)) {
-                msp_err none = { 0 };
-                send_session_errno(srv, id, -ENOENT, &none, "", *ret_sid);
-                return -ENOENT;
-        }
         return 0;
 }
+
+/* Another tenant's session is one that does not exist: the same error, at the same step
+ * (after the arguments are checked). */
+#define OWNED(srv, sid, call) (mcp_server_owns((srv), (sid)) ? (call) : -ENOENT)
 
 static void
 send_session_errno(mcp_server *srv, const mcp_rpc_id *id, int r, const msp_err *err,
@@ -199,7 +195,7 @@ mcp_tool_session_close(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mc
         if (t_session_id(srv, id, a, &st, &sid) < 0)
                 return;
         msp_err err = { 0 };
-        int r = mcp_session_close(st, sid, false, &err);
+        int r = OWNED(srv, sid, mcp_session_close(st, sid, false, &err));
         if (r == -EBUSY) {
                 /* A run of ours uses it: that run is killed and answered first, then the
                  * close is forced (the engine cancels whatever still holds the session). */
@@ -256,7 +252,7 @@ mcp_tool_write_file(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_r
                 return;
         }
         msp_err err = { 0 };
-        int r = mcp_session_write_file(st, sid, path, data, len, exec, &err);
+        int r = OWNED(srv, sid, mcp_session_write_file(st, sid, path, data, len, exec, &err));
         if (r < 0) {
                 send_session_errno(srv, id, r, &err, "write_file", sid);
                 return;
@@ -304,7 +300,7 @@ mcp_tool_read_file(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rp
         uint64_t size = 0;
         bool truncated = false;
         msp_err err = { 0 };
-        int r = mcp_session_read_file(st, sid, path, max, &buf, &len, &size, &truncated, &err);
+        int r = OWNED(srv, sid, mcp_session_read_file(st, sid, path, max, &buf, &len, &size, &truncated, &err));
         if (r < 0) {
                 send_session_errno(srv, id, r, &err, "read_file", sid);
                 return;
@@ -409,7 +405,7 @@ mcp_tool_list_files(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_r
         size_t n = 0;
         bool truncated = false;
         msp_err err = { 0 };
-        int r = mcp_session_list_files(st, sid, path, LIST_MAX, &ents, &n, &truncated, &err);
+        int r = OWNED(srv, sid, mcp_session_list_files(st, sid, path, LIST_MAX, &ents, &n, &truncated, &err));
         if (r < 0) {
                 send_session_errno(srv, id, r, &err, "list_files", sid);
                 return;
