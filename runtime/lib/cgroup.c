@@ -146,20 +146,14 @@ struct create_data {
  * in) would stop the init before it could report anything: create refuses it up front,
  * as runc does, before it makes or changes anything. The deepest existing level of path
  * tells: v2 "frozen 1" in cgroup.events (it counts frozen ancestors); v1 FROZEN or
- * FREEZING in the freezer hierarchy's freezer.state (likewise). */
+ * FREEZING in the freezer hierarchy's freezer.state (likewise). rel is the leaf below the
+ * fd of CG_ROOT, top where the container's path starts in it. */
 static int
-frozen_check_in(const char *hier, int root, bool v2, void *userdata, msp_err *err)
+frozen_check(int root, bool v2, char *rel, char *top, msp_err *err)
 {
-        const char *path = userdata;
-        size_t rl = strlen(CG_ROOT), hl = strlen(hier);
-        char rel[PATH_MAX], file[PATH_MAX + 32], buf[256];
+        char file[PATH_MAX + 32], buf[256];
         struct stat st;
 
-        if (!v2 && !strstr(hier, "freezer"))
-                return 0;
-        if ((size_t) snprintf(rel, sizeof rel, "%s%s", hl > rl ? hier + rl + 1 : "", path) >= sizeof rel)
-                return 0;       /* create reports the length */
-        char *top = rel + (hl > rl ? hl - rl - 1 : 0);
         while (fstatat(root, rel, &st, 0) < 0) {
                 char *slash = strrchr(top, '/');
                 if (!slash || slash == top)
@@ -178,6 +172,47 @@ frozen_check_in(const char *hier, int root, bool v2, void *userdata, msp_err *er
                                    "frozen (thaw it, or choose another linux.cgroupsPath)", CG_ROOT,
                                    rel);
         return 0;
+}
+
+struct probe_data {
+        const char *path;
+        rt_cgroup_facts *p;
+};
+
+/* One hierarchy for rt_cgroup_probe: does the leaf exist here, and is it (or the
+ * ancestor it would be made in) frozen? */
+static int
+probe_in(const char *hier, int root, bool v2, void *userdata, msp_err *err)
+{
+        struct probe_data *pd = userdata;
+        size_t rl = strlen(CG_ROOT), hl = strlen(hier);
+        char rel[PATH_MAX];
+        struct stat st;
+
+        if (cg_relpath(hier, pd->path, rel, sizeof rel) < 0)
+                return 0;       /* create reports the length */
+        if (fstatat(root, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+                if (v2)
+                        pd->p->exists_v2 = true;
+                else
+                        pd->p->exists_v1 = true;
+        }
+        if (!v2 && !strstr(hier, "freezer"))
+                return 0;
+        /* The walk up stops at the hierarchy's own directory ("unified", or none). */
+        return frozen_check(root, v2, rel, rel + (hl > rl ? hl - rl - 1 : 0), err);
+}
+
+int
+rt_cgroup_probe(const char *path, rt_cgroup_facts *ret, msp_err *err)
+{
+        struct probe_data pd = { path, ret };
+
+        *ret = (rt_cgroup_facts) { 0 };
+        if (!cg_path_is_safe(path))
+                return msp_err_set(err, EINVAL, "cgroup path '%s': refusing a hierarchy root or '..'",
+                                   path);
+        return cg_for_each_hierarchy_in(RT_CGROUP_ALL, probe_in, &pd, err);
 }
 
 static int
@@ -224,8 +259,11 @@ create_in(const char *hier, int root, bool v2, void *userdata, msp_err *err)
 int
 rt_cgroup_create(const char *path, bool *ret_created, msp_err *err)
 {
+        rt_cgroup_facts probe;
+        int r = rt_cgroup_probe(path, &probe, err);
+
         *ret_created = false;
-        return rt_cgroup_create_in(path, RT_CGROUP_ALL, ret_created, err);
+        return r < 0 ? r : rt_cgroup_create_in(path, RT_CGROUP_ALL, ret_created, err);
 }
 
 int
@@ -236,9 +274,7 @@ rt_cgroup_create_in(const char *path, unsigned which, bool *ret_created, msp_err
         if (!cg_path_is_safe(path))
                 return msp_err_set(err, EINVAL, "cgroup path '%s': refusing a hierarchy root or '..'",
                                    path);
-        int r = cg_for_each_hierarchy_in(RT_CGROUP_ALL, frozen_check_in, (void *) path, err);
-        if (r >= 0)
-                r = cg_for_each_hierarchy_in(which, create_in, &cd, err);
+        int r = cg_for_each_hierarchy_in(which, create_in, &cd, err);
         /* Roll back only the leaves made here: they are still empty. A cgroup that
          * existed before is never removed. */
         for (size_t i = cd.n_made; i > 0; i--) {
@@ -251,37 +287,6 @@ rt_cgroup_create_in(const char *path, unsigned which, bool *ret_created, msp_err
         if (cd.created)
                 *ret_created = true;
         return 0;
-}
-
-struct exists_data {
-        const char *path;
-        unsigned which;
-        bool found;
-};
-
-static int
-exists_in(const char *hier, int root, bool v2, void *userdata, msp_err *err)
-{
-        struct exists_data *cd = userdata;
-        char rel[PATH_MAX];
-        struct stat st;
-
-        (void) err;
-        if (!(cd->which & (v2 ? RT_CGROUP_V2 : RT_CGROUP_V1)))
-                return 0;
-        if (cg_relpath(hier, cd->path, rel, sizeof rel) == 0 &&
-            fstatat(root, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
-                cd->found = true;
-        return 0;
-}
-
-bool
-rt_cgroup_exists_in(const char *path, unsigned which)
-{
-        struct exists_data ed = { .path = path, .which = which };
-
-        (void) cg_for_each_hierarchy_in(which, exists_in, &ed, NULL);
-        return ed.found;
 }
 
 /* ---- signal and remove: a cgroup and the sub-cgroups a container made ---- */

@@ -40,13 +40,22 @@ enum {
         RT_CGROUP_V1 = 1 << 1,
         RT_CGROUP_ALL = RT_CGROUP_V2 | RT_CGROUP_V1,
 };
-/* mkdir the path in every hierarchy; *ret_created tells whether msp made the leaf. */
+/* What create must know before it makes anything, from one walk of the hierarchies:
+ * whether the leaf exists in the cgroup2 one and in any v1 one. Fails (EBUSY,
+ * "container's cgroup unexpectedly frozen") when the leaf, or the ancestor a new leaf
+ * would be made in, is frozen (v2 cgroup.events, v1 freezer.state), and (EINVAL) for a
+ * hierarchy root or a path with "..". */
+typedef struct rt_cgroup_facts {
+        bool exists_v2;
+        bool exists_v1;
+} rt_cgroup_facts;
+int rt_cgroup_probe(const char *path, rt_cgroup_facts *ret, msp_err *err);
+/* rt_cgroup_probe, then mkdir the path in every hierarchy; *ret_created tells whether
+ * msp made the leaf. */
 int rt_cgroup_create(const char *path, bool *ret_created, msp_err *err);
-/* The same in the hierarchies `which` names; *ret_created is set when msp made a leaf
- * and left alone otherwise (so two calls accumulate). */
+/* mkdir the path in the hierarchies `which` names, after rt_cgroup_probe; *ret_created
+ * is set when msp made a leaf and left alone otherwise (so two calls accumulate). */
 int rt_cgroup_create_in(const char *path, unsigned which, bool *ret_created, msp_err *err);
-/* Does the cgroup's directory exist in any of the hierarchies `which` names? */
-bool rt_cgroup_exists_in(const char *path, unsigned which);
 int rt_cgroup_enter(const char *path, pid_t pid, msp_err *err);
 
 /* exec --cgroup (cgroup-sub.c), as runc-exec(8): "PATH" for every hierarchy ("/" is the

@@ -183,6 +183,7 @@ typedef struct create_run {
         bool cgroup_v1_after_clone;
         bool cgroup_v2_missed;          /* hybrid, but clone3 could not use the cgroup2 leaf */
         rt_cgroup_mode cgroup_mode;
+        rt_cgroup_facts cgroup_probe;   /* before anything is made, for every hierarchy */
         bool start_at_ready;
 } create_run;
 
@@ -229,9 +230,10 @@ check_existing_cgroup(create_run *cr, msp_err *err)
         return 0;
 }
 
-/* Make the container's cgroup in the hierarchies `which` names. state.json says that
- * msp owns the cgroup before the first mkdir: a create killed right after it leaves a
- * leaf that `delete --force` must remove (docs/CGROUPS.md, "Ownership"). */
+/* Make the container's cgroup in the hierarchies `which` names, after the probe
+ * (cr->cgroup_probe). state.json says that msp owns the cgroup before the first mkdir: a
+ * create killed right after it leaves a leaf that `delete --force` must remove
+ * (docs/CGROUPS.md, "Ownership"). */
 static int
 make_cgroup(create_run *cr, unsigned which, msp_err *err)
 {
@@ -239,7 +241,8 @@ make_cgroup(create_run *cr, unsigned which, msp_err *err)
         int r;
 
         if (!st->cgroup_owned) {
-                if (rt_cgroup_exists_in(cr->cgroup, which))
+                if (((which & RT_CGROUP_V2) && cr->cgroup_probe.exists_v2) ||
+                    ((which & RT_CGROUP_V1) && cr->cgroup_probe.exists_v1))
                         r = check_existing_cgroup(cr, err);
                 else {
                         st->cgroup_owned = true;
@@ -767,6 +770,8 @@ rt_container_create(const rt_ctx *ctx, const rt_create_opts *o, rt_container **r
         if (r >= 0 && cr->cgroup[0]) {
                 r = rt_cgroup_mode_detect(&cr->cgroup_mode, err);
                 cr->cgroup_v1_after_clone = r >= 0 && cr->cgroup_mode != RT_CGROUP_UNIFIED;
+                if (r >= 0)
+                        r = rt_cgroup_probe(cr->cgroup, &cr->cgroup_probe, err);
                 if (r >= 0)
                         r = make_cgroup(cr, cr->cgroup_v1_after_clone ? RT_CGROUP_V2 : RT_CGROUP_ALL,
                                         err);
