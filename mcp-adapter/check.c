@@ -1,6 +1,7 @@
 /* mcp_check_host(): what the default policy needs from the kernel and the host, each probed
  * by trying it (features, not versions), one line each: "ok|MISSING  name  what". */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <linux/landlock.h>
 #include <linux/openat2.h>
@@ -18,6 +19,7 @@
 
 #include "bundle.h"
 #include "engine.h"
+#include "langprobe.h"
 #include "languages.h"
 #include "macros.h"
 #include "rootless.h"
@@ -151,10 +153,12 @@ check_rootless(checker *c, const mcp_rootless *rl, bool require_cgroups)
                 fprintf(c->out, "%-8s %-14s %s\n", "limit", limits[i][0], limits[i][1]);
 }
 
-/* The languages of the host view: listed ones with their interpreter, and those present but
- * not working in the sandbox ("off", never a missing requirement) with the reason. */
+/* The languages of the host view: listed ones with their interpreter and, when the policy
+ * can be enforced, whether a program ran in the sandbox ("broken" with the failure
+ * otherwise); those present but not working in the view ("off", never a missing
+ * requirement) with the reason. */
 static void
-check_languages(checker *c)
+check_languages(checker *c, const mcp_config *cfg)
 {
         mcp_hostview view;
         msp_err e = { 0 };
@@ -163,10 +167,23 @@ check_languages(checker *c)
         _cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         mcp_languages l;
         mcp_languages_detect(root, &view, &l);
+        mcp_langprobe probes[MCP_LANG_MAX] = { 0 };
+        for (size_t i = 0; i < l.n; i++)
+                probes[i].name = l.names[i];
+        int probed = c->first_missing ? -ENOTSUP : mcp_langprobe_run(cfg, probes, l.n, &e);
+        if (probed < 0 && !c->first_missing)
+                fprintf(c->out, "%-8s %-14s no program was run: %s\n", "absent", "lang-probe", e.msg);
         for (size_t i = 0; i < l.n; i++) {
                 char name[32];
                 snprintf(name, sizeof name, "lang %s", l.names[i]);
-                line(c, true, name, "%s", l.interp[i]);
+                if (probed < 0)
+                        line(c, true, name, "%s", l.interp[i]);
+                else if (probes[i].ran)
+                        line(c, true, name, "%s (a program ran in the sandbox, %" PRIu64 " ms)",
+                             l.interp[i], probes[i].ms);
+                else
+                        fprintf(c->out, "%-8s %-14s %s: listed, but its program fails in the "
+                                "sandbox: %s\n", "broken", name, l.interp[i], probes[i].why);
         }
         for (size_t i = 0; i < l.n_off; i++)
                 fprintf(c->out, "%-8s lang %-9s not listed: %s\n", "off", l.off[i]->name, l.why[i]);
@@ -267,6 +284,6 @@ mcp_check_host(const mcp_config *cfg, FILE *out, msp_err *err)
                 bool w = made && access(state, W_OK | X_OK) == 0;
                 line(&c, w, "state-dir", "%s: %s", state, w ? "writable" : strerror(errno));
         }
-        check_languages(&c);
+        check_languages(&c, cfg);
         return c.first_missing;
 }

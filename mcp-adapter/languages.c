@@ -23,20 +23,23 @@
 #define COMPILE_RUN(flags) "@INTERP@ " flags " -o /tmp/main @PROG@ && exec /tmp/main \"$@\""
 
 static const mcp_language table[] = {
-        { "sh", "sh", "sh", { "@INTERP@", "@PROG@" }, NULL, { NULL } },
-        { "bash", "sh", "bash", { "@INTERP@", "@PROG@" }, NULL, { NULL } },
+        { "sh", "sh", "sh", { "@INTERP@", "@PROG@" }, NULL, { NULL }, NULL, "echo ok" },
+        { "bash", "sh", "bash", { "@INTERP@", "@PROG@" }, NULL, { NULL }, NULL, "echo ok" },
         /* Debian's matplotlib reads /etc/matplotlibrc, named in its __init__.py. */
         { "python", "py", "python3", { "@INTERP@", "-u", "@PROG@" }, "python3", { NULL },
-          "__init__.py" },
-        { "node", "js", "node", { "@INTERP@", "@PROG@" }, "node", { NULL } },
-        { "perl", "pl", "perl", { "@INTERP@", "@PROG@" }, "perl", { NULL } },
-        { "ruby", "rb", "ruby", { "@INTERP@", "@PROG@" }, "ruby", { NULL } },
+          "__init__.py", "print('ok')" },
+        { "node", "js", "node", { "@INTERP@", "@PROG@" }, "node", { NULL }, NULL,
+          "console.log('ok')" },
+        { "perl", "pl", "perl", { "@INTERP@", "@PROG@" }, "perl", { NULL }, NULL,
+          "print \"ok\\n\";" },
+        { "ruby", "rb", "ruby", { "@INTERP@", "@PROG@" }, "ruby", { NULL }, NULL, "puts 'ok'" },
         /* R_HOME is <libdir>/R; R stops without Renviron, finds no libraries without ldpaths. */
-        { "R", "R", "Rscript", { "@INTERP@", "@PROG@" }, "R", { "etc/Renviron", "etc/ldpaths" } },
+        { "R", "R", "Rscript", { "@INTERP@", "@PROG@" }, "R", { "etc/Renviron", "etc/ldpaths" },
+          NULL, "cat('ok\\n')" },
         { "c", "c", "gcc", { "/bin/sh", "-c", COMPILE_RUN("-O1 -std=gnu17 -x c") " -lm", "c" },
-          "gcc", { NULL } },
+          "gcc", { NULL }, NULL, "#include <stdio.h>\nint main(void) { puts(\"ok\"); }\n" },
         { "cpp", "cpp", "g++", { "/bin/sh", "-c", COMPILE_RUN("-O1 -std=gnu++17 -x c++"), "cpp" },
-          "gcc", { NULL } },
+          "gcc", { NULL }, NULL, "#include <iostream>\nint main() { std::cout << \"ok\\n\"; }\n" },
 };
 
 static const char *const dirs[] = { "usr/bin", "bin", "usr/local/bin" };
@@ -135,6 +138,15 @@ mcp_languages_detect(int root_fd, mcp_hostview *view, mcp_languages *ret)
         mcp_sysdeps_free(deps);
         l.names[l.n] = NULL;
         *ret = l;
+}
+
+const mcp_language *
+mcp_language_named(const char *name)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(table); i++)
+                if (strcmp(table[i].name, name) == 0)
+                        return &table[i];
+        return NULL;
 }
 
 int

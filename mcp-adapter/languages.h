@@ -28,6 +28,8 @@ typedef struct mcp_language {
         /* The name of its package sources that may name configuration under /etc, scanned
          * in its home directories (sysdeps.h); NULL: none. */
         const char *sources;
+        /* A program that prints "ok" (msp-mcp --check runs it in the sandbox). */
+        const char *hello;
 } mcp_language;
 
 typedef struct mcp_languages {
@@ -47,6 +49,8 @@ typedef struct mcp_hostview mcp_hostview;
  * view->sys, and a language whose interpreter or needs do not resolve in the view is left
  * out (off, with why). */
 void mcp_languages_detect(int root_fd, mcp_hostview *view, mcp_languages *ret);
+/* The table's entry of that name, or NULL. */
+const mcp_language *mcp_language_named(const char *name);
 /* Index in l, or -1. */
 int mcp_language_find(const mcp_languages *l, const char *name);
 /* The interpreter's absolute path in the rootfs at root_fd (resolved inside it, as if it were

@@ -217,12 +217,34 @@ test("--check names every language listed, with its interpreter", { skip, timeou
                                     { encoding: "utf8", timeout: 60_000 });
                 assert.equal(r.status, 0, r.stdout + r.stderr);
                 for (const lang of languages)
-                        assert.match(r.stdout, new RegExp(`^ok +lang ${lang} +/\\S+`, "m"), r.stdout);
+                        assert.match(r.stdout, new RegExp(`^ok +lang ${lang} +/\\S+ \\(a program ran in the sandbox, \\d+ ms\\)$`, "m"), r.stdout);
                 // Present but not listed: an "off" line with the reason, never a failure.
                 for (const m of r.stdout.matchAll(/^off +lang (\S+) +not listed: .+$/gm))
                         assert.ok(!languages.includes(m[1]), m[0]);
         } finally {
                 fs.rmSync(dir, { recursive: true, force: true });
+        }
+});
+
+// Detection decides from files; --check runs a program per language and names a listed one
+// that fails: here R, whose /etc configuration a Landlock policy keeps it from reading.
+test("--check: a listed language whose program fails in the sandbox is named broken, with the failure", { skip, timeout: 120_000 }, (t) => {
+        if (!languages.includes("R")) return t.skip("Rscript is not installed (contrib/install-deps.sh languages)");
+        const dir = fs.mkdtempSync("/tmp/msp-mcp-test-"), state = fs.mkdtempSync("/tmp/msp-mcp-test-");
+        try {
+                const policy = JSON.parse(fs.readFileSync(new URL("../../contrib/profiles/landlock-default.json", import.meta.url)));
+                for (const rule of policy.rules.pathBeneath)
+                        if (rule.paths.includes("/etc")) rule.paths = rule.paths.filter((p) => p !== "/etc").concat("/etc/ld.so.cache");
+                fs.writeFileSync(`${dir}/landlock.json`, JSON.stringify(policy));
+                const r = spawnSync(process.env.MSP_MCP, ["--check", "--runtime", process.env.MSP, "--state-dir", state,
+                                                          "--landlock-profile", `${dir}/landlock.json`],
+                                    { encoding: "utf8", timeout: 120_000 });
+                assert.equal(r.status, 0, r.stdout + r.stderr);
+                assert.match(r.stdout, /^broken +lang R +\/\S+: listed, but its program fails in the sandbox: exit \d+, .*stderr: .+$/m, r.stdout);
+                assert.match(r.stdout, /^ok +lang sh +\/\S+ \(a program ran in the sandbox/m, r.stdout);
+        } finally {
+                fs.rmSync(dir, { recursive: true, force: true });
+                fs.rmSync(state, { recursive: true, force: true });
         }
 });
 
