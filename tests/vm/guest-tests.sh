@@ -437,6 +437,85 @@ t_apparmor_profile() {
         apparmor_parser -R "$W/msp-test.profile"
 }
 
+# Rootless with a delegated subtree, as systemd gives user@UID.service one: the directory
+# and its cgroup.procs, cgroup.subtree_control and cgroup.threads chowned to the user, the
+# user's processes in a scope below it. msp run by the user (setpriv, no capability) with
+# `spec --rootless` and no linux.cgroupsPath makes the container's cgroup beside that
+# scope (runc's placement) and applies the limits; pause works there; delete removes it.
+RL_UID=1000
+RL_D=$CG/$PFX/user-$RL_UID.service
+
+# as_user CMD...: CMD as the user, from the delegated subtree's app.scope.
+as_user() {
+        (
+                echo 0 >"$RL_D/app.scope/cgroup.procs"
+                exec env XDG_RUNTIME_DIR="$W/xdg" /usr/bin/setpriv --reuid=$RL_UID \
+                        --regid=$RL_UID --clear-groups --inh-caps=-all "$@"
+        )
+}
+
+rl_stopped() {
+        [ "$("$MSP" --root "$W/xdg/msp" state "$1" | jq -r .status)" = stopped ]
+}
+
+t_rootless_delegated() {
+        [ -x /usr/bin/setpriv ]
+        mkdir -p "$CG/$PFX"
+        echo "+cpu +memory +pids" >"$CG/cgroup.subtree_control"
+        echo "+cpu +memory +pids" >"$CG/$PFX/cgroup.subtree_control"
+        mkdir "$RL_D" "$RL_D/app.scope"
+        chown -R $RL_UID:$RL_UID "$RL_D/app.scope"
+        mkdir -p "$W/rl" "$W/xdg"
+        cp -a "$BASE/rootfs" "$W/rl/rootfs"
+        chown -R $RL_UID:$RL_UID "$W/rl" "$W/xdg"
+        chmod 0700 "$W/xdg"
+        as_user sh -c "cd $W/rl && $MSP spec --rootless"
+        jq '.process.terminal = false | .root.readonly = false
+                | .linux.resources = {"memory": {"limit": 33554432}, "pids": {"limit": 50}}
+                | .process.args = ["/bin/msp-helper", "oom"]' "$W/rl/config.json" >"$W/rl/c.json"
+        mv "$W/rl/c.json" "$W/rl/config.json"
+        chown $RL_UID:$RL_UID "$W/rl/config.json"
+        # not delegated yet (the parent is root's): the limit is refused, saying why
+        rc=0
+        as_user "$MSP" run -b "$W/rl" rl0 </dev/null >"$W/rl0.out" 2>&1 || rc=$?
+        cat "$W/rl0.out"
+        [ "$rc" -ne 0 ]
+        grep -q "linux.resources.memory: rootless, the limit needs a cgroup and msp may make none: cgroup '$RL_D' is not delegated to uid $RL_UID" "$W/rl0.out"
+        [ -z "$(ls "$W/xdg/msp")" ]
+        chown $RL_UID:$RL_UID "$RL_D" "$RL_D/cgroup.procs" "$RL_D/cgroup.subtree_control" \
+                "$RL_D/cgroup.threads"
+        rc=0
+        as_user "$MSP" run --keep -b "$W/rl" rl1 </dev/null || rc=$?
+        echo "exit status $rc"
+        [ "$rc" -eq 137 ]
+        ls -ld "$RL_D/rl1"
+        [ "$(cat "$RL_D/rl1/memory.max")" = 33554432 ]
+        [ "$(cat "$RL_D/rl1/pids.max")" = 50 ]
+        [ "$(stat -c %u "$RL_D/rl1")" = $RL_UID ]
+        awk '$1 == "oom_kill" { print; exit !($2 >= 1) }' "$RL_D/rl1/memory.events"
+        as_user "$MSP" delete rl1
+        [ ! -e "$RL_D/rl1" ]
+        # a live one: its init in the cgroup, pause and resume, ps, delete
+        jq '.process.args = ["/bin/sleep", "1000"]' "$W/rl/config.json" >"$W/rl/c.json"
+        mv "$W/rl/c.json" "$W/rl/config.json"
+        chown $RL_UID:$RL_UID "$W/rl/config.json"
+        as_user "$MSP" run -d -b "$W/rl" rl2 </dev/null >"$W/rl2.out" 2>&1 || { cat "$W/rl2.out"; false; }
+        pid=$(as_user "$MSP" state rl2 | jq -r .pid)
+        grep -qx "$pid" "$RL_D/rl2/cgroup.procs"
+        as_user "$MSP" pause rl2
+        [ "$(as_user "$MSP" state rl2 | jq -r .status)" = paused ]
+        grep -qx 'frozen 1' "$RL_D/rl2/cgroup.events"
+        as_user "$MSP" resume rl2
+        [ "$(as_user "$MSP" state rl2 | jq -r .status)" = running ]
+        [ "$(as_user "$MSP" ps --format json rl2)" = "[$pid]" ]
+        as_user "$MSP" kill rl2 KILL
+        until_true 10 rl_stopped rl2
+        as_user "$MSP" delete rl2
+        [ ! -e "$RL_D/rl2" ]
+        [ -z "$(ls "$W/xdg/msp")" ]
+        rmdir "$RL_D/app.scope" "$RL_D"
+}
+
 # The runtime/lib unit tests that are mode-aware (OOM, pids, destroy, eBPF, freeze...),
 # and test-rt-lsm with an LSM (AppArmor) active,
 # run here against real cgroup v2.
@@ -474,6 +553,7 @@ else
         n=$((n + 1))
         say "ok $n - apparmor: a loaded profile confines the container's process # SKIP no apparmor_parser on the host (Debian package apparmor)"
 fi
+t "rootless: without delegation a limit is refused; with a delegated subtree the container's cgroup beside the user's scope, limits, pause, delete" t_rootless_delegated
 if [ -d /vm/unit ]; then
         t "runtime/lib unit tests in cgroup v2 mode" t_unit
 fi

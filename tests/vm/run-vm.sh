@@ -72,6 +72,8 @@ build_initramfs() {
         copy_with_libs "$MSP" /usr/bin/msp || return 1
         copy_with_libs "$(command -v jq)" /usr/bin/jq || return 1
         install -D -m 0755 "$MSP_HELPER" "$stage/usr/bin/msp-helper" || return 1
+        # util-linux's setpriv: the rootless test runs msp as an unprivileged user
+        copy_with_libs "$(command -v setpriv)" /usr/bin/setpriv || return 1
         # AppArmor's parser (package apparmor), when the host has it: the guest kernel runs
         # AppArmor, so a profile can be loaded there and its confinement tested.
         if command -v apparmor_parser >/dev/null; then
