@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# Rootless start-up benchmark: msp run by an ordinary user against rootless runc, bwrap
+# (rootless natively) and msp run by root, the same bundle.
+#
+#   tests/bench/rootless.sh [--runs N] [--warmup N] [--no-install] [--keep]
+#
+# As root (it makes the test user, tests/helper/test-user.sh ensure). Builds a release
+# msp in build-bench/ (BUILD_DIR overrides) and copies it where the user can run it;
+# prepares one bundle owned by the user (the busybox rootfs, `msp spec --rootless`:
+# user, pid, ipc, uts and mount namespaces, the user's own ids, process.args
+# ["/bin/true"]) and times, in ONE hyperfine run (the commands alternate):
+#
+#   rootless msp run, rootless runc run   the user's, each with its own --root in the
+#                                         work directory (no cgroup: none is delegated
+#                                         here, docs/ROOTLESS.md)
+#   bwrap --unshare-all                   the same user: user, pid, net, ipc, uts ns
+#   msp run as root                       the same bundle, --cgroup-manager disabled so
+#                                         that only rootlessness differs
+#
+# Every command goes through the same `setpriv` (root's with --reuid=0), so each pays the
+# same exec. Ratios are to rootless msp run; goals (issue 14): within 10% of msp run as
+# root, no slower than bwrap. A missed goal is reported, not failed. The hyperfine JSON
+# is kept in BUILD_DIR/bench/rootless.json.
+set -euo pipefail
+
+. "$(dirname "$0")/lib.sh"
+build=${BUILD_DIR:-$repo/build-bench}
+runs=200
+warmup=20
+install=1
+keep=0
+
+while [ $# -gt 0 ]; do
+        case "$1" in
+        --runs) runs=$2; shift ;;
+        --warmup) warmup=$2; shift ;;
+        --no-install) install=0 ;;
+        --keep) keep=1 ;;
+        -h|--help) bench_usage; exit 0 ;;
+        *) die "unknown argument '$1' (see --help)" ;;
+        esac
+        shift
+done
+
+bench_need_root "it makes the test user and runs as it"
+
+if [ "$install" = 1 ]; then bench_install build bench rootless; fi
+bench_require "contrib/install-deps.sh bench" hyperfine runc bwrap jq meson ninja setpriv
+bench_build "$build" runtime/msp
+[ -x "$build/runtime/msp" ] || die "$build/runtime/msp was not built"
+
+eval "$("$repo/tests/helper/test-user.sh" ensure)"
+uid=$MSP_TEST_UID
+gid=$MSP_TEST_GID
+
+work=$(mktemp -d /tmp/msp-bench-rootless.XXXXXX)
+cleanup() {
+        set +e
+        for id in $("$work/msp" --root "$work/root-msp-user" list -q 2>/dev/null); do
+                "$work/msp" --root "$work/root-msp-user" delete --force "$id" >/dev/null 2>&1
+        done
+        for id in $(runc --root "$work/root-runc-user" list -q 2>/dev/null); do
+                runc --root "$work/root-runc-user" delete --force "$id" >/dev/null 2>&1
+        done
+        for id in $("$work/msp" --root "$work/root-msp-root" list -q 2>/dev/null); do
+                "$work/msp" --root "$work/root-msp-root" delete --force "$id" >/dev/null 2>&1
+        done
+        if [ "$keep" = 1 ]; then
+                echo "bench: kept $work"
+        elif ! awk -v d="$work" 'index($5, d) == 1 { f = 1 } END { exit !f }' /proc/self/mountinfo; then
+                rm -rf --one-file-system "$work"
+        else
+                echo "bench: something is still mounted under $work; not removing it" >&2
+        fi
+}
+trap cleanup EXIT
+chmod 0755 "$work"
+install -m 0755 "$build/runtime/msp" "$work/msp"
+bundle=$work/bundle
+mkdir -p "$bundle" "$work/xdg" "$work/root-msp-user" "$work/root-runc-user"
+"$repo/bundles/busybox/prepare.sh" "$bundle/rootfs" >/dev/null
+chown -R "$uid:$gid" "$bundle" "$work/xdg" "$work/root-msp-user" "$work/root-runc-user"
+chmod 0700 "$work/xdg" "$work/root-msp-user" "$work/root-runc-user"
+
+# as_user / as_root CMD: the same setpriv either way.
+user_pfx="setpriv --reuid=$uid --regid=$gid --clear-groups --inh-caps=-all"
+root_pfx="setpriv --reuid=0 --regid=0 --keep-groups"
+# shellcheck disable=SC2086 # split on purpose
+(cd "$bundle" && env XDG_RUNTIME_DIR="$work/xdg" $user_pfx "$work/msp" spec --rootless)
+jq '.process.args = ["/bin/true"] | .process.terminal = false' "$bundle/config.json" \
+        >"$bundle/config.json.new"
+mv "$bundle/config.json.new" "$bundle/config.json"
+chown "$uid:$gid" "$bundle/config.json"
+
+msp_user="$user_pfx $work/msp --root $work/root-msp-user run -b $bundle u-msp"
+runc_user="$user_pfx runc --root $work/root-runc-user run -b $bundle u-runc"
+bwrap_user="$user_pfx bwrap --unshare-all --die-with-parent --ro-bind $bundle/rootfs / --proc /proc --dev /dev /bin/true"
+msp_root="$root_pfx $work/msp --root $work/root-msp-root --cgroup-manager disabled run -b $bundle r-msp"
+
+names=()
+cmds=()
+skipped=()
+probe() {
+        local out status=0
+        # shellcheck disable=SC2086 # split on purpose
+        out=$(cd "$work" && timeout 20 env XDG_RUNTIME_DIR="$work/xdg" $1 2>&1 >/dev/null) || status=$?
+        [ "$status" = 0 ] && return 0
+        reason=$(printf '%s\n' "$out" | grep -v '^[[:space:]]*$' | tail -n 1 | cut -c1-160)
+        [ -n "$reason" ] || reason="exit status $status"
+        return 1
+}
+for pair in "rootless msp run|$msp_user" "rootless runc run|$runc_user" \
+        "bwrap --unshare-all (user)|$bwrap_user" "msp run as root|$msp_root"; do
+        name=${pair%%|*}
+        cmd=${pair#*|}
+        reason=""
+        if probe "$cmd"; then
+                names+=("$name")
+                cmds+=("$cmd")
+        elif [ "$name" = "rootless msp run" ]; then
+                die "rootless msp run fails: $reason"
+        else
+                skipped+=("$name: $reason")
+        fi
+done
+
+mkdir -p "$build/bench"
+json=$build/bench/rootless.json
+args=()
+for i in "${!names[@]}"; do
+        args+=(-n "${names[$i]}" "${cmds[$i]}")
+done
+echo "bench: hyperfine -N --warmup $warmup --runs $runs over ${#names[@]} commands"
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+(cd "$work" && XDG_RUNTIME_DIR="$work/xdg" hyperfine -N --style basic --warmup "$warmup" \
+        --runs "$runs" --export-json "$json" "${args[@]}" >&2) ||
+        die "hyperfine failed (a command exited non-zero?)"
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+mean_of() {
+        jq -r --arg n "$1" '.results[] | select(.command == $n) | .mean' "$json"
+}
+base=$(mean_of "rootless msp run")
+
+echo
+echo "msp rootless benchmark, $(date -u +%Y-%m-%d), kernel $(uname -r), $(nproc) CPUs, user $MSP_TEST_USER"
+echo "bundle: busybox /bin/true, msp spec --rootless (user, pid, ipc, uts, mount); every command through setpriv"
+echo "hyperfine -N, $warmup warmup + $runs runs each; mean ± sd; ratio = mean / mean(rootless msp run)"
+echo "load average (1, 5, 15 min): $load_before before, $load_after after"
+echo
+jq -r --argjson base "$base" '
+        .results[] | [.command, (.mean * 1000), (.stddev * 1000), (.median * 1000),
+                      (.mean / $base)] | @tsv' "$json" |
+        awk -F'\t' 'BEGIN {
+                printf "%-28s %-16s %10s %8s\n", "command", "mean ± sd [ms]", "median", "ratio"
+                printf "%-28s %-16s %10s %8s\n", "-------", "--------------", "------", "-----"
+        } { printf "%-28s %6.2f ± %6.2f %10.2f %7.2fx\n", $1, $2, $3, $4, $5 }'
+for s in "${skipped[@]}"; do
+        printf '%-28s skipped: %s\n' "${s%%:*}" "${s#*: }"
+done
+echo
+goal() {
+        printf '  %-44s %-28s %s\n' "$1" "$2" "$3"
+}
+echo "goals (issue 14):"
+root_mean=$(mean_of "msp run as root")
+if [ -n "$root_mean" ]; then
+        cmp=$(awk -v a="$base" -v b="$root_mean" 'BEGIN { printf "%.2f vs %.2f ms", a * 1000, b * 1000 }')
+        ok=$(awk -v a="$base" -v b="$root_mean" 'BEGIN { print (a <= b * 1.1 ? "HOLDS" : "MISSED") }')
+        goal "rootless msp run within 10% of root's" "$cmp" "$ok"
+else
+        goal "rootless msp run within 10% of root's" "root's run failed" "NOT MEASURED"
+fi
+bwrap_mean=$(mean_of "bwrap --unshare-all (user)")
+if [ -n "$bwrap_mean" ]; then
+        cmp=$(awk -v a="$base" -v b="$bwrap_mean" 'BEGIN { printf "%.2f vs %.2f ms", a * 1000, b * 1000 }')
+        ok=$(awk -v a="$base" -v b="$bwrap_mean" 'BEGIN { print (a <= b ? "HOLDS" : "MISSED") }')
+        goal "rootless msp run no slower than bwrap" "$cmp" "$ok"
+else
+        goal "rootless msp run no slower than bwrap" "bwrap did not run" "NOT MEASURED"
+fi
+echo
+echo "raw results: $json"
+echo "(a benchmark, not a test: a MISSED goal does not change the exit status)"
