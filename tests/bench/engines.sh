@@ -10,8 +10,9 @@
 # with each runtime behind tests/bench/runtime-timer.c, which logs how long every runtime
 # call the shim made took. Prints per engine and runtime the median wall time of a run,
 # the runtime's own time per container (the sum of its calls: create, start, state,
-# delete, ...), and that time as a share of the run; then msp's runtime time against
-# runc's (goal: at most a fifth). tests/bench/README.md explains the method.
+# delete, ...; mean and median over the containers), and that time as a share of the
+# run; then msp's runtime time against runc's (goal: at most a fifth, on the medians).
+# tests/bench/README.md explains the method.
 # Options:
 #   --pairs N      alternating pairs per engine (default 30)
 #   --warmup N     unmeasured pairs first (default 3)
@@ -97,11 +98,16 @@ for engine in docker ctr; do
                 one_run "$engine" runc >/dev/null
         done
         : >"$log"
+        seen=0
         for i in $(seq "$pairs"); do
                 # alternate which runtime goes first, so that neither always follows the other
                 if [ $((i % 2)) = 0 ]; then order="msp runc"; else order="runc msp"; fi
                 for rt in $order; do
                         echo "$rt $(one_run "$engine" "$rt")" >>"$ENG_DIR/$engine-wall"
+                        # this container's runtime time: the calls logged since the last one
+                        awk -v r="$rt" -v from="$seen" 'NR > from { t += $3 } END { print r, t + 0 }' \
+                                "$log" >>"$ENG_DIR/$engine-container"
+                        seen=$(wc -l <"$log")
                 done
         done
         cp "$log" "$ENG_DIR/$engine-runtime"
@@ -113,8 +119,9 @@ median() {      # numbers on stdin, one a line
 }
 
 echo
-printf '%-7s %-5s %12s %14s %8s   %s\n' engine rt "run (median)" "runtime/run" share "runtime calls per run (mean ms)"
-declare -A rtime
+printf '%-7s %-5s %12s %14s %8s %14s   %s\n' engine rt "run (median)" "runtime/run" share \
+        "(median)" "runtime calls per run (mean ms)"
+declare -A rtime rmed
 for engine in docker ctr; do
         for rt in msp runc; do
                 wall=$(awk -v r="$rt" '$1 == r { print $2 }' "$ENG_DIR/$engine-wall" | median)
@@ -124,19 +131,26 @@ for engine in docker ctr; do
                 calls=$(awk -v r="$rt" -v n="$pairs" '$1 == r { t[$2] += $3; c[$2]++ }
                         END { for (k in t) printf "%s %d x %.1f  ", k, c[k] / n, t[k] / c[k] / 1000 }' \
                         "$ENG_DIR/$engine-runtime")
+                med=$(awk -v r="$rt" '$1 == r { print $2 }' "$ENG_DIR/$engine-container" | median)
                 rtime[$engine.$rt]=$per
-                awk -v e="$engine" -v r="$rt" -v w="$wall" -v p="$per" -v c="$calls" 'BEGIN {
-                        printf "%-7s %-5s %9.1f ms %11.1f ms %7.1f%%   %s\n", e, r, w / 1000, p / 1000, 100 * p / w, c }'
+                rmed[$engine.$rt]=$med
+                awk -v e="$engine" -v r="$rt" -v w="$wall" -v p="$per" -v m="$med" -v c="$calls" 'BEGIN {
+                        printf "%-7s %-5s %9.1f ms %11.1f ms %7.1f%% %11.1f ms   %s\n", e, r, w / 1000,
+                                p / 1000, 100 * p / w, m / 1000, c }'
         done
 done
 echo
+# The goal is judged on the medians per container: on a shared machine one call in a run
+# can take ten times its usual time (another job's burst), which moves a mean of 30 by
+# more than the difference being measured; the means are printed beside them.
 for engine in docker ctr; do
-        awk -v e="$engine" -v m="${rtime[$engine.msp]}" -v r="${rtime[$engine.runc]}" 'BEGIN {
-                printf "%-7s msp runtime time / runc runtime time = %.2f (goal <= 0.20: %s)\n",
-                        e, m / r, (m / r <= 0.2 ? "HOLDS" : "MISSED") }'
+        awk -v e="$engine" -v m="${rmed[$engine.msp]}" -v r="${rmed[$engine.runc]}" \
+                -v mm="${rtime[$engine.msp]}" -v mr="${rtime[$engine.runc]}" 'BEGIN {
+                printf "%-7s msp runtime time / runc runtime time = %.2f (medians; means %.2f) (goal <= 0.20: %s)\n",
+                        e, m / r, mm / mr, (m / r <= 0.2 ? "HOLDS" : "MISSED") }'
 done
 mkdir -p "$build/bench"
-for f in docker-wall docker-runtime ctr-wall ctr-runtime; do
+for f in docker-wall docker-runtime docker-container ctr-wall ctr-runtime ctr-container; do
         cp "$ENG_DIR/$f" "$build/bench/engines-$f.txt"
 done
 echo "raw numbers in $build/bench/engines-*.txt"
