@@ -18,8 +18,8 @@ set -euo pipefail
 declare -A DEB FEDORA ABOUT
 
 ABOUT[build]="compile msp and msp-mcp"
-DEB[build]="meson ninja-build pkg-config gcc libc6-dev libseccomp-dev libcap-dev libyajl-dev libmnl-dev libmicrohttpd-dev"
-FEDORA[build]="meson ninja-build pkgconf-pkg-config gcc glibc-devel libseccomp-devel libcap-devel yajl-devel libmnl-devel libmicrohttpd-devel"
+DEB[build]="meson ninja-build pkg-config gcc libc6-dev libseccomp-dev libcap-dev libyajl-dev libmnl-dev libmicrohttpd-dev libarchive-dev"
+FEDORA[build]="meson ninja-build pkgconf-pkg-config gcc glibc-devel libseccomp-devel libcap-devel yajl-devel libmnl-devel libmicrohttpd-devel libarchive-devel"
 
 ABOUT[bundles]="prepare bundles/busybox and bundles/python"
 DEB[bundles]="busybox-static python3"
@@ -46,8 +46,8 @@ DEB[engines]="docker.io containerd runc jq busybox-static"
 FEDORA[engines]="moby-engine containerd runc jq busybox"
 
 ABOUT[mcp]="run tests/mcp and tests/bench/mcp.sh (node and npm for the MCP TypeScript SDK; tests/run.sh asks for it only when node or npm is missing)"
-DEB[mcp]="nodejs npm"
-FEDORA[mcp]="nodejs npm"
+DEB[mcp]="nodejs npm zstd"
+FEDORA[mcp]="nodejs npm zstd"
 
 ABOUT[languages]="the optional languages tests/mcp/languages.test.mjs runs in msp-mcp's sandbox (R, Ruby; matplotlib for Python's plots; g++ for C++)"
 DEB[languages]="r-base-core g++ ruby? python3-matplotlib?"

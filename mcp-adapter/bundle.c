@@ -415,6 +415,15 @@ write_landlock(oci_jw *w, const mcp_bundle_spec *s)
                                                                                  NULL });
                                         oci_jw_end_object(w);
                                 }
+                                /* An image's own top-level directories. */
+                                if (s->read_dirs && s->read_dirs[0]) {
+                                        oci_jw_begin_object(w);
+                                        oci_jw_kv_strlist(w, "allowedAccess",
+                                                          (const char *const[]){ "execute", "read_file",
+                                                                                 "read_dir", NULL });
+                                        oci_jw_kv_strlist(w, "paths", s->read_dirs);
+                                        oci_jw_end_object(w);
+                                }
                                 /* Listing the skeleton's root (`ls /`, os.listdir("/")):
                                  * it holds only mount points and read-only system dirs. */
                                 oci_jw_begin_object(w);
@@ -438,33 +447,52 @@ static const char *const base_env[] = { "PATH=/usr/local/bin:/usr/bin:/bin",
                                         "HOME=/workspace", "LANG=C.UTF-8", "TERM=dumb" };
 
 static bool
-env_overridden(const mcp_bundle_spec *s, const char *kv)
+env_in(const char *const *env, size_t n, const char *kv)
 {
         size_t klen = strcspn(kv, "=") + 1;
-        for (size_t i = 0; i < s->n_env; i++)
-                if (strncmp(s->env[i], kv, klen) == 0)
+        for (size_t i = 0; env && i < n && env[i]; i++)
+                if (strncmp(env[i], kv, klen) == 0)
                         return true;
         return false;
 }
 
+/* base_env < the image's Env < the request's env */
+static bool
+env_overridden(const mcp_bundle_spec *s, const char *kv)
+{
+        return env_in(s->env, s->n_env, kv) || env_in(s->image_env, SIZE_MAX, kv);
+}
+
 /* What pip, npm, curl, wget, git, R and Python's urllib read (each reads some of them, in
  * one case or the other); ALL_PROXY as an http:// URL is what curl takes for any scheme. */
+static const char *const proxy_names[] = { "http_proxy", "https_proxy", "HTTP_PROXY",
+                                           "HTTPS_PROXY", "ALL_PROXY", "all_proxy",
+                                           "NO_PROXY", "no_proxy" };
+
+/* With the egress proxy, its variables win over an image's (only a call's env is above). */
+static bool
+proxy_var(const char *kv)
+{
+        size_t klen = strcspn(kv, "=");
+        for (size_t i = 0; i < ARRAY_SIZE(proxy_names); i++)
+                if (strlen(proxy_names[i]) == klen && strncmp(proxy_names[i], kv, klen) == 0)
+                        return true;
+        return false;
+}
+
 static void
 write_proxy_env(oci_jw *w, const mcp_bundle_spec *s)
 {
-        static const char *const names[] = { "http_proxy", "https_proxy", "HTTP_PROXY",
-                                             "HTTPS_PROXY", "ALL_PROXY", "all_proxy" };
         char kv[96];
-        for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
-                snprintf(kv, sizeof kv, "%s=http://127.0.0.1:%u", names[i], s->proxy_port);
-                if (!env_overridden(s, kv))
+        for (size_t i = 0; i < ARRAY_SIZE(proxy_names); i++) {
+                if (strcasecmp(proxy_names[i], "no_proxy") == 0)
+                        snprintf(kv, sizeof kv, "%s=localhost,127.0.0.1,::1", proxy_names[i]);
+                else
+                        snprintf(kv, sizeof kv, "%s=http://127.0.0.1:%u", proxy_names[i],
+                                 s->proxy_port);
+                if (!env_in(s->env, s->n_env, kv))
                         oci_jw_string(w, kv);
         }
-        static const char *const no_proxy[] = { "NO_PROXY=localhost,127.0.0.1,::1",
-                                                "no_proxy=localhost,127.0.0.1,::1" };
-        for (size_t i = 0; i < ARRAY_SIZE(no_proxy); i++)
-                if (!env_overridden(s, no_proxy[i]))
-                        oci_jw_string(w, no_proxy[i]);
 }
 
 static void
@@ -513,10 +541,14 @@ write_process(oci_jw *w, const mcp_bundle_spec *s)
                         oci_jw_string(w, base_env[i]);
         if (s->proxy_port)
                 write_proxy_env(w, s);
+        for (size_t i = 0; s->image_env && s->image_env[i]; i++)
+                if (!env_in(s->env, s->n_env, s->image_env[i]) &&
+                    !(s->proxy_port && proxy_var(s->image_env[i])))
+                        oci_jw_string(w, s->image_env[i]);
         for (size_t i = 0; i < s->n_env; i++)
                 oci_jw_string(w, s->env[i]);
         oci_jw_end_array(w);
-        oci_jw_kv_string(w, "cwd", "/workspace");
+        oci_jw_kv_string(w, "cwd", s->cwd ? s->cwd : "/workspace");
         oci_jw_key(w, "capabilities");
         oci_jw_begin_object(w);
         oci_jw_kv_strlist(w, "bounding", no_caps);

@@ -63,6 +63,9 @@ typedef struct mcp_bundle_spec {
         const char *const *argv;        /* NULL-terminated */
         const char *const *env;         /* request env, "KEY=VALUE" (checked by mcp_env_check) */
         size_t n_env;
+        const char *const *image_env;   /* an image's Env, NULL-terminated (request env wins) */
+        const char *cwd;                /* NULL: /workspace */
+        const char *const *read_dirs;   /* Landlock: read and execute beneath these too */
         const char *workspace_path;     /* bound rw at /workspace */
         const char *code_path;          /* bound ro at MCP_CODE_DIR */
         const char *init_path;          /* bound ro at MCP_INIT_PATH (the code dir has an empty

@@ -27,6 +27,7 @@ typedef enum opt_kind {
         K_STR,
         K_BOOL,
         K_ROOTFS,
+        K_IMAGE,
         K_LEVEL,
         K_NETALLOW,     /* repeatable; an array in the file */
         K_RESOLVE,      /* repeatable; an array in the file */
@@ -81,6 +82,9 @@ static const opt opts[] = {
         O("landlock-profile", K_STR, landlock_profile, "Landlock profile (default: built in)"),
         O("seed-dir", K_STR, seed_dir, "lower layer of new session workspaces"),
         O("rootfs", K_ROOTFS, rootfs, "NAME=DIR: a prepared rootfs calls may name (repeatable)"),
+        O("image", K_IMAGE, rootfs, "NAME=REF: an OCI image as a rootfs calls may name (repeatable)"),
+        O("image-cache", K_STR, image_cache, "where images are unpacked"),
+        O("image-max-size", K_SIZE, image_max_bytes, "unpacked size of one image"),
         O("max-message-bytes", K_SIZE, max_message_bytes, "one JSON-RPC message"),
         O("max-image-bytes", K_SIZE, max_image_bytes, "one image returned as content"),
         O("run-log-keep", K_UINT, run_log_keep, "full logs of the last N runs kept as resources"),
@@ -126,6 +130,8 @@ set_defaults(mcp_config *c)
                 .network_max_conns = 256,
                 .network_max_bytes = 1024 * MIB,
                 .network_idle_ms = 60000,
+                .image_cache = "/var/cache/msp-mcp/images",
+                .image_max_bytes = 8192 * MIB,
         };
 }
 
@@ -246,11 +252,12 @@ parse_bool(const char *s, bool *ret)
 }
 
 static int
-add_rootfs(mcp_config *c, const char *spec, msp_err *err)
+add_rootfs(mcp_config *c, const char *spec, bool image, msp_err *err)
 {
+        const char *flag = image ? "--image" : "--rootfs", *what = image ? "REF" : "DIR";
         const char *eq = strchr(spec, '=');
         if (!eq || eq == spec || !eq[1])
-                return msp_err_set(err, EINVAL, "--rootfs \"%s\": expected NAME=DIR", spec);
+                return msp_err_set(err, EINVAL, "%s \"%s\": expected NAME=%s", flag, spec, what);
         _cleanup_free_ char *name = strndup(spec, (size_t) (eq - spec));
         if (!name)
                 return msp_err_set(err, ENOMEM, "out of memory");
@@ -258,16 +265,20 @@ add_rootfs(mcp_config *c, const char *spec, msp_err *err)
                 if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
                       (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.'))
                         return msp_err_set(err, EINVAL,
-                                           "--rootfs \"%s\": NAME may only hold letters, digits, '-', '_' and '.'",
-                                           spec);
-        if (eq[1] != '/')
+                                           "%s \"%s\": NAME may only hold letters, digits, '-', '_' and '.'",
+                                           flag, spec);
+        if (!image && eq[1] != '/')
                 return msp_err_set(err, EINVAL, "--rootfs \"%s\": DIR must be an absolute path", spec);
+        if (image && strncmp(eq + 1, "oci:/", 5) != 0 &&
+            strncmp(eq + 1, "containers-storage:", 19) != 0)
+                return msp_err_set(err, EINVAL, "--image \"%s\": expected NAME=oci:/DIR[:TAG] or "
+                                   "NAME=containers-storage:IMAGE", spec);
         for (size_t i = 0; i < c->n_rootfs; i++)
                 if (strcmp(c->rootfs[i].name, name) == 0)
-                        return msp_err_set(err, EINVAL, "--rootfs \"%s\": the name \"%s\" is already taken",
-                                           spec, name);
+                        return msp_err_set(err, EINVAL, "%s \"%s\": the name \"%s\" is already taken",
+                                           flag, spec, name);
         struct stat st;
-        if (stat(eq + 1, &st) < 0 || !S_ISDIR(st.st_mode))
+        if (!image && (stat(eq + 1, &st) < 0 || !S_ISDIR(st.st_mode)))
                 return msp_err_set(err, ENOENT, "--rootfs \"%s\": \"%s\" is not a directory", spec,
                                    eq + 1);
         mcp_rootfs *p = realloc(c->rootfs, (c->n_rootfs + 1) * sizeof(*p));
@@ -277,7 +288,8 @@ add_rootfs(mcp_config *c, const char *spec, msp_err *err)
         const char *kn = keep(c, name), *kp = keep(c, eq + 1);
         if (!kn || !kp)
                 return msp_err_set(err, ENOMEM, "out of memory");
-        c->rootfs[c->n_rootfs++] = (mcp_rootfs) { .name = kn, .path = kp };
+        c->rootfs[c->n_rootfs++] = image ? (mcp_rootfs) { .name = kn, .image = kp } :
+                                           (mcp_rootfs) { .name = kn, .path = kp };
         return 0;
 }
 
@@ -371,7 +383,8 @@ set_opt(mcp_config *c, const opt *o, const char *val, const char *where, msp_err
                 return 0;
         }
         case K_ROOTFS:
-                r = add_rootfs(c, val, err);
+        case K_IMAGE:
+                r = add_rootfs(c, val, o->kind == K_IMAGE, err);
                 /* From the file: "FILE: --rootfs ..." (where is "FILE: " then). */
                 if (r < 0 && strcmp(where, "--") != 0 && strlen(where) > 2)
                         msp_err_prefix(err, "%.*s", (int) strlen(where) - 2, where);
@@ -423,7 +436,8 @@ load_file(mcp_config *c, const char *path, msp_err *err)
                 if (!o)
                         return msp_err_set(err, EINVAL, "%s: unknown key \"%s\"", path, key);
                 const oci_json *v = oci_json_value_at(root, i);
-                if (o->kind == K_ROOTFS && oci_json_type_of(v) == OCI_JSON_OBJECT) {
+                if ((o->kind == K_ROOTFS || o->kind == K_IMAGE) &&
+                    oci_json_type_of(v) == OCI_JSON_OBJECT) {
                         for (size_t j = 0; j < oci_json_len(v); j++) {
                                 const char *dir = oci_json_string(oci_json_value_at(v, j));
                                 if (!dir)
@@ -788,7 +802,8 @@ mcp_config_help(FILE *out)
                 default_text(&d, o, def, sizeof def);
                 const char *arg = o->kind == K_SIZE ? " SIZE" : o->kind == K_BOOL ? "" :
                                   o->kind == K_MSEC || o->kind == K_SEC ? " TIME" :
-                                  o->kind == K_ROOTFS ? " NAME=DIR" : o->kind == K_NETALLOW ? " PATTERN" :
+                                  o->kind == K_ROOTFS ? " NAME=DIR" : o->kind == K_IMAGE ? " NAME=REF" :
+                                  o->kind == K_NETALLOW ? " PATTERN" :
                                   o->kind == K_RESOLVE ? " HOST=ADDR" : o->kind == K_CPUS ? " N.N" :
                                   o->kind == K_STR ? " PATH" : o->kind == K_LEVEL ? " LEVEL" : " N";
                 snprintf(flag, sizeof flag, "--%s%s", o->name, arg);

@@ -33,7 +33,12 @@ int mcp_parse_cpus(const char *s, uint64_t *ret);
  * directories) or NAME=DIR from --rootfs. */
 typedef struct mcp_rootfs {
         const char *name;
-        const char *path;               /* NULL for "host" */
+        const char *path;               /* NULL for "host" and for an image not yet unpacked */
+        const char *image;              /* --image NAME=REF: the REF; NULL for the others */
+        const char *const *env;         /* an image's Env (NULL-terminated), or NULL */
+        const char *workdir;            /* an image's WorkingDir, or NULL (/workspace) */
+        const char *const *read_dirs;   /* an image's directories runs may read and execute
+                                         * (beyond the Landlock profile's), or NULL */
 } mcp_rootfs;
 
 /* Where meson installs msp-sandbox-init (mcp-adapter/meson.build sets it). */
@@ -78,6 +83,8 @@ typedef struct mcp_config {
         const char *seed_dir;           /* --seed-dir: lower layer of new session workspaces */
         mcp_rootfs *rootfs;             /* rootfs[0] is "host" */
         size_t n_rootfs;
+        const char *image_cache;        /* --image-cache: unpacked images (image-cache.h) */
+        uint64_t image_max_bytes;       /* --image-max-size: unpacked size of one image */
         uint64_t max_message_bytes;     /* one JSON-RPC line (default 16 MiB) */
         uint64_t max_image_bytes;       /* one image returned as content (default 1 MiB) */
         unsigned run_log_keep;          /* full logs of the last N runs kept as resources */

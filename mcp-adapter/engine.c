@@ -590,7 +590,7 @@ make_proxy(mcp_run *run, int bfd, int cfd, char *sock_path, size_t size, msp_err
 static int
 make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
             const char *interp, const mcp_limits *lim, bool network, bool proxy, const char *root_path,
-            bool host_view, msp_err *err)
+            bool host_view, const mcp_rootfs *rootfs, msp_err *err)
 {
         mcp_engine *e = run->engine;
         char name[64];
@@ -642,6 +642,9 @@ make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
                 .argv = argv,
                 .env = req->env,
                 .n_env = req->n_env,
+                .image_env = rootfs ? rootfs->env : NULL,
+                .cwd = rootfs ? rootfs->workdir : NULL,
+                .read_dirs = rootfs ? rootfs->read_dirs : NULL,
                 .workspace_path = run->ws_path,
                 .code_path = code_path,
                 .init_path = e->init_path[0] ? e->init_path : NULL,
@@ -737,6 +740,7 @@ run_prepare(mcp_run *run, const mcp_run_request *req, int lang_index, msp_err *e
         bool network = false;
         const char *root_path = e->skeleton;
         bool host_view = true;
+        const mcp_rootfs *rootfs = NULL;
         int r;
 
         if (req->session_id) {
@@ -769,6 +773,7 @@ run_prepare(mcp_run *run, const mcp_run_request *req, int lang_index, msp_err *e
                                  e->inst_path, i);
                         root_path = run->root_path;
                         host_view = false;
+                        rootfs = &e->cfg->rootfs[i];
                         _cleanup_close_ int rfd = open(root_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
                         if (rfd < 0 || !mcp_language_resolve(lang, rfd, interp))
                                 return msp_err_set(err, ENOENT,
@@ -795,7 +800,7 @@ run_prepare(mcp_run *run, const mcp_run_request *req, int lang_index, msp_err *e
         }
         run->on_network = req->on_network;
         if ((r = make_bundle(run, req, lang, interp, &lim, network, req->network == MCP_NET_ALLOW &&
-                             !req->session_id, root_path, host_view, err)) < 0)
+                             !req->session_id, root_path, host_view, rootfs, err)) < 0)
                 return r;
 
         mcp_runner *rn = &run->runner;

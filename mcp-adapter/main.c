@@ -16,6 +16,7 @@
 #include "config.h"
 #include "engine.h"
 #include "http.h"
+#include "image-cache.h"
 #include "log.h"
 #include "loop.h"
 #include "server.h"
@@ -64,6 +65,33 @@ take_stdio(int *ret_in, int *ret_out)
         close(null);
         *ret_in = in;
         *ret_out = out;
+        return 0;
+}
+
+/* Every --image unpacked (or found in the cache) before the engine mounts the rootfs
+ * views; images[i] backs cfg->rootfs[i] and lives as long as cfg. */
+static int
+prepare_images(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
+{
+        mcp_image_opts o = { .cache_dir = cfg->image_cache, .max_bytes = cfg->image_max_bytes,
+                             .podman = "podman" };
+        for (size_t i = 0; i < cfg->n_rootfs; i++) {
+                mcp_rootfs *rf = &cfg->rootfs[i];
+                if (!rf->image)
+                        continue;
+                msp_err err = { 0 };
+                if (mcp_image_prepare(&o, rf->image, &images[i], &err) < 0) {
+                        fprintf(stderr, "msp-mcp: --image %s: %s\n", rf->name, err.msg);
+                        return -1;
+                }
+                rf->path = images[i].rootfs;
+                rf->env = (const char *const *) images[i].defaults.env;
+                rf->workdir = images[i].defaults.workdir;
+                rf->read_dirs = (const char *const *) images[i].top_dirs;
+                mcp_log(lg, MCP_LOG_INFO, "image %s: %s %s (%s)", rf->name,
+                        images[i].unpacked ? "unpacked into" : "cached at", rf->path,
+                        images[i].digest);
+        }
         return 0;
 }
 
@@ -201,7 +229,11 @@ main(int argc, char **argv)
                 mcp_logger lg = { .client_level = MCP_LOG_INFO };
                 int level = mcp_level_from_name(cfg.log_level);
                 lg.stderr_level = level < 0 ? MCP_LOG_INFO : (mcp_level) level;
-                status = serve(&cfg, &lg);
+                mcp_image_rootfs *images = calloc(cfg.n_rootfs, sizeof(*images));
+                status = !images || prepare_images(&cfg, &lg, images) < 0 ? 1 : serve(&cfg, &lg);
+                for (size_t i = 0; images && i < cfg.n_rootfs; i++)
+                        mcp_image_rootfs_done(&images[i]);
+                free(images);
                 break;
         }
         }

@@ -146,6 +146,8 @@ TEST(errors_name_option_and_value)
                 { { "--rootfs", "x" }, "--rootfs \"x\"" },
                 { { "--rootfs", "x=/nonexistent-dir" }, "/nonexistent-dir" },
                 { { "--rootfs", "host=/tmp" }, "already taken" },
+                { { "--image", "x=docker://busybox" }, "--image \"x=docker://busybox\": expected NAME=oci:/DIR" },
+                { { "--image", "host=oci:/tmp" }, "already taken" },
                 { { "--frobnicate" }, "unknown option \"--frobnicate\"" },
                 { { "--memory", "8G" }, "--memory (8589934592) is above --max-memory" },
                 { { "--state-dir", "relative" }, "--state-dir \"relative\"" },

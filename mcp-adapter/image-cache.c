@@ -1,0 +1,342 @@
+/* The image cache. One msp-mcp at a time prepares images (flock on <cache>/.lock), so
+ * what it finds under tmp-* or import-* was left by a start that died and is removed. An
+ * entry sha256-<hex> exists only once complete (renamed from its temporary directory):
+ * its presence is the whole validity check, and it is never written again.
+ *
+ *   <cache>/sha256-<manifest hex>/rootfs        the unpacked layers, owners shifted
+ *   <cache>/sha256-<manifest hex>/config.json   the verified image config */
+#include "image-cache.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "image-unpack.h"
+#include "json.h"
+#include "macros.h"
+#include "sandbox-ids.h"
+
+extern char **environ;
+
+#define REF_OCI "oci:"
+#define REF_STORAGE "containers-storage:"
+
+static int
+rm_tree(int dir_fd, const char *name)
+{
+        struct stat st;
+        if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (!S_ISDIR(st.st_mode))
+                return NERRNO(unlinkat(dir_fd, name, 0));
+        int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        _cleanup_closedir_ DIR *d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return -errno;
+        }
+        struct dirent *de;
+        while ((de = readdir(d)))
+                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+                        (void) rm_tree(dirfd(d), de->d_name);
+        return NERRNO(unlinkat(dir_fd, name, AT_REMOVEDIR));
+}
+
+/* What a start that died left behind. */
+static void
+remove_leftovers(int cache_fd)
+{
+        int fd = openat(cache_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        _cleanup_closedir_ DIR *d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return;
+        }
+        struct dirent *de;
+        while ((de = readdir(d)))
+                if (strncmp(de->d_name, "tmp-", 4) == 0 || strncmp(de->d_name, "import-", 7) == 0)
+                        (void) rm_tree(cache_fd, de->d_name);
+}
+
+static int
+open_cache(const char *dir, msp_err *err)
+{
+        if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+                return msp_err_sys(err, errno, "--image-cache \"%s\"", dir);
+        int fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return msp_err_sys(err, errno, "--image-cache \"%s\"", dir);
+        return fd;
+}
+
+/* `podman save --format oci-dir` of a containers-storage image into <cache>/import-XXXXXX. */
+static int
+import_storage(const mcp_image_opts *o, const char *name, char *dir, size_t size, msp_err *err)
+{
+        snprintf(dir, size, "%s/import-XXXXXX", o->cache_dir);
+        if (!mkdtemp(dir))
+                return msp_err_sys(err, errno, "image cache: %s", dir);
+        char out[PATH_MAX + 16];
+        snprintf(out, sizeof out, "%s/oci", dir);
+        char *argv[] = { (char *) o->podman, "save", "--quiet", "--format", "oci-dir", "-o", out,
+                         (char *) name, NULL };
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_adddup2(&fa, 2, 1);
+        pid_t pid;
+        int r = posix_spawnp(&pid, o->podman, &fa, NULL, argv, environ);
+        posix_spawn_file_actions_destroy(&fa);
+        if (r != 0)
+                return msp_err_sys(err, r, "containers-storage:%s: running %s", name, o->podman);
+        int status;
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR)
+                        return msp_err_sys(err, errno, "containers-storage:%s: waiting for %s", name,
+                                           o->podman);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                return msp_err_set(err, EIO, "containers-storage:%s: \"%s save\" failed (status %d): "
+                                   "is the image in this user's store (podman images)?", name,
+                                   o->podman, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+        snprintf(dir + strlen(dir), size - strlen(dir), "/oci");
+        return 0;
+}
+
+static int
+write_file(int dir_fd, const char *name, const char *data, size_t len)
+{
+        _cleanup_close_ int fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        for (size_t done = 0; done < len;) {
+                ssize_t n = write(fd, data + done, len - done);
+                if (n < 0 && errno != EINTR)
+                        return -errno;
+                done += n > 0 ? (size_t) n : 0;
+        }
+        return 0;
+}
+
+/* Every layer into <cache>/tmp-XXXXXX/rootfs, then the rename to entry. */
+static int
+unpack_image(const mcp_image_opts *o, int cache_fd, const mcp_image_layout *l,
+             const char *entry, msp_err *err)
+{
+        char tmp[] = "tmp-XXXXXX";
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", o->cache_dir, tmp);
+        if (!mkdtemp(path))
+                return msp_err_sys(err, errno, "image cache: %s", path);
+        memcpy(tmp, path + strlen(path) - strlen(tmp), strlen(tmp));
+        _cleanup_close_ int tfd = openat(cache_fd, tmp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int r = tfd < 0 ? -errno : 0;
+        if (r == 0 && mkdirat(tfd, "rootfs", 0755) < 0)
+                r = -errno;
+        _cleanup_close_ int rfd = r < 0 ? -1 : openat(tfd, "rootfs", O_PATH | O_DIRECTORY | O_NOFOLLOW |
+                                                       O_CLOEXEC);
+        if (r == 0 && rfd < 0)
+                r = -errno;
+        if (r < 0) {
+                msp_err_sys(err, -r, "image cache: %s", path);
+                goto fail;
+        }
+        mcp_unpack_budget budget = { .max_bytes = o->max_bytes, .chown = geteuid() == 0 };
+        if (budget.chown)
+                (void) fchownat(rfd, "", MCP_SANDBOX_HOST_BASE, MCP_SANDBOX_HOST_BASE, AT_EMPTY_PATH);
+        for (size_t i = 0; i < l->n_layers; i++) {
+                _cleanup_close_ int bfd = mcp_image_layer_open(l, &l->layers[i], err);
+                if (bfd < 0) {
+                        r = bfd;
+                        goto fail;
+                }
+                if ((r = mcp_image_unpack_layer(rfd, bfd, l->layers[i].digest, l->layers[i].compression,
+                                                &budget, err)) < 0)
+                        goto fail;
+        }
+        if ((r = write_file(tfd, "config.json", l->config_json, l->config_len)) < 0) {
+                msp_err_sys(err, -r, "image cache: %s/config.json", path);
+                goto fail;
+        }
+        if (renameat(cache_fd, tmp, cache_fd, entry) < 0) {
+                r = msp_err_sys(err, errno, "image cache: rename %s to %s", tmp, entry);
+                goto fail;
+        }
+        return 0;
+fail:
+        (void) rm_tree(cache_fd, tmp);
+        return r;
+}
+
+static int
+read_config(int cache_fd, const char *entry, mcp_image_defaults *ret, msp_err *err)
+{
+        char name[MCP_DIGEST_MAX + 64];
+        snprintf(name, sizeof name, "%s/config.json", entry);
+        _cleanup_close_ int fd = openat(cache_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return msp_err_sys(err, errno, "image cache: %s", name);
+        _cleanup_free_ char *buf = malloc(OCI_CONFIG_MAX_BYTES + 1);
+        if (!buf)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        ssize_t n = read(fd, buf, OCI_CONFIG_MAX_BYTES + 1);
+        if (n < 0)
+                return msp_err_sys(err, errno, "image cache: %s", name);
+        return mcp_image_defaults_parse(buf, (size_t) n, ret, err);
+}
+
+/* WorkingDir is the runs' cwd only when the image has that directory (the rootfs is
+ * read-only: the runtime cannot make it). */
+static void
+check_workdir(int cache_fd, const char *entry, mcp_image_defaults *d)
+{
+        if (!d->workdir)
+                return;
+        char root[MCP_DIGEST_MAX + 64];
+        snprintf(root, sizeof root, "%s/rootfs", entry);
+        _cleanup_close_ int rfd = openat(cache_fd, root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+        _cleanup_close_ int fd = rfd < 0 ? -1 : (int) syscall(SYS_openat2, rfd, d->workdir, &how,
+                                                             sizeof how);
+        if (fd < 0 || d->workdir[0] != '/') {
+                free(d->workdir);
+                d->workdir = NULL;
+        }
+}
+
+/* "/<name>" of every top-level directory of the image but the sandbox's own mount points:
+ * the Landlock profile knows only the usual system directories, and an image's files may
+ * live anywhere (/data, /srv, /home...). */
+static int
+list_top_dirs(int cache_fd, const char *entry, char ***ret)
+{
+        static const char *const own[] = { "proc", "sys", "dev", "tmp", "workspace", ".msp" };
+        char root[MCP_DIGEST_MAX + 64];
+        snprintf(root, sizeof root, "%s/rootfs", entry);
+        int fd = openat(cache_fd, root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        _cleanup_closedir_ DIR *d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return -errno;
+        }
+        size_t n = 0;
+        char **list = calloc(1, sizeof(*list));
+        struct dirent *de;
+        while (list && (de = readdir(d))) {
+                bool skip = de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 ||
+                            strcmp(de->d_name, "..") == 0;
+                for (size_t i = 0; i < ARRAY_SIZE(own) && !skip; i++)
+                        skip = strcmp(de->d_name, own[i]) == 0;
+                if (skip)
+                        continue;
+                char **p = realloc(list, (n + 2) * sizeof(*p));
+                if (!p || asprintf(&p[n], "/%s", de->d_name) < 0) {
+                        list = p;
+                        break;
+                }
+                list = p;
+                list[++n] = NULL;
+        }
+        *ret = list;
+        return list ? 0 : -ENOMEM;
+}
+
+static int
+prepare_locked(const mcp_image_opts *o, int cache_fd, const char *ref, mcp_image_rootfs *ret,
+               msp_err *err)
+{
+        char dir[PATH_MAX], imported[PATH_MAX] = "";
+        const char *tag = NULL;
+        int r;
+        if (strncmp(ref, REF_OCI, strlen(REF_OCI)) == 0) {
+                snprintf(dir, sizeof dir, "%s", ref + strlen(REF_OCI));
+                char *colon = strrchr(dir, ':');
+                if (colon && !strchr(colon, '/')) {
+                        *colon = '\0';
+                        tag = colon + 1;
+                }
+        } else if (strncmp(ref, REF_STORAGE, strlen(REF_STORAGE)) == 0 && ref[strlen(REF_STORAGE)]) {
+                if ((r = import_storage(o, ref + strlen(REF_STORAGE), imported, sizeof imported, err)) < 0) {
+                        if (*imported)
+                                (void) rm_tree(cache_fd, strrchr(imported, '/') + 1);
+                        return r;
+                }
+                snprintf(dir, sizeof dir, "%s", imported);
+        } else
+                return msp_err_set(err, EINVAL, "expected oci:DIR[:TAG] or containers-storage:NAME");
+
+        mcp_image_layout l;
+        r = mcp_image_layout_open(dir, tag && *tag ? tag : NULL, &l, err);
+        char entry[MCP_DIGEST_MAX + 40];
+        if (r == 0) {
+                snprintf(entry, sizeof entry, "sha256-%s", l.manifest_digest + 7);
+                struct stat st;
+                if (fstatat(cache_fd, entry, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+                        ret->unpacked = false;
+                else if ((r = unpack_image(o, cache_fd, &l, entry, err)) == 0)
+                        ret->unpacked = true;
+        }
+        if (r == 0 && ((r = read_config(cache_fd, entry, &ret->defaults, err)) == 0)) {
+                check_workdir(cache_fd, entry, &ret->defaults);
+                if (list_top_dirs(cache_fd, entry, &ret->top_dirs) < 0)
+                        r = msp_err_set(err, ENOMEM, "image cache: listing %s/rootfs", entry);
+                if (asprintf(&ret->rootfs, "%s/%s/rootfs", o->cache_dir, entry) < 0 ||
+                    !(ret->digest = strdup(l.manifest_digest)))
+                        r = msp_err_set(err, ENOMEM, "out of memory");
+        }
+        if (*imported) {
+                /* import-XXXXXX/oci: the import dir is the parent */
+                *strrchr(imported, '/') = '\0';
+                (void) rm_tree(cache_fd, strrchr(imported, '/') + 1);
+        }
+        mcp_image_layout_done(&l);
+        return r;
+}
+
+int
+mcp_image_prepare(const mcp_image_opts *o, const char *ref, mcp_image_rootfs *ret, msp_err *err)
+{
+        *ret = (mcp_image_rootfs) { 0 };
+        _cleanup_close_ int cfd = open_cache(o->cache_dir, err);
+        if (cfd < 0)
+                return cfd;
+        _cleanup_close_ int lock = openat(cfd, ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (lock < 0 || flock(lock, LOCK_EX) < 0)
+                return msp_err_sys(err, errno, "image cache \"%s\": lock", o->cache_dir);
+        remove_leftovers(cfd);
+        int r = prepare_locked(o, cfd, ref, ret, err);
+        if (r < 0) {
+                mcp_image_rootfs_done(ret);
+                return msp_err_prefix(err, "image \"%s\"", ref);
+        }
+        return 0;
+}
+
+void
+mcp_image_rootfs_done(mcp_image_rootfs *r)
+{
+        free(r->rootfs);
+        free(r->digest);
+        for (size_t i = 0; r->top_dirs && r->top_dirs[i]; i++)
+                free(r->top_dirs[i]);
+        free(r->top_dirs);
+        mcp_image_defaults_done(&r->defaults);
+        *r = (mcp_image_rootfs) { 0 };
+}

@@ -1,0 +1,29 @@
+/* Images as prepared root filesystems: `oci:DIR[:TAG]` or `containers-storage:NAME`
+ * unpacked once into a content-addressed cache (one directory per manifest digest, made
+ * complete in a temporary directory and renamed into place) and reused by every later
+ * start. Owner: image-cache.c. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "image-layout.h"
+
+typedef struct mcp_image_opts {
+        const char *cache_dir;          /* made 0700 when missing */
+        uint64_t max_bytes;             /* the unpacked size (image-unpack.h's budget) */
+        const char *podman;             /* containers-storage: the podman that exports it */
+} mcp_image_opts;
+
+typedef struct mcp_image_rootfs {
+        char *rootfs;                   /* <cache>/sha256-<hex>/rootfs */
+        char *digest;                   /* the manifest's */
+        bool unpacked;                  /* false: found in the cache */
+        char **top_dirs;                /* "/srv"...: its top-level directories, NULL-terminated */
+        mcp_image_defaults defaults;
+} mcp_image_rootfs;
+
+int mcp_image_prepare(const mcp_image_opts *opts, const char *ref, mcp_image_rootfs *ret,
+                      msp_err *err);
+void mcp_image_rootfs_done(mcp_image_rootfs *r);

@@ -1,0 +1,26 @@
+/* One image layer (a tar stream, optionally gzip or zstd) applied to a rootfs directory
+ * through fds: whiteouts and opaque directories remove what lower layers put there; no
+ * entry may leave the rootfs or pass through a symlink; device nodes are not created and
+ * setuid/setgid bits are dropped; ownership is shifted into the sandbox's user namespace.
+ * Owner: image-unpack.c. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "image-layout.h"
+
+typedef struct mcp_unpack_budget {
+        uint64_t max_bytes;             /* file contents + MCP_UNPACK_ENTRY_COST per entry */
+        uint64_t used;
+        bool chown;                     /* shift owners (needs CAP_CHOWN: msp-mcp as root) */
+} mcp_unpack_budget;
+
+#define MCP_UNPACK_ENTRY_COST 512u      /* what an entry costs the budget besides its data */
+
+/* Apply the layer read from blob_fd (digest names it in messages) to the directory
+ * root_fd. */
+int mcp_image_unpack_layer(int root_fd, int blob_fd, const char *digest,
+                           mcp_layer_compression compression, mcp_unpack_budget *budget,
+                           msp_err *err);

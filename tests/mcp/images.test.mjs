@@ -1,0 +1,177 @@
+// OCI images as root filesystems (--image NAME=REF): layouts written by
+// tests/helper/oci-layout.py (entries no builder would write included) and, with podman,
+// an image built and saved by podman; no registry.
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { startServer, skipReason, finishAll, call, runCode, assertOk, tmpStateDir, serverArgs,
+         MSP_MCP } from "./lib.mjs";
+
+const skip = skipReason() || (!fs.existsSync("/bin/busybox") && "no /bin/busybox (busybox-static)");
+const MAKER = path.join(import.meta.dirname, "..", "helper", "oci-layout.py");
+const work = fs.mkdtempSync(path.join(os.tmpdir(), "msp-mcp-images-"));
+after(async () => {
+        await finishAll();
+        fs.rmSync(work, { recursive: true, force: true });
+});
+
+let n = 0;
+// An OCI layout from spec; {dir, manifest, layers}.
+function layout(spec, dir = path.join(work, `layout-${n++}`)) {
+        const r = spawnSync("python3", [MAKER, dir], { input: JSON.stringify(spec), encoding: "utf8" });
+        assert.equal(r.status, 0, r.stderr);
+        return { dir, ...JSON.parse(r.stdout) };
+}
+
+// busybox with sh, the layer every image here starts from.
+function baseLayer(extra = []) {
+        return { compression: "gzip", entries: [
+                { path: "bin", dir: true }, { path: "etc", dir: true },
+                { path: "bin/busybox", file: "/bin/busybox", mode: 0o755 },
+                { path: "bin/sh", symlink: "busybox" },
+                { path: "bin/ls", symlink: "/bin/busybox" },
+                { path: "bin/cat", hardlink: "bin/busybox" },
+                ...extra] };
+}
+
+// msp-mcp started with argv; its exit status and stderr when it refuses to start.
+function startFails(args) {
+        const r = spawnSync(MSP_MCP, serverArgs(tmpStateDir(), { args }),
+                            { input: "", encoding: "utf8", timeout: 120_000 });
+        return { status: r.status, stderr: r.stderr };
+}
+
+async function inImage(srv, rootfs, code) {
+        const s = assertOk(await call(srv, "session_create", { rootfs }), srv, "session_create");
+        const res = assertOk(await runCode(srv, "sh", code, { session_id: s.session_id }), srv, "run_code");
+        await call(srv, "session_close", { session_id: s.session_id });
+        return res;
+}
+
+test("an image's layers, whiteouts, opaque dirs, Env and WorkingDir; the cache is reused", { skip, timeout: 180_000 }, async () => {
+        const img = layout({ tag: "v1", config: { Env: ["GREETING=hello from the image", "PATH=/bin"], WorkingDir: "/srv/app" },
+                layers: [
+                        baseLayer([
+                                { path: "etc/motd", data: "lower motd" },
+                                { path: "etc/gone", dir: true }, { path: "etc/gone/f", data: "x" },
+                                { path: "opq", dir: true }, { path: "opq/lower", data: "lower" },
+                                { path: "srv/app", dir: true }, { path: "srv/app/data.txt", data: "app data\n" },
+                                { path: "bin/suid", data: "#!/bin/sh\n", mode: 0o4755 },
+                                { path: "owned", data: "u", uid: 1000, gid: 1000 },
+                                { path: "dev/evil", chr: [1, 3] },
+                        ]),
+                        { compression: "zstd", entries: [
+                                { path: "etc/.wh.motd", data: "" },
+                                { path: "etc/.wh.gone", data: "" },
+                                { path: "opq/upper", data: "upper" },   // before the marker: kept
+                                { path: "opq/.wh..wh..opq", data: "" },
+                                { path: "etc/new", data: "upper file" },
+                        ] },
+                        { compression: "none", entries: [{ path: "./etc//newer", data: "plain tar" }] },
+                ] });
+        const cache = path.join(work, "cache");
+        const srv = await startServer({ args: ["--image", `img=oci:${img.dir}:v1`, "--image-cache", cache] });
+        const entry = path.join(cache, `sha256-${img.manifest.slice(7)}`);
+        assert.ok(fs.statSync(path.join(entry, "rootfs")).isDirectory(), srv.log());
+        assert.match(srv.log(), /image img: unpacked into/);
+        const r = await inImage(srv, "img", [
+                "pwd; echo \"$GREETING\"; cat data.txt",
+                "ls /etc | grep -v -e passwd -e group -e hosts -e resolv -e nsswitch -e hostname | tr '\\n' ' '; echo",
+                "ls /opq | tr '\\n' ' '; echo",
+                "cat /etc/new /etc/newer",
+                "ls -ln /owned | awk '{print $3, $4}'",
+                "[ -u /bin/suid ] && echo setuid || echo no setuid",
+                "[ -c /dev/evil ] && echo device || echo no device",
+        ].join("\n"));
+        assert.equal(r.stdout, "/srv/app\nhello from the image\napp data\nnew newer \nupper \nupper fileplain tar1000 1000\nno setuid\nno device\n",
+                     r.stderr);
+        const ino = fs.statSync(path.join(entry, "rootfs", "bin", "busybox")).ino;
+        await srv.close();
+
+        // A second start unpacks nothing: the same files, and the log says so.
+        const again = await startServer({ args: ["--image", `img=oci:${img.dir}:v1`, "--image-cache", cache] });
+        assert.match(again.log(), /image img: cached at/);
+        assert.equal(fs.statSync(path.join(entry, "rootfs", "bin", "busybox")).ino, ino);
+        assert.equal((await inImage(again, "img", "cat /etc/new")).stdout, "upper file");
+        await again.close();
+        assert.deepEqual(fs.readdirSync(cache).filter((x) => !x.startsWith(".")), [path.basename(entry)]);
+});
+
+// Each bad image refuses the start with a message naming what is wrong; nothing is cached.
+function assertRefused(img, want, extra = []) {
+        const cache = path.join(work, `cache-${n++}`);
+        const r = startFails(["--image", `bad=oci:${img.dir}`, "--image-cache", cache, ...extra]);
+        assert.equal(r.status, 1, r.stderr);
+        assert.match(r.stderr, want);
+        assert.deepEqual(fs.readdirSync(cache).filter((x) => !x.startsWith(".")), [], "a half-unpacked image stays");
+}
+
+test("a corrupt layer blob is refused naming its digest", { skip, timeout: 60_000 }, () => {
+        const img = layout({ layers: [baseLayer()] });
+        const blob = path.join(img.dir, "blobs", "sha256", img.layers[0].slice(7));
+        const b = fs.readFileSync(blob);
+        b[b.length - 20] ^= 0xff;
+        fs.writeFileSync(blob, b);
+        assertRefused(img, new RegExp(`blob ${img.layers[0]}: digest mismatch`));
+});
+
+test("a missing blob is refused naming its digest", { skip, timeout: 60_000 }, () => {
+        const img = layout({ layers: [baseLayer()] });
+        fs.rmSync(path.join(img.dir, "blobs", "sha256", img.layers[0].slice(7)));
+        assertRefused(img, new RegExp(`blob ${img.layers[0]}: missing`));
+});
+
+test("a layer entry with ../ is refused and nothing is written outside", { skip, timeout: 60_000 }, () => {
+        const victim = `msp-image-escape-${process.pid}`;
+        const img = layout({ layers: [baseLayer([{ path: `../../../../../../tmp/${victim}`, data: "escaped" }])] });
+        assertRefused(img, /entry "\.\.\/.*": escapes the rootfs/);
+        assert.ok(!fs.existsSync(`/tmp/${victim}`));
+});
+
+test("a file below a symlink (to / or to ..) is refused and nothing is written outside", { skip, timeout: 60_000 }, () => {
+        const victim = `msp-image-escape-${process.pid}`;
+        for (const target of ["/tmp", "../../../../../../../tmp"]) {
+                const img = layout({ layers: [baseLayer([{ path: "link", symlink: target }]),
+                                              { entries: [{ path: `link/${victim}`, data: "escaped" }] }] });
+                assertRefused(img, new RegExp(`entry "link/${victim}": its parent "link" is a symlink`));
+                assert.ok(!fs.existsSync(`/tmp/${victim}`));
+        }
+});
+
+test("an image larger than --image-max-size is refused", { skip, timeout: 60_000 }, () => {
+        const img = layout({ layers: [baseLayer([{ path: "big", size: 4 << 20 }])] });
+        assertRefused(img, /the unpacked image exceeds the limit of 3145728 bytes \(--image-max-size\) at "(big|bin\/busybox)"/,
+                      ["--image-max-size", "3M"]);
+});
+
+const podman = spawnSync("podman", ["--version"]).status === 0;
+test("containers-storage: an image podman built (ENV, WORKDIR, COPY)", { skip: skip || (!podman && "podman not installed (contrib/install-deps.sh podman)"), timeout: 300_000 }, async () => {
+        const tag = `localhost/msp-mcp-image-test:${process.pid}`;
+        const lowerDir = path.join(os.tmpdir(), `msp-mcp-image-base-${process.pid}`);
+        // podman names what it pulls from oci:DIR after DIR, which must then be lowercase.
+        const base = layout({ layers: [baseLayer([{ path: "etc/motd", data: "base" }, { path: "data", dir: true }])] },
+                            lowerDir);
+        const pull = spawnSync("podman", ["pull", "-q", `oci:${base.dir}`], { encoding: "utf8", timeout: 120_000 });
+        assert.equal(pull.status, 0, pull.stderr);
+        const baseId = pull.stdout.trim();
+        const ctx = path.join(work, "ctx");
+        fs.mkdirSync(ctx);
+        fs.writeFileSync(path.join(ctx, "Containerfile"),
+                         `FROM ${baseId}\nENV FROM_PODMAN=yes\nWORKDIR /data\nCOPY hello /data/hello\n`);
+        fs.writeFileSync(path.join(ctx, "hello"), "hello from podman\n", { mode: 0o644 });
+        fs.chmodSync(path.join(ctx, "hello"), 0o644);
+        const b = spawnSync("podman", ["build", "-q", "-t", tag, ctx], { encoding: "utf8", timeout: 240_000 });
+        assert.equal(b.status, 0, b.stderr);
+        try {
+                const srv = await startServer({ args: ["--image", `pm=containers-storage:${tag}`, "--image-cache", path.join(work, "cache-pm")] });
+                const r = await inImage(srv, "pm", "pwd; echo $FROM_PODMAN; cat hello /etc/motd");
+                assert.equal(r.stdout, "/data\nyes\nhello from podman\nbase");
+                await srv.close();
+        } finally {
+                for (const x of [tag, baseId]) spawnSync("podman", ["rmi", "-f", x]);
+                fs.rmSync(lowerDir, { recursive: true, force: true });
+        }
+});
