@@ -92,6 +92,7 @@ static const opt opts[] = {
         O("listen", K_STR, listen, "HOST:PORT or unix:PATH: serve Streamable HTTP there, not stdio"),
         O("allow-origin", K_STR, allow_origins, "Origins (comma-separated) HTTP clients may send"),
         O("auth-tokens", K_STR, auth_tokens, "HTTP bearer tokens: TOKEN TENANT lines (reloaded on SIGHUP)"),
+        O("drain-timeout", K_SEC, drain_timeout_s, "SIGTERM with --listen: how long open requests may finish"),
         O("http-timeout", K_SEC, http_timeout_s, "an HTTP connection idle or slow this long is closed"),
         O("http-session-idle", K_SEC, http_session_idle_s, "an HTTP session unused this long ends"),
 };
@@ -121,6 +122,7 @@ set_defaults(mcp_config *c)
                 .max_sessions = 16,
                 .session_ttl_s = 3600,
                 .http_timeout_s = 30,
+                .drain_timeout_s = 30,
                 .http_session_idle_s = 1800,
                 .session_max_ttl_s = 86400,
                 .max_message_bytes = 16 * MIB,

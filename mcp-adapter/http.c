@@ -88,6 +88,12 @@ struct mcp_http {
         mcp_owners *owners;             /* sandbox sessions and run logs by tenant */
         rate_window *windows;
         mcp_metrics *metrics;
+        size_t n_exchanges;             /* requests being received or answered */
+        bool draining;
+        uint64_t drain_deadline;
+        mcp_timer *drain_timer;
+        void (*drained)(void *data);
+        void *drained_data;
         struct MHD_Daemon *d;
         int epoll_fd;
         bool local;                     /* bound to loopback or a unix socket */
@@ -653,6 +659,8 @@ start(http_exchange *x, const char *url, const char *method)
                 return reply(x, 200, "text/plain", "ok\n", 3, NULL);
         if (strcmp(url, "/readyz") == 0 && get)
                 return reply_ready(x);
+        if (h->draining)
+                return reply(x, 503, "text/plain", "the server is stopping\n", 23, NULL);
         bool metrics = strcmp(url, "/metrics") == 0 && get;
         if (strcmp(url, ENDPOINT) != 0 && !metrics)
                 return reply(x, 404, "text/plain", "not found\n", 10, NULL);
@@ -816,6 +824,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
                         return MHD_NO;
                 *x = (http_exchange) { .http = cls, .conn = conn, .watch_fd = -1 };
                 *con_cls = x;
+                x->http->n_exchanges++;
                 return start(x, url, method);
         }
         if (*upload_size > 0) {
@@ -848,6 +857,7 @@ on_completed(void *cls _unused_, struct MHD_Connection *conn _unused_, void **co
         mcp_rpc_id_clear(&x->id);
         free(x->body);
         free(x->out);
+        x->http->n_exchanges--;
         free(x);
         *con_cls = NULL;
 }
@@ -937,6 +947,7 @@ mcp_http_free(mcp_http *h)
                 mcp_loop_del_io(h->loop, h->epoll_fd);
         mcp_timer_cancel(h->loop, h->timer);
         mcp_timer_cancel(h->loop, h->sweep);
+        mcp_timer_cancel(h->loop, h->drain_timer);
         /* Every suspended connection was resumed by end_session(): MHD may stop. */
         if (h->d)
                 MHD_stop_daemon(h->d);
@@ -954,6 +965,43 @@ mcp_http_free(mcp_http *h)
         }
         free(h);
         return NULL;
+}
+
+/* Drained: no request left (every answer written), or the bound passed. */
+static int
+on_drain_check(mcp_loop *loop, void *data)
+{
+        mcp_http *h = data;
+        h->drain_timer = NULL;
+        if (h->n_exchanges == 0 || mcp_now_usec() >= h->drain_deadline) {
+                if (h->n_exchanges)
+                        mcp_log(h->log, MCP_LOG_WARNING, "%zu HTTP requests still open after --drain-timeout: their runs are cancelled",
+                                h->n_exchanges);
+                h->drained(h->drained_data);
+                return 0;
+        }
+        (void) mcp_loop_add_timer(loop, 50000, on_drain_check, h, &h->drain_timer);
+        return 0;
+}
+
+void
+mcp_http_drain(mcp_http *h, void (*drained)(void *data), void *data)
+{
+        if (h->draining)
+                return;
+        h->draining = true;
+        h->drained = drained;
+        h->drained_data = data;
+        h->drain_deadline = mcp_now_usec() + h->cfg->drain_timeout_s * 1000000;
+        /* No new connections; the socket file goes at once, so clients fail fast. */
+        MHD_socket fd = MHD_quiesce_daemon(h->d);
+        if (fd != MHD_INVALID_SOCKET)
+                close(fd);
+        if (h->unix_path)
+                (void) unlink(h->unix_path);
+        mcp_log(h->log, MCP_LOG_INFO, "draining: %zu HTTP requests open, at most %" PRIu64 " s",
+                h->n_exchanges, h->cfg->drain_timeout_s);
+        (void) on_drain_check(h->loop, h);
 }
 
 void

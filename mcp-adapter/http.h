@@ -21,6 +21,9 @@ int mcp_http_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_
 /* Ends every session (their runs are cancelled), closes every connection. */
 mcp_http *mcp_http_free(mcp_http *http);
 
+/* SIGTERM: stop accepting connections (and answer 503 to new requests on open ones), let
+ * the requests in progress finish within --drain-timeout, then call drained. */
+void mcp_http_drain(mcp_http *http, void (*drained)(void *data), void *data);
 /* SIGHUP: --auth-tokens is read again; on an error the old tokens stay (logged). */
 void mcp_http_reload(mcp_http *http);
 /* --check: the HTTP transport's line (a warning without authentication; the token file). */

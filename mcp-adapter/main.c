@@ -3,7 +3,8 @@
  * main() parses the configuration, checks that the host can enforce the default policy,
  * and serves JSON-RPC on stdin/stdout (or Streamable HTTP with --listen: http.c) from one
  * event loop until EOF or SIGTERM/SIGINT; both (and SIGHUP, which with --listen reloads the
- * bearer tokens instead) end with every run killed and cleaned up and exit status 0. */
+ * bearer tokens instead) end with every run killed and cleaned up and exit status 0. With
+ * --listen the first SIGTERM drains first: open requests finish within --drain-timeout. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -30,7 +31,14 @@
 typedef struct signals {
         mcp_logger *lg;
         mcp_http *http;                 /* --listen: SIGHUP reloads its tokens */
+        bool draining;
 } signals;
+
+static void
+drained(void *data)
+{
+        mcp_loop_exit(data, 0);
+}
 
 static int
 on_signal(mcp_loop *loop, int fd, uint32_t events _unused_, void *data)
@@ -41,6 +49,13 @@ on_signal(mcp_loop *loop, int fd, uint32_t events _unused_, void *data)
                 return 0;
         if (si.ssi_signo == SIGHUP && sg->http) {
                 mcp_http_reload(sg->http);
+                return 0;
+        }
+        /* The first SIGTERM drains the HTTP transport; a second one stops at once. */
+        if (si.ssi_signo == SIGTERM && sg->http && !sg->draining) {
+                sg->draining = true;
+                mcp_log(sg->lg, MCP_LOG_INFO, "signal %u: draining", si.ssi_signo);
+                mcp_http_drain(sg->http, drained, loop);
                 return 0;
         }
         mcp_log(sg->lg, MCP_LOG_INFO, "signal %u: stopping", si.ssi_signo);

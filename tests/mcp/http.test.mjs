@@ -213,9 +213,13 @@ test("a client that disconnects mid-run cancels the run", { skip, timeout: 60_00
         await stopProcess(s.proc);
 });
 
-test("many SDK clients at once, each its own session", { skip, timeout: 120_000 }, async () => {
+test("50 SDK clients at once, each its own session; no fd of msp-mcp left after", { skip, timeout: 180_000 }, async () => {
         const s = await spawnHttpServer({ args: ["--max-queue", "64"] });
-        const N = 20;
+        const fds = () => fs.readdirSync(`/proc/${s.proc.pid}/fd`).length;
+        await session(s.url);   // the first session and run set up what stays (caches)
+        const before = fds();
+        const N = 50;
+        const t0 = Date.now();
         const clients = await Promise.all(Array.from({ length: N }, async (_, i) => {
                 const transport = new StreamableHTTPClientTransport(new URL(s.url));
                 const client = new Client({ name: `c${i}`, version: "0" }, { capabilities: {} });
@@ -225,9 +229,13 @@ test("many SDK clients at once, each its own session", { skip, timeout: 120_000 
         assert.equal(new Set(clients.map((c) => c.transport.sessionId)).size, N, "distinct sessions");
         const results = await Promise.all(clients.map(({ client }, i) =>
                 client.callTool({ name: "run_code", arguments: { language: "sh", code: `echo client-${i}` } },
-                                undefined, { timeout: 60_000 })));
+                                undefined, { timeout: 120_000 })));
         results.forEach((r, i) => assert.equal(r.structuredContent?.stdout, `client-${i}\n`, text(r)));
+        assert.ok(Date.now() - t0 < 120_000, `${N} clients took ${Date.now() - t0} ms`);
         await Promise.all(clients.map(({ client, transport }) => transport.terminateSession().then(() => client.close())));
+        // The clients' connections close on their side first: bounded wait for ours.
+        await waitFor("msp-mcp's fds back to their count before the clients", () => fds() <= before, 15_000, 100);
+        assert.equal(containersOf(s.stateDir, instanceOf(s.stateDir, s.proc.pid)).length, 0);
         assert.deepEqual(await stopProcess(s.proc), { code: 0, signal: null });
 });
 
@@ -506,4 +514,45 @@ test("/readyz is 503 while the run queue is full", { skip, timeout: 120_000 }, a
         ac.abort();
         await waitFor("room again", async () => (await ready()) === 200, 30_000, 100);
         assert.deepEqual(await stopProcess(s.proc), { code: 0, signal: null });
+});
+
+test("SIGTERM drains: no new connections, open calls finish within --drain-timeout, exit 0", { skip, timeout: 120_000 }, async () => {
+        const callBody = (id, code) => JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call",
+                                                         params: { name: "run_code", arguments: { language: "sh", code } } });
+        for (const [code, bound, answered] of [["echo started; sleep 2; echo done", "30", true],
+                                               ["sleep 60", "1", false]]) {
+                const s = await spawnHttpServer({ args: ["--drain-timeout", bound] });
+                const sid = await session(s.url);
+                const inst = instanceOf(s.stateDir, s.proc.pid);
+                const pending = fetch(s.url, { method: "POST", headers: { ...JSON_HEADERS, "mcp-session-id": sid },
+                                               body: callBody(5, code) })
+                        .then(async (r) => ({ status: r.status, text: await r.text() }), (e) => ({ error: e }));
+                await waitFor("the run's container", () => containersOf(s.stateDir, inst).length === 1, 30_000);
+                const exited = new Promise((r) => s.proc.once("exit", (c, sig) => r({ code: c, signal: sig, at: Date.now() })));
+                const t0 = Date.now();
+                s.proc.kill("SIGTERM");
+                await waitFor("draining", () => /draining: 1 HTTP requests open/.test(s.log()), 10_000);
+                // A new connection is refused; a request on a kept-alive one gets 503.
+                const u = new URL(s.url);
+                const refused = await new Promise((resolve) => {
+                        const c = net.connect(Number(u.port), u.hostname);
+                        c.on("connect", () => { c.destroy(); resolve(false); });
+                        c.on("error", (e) => resolve(e.code === "ECONNREFUSED"));
+                });
+                assert.ok(refused, "no new connection while draining");
+                const late = await fetch(s.url, { method: "POST", headers: JSON_HEADERS, body: JSON.stringify(INIT) })
+                        .then((r) => r.status, () => "refused");
+                assert.ok(late === 503 || late === "refused", `a request while draining: ${late}`);
+                const res = await pending;
+                const end = await exited;
+                assert.deepEqual([end.code, end.signal], [0, null], s.log());
+                if (answered) {
+                        assert.equal(res.status, 200);
+                        assert.equal(JSON.parse(res.text).result.structuredContent.stdout, "started\ndone\n");
+                } else {
+                        assert.ok(res.error || res.status !== 200 || !JSON.parse(res.text).result, "no result past the bound");
+                        assert.ok(end.at - t0 < 15_000, `stopped ${end.at - t0} ms after SIGTERM`);
+                        assert.match(s.log(), /still open after --drain-timeout/);
+                }
+        }
 });
