@@ -7,7 +7,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
-import { startServer, skipReason, finishAll, call, runCode, assertOk } from "./lib.mjs";
+import { startServer, languagesOf, skipReason, finishAll, call, runCode, assertOk } from "./lib.mjs";
 
 const skip = skipReason();
 let srv, languages;
@@ -15,8 +15,7 @@ let srv, languages;
 before(async () => {
         if (skip) return;
         srv = await startServer();
-        const { tools } = await srv.client.listTools();
-        languages = tools.find((t) => t.name === "run_code").inputSchema.properties.language.enum;
+        languages = await languagesOf(srv);
 });
 after(finishAll);
 

@@ -224,6 +224,12 @@ async function startStdioServer({ stateDir = tmpStateDir(), runtime = MSP, args 
         return srv;
 }
 
+// The languages server srv lists: run_code's language enum.
+export async function languagesOf(srv) {
+        const { tools } = await srv.client.listTools();
+        return tools.find((t) => t.name === "run_code").inputSchema.properties.language.enum;
+}
+
 // The instance dir (name) of server pid under stateDir: inst-<pid>-<random>.
 export function instanceOf(stateDir, pid) {
         let names = [];

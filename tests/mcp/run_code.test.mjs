@@ -2,7 +2,7 @@
 // images, concurrency, progress and cancellation.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startServer, skipReason, finishAll, call, runCode, text, assertOk, waitFor,
+import { startServer, languagesOf, skipReason, finishAll, call, runCode, text, assertOk, waitFor,
          containersOf, cgroupsOf } from "./lib.mjs";
 import fs from "node:fs";
 import os from "node:os";
@@ -13,8 +13,7 @@ let srv, languages;
 before(async () => {
         if (skip) return;
         srv = await startServer();
-        const { tools } = await srv.client.listTools();
-        languages = tools.find((t) => t.name === "run_code").inputSchema.properties.language.enum;
+        languages = await languagesOf(srv);
 });
 after(finishAll);
 
