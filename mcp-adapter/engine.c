@@ -764,6 +764,8 @@ run_prepare(mcp_run *run, const mcp_run_request *req, int lang_index, msp_err *e
                 network = info.network && e->cfg->allow_network;
                 if (network && (r = mcp_usernet_check(e->cfg->usernet_path, err)) < 0)
                         return r;
+                if ((r = copy_policy(run, info.allow, err)) < 0)
+                        return r;
                 if (info.rootfs && strcmp(info.rootfs, "host") != 0) {
                         int i = find_rootfs(e, info.rootfs);
                         if (i < 0)
@@ -799,8 +801,8 @@ run_prepare(mcp_run *run, const mcp_run_request *req, int lang_index, msp_err *e
                         return msp_err_prefix(err, "files[%zu]", i);
         }
         run->on_network = req->on_network;
-        if ((r = make_bundle(run, req, lang, interp, &lim, network, req->network == MCP_NET_ALLOW &&
-                             !req->session_id, root_path, host_view, rootfs, err)) < 0)
+        if ((r = make_bundle(run, req, lang, interp, &lim, network, run->allow.n > 0, root_path,
+                             host_view, rootfs, err)) < 0)
                 return r;
 
         mcp_runner *rn = &run->runner;

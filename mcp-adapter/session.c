@@ -44,6 +44,7 @@ struct session {
         char id[ID_LEN + 1];
         const char *rootfs;             /* borrowed from the config */
         bool network;
+        mcp_egress_policy allow;
         mcp_limits limits;
         uint64_t created_usec, expires_usec;
         unsigned runs;
@@ -232,6 +233,11 @@ write_meta(const mcp_session_store *store, const session *s, msp_err *err)
         oci_jw_kv_uint64(w, "expires_usec", s->expires_usec);
         oci_jw_kv_string(w, "rootfs", s->rootfs);
         oci_jw_kv_bool(w, "network", s->network);
+        oci_jw_key(w, "network_allow");
+        oci_jw_begin_array(w);
+        for (size_t i = 0; i < s->allow.n; i++)
+                oci_jw_string(w, s->allow.rules[i].text);
+        oci_jw_end_array(w);
         oci_jw_kv_uint64(w, "runs", s->runs);
         oci_jw_kv_bool(w, "seeded", store->cfg->seed_dir != NULL);
         oci_jw_key(w, "limits");
@@ -337,6 +343,7 @@ session_free(mcp_session_store *store, session *s, bool remove)
         if (s->lockfd >= 0)
                 close(s->lockfd);       /* after the removal: nobody else takes it meanwhile */
         free(s->ws_path);
+        mcp_egress_policy_done(&s->allow);
         free(s);
 }
 
@@ -482,6 +489,7 @@ fill_info(const session *s, mcp_session_info *ret)
         snprintf(ret->id, sizeof ret->id, "%s", s->id);
         ret->rootfs = s->rootfs;
         ret->network = s->network;
+        ret->allow = &s->allow;
         ret->limits = s->limits;
         ret->created_usec = s->created_usec;
         ret->expires_usec = s->expires_usec;
@@ -597,6 +605,14 @@ mcp_session_create(mcp_session_store *store, const mcp_session_opts *opts,
         s->dirfd = s->lockfd = s->wsfd = -1;
         s->rootfs = rootfs;
         s->network = opts->network;
+        r = 0;
+        for (size_t i = 0; opts->allow && i < opts->allow->n && r >= 0; i++)
+                r = mcp_egress_policy_add(&s->allow, opts->allow->rules[i].text, err);
+        if (r < 0) {
+                mcp_egress_policy_done(&s->allow);
+                free(s);
+                return r;
+        }
         s->limits = opts->limits;
         limits_fill(&s->limits, &store->cfg->defaults);
         s->created_usec = mcp_wallclock_usec();

@@ -22,6 +22,8 @@ typedef struct mcp_session_opts {
         mcp_limits limits;              /* 0 fields: server defaults; caller checked maxima */
         uint64_t ttl_s;                 /* 0: default; caller checked the maximum */
         bool network;                   /* caller checked config->allow_network */
+        const mcp_egress_policy *allow; /* an allowlist for the runs (copied; caller checked it
+                                         * against --network-allow); NULL or empty: none */
         const char *rootfs;             /* a configured rootfs name; NULL: "host" */
 } mcp_session_opts;
 
@@ -29,6 +31,8 @@ typedef struct mcp_session_info {
         char id[64];
         const char *rootfs;
         bool network;
+        const mcp_egress_policy *allow; /* the session's allowlist (n == 0: none); valid while
+                                         * the session lives */
         mcp_limits limits;              /* effective */
         uint64_t created_usec, expires_usec;    /* wall clock */
         unsigned runs;

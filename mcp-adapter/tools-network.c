@@ -23,12 +23,13 @@ nbad(targs *a, const char *fmt, ...)
         return -EINVAL;
 }
 
+/* `given`: the value as the call spelled it (true, "full"). */
 static int
-want_full(targs *a, const mcp_config *cfg, mcp_net_mode *mode)
+want_full(targs *a, const mcp_config *cfg, const char *given, mcp_net_mode *mode)
 {
         if (!cfg->allow_network)
-                return nbad(a, "network: \"full\" is not allowed by this server (start msp-mcp "
-                               "with --allow-network)%s",
+                return nbad(a, "network: %s is not allowed by this server (start msp-mcp with "
+                               "--allow-network)%s", given,
                             cfg->network_allow.n ? "; an {\"allow\": [...]} list is" : "");
         *mode = MCP_NET_FULL;
         return 1;
@@ -69,12 +70,12 @@ mcp_arg_network(targs *a, const mcp_config *cfg, mcp_net_mode *mode, mcp_egress_
                 return 0;
         case OCI_JSON_BOOL:
                 /* The boolean of earlier versions: true is "full". */
-                return oci_json_bool(v) ? want_full(a, cfg, mode) : 1;
+                return oci_json_bool(v) ? want_full(a, cfg, "true", mode) : 1;
         case OCI_JSON_STRING:
                 if (strcmp(oci_json_string(v), "none") == 0)
                         return 1;
                 if (strcmp(oci_json_string(v), "full") == 0)
-                        return want_full(a, cfg, mode);
+                        return want_full(a, cfg, "\"full\"", mode);
                 break;
         case OCI_JSON_OBJECT:
                 if (oci_json_len(v) == 1 && strcmp(oci_json_key_at(v, 0), "allow") == 0)

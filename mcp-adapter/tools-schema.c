@@ -197,8 +197,7 @@ mcp_schema_in_session_create(oci_jw *w, const mcp_config *cfg, const char *const
         oci_jw_begin_object(w);
         limit_props(w, cfg);
         p_int(w, "ttl_s", "lifetime in seconds", 1, cfg->session_max_ttl_s);
-        p_bool(w, "network", cfg->allow_network ? "network access for the session's runs"
-                                                : "network access (this server does not allow it)");
+        mcp_schema_network(w, cfg);
         const char *names[17] = { 0 };
         for (size_t i = 0; i < cfg->n_rootfs && i < 16; i++)
                 names[i] = cfg->rootfs[i].name;
@@ -229,6 +228,12 @@ mcp_schema_out_session_create(oci_jw *w)
         p_plain(w, "session_id", "string");
         p_plain(w, "rootfs", "string");
         p_plain(w, "network", "boolean");
+        mcp_jw_obj(w, "network_allow");
+        oci_jw_kv_string(w, "type", "array");
+        mcp_jw_obj(w, "items");
+        oci_jw_kv_string(w, "type", "string");
+        oci_jw_end_object(w);
+        oci_jw_end_object(w);
         p_plain(w, "expires_at", "string");
         limits_out_props(w);
         oci_jw_end_object(w);

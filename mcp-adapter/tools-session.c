@@ -39,6 +39,11 @@ write_session_created(oci_jw *w, const void *ctx)
         oci_jw_key(w, "rootfs");
         mcp_jw_text(w, s->rootfs ? s->rootfs : "host");
         oci_jw_kv_bool(w, "network", s->network);
+        oci_jw_key(w, "network_allow");
+        oci_jw_begin_array(w);
+        for (size_t i = 0; s->allow && i < s->allow->n; i++)
+                oci_jw_string(w, s->allow->rules[i].text);
+        oci_jw_end_array(w);
         mcp_rfc3339(s->expires_usec, t);
         oci_jw_kv_string(w, "expires_at", t);
         write_limits(w, &s->limits);
@@ -49,21 +54,21 @@ void
 mcp_tool_session_create(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *token _unused_)
 {
         mcp_session_opts o = { 0 };
+        _cleanup_(mcp_egress_policy_done) mcp_egress_policy allow = { 0 };
+        mcp_net_mode mode = MCP_NET_NONE;
         const char *names[17] = { 0 };
         for (size_t i = 0; i < srv->cfg->n_rootfs && i < 16; i++)
                 names[i] = srv->cfg->rootfs[i].name;
         int r;
         if ((r = mcp_arg_limits(a, srv->cfg, &o.limits)) < 0 ||
             (r = mcp_arg_uint(a, "ttl_s", 1, srv->cfg->session_max_ttl_s, &o.ttl_s)) < 0 ||
-            (r = mcp_arg_bool(a, "network", &o.network)) < 0 ||
+            (r = mcp_arg_network(a, srv->cfg, &mode, &allow)) < 0 ||
             (r = mcp_arg_enum(a, "rootfs", false, names, &o.rootfs)) < 0) {
                 mcp_tool_error(srv, id, a->msg);
                 return;
         }
-        if (o.network && !srv->cfg->allow_network) {
-                mcp_tool_error(srv, id, "network: true is not allowed by this server (start msp-mcp with --allow-network)");
-                return;
-        }
+        o.network = mode == MCP_NET_FULL;
+        o.allow = mode == MCP_NET_ALLOW ? &allow : NULL;
         if (mcp_server_admit(srv, id, MCP_ADMIT_SESSION) < 0)
                 return;
         mcp_session_store *st = store_of(srv);

@@ -266,3 +266,26 @@ test("a call may only narrow the server's list; full needs --allow-network; the 
         assert.equal(rc.annotations.openWorldHint, true);
         assert.equal((await srv.close()).code, 0);
 });
+
+test("a session keeps its allowlist across calls; a call in it cannot change it", { skip, timeout: 120_000 }, async () => {
+        const { p1 } = net_;
+        const srv = await startServer({ args: serverArgs() });
+        const bad = await call(srv, "session_create", { network: { allow: ["pypi.org"] } });
+        assert.equal(bad.isError, true);
+        assert.match(text(bad), /'pypi\.org' is not within/);
+        const sess = assertOk(await call(srv, "session_create", { network: { allow: [`pypi.test:${p1}`] } }), srv);
+        assert.deepEqual(sess.network_allow, [`pypi.test:${p1}`]);
+        assert.equal(sess.network, false);
+        for (let i = 0; i < 2; i++) {
+                const r = assertOk(await runCode(srv, "sh", `curl -sS --max-time 20 http://pypi.test:${p1}/hello.txt`,
+                                                 { session_id: sess.session_id }), srv);
+                assert.equal(r.stdout, "hello from the internet\n", r.stderr);
+        }
+        const off = assertOk(await runCode(srv, "sh", `curl -s --max-time 20 http://files.test:${p1}/hello.txt`,
+                                           { session_id: sess.session_id }), srv);
+        assert.deepEqual(off.denied_hosts, [`files.test:${p1}`]);
+        const res = await runCode(srv, "sh", "true", { session_id: sess.session_id, network: { allow: [`files.test:${p1}`] } });
+        assert.equal(res.isError, true);
+        assert.match(text(res), /a session's runs have the session's network/);
+        assert.equal((await srv.close()).code, 0);
+});
