@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "image-unpack.h"
 #include "json.h"
 #include "macros.h"
@@ -32,45 +33,16 @@ extern char **environ;
 #define REF_OCI "oci:"
 #define REF_STORAGE "containers-storage:"
 
-static int
-rm_tree(int dir_fd, const char *name)
-{
-        struct stat st;
-        if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return errno == ENOENT ? 0 : -errno;
-        if (!S_ISDIR(st.st_mode))
-                return NERRNO(unlinkat(dir_fd, name, 0));
-        int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        _cleanup_closedir_ DIR *d = fdopendir(fd);
-        if (!d) {
-                close(fd);
-                return -errno;
-        }
-        struct dirent *de;
-        while ((de = readdir(d)))
-                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-                        (void) rm_tree(dirfd(d), de->d_name);
-        return NERRNO(unlinkat(dir_fd, name, AT_REMOVEDIR));
-}
-
 /* What a start that died left behind. */
 static void
 remove_leftovers(int cache_fd)
 {
-        int fd = openat(cache_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return;
-        _cleanup_closedir_ DIR *d = fdopendir(fd);
-        if (!d) {
-                close(fd);
-                return;
-        }
+        _cleanup_closedir_ DIR *d = mcp_image_opendir_at(cache_fd, ".");
         struct dirent *de;
-        while ((de = readdir(d)))
+        msp_err err = { 0 };
+        while (d && (de = readdir(d)))
                 if (strncmp(de->d_name, "tmp-", 4) == 0 || strncmp(de->d_name, "import-", 7) == 0)
-                        (void) rm_tree(cache_fd, de->d_name);
+                        (void) mcp_remove_tree_at(cache_fd, de->d_name, &err);
 }
 
 static int
@@ -139,6 +111,7 @@ unpack_image(const mcp_image_opts *o, int cache_fd, const mcp_image_layout *l,
 {
         char tmp[] = "tmp-XXXXXX";
         char path[PATH_MAX];
+        msp_err scratch = { 0 };        /* removing a failed unpack: err keeps why */
         snprintf(path, sizeof path, "%s/%s", o->cache_dir, tmp);
         if (!mkdtemp(path))
                 return msp_err_sys(err, errno, "image cache: %s", path);
@@ -178,7 +151,7 @@ unpack_image(const mcp_image_opts *o, int cache_fd, const mcp_image_layout *l,
         }
         return 0;
 fail:
-        (void) rm_tree(cache_fd, tmp);
+        (void) mcp_remove_tree_at(cache_fd, tmp, &scratch);
         return r;
 }
 
@@ -228,14 +201,9 @@ list_top_dirs(int cache_fd, const char *entry, char ***ret)
         static const char *const own[] = { "proc", "sys", "dev", "tmp", "workspace", ".msp" };
         char root[MCP_DIGEST_MAX + 64];
         snprintf(root, sizeof root, "%s/rootfs", entry);
-        int fd = openat(cache_fd, root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
+        _cleanup_closedir_ DIR *d = mcp_image_opendir_at(cache_fd, root);
+        if (!d)
                 return -errno;
-        _cleanup_closedir_ DIR *d = fdopendir(fd);
-        if (!d) {
-                close(fd);
-                return -errno;
-        }
         size_t n = 0;
         char **list = calloc(1, sizeof(*list));
         struct dirent *de;
@@ -263,6 +231,7 @@ prepare_locked(const mcp_image_opts *o, int cache_fd, const char *ref, mcp_image
                msp_err *err)
 {
         char dir[PATH_MAX], imported[PATH_MAX] = "";
+        msp_err scratch = { 0 };        /* removing the export: err keeps any failure */
         const char *tag = NULL;
         int r;
         if (strncmp(ref, REF_OCI, strlen(REF_OCI)) == 0) {
@@ -275,7 +244,8 @@ prepare_locked(const mcp_image_opts *o, int cache_fd, const char *ref, mcp_image
         } else if (strncmp(ref, REF_STORAGE, strlen(REF_STORAGE)) == 0 && ref[strlen(REF_STORAGE)]) {
                 if ((r = import_storage(o, ref + strlen(REF_STORAGE), imported, sizeof imported, err)) < 0) {
                         if (*imported)
-                                (void) rm_tree(cache_fd, strrchr(imported, '/') + 1);
+                                (void) mcp_remove_tree_at(cache_fd, strrchr(imported, '/') + 1,
+                                                          &scratch);
                         return r;
                 }
                 snprintf(dir, sizeof dir, "%s", imported);
@@ -304,7 +274,7 @@ prepare_locked(const mcp_image_opts *o, int cache_fd, const char *ref, mcp_image
         if (*imported) {
                 /* import-XXXXXX/oci: the import dir is the parent */
                 *strrchr(imported, '/') = '\0';
-                (void) rm_tree(cache_fd, strrchr(imported, '/') + 1);
+                (void) mcp_remove_tree_at(cache_fd, strrchr(imported, '/') + 1, &scratch);
         }
         mcp_image_layout_done(&l);
         return r;

@@ -22,6 +22,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "macros.h"
 #include "sandbox-ids.h"
 
@@ -147,31 +148,16 @@ open_parent(unpack *u, const char *dir, const char *entry)
         return u->parent_fd;
 }
 
-/* Remove name below dir_fd, whatever it is (a directory with everything in it). */
-static int
-remove_all(int dir_fd, const char *name)
+DIR *
+mcp_image_opendir_at(int dir_fd, const char *name)
 {
-        struct stat st;
-        if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return errno == ENOENT ? 0 : -errno;
-        if (!S_ISDIR(st.st_mode))
-                return NERRNO(unlinkat(dir_fd, name, 0));
         int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
-                return -errno;
-        _cleanup_closedir_ DIR *d = fdopendir(fd);
-        if (!d) {
+                return NULL;
+        DIR *d = fdopendir(fd);
+        if (!d)
                 close(fd);
-                return -errno;
-        }
-        struct dirent *de;
-        while ((de = readdir(d)))
-                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
-                        int r = remove_all(dirfd(d), de->d_name);
-                        if (r < 0)
-                                return r;
-                }
-        return NERRNO(unlinkat(dir_fd, name, AT_REMOVEDIR));
+        return d;
 }
 
 static int
@@ -209,14 +195,9 @@ remember(unpack *u, const char *path)
 static int
 make_opaque(unpack *u, int dir_fd, const char *dir)
 {
-        int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        _cleanup_closedir_ DIR *d = fdopendir(fd);
-        if (!d) {
-                close(fd);
-                return -errno;
-        }
+        _cleanup_closedir_ DIR *d = mcp_image_opendir_at(dir_fd, ".");
+        if (!d)
+                return msp_err_sys(u->err, errno, "layer %s: opaque \"%.200s\"", u->digest, dir);
         struct dirent *de;
         while ((de = readdir(d))) {
                 if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
@@ -225,7 +206,7 @@ make_opaque(unpack *u, int dir_fd, const char *dir)
                 snprintf(path, sizeof path, "%s%s%s", dir, *dir ? "/" : "", de->d_name);
                 int r;
                 if (!was_written(u, path))
-                        r = remove_all(dirfd(d), de->d_name);
+                        r = mcp_remove_tree_at(dirfd(d), de->d_name, u->err);
                 else if (de->d_type == DT_DIR) {
                         _cleanup_close_ int sub = openat(dirfd(d), de->d_name,
                                                          O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -305,11 +286,9 @@ apply_entry(unpack *u, struct archive *a, struct archive_entry *e, const char *p
         bool is_dir = fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
         int r;
 
-        if (!(hard == NULL && type == AE_IFDIR && is_dir)) {
-                if ((r = remove_all(pfd, base)) < 0)
-                        return msp_err_sys(u->err, -r, "layer %s: replacing \"%.200s\"", u->digest,
-                                           path);
-        }
+        if (!(hard == NULL && type == AE_IFDIR && is_dir) &&
+            (r = mcp_remove_tree_at(pfd, base, u->err)) < 0)
+                return msp_err_prefix(u->err, "layer %s: replacing \"%.200s\"", u->digest, path);
         if (hard) {
                 char target[PATH_MAX];
                 if (normalize(hard, target, sizeof target) < 0 || !*target)
@@ -396,7 +375,7 @@ next_entry(unpack *u, struct archive *a, struct archive_entry *e)
                 const char *victim = base + strlen(WHITEOUT);
                 if (!*victim || strcmp(victim, ".") == 0 || strcmp(victim, "..") == 0)
                         return fail(u, EPERM, path, "whiteout of nothing");
-                r = remove_all(pfd, victim);
+                r = mcp_remove_tree_at(pfd, victim, u->err);
         } else {
                 if ((r = apply_entry(u, a, e, path, pfd, base)) < 0)
                         return r;
@@ -404,9 +383,7 @@ next_entry(unpack *u, struct archive *a, struct archive_entry *e)
                 return remember(u, path) < 0 ? msp_err_set(u->err, ENOMEM, "out of memory") : 0;
         }
         forget_parent(u);
-        if (r < 0)
-                return msp_err_sys(u->err, -r, "layer %s: whiteout \"%.200s\"", u->digest, path);
-        return 0;
+        return r < 0 ? msp_err_prefix(u->err, "layer %s: whiteout \"%.200s\"", u->digest, path) : 0;
 }
 
 int
