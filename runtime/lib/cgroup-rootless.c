@@ -110,3 +110,27 @@ rt_cgroup_limit_field(const oci_resources *res)
                 return "unified";
         return NULL;
 }
+
+int
+rt_cgroup_rootless_systemd_root(char *buf, size_t bufsz)
+{
+        char own[PATH_MAX];
+        char *p, *end = NULL;
+
+        buf[0] = '\0';
+        if (own_cgroup(own, sizeof own) < 0)
+                return 0;
+        /* The last "/user@<uid>.service" component: the user's manager's root. */
+        for (p = strstr(own, "/user@"); p; p = strstr(p + 1, "/user@")) {
+                char *c = p + 6;
+                size_t digits = strspn(c, "0123456789");
+                if (digits && strncmp(c + digits, ".service", 8) == 0 &&
+                    (c[digits + 8] == '/' || c[digits + 8] == '\0'))
+                        end = c + digits + 8;
+        }
+        if (!end || (size_t) (end - own) >= bufsz)
+                return 0;
+        memcpy(buf, own, (size_t) (end - own));
+        buf[end - own] = '\0';
+        return 1;
+}

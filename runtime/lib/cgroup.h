@@ -29,6 +29,12 @@ int rt_cgroup_path_for(const char *cgroups_path, const char *id, char *buf, size
  * (a delegated subtree). 1: buf holds it; 0: none can be made, why says why (buf "");
  * -errno when /proc/self/cgroup or the mode cannot be read. */
 int rt_cgroup_rootless_path(const char *id, char *buf, size_t bufsz, char *why, size_t whysz);
+/* The cgroup of the caller's systemd user manager ("/user.slice/user-1000.slice/
+ * user@1000.service"), which systemd delegates to the user: 1 and buf filled when the
+ * caller runs below one, else 0. A rootless caller's systemd-form linux.cgroupsPath
+ * ("slice:prefix:name") is placed below it, where runc's systemd driver has the user's
+ * manager put it. */
+int rt_cgroup_rootless_systemd_root(char *buf, size_t bufsz);
 /* The first linux.resources key that needs a cgroup ("memory", "pids", ...), or NULL.
  * Device rules do not count: a rootless runtime leaves them to the user namespace, which
  * cannot mknod or open host devices it is not given (runc ignores them rootless). */

@@ -43,3 +43,20 @@ bench_build() {
         fi
         ninja -C "$dir" "$@" >/dev/null || die "ninja -C $dir failed"
 }
+
+# bench_table JSON BASE_MEAN SKIPPED...: the hyperfine results as a table (mean ± sd,
+# median, ratio to BASE_MEAN), then one line per "name: reason" that was skipped.
+bench_table() {
+        local json=$1 base=$2 s
+        shift 2
+        jq -r --argjson base "$base" '
+                .results[] | [.command, (.mean * 1000), (.stddev * 1000), (.median * 1000),
+                              (.mean / $base)] | @tsv' "$json" |
+                awk -F'\t' 'BEGIN {
+                        printf "%-28s %-16s %10s %8s\n", "command", "mean ± sd [ms]", "median", "ratio"
+                        printf "%-28s %-16s %10s %8s\n", "-------", "--------------", "------", "-----"
+                } { printf "%-28s %6.2f ± %6.2f %10.2f %7.2fx\n", $1, $2, $3, $4, $5 }'
+        for s in "$@"; do
+                printf '%-28s skipped: %s\n' "${s%%:*}" "${s#*: }"
+        done
+}

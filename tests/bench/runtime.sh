@@ -243,16 +243,7 @@ fi
 echo "hyperfine -N, $warmup warmup + $runs runs each; mean ± sd; ratio = mean / mean(msp run)"
 echo "load average (1, 5, 15 min): $load_before before, $load_after after"
 echo
-jq -r --argjson base "$msp_mean" '
-        .results[] | [.command, (.mean * 1000), (.stddev * 1000), (.median * 1000),
-                      (.mean / $base)] | @tsv' "$json" |
-        awk -F'\t' 'BEGIN {
-                printf "%-26s %-16s %10s %8s\n", "command", "mean ± sd [ms]", "median", "ratio"
-                printf "%-26s %-16s %10s %8s\n", "-------", "--------------", "------", "-----"
-        } { printf "%-26s %6.2f ± %6.2f %10.2f %7.2fx\n", $1, $2, $3, $4, $5 }'
-for s in "${skipped[@]}"; do
-        printf '%-26s skipped: %s\n' "${s%%:*}" "${s#*: }"
-done
+bench_table "$json" "$msp_mean" ${skipped[@]+"${skipped[@]}"}
 echo
 printf 'peak RSS of msp run (%d runs, GNU time %%M): max %d KiB, median %d KiB\n' \
         "$rss_runs" "$rss_max" "$rss_med"

@@ -443,7 +443,7 @@ t_apparmor_profile() {
 # `spec --rootless` and no linux.cgroupsPath makes the container's cgroup beside that
 # scope (runc's placement) and applies the limits; pause works there; delete removes it.
 RL_UID=1000
-RL_D=$CG/$PFX/user-$RL_UID.service
+RL_D=$CG/$PFX/user@$RL_UID.service
 
 # as_user CMD...: CMD as the user, from the delegated subtree's app.scope.
 as_user() {
@@ -513,7 +513,21 @@ t_rootless_delegated() {
         as_user "$MSP" delete rl2
         [ ! -e "$RL_D/rl2" ]
         [ -z "$(ls "$W/xdg/msp")" ]
-        rmdir "$RL_D/app.scope" "$RL_D"
+        # podman's systemd form: below the user's manager (user@UID.service), as runc's
+        # systemd driver has that manager place it
+        jq '.linux.cgroupsPath = "user.slice:libpod:rl3"' "$W/rl/config.json" >"$W/rl/c.json"
+        mv "$W/rl/c.json" "$W/rl/config.json"
+        chown $RL_UID:$RL_UID "$W/rl/config.json"
+        as_user "$MSP" --systemd-cgroup run -d -b "$W/rl" rl3 </dev/null >"$W/rl3.out" 2>&1 ||
+                { cat "$W/rl3.out"; false; }
+        pid=$(as_user "$MSP" state rl3 | jq -r .pid)
+        grep -qx "$pid" "$RL_D/user.slice/libpod-rl3.scope/cgroup.procs"
+        [ "$(cat "$RL_D/user.slice/libpod-rl3.scope/memory.max")" = 33554432 ]
+        as_user "$MSP" kill rl3 KILL
+        until_true 10 rl_stopped rl3
+        as_user "$MSP" delete rl3
+        [ ! -e "$RL_D/user.slice/libpod-rl3.scope" ]
+        rmdir "$RL_D/user.slice" "$RL_D/app.scope" "$RL_D"
 }
 
 # The runtime/lib unit tests that are mode-aware (OOM, pids, destroy, eBPF, freeze...),
@@ -553,7 +567,7 @@ else
         n=$((n + 1))
         say "ok $n - apparmor: a loaded profile confines the container's process # SKIP no apparmor_parser on the host (Debian package apparmor)"
 fi
-t "rootless: without delegation a limit is refused; with a delegated subtree the container's cgroup beside the user's scope, limits, pause, delete" t_rootless_delegated
+t "rootless: without delegation a limit is refused; with a delegated subtree the container's cgroup beside the user's scope (or, systemd form, below user@UID.service), limits, pause, delete" t_rootless_delegated
 if [ -d /vm/unit ]; then
         t "runtime/lib unit tests in cgroup v2 mode" t_unit
 fi
