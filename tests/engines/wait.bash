@@ -25,3 +25,18 @@ wait_log() {
         "$ENGINE_CLI" logs "$name" 2>&1 || true
         return 1
 }
+
+# wait_clean LISTER: poll (bounded) until `LISTER` prints nothing, i.e. nothing of the
+# suite's containers is left; engines clean up asynchronously after a container exits
+# (podman: `podman container cleanup`, conmon's exit command).
+wait_clean() {
+        local lister=$1 left
+        for _ in $(seq 100); do
+                left=$("$lister")
+                [ -z "$left" ] && return 0
+                sleep 0.1
+        done
+        echo "left behind:"
+        echo "$left"
+        return 1
+}

@@ -175,18 +175,9 @@ pr_leftovers() {
         return 0
 }
 
-# assert_clean: nothing of this test's containers is left. `podman container cleanup`
-# runs asynchronously after a container exits, so poll (bounded) before failing.
+# assert_clean: nothing of this test's containers is left (wait.bash polls).
 assert_clean() {
-        local left
-        for _ in $(seq 100); do
-                left=$(pr_leftovers)
-                [ -z "$left" ] && return 0
-                sleep 0.1
-        done
-        echo "left behind:"
-        echo "$left"
-        return 1
+        wait_clean pr_leftovers
 }
 
 # pty_run [--rows N --cols N] -- CMD...: CMD on a real pty (podman -t checks isatty).

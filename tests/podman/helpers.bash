@@ -128,18 +128,9 @@ pm_leftovers() {
         return 0
 }
 
-# assert_clean: nothing of this test's containers is left. `podman container cleanup`
-# runs asynchronously after a container exits, so poll (bounded) before failing.
+# assert_clean: nothing of this test's containers is left (wait.bash polls).
 assert_clean() {
-        local left
-        for _ in $(seq 100); do
-                left=$(pm_leftovers)
-                [ -z "$left" ] && return 0
-                sleep 0.1
-        done
-        echo "left behind:"
-        echo "$left"
-        return 1
+        wait_clean pm_leftovers
 }
 
 # cgroup_file NAME V1CONTROLLER V1FILE V2FILE: the path of a cgroup file of the container.
