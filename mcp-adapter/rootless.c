@@ -60,9 +60,18 @@ find_helper(const char *name, char *buf, size_t size)
         buf[0] = '\0';
 }
 
+/* The process enters its namespace once; every later engine in it (--check's language
+ * probes run one before the server's) finds it there and sees what the first one saw. */
+static bool entered;
+static mcp_rootless entered_as;
+
 void
 mcp_rootless_probe(mcp_rootless *ret)
 {
+        if (entered) {
+                *ret = entered_as;
+                return;
+        }
         mcp_rootless rl = { .on = geteuid() != 0, .uid = geteuid(), .gid = getegid() };
         if (rl.on) {
                 char buf[4096], name[256] = "";
@@ -130,7 +139,7 @@ map_self(const mcp_rootless *rl, msp_err *err)
 int
 mcp_rootless_enter(const mcp_rootless *rl, msp_err *err)
 {
-        if (!rl->on)
+        if (!rl->on || entered)
                 return 0;
         bool mapped = false;
         if (rl->multi) {
@@ -178,6 +187,8 @@ mcp_rootless_enter(const mcp_rootless *rl, msp_err *err)
         }
         if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
                 return msp_err_sys(err, errno, "become root of the user namespace");
+        entered = true;
+        entered_as = *rl;
         return 0;
 }
 
