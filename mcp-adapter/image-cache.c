@@ -4,7 +4,9 @@
  * its presence is the whole validity check, and it is never written again.
  *
  *   <cache>/sha256-<manifest hex>/rootfs        the unpacked layers, owners shifted
- *   <cache>/sha256-<manifest hex>/config.json   the verified image config */
+ *   <cache>/sha256-<manifest hex>/config.json   the verified image config
+ *   <cache>/cs-<id> -> sha256-<manifest hex>     a containers-storage image unpacked before,
+ *                                                by its id in the store (not exported again) */
 #include "image-cache.h"
 
 #include <dirent.h>
@@ -56,6 +58,68 @@ open_cache(const char *dir, msp_err *err)
         return fd;
 }
 
+/* podman with argv; its first line of stdout in line (when not NULL). */
+static int
+run_podman(const mcp_image_opts *o, char *const argv[], const char *name, char *line,
+           size_t size, msp_err *err)
+{
+        int p[2] = { -1, -1 };
+        if (line && pipe2(p, O_CLOEXEC) < 0)
+                return msp_err_sys(err, errno, "containers-storage:%s: pipe", name);
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_adddup2(&fa, line ? p[1] : 2, 1);
+        pid_t pid;
+        int r = posix_spawnp(&pid, o->podman, &fa, NULL, argv, environ);
+        posix_spawn_file_actions_destroy(&fa);
+        _cleanup_close_ int rd = p[0];
+        if (p[1] >= 0)
+                close(p[1]);
+        if (r != 0)
+                return msp_err_sys(err, r, "containers-storage:%s: running %s", name, o->podman);
+        size_t n = 0;
+        while (line && n + 1 < size) {
+                ssize_t k = read(rd, line + n, size - 1 - n);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        break;
+                n += (size_t) k;
+        }
+        if (line) {
+                line[n] = '\0';
+                line[strcspn(line, "\n")] = '\0';
+        }
+        int status;
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR)
+                        return msp_err_sys(err, errno, "containers-storage:%s: waiting for %s", name,
+                                           o->podman);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                return msp_err_set(err, EIO, "containers-storage:%s: \"%s %s\" failed (status %d): "
+                                   "is the image in this user's store (podman images)?", name,
+                                   o->podman, argv[1],
+                                   WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+        return 0;
+}
+
+/* The image's id in the store (its config digest there, 64 hex digits). */
+static int
+storage_id(const mcp_image_opts *o, const char *name, char id[72], msp_err *err)
+{
+        char *argv[] = { (char *) o->podman, "image", "inspect", "--format", "{{.Id}}",
+                         (char *) name, NULL };
+        memset(id, 0, 72);
+        int r = run_podman(o, argv, name, id, 72, err);
+        if (r < 0)
+                return r;
+        if (strlen(id) != 64 || strspn(id, "0123456789abcdef") != 64)
+                return msp_err_set(err, EIO, "containers-storage:%s: podman gave the id \"%.70s\"",
+                                   name, id);
+        return 0;
+}
+
 /* `podman save --format oci-dir` of a containers-storage image into <cache>/import-XXXXXX. */
 static int
 import_storage(const mcp_image_opts *o, const char *name, char *dir, size_t size, msp_err *err)
@@ -67,24 +131,9 @@ import_storage(const mcp_image_opts *o, const char *name, char *dir, size_t size
         snprintf(out, sizeof out, "%s/oci", dir);
         char *argv[] = { (char *) o->podman, "save", "--quiet", "--format", "oci-dir", "-o", out,
                          (char *) name, NULL };
-        posix_spawn_file_actions_t fa;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-        posix_spawn_file_actions_adddup2(&fa, 2, 1);
-        pid_t pid;
-        int r = posix_spawnp(&pid, o->podman, &fa, NULL, argv, environ);
-        posix_spawn_file_actions_destroy(&fa);
-        if (r != 0)
-                return msp_err_sys(err, r, "containers-storage:%s: running %s", name, o->podman);
-        int status;
-        while (waitpid(pid, &status, 0) < 0)
-                if (errno != EINTR)
-                        return msp_err_sys(err, errno, "containers-storage:%s: waiting for %s", name,
-                                           o->podman);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-                return msp_err_set(err, EIO, "containers-storage:%s: \"%s save\" failed (status %d): "
-                                   "is the image in this user's store (podman images)?", name,
-                                   o->podman, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+        int r = run_podman(o, argv, name, NULL, 0, err);
+        if (r < 0)
+                return r;
         snprintf(dir + strlen(dir), size - strlen(dir), "/oci");
         return 0;
 }
@@ -226,58 +275,102 @@ list_top_dirs(int cache_fd, const char *entry, char ***ret)
         return list ? 0 : -ENOMEM;
 }
 
+/* The entry a containers-storage image was unpacked into before: cs-<id> links to it. */
+static void
+storage_entry(int cache_fd, const char *link, char *entry, size_t size)
+{
+        char target[MCP_DIGEST_MAX + 40];
+        ssize_t n = readlinkat(cache_fd, link, target, sizeof target - 1);
+        struct stat st;
+        if (n <= 0)
+                return;
+        target[n] = '\0';
+        if (strncmp(target, "sha256-", 7) == 0 && !strchr(target, '/') &&
+            fstatat(cache_fd, target, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+                snprintf(entry, size, "%s", target);
+}
+
+/* The layout at dir: its entry, found or unpacked. */
+static int
+entry_of_layout(const mcp_image_opts *o, int cache_fd, const char *dir, const char *tag,
+                char *entry, size_t size, bool *unpacked, msp_err *err)
+{
+        mcp_image_layout l;
+        int r = mcp_image_layout_open(dir, tag && *tag ? tag : NULL, &l, err);
+        if (r < 0)
+                return r;
+        snprintf(entry, size, "sha256-%s", l.manifest_digest + 7);
+        struct stat st;
+        if (fstatat(cache_fd, entry, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+                *unpacked = false;
+        else if ((r = unpack_image(o, cache_fd, &l, entry, err)) == 0)
+                *unpacked = true;
+        mcp_image_layout_done(&l);
+        return r;
+}
+
+/* A containers-storage image: by its id from the cache, else exported and unpacked (the
+ * export removed again) and its id linked to the entry. */
+static int
+entry_of_storage(const mcp_image_opts *o, int cache_fd, const char *name, char *entry,
+                 size_t size, bool *unpacked, msp_err *err)
+{
+        char id[72], link[80], dir[PATH_MAX] = "";
+        int r = storage_id(o, name, id, err);
+        if (r < 0)
+                return r;
+        snprintf(link, sizeof link, "cs-%s", id);
+        storage_entry(cache_fd, link, entry, size);
+        if (*entry) {
+                *unpacked = false;
+                return 0;
+        }
+        r = import_storage(o, name, dir, sizeof dir, err);
+        if (r == 0)
+                r = entry_of_layout(o, cache_fd, dir, NULL, entry, size, unpacked, err);
+        if (r == 0 && ((unlinkat(cache_fd, link, 0) < 0 && errno != ENOENT) ||
+                       symlinkat(entry, cache_fd, link) < 0))
+                r = msp_err_sys(err, errno, "image cache: %s", link);
+        if (*dir) {
+                msp_err scratch = { 0 };        /* removing the export: err keeps why */
+                char *imp = dir + strlen(o->cache_dir) + 1;     /* import-XXXXXX[/oci] */
+                imp[strcspn(imp, "/")] = '\0';
+                (void) mcp_remove_tree_at(cache_fd, imp, &scratch);
+        }
+        return r;
+}
+
 static int
 prepare_locked(const mcp_image_opts *o, int cache_fd, const char *ref, mcp_image_rootfs *ret,
                msp_err *err)
 {
-        char dir[PATH_MAX], imported[PATH_MAX] = "";
-        msp_err scratch = { 0 };        /* removing the export: err keeps any failure */
-        const char *tag = NULL;
+        char entry[MCP_DIGEST_MAX + 40] = "";
         int r;
         if (strncmp(ref, REF_OCI, strlen(REF_OCI)) == 0) {
+                char dir[PATH_MAX];
+                const char *tag = NULL;
                 snprintf(dir, sizeof dir, "%s", ref + strlen(REF_OCI));
                 char *colon = strrchr(dir, ':');
                 if (colon && !strchr(colon, '/')) {
                         *colon = '\0';
                         tag = colon + 1;
                 }
-        } else if (strncmp(ref, REF_STORAGE, strlen(REF_STORAGE)) == 0 && ref[strlen(REF_STORAGE)]) {
-                if ((r = import_storage(o, ref + strlen(REF_STORAGE), imported, sizeof imported, err)) < 0) {
-                        if (*imported)
-                                (void) mcp_remove_tree_at(cache_fd, strrchr(imported, '/') + 1,
-                                                          &scratch);
-                        return r;
-                }
-                snprintf(dir, sizeof dir, "%s", imported);
-        } else
+                r = entry_of_layout(o, cache_fd, dir, tag, entry, sizeof entry, &ret->unpacked, err);
+        } else if (strncmp(ref, REF_STORAGE, strlen(REF_STORAGE)) == 0 && ref[strlen(REF_STORAGE)])
+                r = entry_of_storage(o, cache_fd, ref + strlen(REF_STORAGE), entry, sizeof entry,
+                                     &ret->unpacked, err);
+        else
                 return msp_err_set(err, EINVAL, "expected oci:DIR[:TAG] or containers-storage:NAME");
-
-        mcp_image_layout l;
-        r = mcp_image_layout_open(dir, tag && *tag ? tag : NULL, &l, err);
-        char entry[MCP_DIGEST_MAX + 40];
-        if (r == 0) {
-                snprintf(entry, sizeof entry, "sha256-%s", l.manifest_digest + 7);
-                struct stat st;
-                if (fstatat(cache_fd, entry, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
-                        ret->unpacked = false;
-                else if ((r = unpack_image(o, cache_fd, &l, entry, err)) == 0)
-                        ret->unpacked = true;
+        if (r < 0 || (r = read_config(cache_fd, entry, &ret->defaults, err)) < 0)
+                return r;
+        check_workdir(cache_fd, entry, &ret->defaults);
+        if (list_top_dirs(cache_fd, entry, &ret->top_dirs) < 0 ||
+            asprintf(&ret->rootfs, "%s/%s/rootfs", o->cache_dir, entry) < 0 ||
+            asprintf(&ret->digest, "sha256:%s", entry + 7) < 0) {
+                ret->rootfs = ret->digest = NULL;
+                return msp_err_set(err, ENOMEM, "out of memory");
         }
-        if (r == 0 && ((r = read_config(cache_fd, entry, &ret->defaults, err)) == 0)) {
-                check_workdir(cache_fd, entry, &ret->defaults);
-                if (list_top_dirs(cache_fd, entry, &ret->top_dirs) < 0)
-                        r = msp_err_set(err, ENOMEM, "image cache: listing %s/rootfs", entry);
-                if (asprintf(&ret->rootfs, "%s/%s/rootfs", o->cache_dir, entry) < 0 ||
-                    !(ret->digest = strdup(l.manifest_digest)))
-                        r = msp_err_set(err, ENOMEM, "out of memory");
-        }
-        if (*imported) {
-                /* import-XXXXXX/oci: the import dir is the parent */
-                *strrchr(imported, '/') = '\0';
-                (void) mcp_remove_tree_at(cache_fd, strrchr(imported, '/') + 1, &scratch);
-        }
-        mcp_image_layout_done(&l);
-        return r;
+        return 0;
 }
 
 int

@@ -166,10 +166,21 @@ test("containers-storage: an image podman built (ENV, WORKDIR, COPY)", { skip: s
         const b = spawnSync("podman", ["build", "-q", "-t", tag, ctx], { encoding: "utf8", timeout: 240_000 });
         assert.equal(b.status, 0, b.stderr);
         try {
-                const srv = await startServer({ args: ["--image", `pm=containers-storage:${tag}`, "--image-cache", path.join(work, "cache-pm")] });
+                const cache = path.join(work, "cache-pm");
+                const args = ["--image", `pm=containers-storage:${tag}`, "--image-cache", cache];
+                const srv = await startServer({ args });
+                assert.match(srv.log(), /image pm: unpacked into/);
                 const r = await inImage(srv, "pm", "pwd; echo $FROM_PODMAN; cat hello /etc/motd");
                 assert.equal(r.stdout, "/data\nyes\nhello from podman\nbase");
                 await srv.close();
+                // Found again by its id in the store: not exported, not unpacked.
+                const again = await startServer({ args });
+                assert.match(again.log(), /image pm: cached at/);
+                await again.close();
+                const names = fs.readdirSync(cache).filter((x) => !x.startsWith(".")).sort();
+                assert.equal(names.length, 2, names.join(" "));
+                assert.match(names[0], /^cs-[0-9a-f]{64}$/);
+                assert.equal(fs.readlinkSync(path.join(cache, names[0])), names[1]);
         } finally {
                 for (const x of [tag, baseId]) spawnSync("podman", ["rmi", "-f", x]);
                 fs.rmSync(lowerDir, { recursive: true, force: true });
