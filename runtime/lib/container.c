@@ -163,6 +163,23 @@ ns_restore(saved_ns *s)
         ns_forget(s);
 }
 
+/* How the init gets into the container's cgroup. cgroup_join_plan picks it from the
+ * host's mode before anything is made (which hierarchies are made before clone3);
+ * cgroup_join_settle adjusts it to what clone3 managed. */
+typedef enum cgroup_join {
+        CGJ_NONE,               /* no cgroup (a rootless container without one) */
+        /* A unified host: the cgroup is made and filled before clone3. */
+        CGJ_AT_CLONE,           /* the init is born in it (CLONE_INTO_CGROUP) or joins it
+                                 * itself through `tasks` fds (cgroup-join.h) */
+        CGJ_PARENT_BEFORE_GO,   /* neither: the parent writes cgroup.procs before GO */
+        /* A host with v1 hierarchies: only the cgroup2 leaf is made before clone3; the
+         * v1 ones are made, filled and handed to the init while it builds its network
+         * and mount namespaces (finish_v1_cgroups). */
+        CGJ_V1_AFTER_GO,        /* the init joins the v1 ones through `tasks` fds */
+        CGJ_ALL_AFTER_GO,       /* hybrid, and clone3 could not use the cgroup2 leaf: the
+                                 * parent writes cgroup.procs of every hierarchy after GO */
+} cgroup_join;
+
 typedef struct create_run {
         const rt_ctx *ctx;
         const rt_create_opts *o;
@@ -176,16 +193,37 @@ typedef struct create_run {
         pid_t pid;
         bool cgroup_made;
         bool statedir_made;
-        bool cgroup_joined_by_child;    /* clone3 + the init joined it (cgroup-join.h) */
-        /* A host with v1 hierarchies: only the cgroup2 leaf is made before clone3; the
-         * v1 ones are made, filled and handed to the init while it builds its network
-         * and mount namespaces (finish_v1_cgroups). */
-        bool cgroup_v1_after_clone;
-        bool cgroup_v2_missed;          /* hybrid, but clone3 could not use the cgroup2 leaf */
+        cgroup_join join;
         rt_cgroup_mode cgroup_mode;
         rt_cgroup_facts cgroup_probe;   /* before anything is made, for every hierarchy */
         bool start_at_ready;
 } create_run;
+
+static void
+cgroup_join_plan(create_run *cr)
+{
+        if (!cr->cgroup[0])
+                cr->join = CGJ_NONE;
+        else
+                cr->join = cr->cgroup_mode == RT_CGROUP_UNIFIED ? CGJ_AT_CLONE : CGJ_V1_AFTER_GO;
+}
+
+/* After clone3: into_cgroup when the init was born in its cgroup2 leaf, child_fds when
+ * it was given `tasks` fds to join the others itself. */
+static void
+cgroup_join_settle(create_run *cr, bool into_cgroup, bool child_fds)
+{
+        if (cr->join == CGJ_AT_CLONE && !into_cgroup && !child_fds)
+                cr->join = CGJ_PARENT_BEFORE_GO;
+        else if (cr->join == CGJ_V1_AFTER_GO && cr->cgroup_mode == RT_CGROUP_HYBRID && !into_cgroup)
+                cr->join = CGJ_ALL_AFTER_GO;
+}
+
+static bool
+cgroup_v1_after_go(const create_run *cr)
+{
+        return cr->join == CGJ_V1_AFTER_GO || cr->join == CGJ_ALL_AFTER_GO;
+}
 
 static int
 run_parent_hooks(create_run *cr, msp_err *err)
@@ -293,7 +331,7 @@ finish_v1_cgroups(create_run *cr, int sync_fd, msp_err *err)
         if (r < 0)
                 return r;
         rt_cgroup_join_init(&join);
-        if (cr->cgroup_v2_missed ||
+        if (cr->join == CGJ_ALL_AFTER_GO ||
             rt_cgroup_join_prepare_parent(cr->cgroup, RT_CGROUP_V1, 3, &join, NULL) < 0 ||
             rt_cgroup_join_names(&join, names, sizeof names) < 0) {
                 rt_cgroup_join_close(&join);
@@ -324,7 +362,7 @@ drive_init(create_run *cr, int sync_fd, msp_err *err)
                 if (r < 0)
                         return r;
         }
-        if (cr->cgroup[0] && !cr->cgroup_joined_by_child && !cr->cgroup_v1_after_clone) {
+        if (cr->join == CGJ_PARENT_BEFORE_GO) {
                 r = rt_cgroup_enter(cr->cgroup, cr->pid, err);
                 if (r < 0)
                         return r;
@@ -346,7 +384,7 @@ drive_init(create_run *cr, int sync_fd, msp_err *err)
          * "created": with a live pid and the exec fifo present, that is what every reader
          * computes (rt_state_refresh), and it spares a last save after READY. */
         cr->c->state->status = (char *) "created";
-        if (cr->cgroup_v1_after_clone)
+        if (cgroup_v1_after_go(cr))
                 r = finish_v1_cgroups(cr, sync_fd, err);
         else
                 r = rt_state_save(cr->c->dirfd, cr->c->state, err);
@@ -489,8 +527,8 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
         };
         /* Born in the v2 cgroup, the init moves itself into the v1 ones: no write to
          * cgroup.procs, whose global lock costs an RCU grace period (cgroup-join.h). */
-        if (cr->cgroup[0] &&
-            rt_cgroup_join_prepare_parent(cr->cgroup, cr->cgroup_v1_after_clone ? RT_CGROUP_V2 : RT_CGROUP_ALL,
+        if (cr->join != CGJ_NONE &&
+            rt_cgroup_join_prepare_parent(cr->cgroup, cgroup_v1_after_go(cr) ? RT_CGROUP_V2 : RT_CGROUP_ALL,
                                           keep_min, &join, NULL) >= 0 &&
             join.v2_fd >= 0) {
                 ca.flags |= CLONE_INTO_CGROUP;
@@ -532,7 +570,7 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
                         .no_new_keyring = cr->o->no_new_keyring,
                         .start_at_ready = cr->start_at_ready,
                         .cgroup_join = &join,
-                        .cgroup_wait = cr->cgroup_v1_after_clone,
+                        .cgroup_wait = cgroup_v1_after_go(cr),
                         .unshare_flags = cr->plan.new_flags &
                                          (CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET),
                 };
@@ -541,8 +579,7 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
         ns_restore(&saved);
         close(fds.sync[1]);
         fds.sync[1] = -1;
-        cr->cgroup_joined_by_child = (ca.flags & CLONE_INTO_CGROUP) || join.n > 0;
-        cr->cgroup_v2_missed = cr->cgroup_mode == RT_CGROUP_HYBRID && !(ca.flags & CLONE_INTO_CGROUP);
+        cgroup_join_settle(cr, ca.flags & CLONE_INTO_CGROUP, join.n > 0);
         rt_cgroup_join_close(&join);
         cr->pid = (pid_t) pid;
         *ret_pidfd = pidfd;
@@ -789,17 +826,17 @@ rt_container_create(const rt_ctx *ctx, const rt_create_opts *o, rt_container **r
                 r = init_state(cr, err);
         if (r >= 0 && cr->cgroup[0]) {
                 r = rt_cgroup_mode_detect(&cr->cgroup_mode, err);
-                cr->cgroup_v1_after_clone = r >= 0 && cr->cgroup_mode != RT_CGROUP_UNIFIED;
+                if (r >= 0)
+                        cgroup_join_plan(cr);
                 if (r >= 0)
                         r = rt_cgroup_probe(cr->cgroup, &cr->cgroup_probe, err);
                 if (r >= 0)
-                        r = make_cgroup(cr, cr->cgroup_v1_after_clone ? RT_CGROUP_V2 : RT_CGROUP_ALL,
-                                        err);
+                        r = make_cgroup(cr, cgroup_v1_after_go(cr) ? RT_CGROUP_V2 : RT_CGROUP_ALL, err);
                 if (r >= 0)
                         rt_debug(ctx, "create '%s': cgroup '%s' (%s%s)", o->id, cr->cgroup,
                                  cr->cgroup_made ? "made" : "existed",
-                                 cr->cgroup_v1_after_clone ? "; v1 hierarchies after clone" : "");
-                if (r >= 0 && !cr->cgroup_v1_after_clone)
+                                 cgroup_v1_after_go(cr) ? "; v1 hierarchies after clone" : "");
+                if (r >= 0 && !cgroup_v1_after_go(cr))
                         r = apply_cgroup_resources(cr, err);
         }
         if (r >= 0)
