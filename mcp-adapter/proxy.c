@@ -340,7 +340,6 @@ connected(conn *c)
                 refuse(c, 502, "out of memory", false);
                 return;
         }
-        c->p->n_upstream++;
         emit(c, MCP_PROXY_ALLOWED, addr);
         relay(c);
 }
@@ -529,6 +528,8 @@ check(conn *c)
                          (unsigned long long) p->conf.max_bytes);
                 refuse(c, 403, why, true);
         } else {
+                /* Counted when let through: requests resolving at once cannot pass the limit. */
+                p->n_upstream++;
                 resolve(c);
         }
 }

@@ -6,7 +6,8 @@
  * a short-lived resolver child (the system resolver, so /etc/hosts counts, without
  * blocking the loop) or taken from a pin (--resolve HOST=ADDR), and every resolved address
  * that is loopback, private, link-local, multicast or a metadata address is refused unless
- * it came from a pin. Per run: at most max_conns upstream connections and max_bytes relayed
+ * it came from a pin. Per run: at most max_conns requests let through to resolution and
+ * connect (whether or not they get connected) and max_bytes relayed
  * (both directions together); a connection idle for idle_ms (resolution and connect
  * included) is closed. A refusal is an HTTP error response whose body and X-Msp-Egress
  * header say why. */
