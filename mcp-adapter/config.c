@@ -620,6 +620,10 @@ check(mcp_config *c, msp_err *err)
         if (c->state_dir[0] != '/')
                 return msp_err_set(err, EINVAL, "--state-dir \"%s\": must be an absolute path",
                                    c->state_dir);
+        /* an image's rootfs becomes an overlay lowerdir: absolute, no ':', ',' or '\\' */
+        if (c->image_cache[0] != '/' || strpbrk(c->image_cache, ":,\\"))
+                return msp_err_set(err, EINVAL, "--image-cache \"%s\": must be an absolute path "
+                                   "without ':', ',' or '\\'", c->image_cache);
         return 0;
 }
 
@@ -819,6 +823,7 @@ mcp_config_help(FILE *out)
                         fprintf(out, "  %-26s %s\n", flag, o->help);
         }
         fputs("\nSIZE: bytes with an optional K, M, G or T suffix (binary). TIME: 30s, 500ms, 2m, 1h;\n"
-              "a bare number is seconds. The host rootfs (\"host\") is always available.\n",
+              "a bare number is seconds. The host rootfs (\"host\") is always available.\n"
+              "REF: oci:/DIR[:TAG] (an OCI image layout) or containers-storage:IMAGE (podman's store).\n",
               out);
 }

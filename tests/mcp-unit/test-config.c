@@ -148,6 +148,7 @@ TEST(errors_name_option_and_value)
                 { { "--rootfs", "host=/tmp" }, "already taken" },
                 { { "--image", "x=docker://busybox" }, "--image \"x=docker://busybox\": expected NAME=oci:/DIR" },
                 { { "--image", "host=oci:/tmp" }, "already taken" },
+                { { "--image-cache", "cache" }, "--image-cache \"cache\": must be an absolute path" },
                 { { "--frobnicate" }, "unknown option \"--frobnicate\"" },
                 { { "--memory", "8G" }, "--memory (8589934592) is above --max-memory" },
                 { { "--state-dir", "relative" }, "--state-dir \"relative\"" },
