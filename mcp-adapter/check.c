@@ -208,7 +208,7 @@ mcp_check_host(const mcp_config *cfg, FILE *out, msp_err *err)
              userns ? "unshare(CLONE_NEWUSER) works" : "unshare(CLONE_NEWUSER) fails",
              buf[0] ? buf : "?");
 
-        const char *why_not = mcp_sandbox_userns_why_not();
+        const char *why_not = mcp_sandbox_userns_why_not(cfg->runtime_path);
         if (out && why_not)
                 fprintf(out, "%-8s %-14s %s\n", "off", "sandbox-userns", why_not);
         else if (out)

@@ -633,7 +633,7 @@ make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
          * sandbox's own user namespace keeps the count to that sandbox (the kernel counts
          * per namespace since Linux 5.14). */
         uint64_t nproc = e->no_cgroup ? lim->pids : lim->pids * (e->cfg->max_concurrent + 1);
-        if (mcp_sandbox_userns_wanted() && (r = mcp_sandbox_userns_make(&run->userns, err)) < 0)
+        if (mcp_sandbox_userns_wanted(e->cfg->runtime_path) && (r = mcp_sandbox_userns_make(&run->userns, err)) < 0)
                 return r;
         mcp_bundle_spec spec = {
                 .root_path = root_path,

@@ -28,9 +28,9 @@ host_root(void)
                count == 4294967295u;
 }
 
-/* CAP_SYS_RESOURCE in our effective set: over a namespace root does not own, the runtime
- * needs it to set the process's rlimits from outside (runc prlimits the init); a root
- * without it (some container hosts drop it) is refused there. */
+/* CAP_SYS_RESOURCE in our effective set: over a namespace root does not own, a runtime
+ * that sets the init's rlimits from outside (runc prlimits it) needs it; a root without it
+ * (some container hosts drop it) is refused there. */
 static bool
 has_sys_resource(void)
 {
@@ -45,23 +45,35 @@ has_sys_resource(void)
         return eff && sscanf(eff + 8, "%llx", &caps) == 1 && (caps >> CAP_SYS_RESOURCE & 1);
 }
 
+/* msp (the runtime beside msp-mcp, or one named msp) sets the rlimits in the init, on
+ * itself and only lower than its hard limits: no capability over the namespace needed. */
+static bool
+runtime_sets_rlimits_inside(const char *runtime_path)
+{
+        const char *slash = runtime_path ? strrchr(runtime_path, '/') : NULL;
+        const char *name = slash ? slash + 1 : runtime_path;
+        return name && strcmp(name, "msp") == 0;
+}
+
 const char *
-mcp_sandbox_userns_why_not(void)
+mcp_sandbox_userns_why_not(const char *runtime_path)
 {
         static const char *why = "";
         if (why && !why[0])
                 why = !host_root() ? "msp-mcp is not root of the host: the runtime makes it"
-                      : !has_sys_resource()
-                              ? "root lacks CAP_SYS_RESOURCE: the runtime makes it, owned by root "
-                                "(its per-namespace budgets still apply)"
+                      : !runtime_sets_rlimits_inside(runtime_path) && !has_sys_resource()
+                              ? "root lacks CAP_SYS_RESOURCE, which this runtime needs to set "
+                                "the rlimits of a process in a namespace root does not own: "
+                                "the runtime makes it, owned by root (its per-namespace budgets "
+                                "still apply)"
                               : NULL;
         return why;
 }
 
 bool
-mcp_sandbox_userns_wanted(void)
+mcp_sandbox_userns_wanted(const char *runtime_path)
 {
-        return mcp_sandbox_userns_why_not() == NULL;
+        return mcp_sandbox_userns_why_not(runtime_path) == NULL;
 }
 
 /* The child: become the owner-to-be, unshare, say so, wait until the parent has taken the

@@ -24,11 +24,12 @@ typedef struct mcp_sandbox_userns {
 
 #define MCP_SANDBOX_USERNS_NONE { .fd = -1, .path = "" }
 
-/* The one decision: msp-mcp makes the namespace when it runs as root of the host with
- * CAP_SYS_RESOURCE; otherwise the runtime does. */
-bool mcp_sandbox_userns_wanted(void);
+/* The one decision: msp-mcp makes the namespace when it runs as root of the host and the
+ * runtime (RUNTIME_PATH) can then set the init's rlimits: msp sets them in the init itself,
+ * another runtime needs CAP_SYS_RESOURCE. Otherwise the runtime makes it. Decided once. */
+bool mcp_sandbox_userns_wanted(const char *runtime_path);
 /* NULL when wanted, else why not (for --check). */
-const char *mcp_sandbox_userns_why_not(void);
+const char *mcp_sandbox_userns_why_not(const char *runtime_path);
 /* A fresh namespace owned by MCP_SANDBOX_HOST_UID, mapped as the bundle's mappings say. */
 int mcp_sandbox_userns_make(mcp_sandbox_userns *ret, msp_err *err);
 void mcp_sandbox_userns_close(mcp_sandbox_userns *u);

@@ -173,7 +173,7 @@ const ROOT_INOTIFY = "import ctypes; l = ctypes.CDLL(None, use_errno=True); n = 
         "while n < 100000 and l.inotify_init1(0) >= 0: n += 1\nprint(n)";
 
 // msp-mcp --check's sandbox-userns line: false when msp-mcp makes the sandboxes' user
-// namespaces (root of the host with CAP_SYS_RESOURCE), else why not.
+// namespaces (root of the host, with msp as the runtime or CAP_SYS_RESOURCE), else why not.
 function sandboxUserns() {
         const dir = tmpStateDir();
         try {
