@@ -92,6 +92,8 @@ static const opt opts[] = {
         O("listen", K_STR, listen, "HOST:PORT or unix:PATH: serve Streamable HTTP there, not stdio"),
         O("allow-origin", K_STR, allow_origins, "Origins (comma-separated) HTTP clients may send"),
         O("auth-tokens", K_STR, auth_tokens, "HTTP bearer tokens: TOKEN TENANT lines (reloaded on SIGHUP)"),
+        O("tls-cert", K_STR, tls_cert, "with --listen: serve HTTPS with this PEM certificate (chain)"),
+        O("tls-key", K_STR, tls_key, "with --listen: the PEM private key of --tls-cert"),
         O("drain-timeout", K_SEC, drain_timeout_s, "SIGTERM with --listen: how long open requests may finish"),
         O("http-timeout", K_SEC, http_timeout_s, "an HTTP connection idle or slow this long is closed"),
         O("http-session-idle", K_SEC, http_session_idle_s, "an HTTP session unused this long ends"),

@@ -93,6 +93,7 @@ typedef struct mcp_config {
         const char *allow_origins;      /* --allow-origin: comma-separated Origin values */
         const char *auth_tokens;        /* --auth-tokens FILE (NULL: no authentication) */
         uint64_t http_timeout_s;        /* --http-timeout: idle/slow HTTP connection */
+        const char *tls_cert, *tls_key; /* --tls-cert/--tls-key: HTTPS (NULL: plain HTTP) */
         uint64_t drain_timeout_s;       /* --drain-timeout: SIGTERM lets requests finish */
         uint64_t http_session_idle_s;   /* --http-session-idle: unused HTTP session ends */
         const char *userns_hook;        /* the executable that handles MCP_USERNS_HOOK_ARG, run

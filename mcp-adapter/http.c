@@ -100,6 +100,7 @@ struct mcp_http {
         bool kicked;                    /* a connection was resumed: run MHD again soon */
         char *url;
         char *unix_path;
+        char *tls_cert, *tls_key;       /* PEM, read at start */
         mcp_timer *timer, *sweep;
         http_session *sessions;
         size_t n_sessions;
@@ -874,6 +875,63 @@ on_mhd_log(void *cls, const char *fmt, va_list ap)
 
 /* ---- the server ---- */
 
+/* --auth-tokens, or no authentication where only this machine can connect. */
+static int
+load_auth(mcp_http *h, msp_err *err)
+{
+        if (h->cfg->auth_tokens)
+                return mcp_auth_load(h->cfg->auth_tokens, &h->auth, err);
+        if (!h->local)
+                return msp_err_set(err, EPERM, "--listen %s is not a loopback address or a unix socket: name --auth-tokens FILE",
+                                   h->cfg->listen);
+        return 0;
+}
+
+#define PEM_MAX (1024 * 1024)
+
+/* A PEM file, NUL-terminated. */
+static int
+read_pem(const char *flag, const char *path, char **ret, msp_err *err)
+{
+        _cleanup_fclose_ FILE *f = fopen(path, "re");
+        if (!f)
+                return msp_err_sys(err, errno, "%s %s", flag, path);
+        _cleanup_free_ char *buf = malloc(PEM_MAX + 1);
+        if (!buf)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        size_t n = fread(buf, 1, PEM_MAX + 1, f);
+        if (ferror(f) || n == 0 || n > PEM_MAX)
+                return msp_err_set(err, EINVAL, "%s %s: expected a PEM file of at most 1 MiB", flag, path);
+        buf[n] = '\0';
+        if (!strstr(buf, "-----BEGIN "))
+                return msp_err_set(err, EINVAL, "%s %s: not PEM (no -----BEGIN line)", flag, path);
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+/* --tls-cert and --tls-key: both or neither. */
+static int
+load_tls(mcp_http *h, msp_err *err)
+{
+        const mcp_config *cfg = h->cfg;
+        if (!cfg->tls_cert && !cfg->tls_key)
+                return 0;
+        if (!cfg->tls_cert || !cfg->tls_key)
+                return msp_err_set(err, EINVAL, "--tls-cert and --tls-key go together: %s is missing",
+                                   cfg->tls_cert ? "--tls-key" : "--tls-cert");
+        int r = read_pem("--tls-cert", cfg->tls_cert, &h->tls_cert, err);
+        if (r == 0)
+                r = read_pem("--tls-key", cfg->tls_key, &h->tls_key, err);
+        if (r < 0)
+                return r;
+        char *https = NULL;
+        if (h->url && strncmp(h->url, "http://", 7) == 0 && asprintf(&https, "https://%s", h->url + 7) > 0) {
+                free(h->url);
+                h->url = https;
+        }
+        return 0;
+}
+
 int
 mcp_http_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logger *log,
              mcp_http **ret, msp_err *err)
@@ -890,16 +948,12 @@ mcp_http_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logg
         }
         if (strncmp(cfg->listen, "unix:", 5) == 0)
                 h->unix_path = strdup(cfg->listen + 5);
-        r = mcp_owners_new(&h->owners);
+        if (mcp_owners_new(&h->owners) < 0 || mcp_metrics_new(&h->metrics) < 0)
+                r = msp_err_set(err, ENOMEM, "out of memory");
         if (r == 0)
-                r = mcp_metrics_new(&h->metrics);
-        if (r < 0)
-                msp_err_set(err, ENOMEM, "out of memory");
-        else if (cfg->auth_tokens)
-                r = mcp_auth_load(cfg->auth_tokens, &h->auth, err);
-        else if (!h->local)
-                r = msp_err_set(err, EPERM, "--listen %s is not a loopback address or a unix socket: name --auth-tokens FILE",
-                                cfg->listen);
+                r = load_tls(h, err);
+        if (r == 0)
+                r = load_auth(h, err);
         if (r < 0) {
                 close(fd);
                 mcp_http_free(h);
@@ -907,8 +961,15 @@ mcp_http_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logg
         }
         /* External polling (no threads of MHD's); the connection limits bound a slow or
          * idle client (--http-timeout) and the request line and headers. */
-        h->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
+        struct MHD_OptionItem tls[] = {
+                { MHD_OPTION_HTTPS_MEM_KEY, 0, h->tls_key },
+                { MHD_OPTION_HTTPS_MEM_CERT, 0, h->tls_cert },
+                { MHD_OPTION_END, 0, NULL },
+        };
+        h->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
+                                (h->tls_key ? MHD_USE_TLS : 0),
                                 0, NULL, NULL, on_request, h,
+                                MHD_OPTION_ARRAY, h->tls_key ? tls : tls + 2,
                                 MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
                                 MHD_OPTION_LISTEN_SOCKET, fd,
                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) cfg->http_timeout_s,
@@ -919,7 +980,8 @@ mcp_http_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logg
         if (!h->d) {
                 close(fd);
                 mcp_http_free(h);
-                return msp_err_set(err, EIO, "--listen %s: libmicrohttpd did not start", cfg->listen);
+                return msp_err_set(err, EIO, "--listen %s: libmicrohttpd did not start%s", cfg->listen,
+                                   h->tls_key ? " (do --tls-cert and --tls-key match? the log says more)" : "");
         }
         const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD);
         r = di ? mcp_loop_add_io(loop, di->epoll_fd, EPOLLIN, on_ready, h) : -EIO;
@@ -955,6 +1017,10 @@ mcp_http_free(mcp_http *h)
                 (void) unlink(h->unix_path);
         free(h->unix_path);
         free(h->url);
+        free(h->tls_cert);
+        if (h->tls_key)
+                explicit_bzero(h->tls_key, strlen(h->tls_key));
+        free(h->tls_key);
         mcp_auth_free(h->auth);
         mcp_owners_free(h->owners);
         mcp_metrics_free(h->metrics);
@@ -1019,6 +1085,21 @@ mcp_http_reload(mcp_http *h)
         h->auth = a;
         mcp_log(h->log, MCP_LOG_INFO, "tokens reloaded from %s: %zu", h->cfg->auth_tokens,
                 mcp_auth_count(a));
+}
+
+int
+mcp_http_validate(const mcp_config *cfg, msp_err *err)
+{
+        mcp_http h = { .cfg = cfg, .local = true };
+        int r = load_tls(&h, err);
+        if (r == 0)
+                r = load_auth(&h, err);
+        free(h.tls_cert);
+        if (h.tls_key)
+                explicit_bzero(h.tls_key, strlen(h.tls_key));
+        free(h.tls_key);
+        mcp_auth_free(h.auth);
+        return r;
 }
 
 void

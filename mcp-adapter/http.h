@@ -21,6 +21,8 @@ int mcp_http_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_
 /* Ends every session (their runs are cancelled), closes every connection. */
 mcp_http *mcp_http_free(mcp_http *http);
 
+/* The files of --tls-cert/--tls-key and --auth-tokens, checked before anything starts. */
+int mcp_http_validate(const mcp_config *cfg, msp_err *err);
 /* SIGTERM: stop accepting connections (and answer 503 to new requests on open ones), let
  * the requests in progress finish within --drain-timeout, then call drained. */
 void mcp_http_drain(mcp_http *http, void (*drained)(void *data), void *data);

@@ -116,6 +116,10 @@ serve(mcp_config *cfg, mcp_logger *lg)
         msp_err err = { 0 };
         int r;
 
+        if (cfg->listen && mcp_http_validate(cfg, &err) < 0) {
+                fprintf(stderr, "msp-mcp: %s\n", err.msg);
+                return 1;
+        }
         _cleanup_fclose_ FILE *devnull = fopen("/dev/null", "we");
         r = mcp_check_host(cfg, devnull, &err);
         if (r < 0) {
