@@ -1,7 +1,7 @@
-/* The cgroup of a rootless container (cgroup.h, docs/ROOTLESS.md). runc's placement:
- * below the caller's own cgroup2 cgroup, and only where the caller was delegated the
- * right to make cgroups and move processes into them. Elsewhere the container runs
- * without a cgroup, and a limit that would need one is refused by the caller. */
+/* Where a container's cgroup goes (cgroup.h, docs/ROOTLESS.md); for a rootless caller,
+ * runc's placement: below the caller's own cgroup2 cgroup, and only where the caller was
+ * delegated the right to make cgroups and move processes into them. Elsewhere the
+ * container runs without a cgroup, and a limit that would need one is refused. */
 #include "cgroup.h"
 
 #include <errno.h>
@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cgroup-internal.h"
+#include "log.h"
 #include "macros.h"
 
 /* The caller's cgroup2 path: the "0::" line of /proc/self/cgroup. */
@@ -42,8 +43,12 @@ writable_at(int dfd, const char *file)
         return faccessat(dfd, file, W_OK, AT_EACCESS) == 0;
 }
 
-int
-rt_cgroup_rootless_path(const char *id, char *buf, size_t bufsz, char *why, size_t whysz)
+/* runc's rootless placement: "<the caller's cgroup2 cgroup>/<id>" (its parent's when that
+ * is a .scope), on a unified host where the caller may make cgroups there and move
+ * processes (a delegated subtree). 1: buf holds it; 0: none can be made, why says why
+ * (buf ""); -errno when /proc/self/cgroup or the mode cannot be read. */
+static int
+rootless_path(const char *id, char *buf, size_t bufsz, char *why, size_t whysz)
 {
         rt_cgroup_mode mode;
         char base[PATH_MAX];
@@ -87,8 +92,11 @@ rt_cgroup_rootless_path(const char *id, char *buf, size_t bufsz, char *why, size
         return 1;
 }
 
-const char *
-rt_cgroup_limit_field(const oci_resources *res)
+/* The first linux.resources key that needs a cgroup ("memory", "pids", ...), or NULL.
+ * Device rules do not count: a rootless runtime leaves them to the user namespace, which
+ * cannot mknod or open host devices it is not given (runc ignores them rootless). */
+static const char *
+limit_field(const oci_resources *res)
 {
         if (!res)
                 return NULL;
@@ -111,8 +119,11 @@ rt_cgroup_limit_field(const oci_resources *res)
         return NULL;
 }
 
-int
-rt_cgroup_rootless_systemd_root(char *buf, size_t bufsz)
+/* The cgroup of the caller's systemd user manager ("/user.slice/user-1000.slice/
+ * user@1000.service"), which systemd delegates to the user: 1 and buf filled when the
+ * caller runs below one, else 0. */
+static int
+systemd_user_root(char *buf, size_t bufsz)
 {
         char own[PATH_MAX];
         char *p, *end = NULL;
@@ -133,4 +144,40 @@ rt_cgroup_rootless_systemd_root(char *buf, size_t bufsz)
         memcpy(buf, own, (size_t) (end - own));
         buf[end - own] = '\0';
         return 1;
+}
+
+int
+rt_cgroup_choose_path(const rt_ctx *ctx, const oci_linux *lx, const char *id, char *buf,
+                      size_t bufsz, msp_err *err)
+{
+        const char *path = lx ? lx->cgroups_path : NULL;
+        char why[PATH_MAX + 128], root[PATH_MAX], sub[PATH_MAX];
+        int r;
+
+        buf[0] = '\0';
+        if (!ctx->rootless || (path && *path && (*path == '/' || !strchr(path, ':'))))
+                return rt_cgroup_path_for(path, id, buf, bufsz, err);
+        if (path && *path) {
+                /* "slice:prefix:name": below the user's manager, as runc's systemd driver
+                 * has that manager place it; without one, from the root as for root. */
+                r = rt_cgroup_path_for(path, id, sub, sizeof sub, err);
+                if (r < 0)
+                        return r;
+                if (!systemd_user_root(root, sizeof root))
+                        root[0] = '\0';
+                if ((size_t) snprintf(buf, bufsz, "%s%s", root, sub) >= bufsz)
+                        return msp_err_set(err, ENAMETOOLONG, "linux.cgroupsPath is too long");
+                return 0;
+        }
+        r = rootless_path(id, buf, bufsz, why, sizeof why);
+        if (r < 0)
+                return msp_err_sys(err, -r, "rootless: find the caller's cgroup");
+        if (r > 0)
+                return 0;
+        const char *field = limit_field(lx ? lx->resources : NULL);
+        if (field)
+                return msp_err_set(err, EPERM, "linux.resources.%s: rootless, the limit needs a "
+                                   "cgroup and msp may make none: %s", field, why);
+        rt_debug(ctx, "create '%s': rootless, no cgroup: %s", id, why);
+        return 0;
 }

@@ -23,22 +23,14 @@ int rt_cgroup_mode_detect(rt_cgroup_mode *ret, msp_err *err);
  * default "/msp/<id>". */
 int rt_cgroup_path_for(const char *cgroups_path, const char *id, char *buf, size_t bufsz,
                        msp_err *err);
-/* The cgroup of a rootless container without linux.cgroupsPath (cgroup-rootless.c), as
- * runc places it: "<the caller's cgroup2 cgroup>/<id>" (its parent's when that is a
- * .scope), on a unified host where the caller may make cgroups there and move processes
- * (a delegated subtree). 1: buf holds it; 0: none can be made, why says why (buf "");
- * -errno when /proc/self/cgroup or the mode cannot be read. */
-int rt_cgroup_rootless_path(const char *id, char *buf, size_t bufsz, char *why, size_t whysz);
-/* The cgroup of the caller's systemd user manager ("/user.slice/user-1000.slice/
- * user@1000.service"), which systemd delegates to the user: 1 and buf filled when the
- * caller runs below one, else 0. A rootless caller's systemd-form linux.cgroupsPath
- * ("slice:prefix:name") is placed below it, where runc's systemd driver has the user's
- * manager put it. */
-int rt_cgroup_rootless_systemd_root(char *buf, size_t bufsz);
-/* The first linux.resources key that needs a cgroup ("memory", "pids", ...), or NULL.
- * Device rules do not count: a rootless runtime leaves them to the user namespace, which
- * cannot mknod or open host devices it is not given (runc ignores them rootless). */
-const char *rt_cgroup_limit_field(const oci_resources *res);
+/* The container's cgroup path into buf, or "" for none (cgroup-rootless.c). Root, or an
+ * explicit linux.cgroupsPath: rt_cgroup_path_for. Rootless without one: runc's
+ * placement, "<the caller's cgroup2 cgroup>/<id>" (the parent of a .scope), only in a
+ * subtree delegated to the caller on a unified host; with none, "" and a limit in
+ * linux.resources (devices aside) is an error naming it and why. Rootless
+ * "slice:prefix:name": below the caller's systemd user manager (user@UID.service). */
+int rt_cgroup_choose_path(const rt_ctx *ctx, const oci_linux *lx, const char *id, char *buf,
+                          size_t bufsz, msp_err *err);
 /* Which hierarchies a call works on: the cgroup2 one (all of a unified host, only
  * `unified` on a hybrid one) and the v1 ones. */
 enum {

@@ -719,54 +719,6 @@ owner_name(uid_t uid, char *buf, size_t size)
                 }
 }
 
-/* A rootless caller's "slice:prefix:name": below its systemd user manager's cgroup (the
- * subtree systemd delegates to it), as runc's systemd driver places it through that
- * manager; without one, from the hierarchy's root as for root. */
-static int
-rootless_systemd_cgroup(create_run *cr, const char *path, msp_err *err)
-{
-        char root[PATH_MAX], sub[PATH_MAX];
-        int r = rt_cgroup_path_for(path, cr->c->id, sub, sizeof sub, err);
-
-        if (r < 0)
-                return r;
-        if (!rt_cgroup_rootless_systemd_root(root, sizeof root))
-                root[0] = '\0';
-        if ((size_t) snprintf(cr->cgroup, sizeof cr->cgroup, "%s%s", root, sub) >= sizeof cr->cgroup)
-                return msp_err_set(err, ENAMETOOLONG, "linux.cgroupsPath is too long");
-        return 0;
-}
-
-/* The container's cgroup path into cr->cgroup, or "" for none. A rootless caller
- * without linux.cgroupsPath gets runc's placement in its delegated subtree; with none,
- * the container runs without a cgroup, and a limit it asked for is an error that says
- * why (runc fails the same way). An explicit linux.cgroupsPath is used as is: the
- * mkdir's error names it when the caller may not make it. */
-static int
-choose_cgroup(create_run *cr, msp_err *err)
-{
-        const oci_linux *lx = cr->c->spec->linux_;
-        const char *path = lx ? lx->cgroups_path : NULL;
-        char why[PATH_MAX + 128];
-        int r;
-
-        if (cr->ctx->rootless && path && *path != '/' && strchr(path, ':'))
-                return rootless_systemd_cgroup(cr, path, err);
-        if (!cr->ctx->rootless || (path && *path))
-                return rt_cgroup_path_for(path, cr->c->id, cr->cgroup, sizeof cr->cgroup, err);
-        r = rt_cgroup_rootless_path(cr->c->id, cr->cgroup, sizeof cr->cgroup, why, sizeof why);
-        if (r < 0)
-                return msp_err_sys(err, -r, "rootless: find the caller's cgroup");
-        if (r > 0)
-                return 0;
-        const char *field = rt_cgroup_limit_field(lx ? lx->resources : NULL);
-        if (field)
-                return msp_err_set(err, EPERM, "linux.resources.%s: rootless, the limit needs a "
-                                   "cgroup and msp may make none: %s", field, why);
-        rt_debug(cr->ctx, "create '%s': rootless, no cgroup: %s", cr->c->id, why);
-        return 0;
-}
-
 static int
 init_state(create_run *cr, msp_err *err)
 {
@@ -786,7 +738,8 @@ init_state(create_run *cr, msp_err *err)
         st->owner = cr->owner;
         st->annotations = cr->c->spec->annotations;
         if (cr->ctx->cgroup_manager != RT_CGROUP_DISABLED) {
-                int r = choose_cgroup(cr, err);
+                int r = rt_cgroup_choose_path(cr->ctx, cr->c->spec->linux_, cr->c->id, cr->cgroup,
+                                              sizeof cr->cgroup, err);
                 if (r < 0)
                         return r;
                 if (cr->cgroup[0])
