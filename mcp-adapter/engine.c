@@ -470,6 +470,8 @@ run_exit(mcp_runner *rn, void *data)
         res.artifacts = arts;
         res.n_artifacts = n_arts;
         if (run->proxy) {
+                /* The sandbox is gone: its connections end (and are logged) before done. */
+                mcp_proxy_shutdown(run->proxy);
                 res.n_denied_hosts = mcp_proxy_denied(run->proxy, &res.denied_hosts);
                 res.network_bytes = mcp_proxy_bytes(run->proxy);
         }
@@ -481,10 +483,11 @@ run_exit(mcp_runner *rn, void *data)
         mcp_run_done_fn done = run->on_done;
         run->on_done = NULL;
         run->on_output = NULL;
+        run->on_network = NULL;
         if (done && !run->cancelled)
                 done(run, &res, run->data);
         mcp_artifacts_free(arts, n_arts);
-        run->proxy = mcp_proxy_free(run->proxy);        /* the sandbox is gone */
+        run->proxy = mcp_proxy_free(run->proxy);
         run_start_next(e);
 }
 
@@ -869,11 +872,18 @@ run_start_next(mcp_engine *e)
                         mcp_run_result res = { .sandbox_failed = true, .run_id = run->id,
                                                .stdout_buf = "", .stderr_buf = "" };
                         snprintf(res.error, sizeof res.error, "%s", err.msg);
+                        run->on_network = NULL;
                         if (run->on_done)
                                 run->on_done(run, &res, run->data);
                         run_fail_early(run);
                 }
         }
+}
+
+const char *
+mcp_engine_run_id(const mcp_run *run)
+{
+        return run->id;
 }
 
 int

@@ -121,6 +121,8 @@ mcp_session_store *mcp_engine_sessions(mcp_engine *engine);
  * field and value). */
 int mcp_engine_submit(mcp_engine *engine, const mcp_run_request *req, mcp_run_output_fn on_output,
                       mcp_run_done_fn on_done, void *data, mcp_run **ret, msp_err *err);
+/* "r-" and 16 hex digits: names the run's resources and its log lines. */
+const char *mcp_engine_run_id(const mcp_run *run);
 /* Kill the run's container, clean up; on_done is not called. */
 void mcp_engine_cancel(mcp_engine *engine, mcp_run *run);
 

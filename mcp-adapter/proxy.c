@@ -671,15 +671,26 @@ mcp_proxy_new(mcp_loop *loop, int listen_fd, const mcp_proxy_conf *conf, mcp_pro
         return 0;
 }
 
+void
+mcp_proxy_shutdown(mcp_proxy *p)
+{
+        if (!p)
+                return;
+        while (p->conns)
+                conn_close(p->conns, "the run ended");
+        if (p->lfd >= 0) {
+                mcp_loop_del_io(p->loop, p->lfd);
+                close(p->lfd);
+                p->lfd = -1;
+        }
+}
+
 mcp_proxy *
 mcp_proxy_free(mcp_proxy *p)
 {
         if (!p)
                 return NULL;
-        while (p->conns)
-                conn_close(p->conns, "the run ended");
-        mcp_loop_del_io(p->loop, p->lfd);
-        close(p->lfd);
+        mcp_proxy_shutdown(p);
         for (size_t i = 0; i < p->n_denied; i++)
                 free(p->denied[i]);
         free(p);

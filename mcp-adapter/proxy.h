@@ -56,7 +56,10 @@ typedef struct mcp_proxy mcp_proxy;
  * NULL. */
 int mcp_proxy_new(mcp_loop *loop, int listen_fd, const mcp_proxy_conf *conf,
                   mcp_proxy_event_fn fn, void *data, mcp_proxy **ret, msp_err *err);
-/* Closes every connection (resolver children killed and reaped). */
+/* Closes every connection (their events emitted; resolver children killed and reaped) and
+ * accepts no more; the denied list and the byte count stay. */
+void mcp_proxy_shutdown(mcp_proxy *p);
+/* mcp_proxy_shutdown(), then frees. */
 mcp_proxy *mcp_proxy_free(mcp_proxy *p);
 
 /* Distinct "host:port" of refused requests, oldest first (at most MCP_PROXY_DENIED_MAX). */

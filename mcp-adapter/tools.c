@@ -949,7 +949,8 @@ on_network(mcp_proxy_event ev, const char *host, uint16_t port, const char *reas
            uint64_t bytes, void *data)
 {
         mcp_call *c = data;
-        mcp_network_log(c->srv->log, "run_code", ev, host, port, reason, bytes);
+        mcp_network_log(c->srv->log, c->run ? mcp_engine_run_id(c->run) : "run", ev, host, port,
+                        reason, bytes);
 }
 
 static void
