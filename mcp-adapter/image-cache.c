@@ -375,10 +375,15 @@ prepare_locked(const mcp_image_opts *o, int cache_fd, const char *ref, mcp_image
         if (r < 0 || (r = read_config(cache_fd, entry, &ret->defaults, err)) < 0)
                 return r;
         check_workdir(cache_fd, entry, &ret->defaults);
-        if (list_top_dirs(cache_fd, entry, &ret->top_dirs) < 0 ||
-            asprintf(&ret->rootfs, "%s/%s/rootfs", o->cache_dir, entry) < 0 ||
-            asprintf(&ret->digest, "sha256:%s", entry + 7) < 0) {
-                ret->rootfs = ret->digest = NULL;
+        /* asprintf leaves its pointer undefined on failure: NULL it for mcp_image_rootfs_done */
+        if (list_top_dirs(cache_fd, entry, &ret->top_dirs) < 0)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        if (asprintf(&ret->rootfs, "%s/%s/rootfs", o->cache_dir, entry) < 0) {
+                ret->rootfs = NULL;
+                return msp_err_set(err, ENOMEM, "out of memory");
+        }
+        if (asprintf(&ret->digest, "sha256:%s", entry + 7) < 0) {
+                ret->digest = NULL;
                 return msp_err_set(err, ENOMEM, "out of memory");
         }
         return 0;
