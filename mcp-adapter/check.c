@@ -208,6 +208,17 @@ mcp_check_host(const mcp_config *cfg, FILE *out, msp_err *err)
              userns ? "unshare(CLONE_NEWUSER) works" : "unshare(CLONE_NEWUSER) fails",
              buf[0] ? buf : "?");
 
+        mcp_rootless rl;
+        mcp_rootless_probe(&rl);
+        if (!rl.on) {
+                msp_err e = { 0 };
+                if (mcp_sandbox_ids_claim(cfg->sandbox_ids, &e) == 0)
+                        snprintf(e.msg, sizeof e.msg, "host %u..%u, held by no account or "
+                                 "subordinate range", MCP_SANDBOX_HOST_BASE,
+                                 MCP_SANDBOX_HOST_BASE + MCP_SANDBOX_ID_COUNT - 1);
+                line(&c, e.errnum == 0, "sandbox-ids", "%s", e.msg);
+        }
+
         const char *why_not = mcp_sandbox_userns_why_not(cfg->runtime_path);
         if (out && why_not)
                 fprintf(out, "%-8s %-14s %s\n", "off", "sandbox-userns", why_not);
@@ -216,8 +227,6 @@ mcp_check_host(const mcp_config *cfg, FILE *out, msp_err *err)
                         "charged to it, not to host root\n", "ok", "sandbox-userns",
                         MCP_SANDBOX_HOST_UID);
 
-        mcp_rootless rl;
-        mcp_rootless_probe(&rl);
         if (rl.on)
                 check_rootless(&c, &rl, cfg->require_cgroups);
         else

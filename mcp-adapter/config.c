@@ -2,6 +2,7 @@
  * the same keys as the long flags without "--"), then the flags. One table drives the
  * flags, the file and --help so that they cannot disagree. */
 #include "config.h"
+#include "sandbox-ids.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -60,6 +61,9 @@ static const opt opts[] = {
         O("max-output-limit", K_SIZE, maxima.output_bytes, "largest output limit"),
         O("max-tmp-size", K_SIZE, maxima.tmp_bytes, "largest /tmp"),
         O("max-workspace-size", K_SIZE, maxima.workspace_bytes, "largest fresh /workspace"),
+        O("sandbox-ids", K_UINT, sandbox_ids,
+          "as root: the first of the 65536 host ids sandboxes run as (no account or subuid "
+          "range may hold any)"),
         O("max-concurrent", K_UINT, max_concurrent, "runs at once"),
         O("max-queue", K_UINT, max_queue, "runs waiting beyond which calls fail"),
         O("max-sessions", K_UINT, max_sessions, "live sessions"),
@@ -112,6 +116,7 @@ set_defaults(mcp_config *c)
 
         *c = (mcp_config) {
                 .state_dir = root_state_dir,
+                .sandbox_ids = MCP_SANDBOX_ROOT_BASE,
                 .defaults = { .memory_bytes = 512 * MIB, .pids = 256, .cpu_millis = 1000,
                               .timeout_ms = 30000, .output_bytes = 128 * 1024,
                               .tmp_bytes = 64 * MIB, .workspace_bytes = 256 * MIB },

@@ -54,6 +54,8 @@ typedef struct mcp_config {
         const char *state_dir;          /* --state-dir (default /run/msp-mcp) */
         mcp_limits defaults;            /* --memory, --pids, --cpus, --timeout, ... */
         mcp_limits maxima;              /* --max-memory, ... (requests are clamped/refused above) */
+        unsigned sandbox_ids;           /* --sandbox-ids: as root, the first of the sandboxes'
+                                         * 65536 host ids (sandbox-ids.h) */
         unsigned max_concurrent;        /* --max-concurrent (default: number of CPUs, >= 1) */
         unsigned max_queue;             /* --max-queue: queued runs beyond which calls fail */
         unsigned max_sessions;          /* --max-sessions */

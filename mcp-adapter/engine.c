@@ -32,6 +32,7 @@
 #include "artifacts.h"
 #include "bundle.h"
 #include "engine.h"
+#include "sandbox-ids.h"
 #include "files.h"
 #include "json.h"
 #include "languages.h"
@@ -271,6 +272,8 @@ mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine **ret, msp_err 
 
         mcp_rootless_probe(&e->rootless);
         if (e->rootless.on && (r = mcp_rootless_state_check(cfg->state_dir, err)) < 0)
+                goto fail;
+        if (!e->rootless.on && (r = mcp_sandbox_ids_claim(cfg->sandbox_ids, err)) < 0)
                 goto fail;
         /* Best effort: dead servers' leftovers. Before our own user namespace: run by a user,
          * a dead server's sandboxes are in namespaces below its own, over which the user

@@ -111,7 +111,7 @@ prepare_images(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
 }
 
 static int
-serve(mcp_config *cfg, mcp_logger *lg)
+serve(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
 {
         msp_err err = { 0 };
         int r;
@@ -120,8 +120,8 @@ serve(mcp_config *cfg, mcp_logger *lg)
                 fprintf(stderr, "msp-mcp: %s\n", err.msg);
                 return 1;
         }
-        _cleanup_fclose_ FILE *devnull = fopen("/dev/null", "we");
-        r = mcp_check_host(cfg, devnull, &err);
+        /* Without an output: the requirements only, no language programs (--check's). */
+        r = mcp_check_host(cfg, NULL, &err);
         if (r < 0) {
                 if (!cfg->weak_policy) {
                         fprintf(stderr,
@@ -133,6 +133,10 @@ serve(mcp_config *cfg, mcp_logger *lg)
                 }
                 mcp_log(lg, MCP_LOG_WARNING, "--allow-weak-policy: running although %s", err.msg);
         }
+        /* After the check, which as root settles the sandboxes' host ids: the images' owners
+         * are shifted to them. */
+        if (prepare_images(cfg, lg, images) < 0)
+                return 1;
 
         sigset_t mask;
         sigemptyset(&mask);
@@ -249,7 +253,7 @@ main(int argc, char **argv)
                 int level = mcp_level_from_name(cfg.log_level);
                 lg.stderr_level = level < 0 ? MCP_LOG_INFO : (mcp_level) level;
                 mcp_image_rootfs *images = calloc(cfg.n_rootfs, sizeof(*images));
-                status = !images || prepare_images(&cfg, &lg, images) < 0 ? 1 : serve(&cfg, &lg);
+                status = !images ? 1 : serve(&cfg, &lg, images);
                 for (size_t i = 0; images && i < cfg.n_rootfs; i++)
                         mcp_image_rootfs_done(&images[i]);
                 free(images);

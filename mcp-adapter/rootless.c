@@ -18,9 +18,6 @@
 #include "runner.h"
 #include "sandbox-ids.h"
 
-/* As root: container ids 0..65535 are host 100000..165535. */
-mcp_sandbox_ids mcp_sandbox_map = { .host_id = 100000u, .size = MCP_ROOTLESS_IDS_MAX };
-
 /* The first "name:start:count" or "uid:start:count" line of `file` with room for the
  * sandbox's uid (1000). */
 static void

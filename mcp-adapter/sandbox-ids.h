@@ -1,7 +1,10 @@
 /* The ids of every sandbox msp-mcp runs: the single definition shared by the bundle
  * (user namespace mappings, process.user) and the workspaces (ownership of what msp-mcp
  * writes for the sandbox). The sandbox's user namespace maps container ids 0..size-1 to
- * msp-mcp's ids host_id.. : as root, to host 100000..165535; run by a user (rootless.c), to
+ * msp-mcp's ids host_id.. : as root, to host MCP_SANDBOX_ROOT_BASE.. (or --sandbox-ids),
+ * ids no account and no /etc/subuid or /etc/subgid range may hold (a user granted them
+ * could act as a sandbox's ids through newuidmap: signal its processes, read its
+ * workspace); run by a user (rootless.c), to
  * the ids of msp-mcp's own user namespace, where 0 is the user (so that the runtime, as the
  * sandbox's root, reaches the state dir in the user's private directories) and 1.. its
  * subordinate range. The sandboxed process runs as MCP_SANDBOX_UID inside (0 when the map
@@ -9,12 +12,22 @@
  * workspace files). */
 #pragma once
 
+#include "err.h"
+
+/* 2^30: above the subordinate ranges useradd allots (login.defs SUB_UID_MAX 600100000). */
+#define MCP_SANDBOX_ROOT_BASE 1073741824u
+
 typedef struct mcp_sandbox_ids {
         unsigned host_id, size;
 } mcp_sandbox_ids;
 
-/* Set once at start, before the first run (rootless.c); never changed after. */
+/* Set once at start, before the first run (mcp_sandbox_ids_claim as root, rootless.c run by
+ * a user); never changed after. */
 extern mcp_sandbox_ids mcp_sandbox_map;
+
+/* As root: the 65536 ids from BASE become the sandboxes' host ids, after checking that no
+ * /etc/subuid or /etc/subgid range and no account or group has any of them. */
+int mcp_sandbox_ids_claim(unsigned long base, msp_err *err);
 
 #define MCP_SANDBOX_HOST_BASE (mcp_sandbox_map.host_id)        /* of container id 0 */
 #define MCP_SANDBOX_ID_COUNT (mcp_sandbox_map.size)

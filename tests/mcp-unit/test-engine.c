@@ -18,6 +18,7 @@
 
 #include "../unit/tap.h"
 #include "engine.h"
+#include "sandbox-ids.h"
 #include "loop.h"
 #include "recover.h"
 #include "session.h"
@@ -1012,6 +1013,7 @@ main(void)
                 .defaults = { .memory_bytes = 256u << 20, .pids = 64, .cpu_millis = 1000,
                               .timeout_ms = 20000, .output_bytes = 65536, .tmp_bytes = 16u << 20,
                               .workspace_bytes = 16u << 20 },
+                .sandbox_ids = MCP_SANDBOX_ROOT_BASE,
                 .max_concurrent = 1,
                 .max_queue = 1,
                 .max_sessions = 4,

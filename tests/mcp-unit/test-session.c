@@ -218,7 +218,7 @@ TEST(acquire_release_persists)
         ASSERT_OK(NERRNO(fstat(wsfd, &a)));
         ASSERT_OK(NERRNO(stat(wspath, &b)));
         ASSERT_TRUE(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
-        ASSERT_EQ_INT(a.st_uid, 101000);
+        ASSERT_EQ_INT(a.st_uid, MCP_SANDBOX_HOST_UID);
         ASSERT_OK(NERRNO(faccessat(wsfd, "keep.txt", F_OK, 0)));
         /* "the run" writes a file */
         int fd = openat(wsfd, "made-by-run", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);

@@ -201,6 +201,38 @@ test("the sandbox's user namespace is owned by its unprivileged uid; its inotify
         assert.ok(before - during < 16, `host root: ${before} inotify instances before, ${during} while the sandbox holds 16`);
 });
 
+// As root, the sandboxes' host ids are ones no account and no /etc/subuid or /etc/subgid
+// range holds: a user granted them could act as a sandbox's ids through newuidmap (signal
+// its processes, read its workspace). A range that is held is refused, naming the holder.
+function subidRanges() {
+        return ["/etc/subuid", "/etc/subgid"].flatMap((f) => (fs.existsSync(f) ? fs.readFileSync(f, "utf8") : "")
+                .split("\n").filter(Boolean).map((l) => l.split(":").slice(1).map(Number)));
+}
+
+test("as root, sandboxes' host ids are held by no account or subordinate range; a held range is refused", { skip: skip || rootOnly("run by a user, the sandboxes' ids are the user's own subordinate ids"), timeout: 60_000 }, async () => {
+        const out = assertOk(await runCode(srv, "sh", "cat /proc/self/uid_map /proc/self/gid_map"), srv, "the maps");
+        const maps = out.stdout.trim().split("\n").map((l) => l.trim().split(/\s+/).map(Number));
+        for (const [inside, outside, count] of maps) {
+                assert.equal(inside, 0);
+                for (const [start, n] of subidRanges())
+                        assert.ok(start + n <= outside || outside + count <= start, `${outside}+${count} meets a subordinate range ${start}+${n}`);
+                const held = runSync("awk", ["-F:", "-v", `lo=${outside}`, "-v", `hi=${outside + count - 1}`,
+                        "$3 >= lo && $3 <= hi", "/etc/passwd", "/etc/group"]);
+                assert.equal(held.stdout, "", `accounts with ids in ${outside}+${count}`);
+        }
+        const check = (base) => runSync(MSP_MCP, ["--check", "--runtime", MSP, "--sandbox-ids", String(base),
+                "--state-dir", srv.stateDir]).stdout.match(/^(\S+) +sandbox-ids +(.*)$/m);
+        const account = check(1);
+        assert.equal(account?.[1], "MISSING");
+        assert.match(account[2], /sandbox-ids 1\.\.65536: the host has a (user|group) with id \d+/);
+        const [range] = subidRanges();
+        if (range) {
+                const granted = check(range[0]);
+                assert.equal(granted?.[1], "MISSING");
+                assert.match(granted[2], new RegExp(`^sandbox-ids ${range[0]}\\.\\.\\d+: /etc/sub[ug]id grants them to a user \\('[^:]+:${range[0]}:`));
+        }
+});
+
 // Every response stays under what the SDK accepts (10 MiB a message): output is cut with
 // truncated set, images past the budget become resource_links, file content is cut.
 const TEN_MIB = 10 * 1024 * 1024;

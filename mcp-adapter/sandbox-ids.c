@@ -1,0 +1,77 @@
+/* The host ids of msp-mcp's sandboxes (sandbox-ids.h). */
+#include "sandbox-ids.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macros.h"
+
+/* As root: container ids 0..65535 are host MCP_SANDBOX_ROOT_BASE.. ; run by a user,
+ * rootless.c sets the map when it enters its own user namespace. */
+mcp_sandbox_ids mcp_sandbox_map = { .host_id = MCP_SANDBOX_ROOT_BASE, .size = 65536u };
+
+/* The first "who:start:count" line of FILE whose range meets [lo, hi]; "" when none. */
+static void
+subid_overlap(const char *file, unsigned long lo, unsigned long hi, char *line, size_t size)
+{
+        _cleanup_fclose_ FILE *f = fopen(file, "re");
+        char buf[512];
+        line[0] = '\0';
+        while (f && fgets(buf, sizeof buf, f)) {
+                char *c1 = strchr(buf, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL, *end;
+                if (!c2)
+                        continue;
+                unsigned long start = strtoul(c1 + 1, &end, 10);
+                if (end != c2)
+                        continue;
+                unsigned long count = strtoul(c2 + 1, &end, 10);
+                if (count == 0 || start > hi || start + count - 1 < lo)
+                        continue;
+                buf[strcspn(buf, "\n")] = '\0';
+                snprintf(line, size, "%s", buf);
+                return;
+        }
+}
+
+int
+mcp_sandbox_ids_claim(unsigned long base, msp_err *err)
+{
+        const unsigned long size = 65536u, hi = base + size - 1;
+        if (base == 0 || hi > 4294967294ul)
+                return msp_err_set(err, ERANGE, "sandbox-ids %lu: the %lu ids from it must lie "
+                                                "within 1..4294967294", base, size);
+        static const char *const files[] = { "/etc/subuid", "/etc/subgid" };
+        for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+                char line[512];
+                subid_overlap(files[i], base, hi, line, sizeof line);
+                if (line[0])
+                        return msp_err_set(err, EEXIST,
+                                           "sandbox-ids %lu..%lu: %s grants them to a user "
+                                           "('%s'), who could then act as a sandbox's ids; "
+                                           "name a free range with --sandbox-ids START",
+                                           base, hi, files[i], line);
+        }
+        /* Accounts with an id in the range (NSS: local files and any directory service). */
+        const char *who = NULL;
+        unsigned long id = 0;
+        setpwent();
+        for (struct passwd *pw; !who && (pw = getpwent());)
+                if (pw->pw_uid >= base && pw->pw_uid <= hi)
+                        who = "user", id = pw->pw_uid;
+        endpwent();
+        setgrent();
+        for (struct group *gr; !who && (gr = getgrent());)
+                if (gr->gr_gid >= base && gr->gr_gid <= hi)
+                        who = "group", id = gr->gr_gid;
+        endgrent();
+        if (who)
+                return msp_err_set(err, EEXIST, "sandbox-ids %lu..%lu: the host has a %s with "
+                                                "id %lu in them; name a free range with "
+                                                "--sandbox-ids START", base, hi, who, id);
+        mcp_sandbox_map = (mcp_sandbox_ids){ .host_id = (unsigned) base, .size = (unsigned) size };
+        return 0;
+}
