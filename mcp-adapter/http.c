@@ -20,91 +20,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "auth.h"
-#include "http.h"
-#include "server.h"
-
-#define SESSION_ID_BYTES 16
-#define CONNECTION_MEMORY (64u * 1024)  /* per connection: request line, headers, buffers */
-#define MAX_CONNECTIONS 1024u
-#define MAX_SESSIONS 4096u
-#define SSE_HIGH_WATER (4u * 1024 * 1024) /* above: droppable notifications are dropped */
-#define SSE_BLOCK (16u * 1024)
-#define ENDPOINT "/mcp"
-
-typedef struct http_session http_session;
-typedef struct http_exchange http_exchange;
-
-typedef enum x_mode { X_PENDING, X_JSON, X_SSE } x_mode;
-
-struct http_exchange {
-        mcp_http *http;
-        struct MHD_Connection *conn;
-        http_session *sess;             /* while its request waits for the response */
-        http_exchange *next, *prev;     /* in sess->pending */
-        bool replied;                   /* a response is queued */
-        bool dispatched;
-        bool new_session;               /* an initialize that created a session */
-        bool answered;                  /* nothing more will be added to out */
-        bool ended;                     /* the session ended before the answer */
-        char tenant[MCP_TENANT_MAX + 1];  /* of the bearer token; "" without --auth-tokens */
-        bool suspended, client_gone;
-        int watch_fd;
-        char *body;
-        size_t len;
-        bool too_large;
-        mcp_rpc_id id;                  /* the request's id */
-        x_mode mode;
-        char *out;                      /* JSON: the response; SSE: events not sent yet */
-        size_t olen, ooff;
-        char sid[2 * SESSION_ID_BYTES + 1];
-};
-
-struct http_session {
-        mcp_http *http;
-        char id[2 * SESSION_ID_BYTES + 1];
-        char tenant[MCP_TENANT_MAX + 1];  /* who created it: nobody else finds it */
-        mcp_logger log;                 /* its own: logging/setLevel is per session */
-        mcp_server *srv;
-        http_exchange *pending;         /* newest first */
-        uint64_t last_used;
-        http_session *next, *prev;
-};
-
-/* Runs a tenant started in the current 60 s window (runs_per_minute). */
-typedef struct rate_window {
-        char tenant[MCP_TENANT_MAX + 1];
-        uint64_t start;
-        unsigned count;
-        struct rate_window *next;
-} rate_window;
-
-struct mcp_http {
-        mcp_loop *loop;
-        const mcp_config *cfg;
-        mcp_engine *engine;
-        mcp_logger *log;
-        mcp_auth *auth;                 /* NULL: no authentication (local listeners only) */
-        mcp_owners *owners;             /* sandbox sessions and run logs by tenant */
-        rate_window *windows;
-        mcp_metrics *metrics;
-        size_t n_exchanges;             /* requests being received or answered */
-        bool draining;
-        uint64_t drain_deadline;
-        mcp_timer *drain_timer;
-        void (*drained)(void *data);
-        void *drained_data;
-        struct MHD_Daemon *d;
-        int epoll_fd;
-        bool local;                     /* bound to loopback or a unix socket */
-        bool kicked;                    /* a connection was resumed: run MHD again soon */
-        char *url;
-        char *unix_path;
-        char *tls_cert, *tls_key;       /* PEM, read at start */
-        mcp_timer *timer, *sweep;
-        http_session *sessions;
-        size_t n_sessions;
-};
+#include "http-int.h"
 
 /* ---- driving MHD from the loop ---- */
 
@@ -294,8 +210,8 @@ queue(http_exchange *x, unsigned status, struct MHD_Response *resp)
         return MHD_queue_response(x->conn, status, resp);
 }
 
-static enum MHD_Result
-reply(http_exchange *x, unsigned status, const char *type, const char *body, size_t len,
+enum MHD_Result
+mcp_http_reply(http_exchange *x, unsigned status, const char *type, const char *body, size_t len,
       const char *allow)
 {
         struct MHD_Response *resp = MHD_create_response_from_buffer(len, (void *) body,
@@ -322,8 +238,8 @@ reply_error(http_exchange *x, unsigned status, const mcp_rpc_id *id, int code, c
         _cleanup_free_ char *json = NULL;
         size_t len = 0;
         if (mcp_rpc_format_error(id ? id : &none, code, msg, &json, &len) < 0)
-                return reply(x, status, "text/plain", msg, strlen(msg), NULL);
-        return reply(x, status, "application/json", json, len, NULL);
+                return mcp_http_reply(x, status, "text/plain", msg, strlen(msg), NULL);
+        return mcp_http_reply(x, status, "application/json", json, len, NULL);
 }
 
 static ssize_t
@@ -351,9 +267,9 @@ static enum MHD_Result
 reply_pending(http_exchange *x)
 {
         if (x->client_gone)
-                return reply(x, 500, NULL, "", 0, NULL);
+                return mcp_http_reply(x, 500, NULL, "", 0, NULL);
         if (x->mode == X_JSON)
-                return reply(x, 200, "application/json", x->out, x->olen, NULL);
+                return mcp_http_reply(x, 200, "application/json", x->out, x->olen, NULL);
         if (x->mode == X_PENDING && x->ended)
                 return reply_error(x, 404, &x->id, MCP_RPC_INVALID_REQUEST, "Session ended");
         if (x->mode == X_PENDING && !x->answered) {
@@ -399,72 +315,6 @@ end_session(mcp_http *h, http_session *s, const char *why)
         free(s);
 }
 
-/* ---- tenants' quotas ---- */
-
-static rate_window *
-window_of(mcp_http *h, const char *tenant)
-{
-        for (rate_window *w = h->windows; w; w = w->next)
-                if (strcmp(w->tenant, tenant) == 0)
-                        return w;
-        rate_window *w = calloc(1, sizeof *w);
-        if (!w)
-                return NULL;
-        snprintf(w->tenant, sizeof w->tenant, "%s", tenant);
-        w->next = h->windows;
-        h->windows = w;
-        return w;
-}
-
-/* The admission hook of every HTTP session: the tenant's quotas from --auth-tokens, over
- * all of its HTTP sessions. */
-static int
-admit(mcp_server *srv, mcp_admit what, char *msg, size_t size, void *data)
-{
-        http_session *s = data;
-        mcp_http *h = s->http;
-        mcp_quota q = mcp_auth_quota(h->auth, s->tenant);
-        if (what == MCP_ADMIT_SESSION) {
-                if (!q.sessions)
-                        return 0;
-                mcp_owners_prune_sessions(h->owners, mcp_engine_sessions(h->engine));
-                if (mcp_owners_count(h->owners, s->tenant, "s-") < q.sessions)
-                        return 0;
-                snprintf(msg, size, "session_create: tenant %s has its quota of %u live sessions; close one first",
-                         s->tenant, q.sessions);
-                return -EDQUOT;
-        }
-        if (q.concurrent_runs) {
-                size_t n = 0;
-                for (http_session *o = h->sessions; o; o = o->next)
-                        if (strcmp(o->tenant, s->tenant) == 0)
-                                n += mcp_tools_in_flight(o->srv);
-                if (n >= q.concurrent_runs) {
-                        snprintf(msg, size, "run_code: tenant %s has its quota of %u runs at once; retry when one ends",
-                                 s->tenant, q.concurrent_runs);
-                        return -EDQUOT;
-                }
-        }
-        if (q.runs_per_minute) {
-                rate_window *w = window_of(h, s->tenant);
-                uint64_t now = mcp_now_usec();
-                if (!w)
-                        return -ENOMEM;
-                if (now - w->start >= 60000000ull) {
-                        w->start = now;
-                        w->count = 0;
-                }
-                if (w->count >= q.runs_per_minute) {
-                        snprintf(msg, size, "run_code: tenant %s has its quota of %u runs per minute; retry in %" PRIu64 " s",
-                                 s->tenant, q.runs_per_minute, (uint64_t) ((w->start + 60000000ull - now) / 1000000 + 1));
-                        return -EDQUOT;
-                }
-                w->count++;
-        }
-        (void) srv;
-        return 0;
-}
-
 static int
 new_session(mcp_http *h, const char *tenant, http_session **ret)
 {
@@ -491,7 +341,7 @@ new_session(mcp_http *h, const char *tenant, http_session **ret)
         }
         s->srv->owners = h->owners;
         s->srv->tenant = s->tenant;
-        s->srv->admit = admit;
+        s->srv->admit = mcp_http_admit;
         s->srv->metrics = h->metrics;
         s->srv->admit_data = s;
         s->last_used = mcp_now_usec();
@@ -615,40 +465,6 @@ authenticate(http_exchange *x, bool *presented)
         return true;
 }
 
-/* /readyz: runs can start (the runtime is there, the queue has room). */
-static enum MHD_Result
-reply_ready(http_exchange *x)
-{
-        mcp_http *h = x->http;
-        unsigned running, queued;
-        mcp_engine_load(h->engine, &running, &queued);
-        unsigned max = h->cfg->max_concurrent ? h->cfg->max_concurrent : 1;
-        const char *why = access(h->cfg->runtime_path, X_OK) < 0 ? "the runtime is not executable\n"
-                          : running >= max && queued >= h->cfg->max_queue ? "the run queue is full\n"
-                                                                           : NULL;
-        if (why)
-                return reply(x, 503, "text/plain", why, strlen(why), NULL);
-        return reply(x, 200, "text/plain", "ready\n", 6, NULL);
-}
-
-static enum MHD_Result
-reply_metrics(http_exchange *x)
-{
-        mcp_http *h = x->http;
-        mcp_gauges g = { .http_sessions = h->n_sessions };
-        mcp_engine_load(h->engine, &g.runs_running, &g.runs_queued);
-        _cleanup_free_ mcp_session_info *list = NULL;
-        msp_err err = { 0 };
-        mcp_session_store *st = mcp_engine_sessions(h->engine);
-        if (!st || mcp_session_list(st, &list, &g.sandbox_sessions, &err) < 0)
-                g.sandbox_sessions = 0;
-        _cleanup_free_ char *text = NULL;
-        size_t len = 0;
-        if (mcp_metrics_format(h->metrics, &g, &text, &len) < 0)
-                return MHD_NO;
-        return reply(x, 200, "text/plain; version=0.0.4", text, len, NULL);
-}
-
 /* The first call for a request: what can be decided from the headers. */
 static enum MHD_Result
 start(http_exchange *x, const char *url, const char *method)
@@ -657,14 +473,14 @@ start(http_exchange *x, const char *url, const char *method)
         bool get = strcmp(method, "GET") == 0;
         /* The probes answer anyone (an orchestrator asks them without a token). */
         if (strcmp(url, "/healthz") == 0 && get)
-                return reply(x, 200, "text/plain", "ok\n", 3, NULL);
+                return mcp_http_reply(x, 200, "text/plain", "ok\n", 3, NULL);
         if (strcmp(url, "/readyz") == 0 && get)
-                return reply_ready(x);
+                return mcp_http_reply_ready(x);
         if (h->draining)
-                return reply(x, 503, "text/plain", "the server is stopping\n", 23, NULL);
+                return mcp_http_reply(x, 503, "text/plain", "the server is stopping\n", 23, NULL);
         bool metrics = strcmp(url, "/metrics") == 0 && get;
         if (strcmp(url, ENDPOINT) != 0 && !metrics)
-                return reply(x, 404, "text/plain", "not found\n", 10, NULL);
+                return mcp_http_reply(x, 404, "text/plain", "not found\n", 10, NULL);
         bool presented;
         if (!authenticate(x, &presented)) {
                 mcp_log(h->log, MCP_LOG_NOTICE, "HTTP request %s: 401", presented ? "with an unknown token" : "without a bearer token");
@@ -673,13 +489,13 @@ start(http_exchange *x, const char *url, const char *method)
         const char *origin = header(x, "Origin");
         if (origin && !origin_allowed(h, origin)) {
                 mcp_log(h->log, MCP_LOG_NOTICE, "HTTP request from Origin %.200s refused", origin);
-                return reply(x, 403, "text/plain", "origin not allowed\n", 19, NULL);
+                return mcp_http_reply(x, 403, "text/plain", "origin not allowed\n", 19, NULL);
         }
         if (metrics)
-                return reply_metrics(x);
+                return mcp_http_reply_metrics(x);
         if (strcmp(method, "POST") == 0) {
                 if (!content_type_json(header(x, MHD_HTTP_HEADER_CONTENT_TYPE)))
-                        return reply(x, 415, "text/plain", "expected Content-Type: application/json\n",
+                        return mcp_http_reply(x, 415, "text/plain", "expected Content-Type: application/json\n",
                                      40, NULL);
                 return MHD_YES;
         }
@@ -692,10 +508,10 @@ start(http_exchange *x, const char *url, const char *method)
                 if (!s)
                         return reply_error(x, 404, NULL, MCP_RPC_INVALID_REQUEST, "Session not found");
                 end_session(h, s, "deleted by the client");
-                return reply(x, 204, NULL, "", 0, NULL);
+                return mcp_http_reply(x, 204, NULL, "", 0, NULL);
         }
         /* No server-to-client stream (GET): nothing is ever sent outside a request. */
-        return reply(x, 405, "text/plain", "method not allowed\n", 19, "POST, DELETE");
+        return mcp_http_reply(x, 405, "text/plain", "method not allowed\n", 19, "POST, DELETE");
 }
 
 /* A notifications/cancelled for one of the session's waiting requests ends that exchange. */
@@ -772,7 +588,7 @@ handle_post(http_exchange *x)
                         end_cancelled(s, m.params);
                 mcp_server_dispatch(s->srv, &m);
                 m = (mcp_rpc_msg) { 0 };
-                return reply(x, 202, NULL, "", 0, NULL);
+                return mcp_http_reply(x, 202, NULL, "", 0, NULL);
         }
         if (mcp_rpc_id_copy(&x->id, &m.id) < 0)
                 return reply_error(x, 500, &m.id, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
@@ -875,63 +691,6 @@ on_mhd_log(void *cls, const char *fmt, va_list ap)
 
 /* ---- the server ---- */
 
-/* --auth-tokens, or no authentication where only this machine can connect. */
-static int
-load_auth(mcp_http *h, msp_err *err)
-{
-        if (h->cfg->auth_tokens)
-                return mcp_auth_load(h->cfg->auth_tokens, &h->auth, err);
-        if (!h->local)
-                return msp_err_set(err, EPERM, "--listen %s is not a loopback address or a unix socket: name --auth-tokens FILE",
-                                   h->cfg->listen);
-        return 0;
-}
-
-#define PEM_MAX (1024 * 1024)
-
-/* A PEM file, NUL-terminated. */
-static int
-read_pem(const char *flag, const char *path, char **ret, msp_err *err)
-{
-        _cleanup_fclose_ FILE *f = fopen(path, "re");
-        if (!f)
-                return msp_err_sys(err, errno, "%s %s", flag, path);
-        _cleanup_free_ char *buf = malloc(PEM_MAX + 1);
-        if (!buf)
-                return msp_err_set(err, ENOMEM, "out of memory");
-        size_t n = fread(buf, 1, PEM_MAX + 1, f);
-        if (ferror(f) || n == 0 || n > PEM_MAX)
-                return msp_err_set(err, EINVAL, "%s %s: expected a PEM file of at most 1 MiB", flag, path);
-        buf[n] = '\0';
-        if (!strstr(buf, "-----BEGIN "))
-                return msp_err_set(err, EINVAL, "%s %s: not PEM (no -----BEGIN line)", flag, path);
-        *ret = TAKE_PTR(buf);
-        return 0;
-}
-
-/* --tls-cert and --tls-key: both or neither. */
-static int
-load_tls(mcp_http *h, msp_err *err)
-{
-        const mcp_config *cfg = h->cfg;
-        if (!cfg->tls_cert && !cfg->tls_key)
-                return 0;
-        if (!cfg->tls_cert || !cfg->tls_key)
-                return msp_err_set(err, EINVAL, "--tls-cert and --tls-key go together: %s is missing",
-                                   cfg->tls_cert ? "--tls-key" : "--tls-cert");
-        int r = read_pem("--tls-cert", cfg->tls_cert, &h->tls_cert, err);
-        if (r == 0)
-                r = read_pem("--tls-key", cfg->tls_key, &h->tls_key, err);
-        if (r < 0)
-                return r;
-        char *https = NULL;
-        if (h->url && strncmp(h->url, "http://", 7) == 0 && asprintf(&https, "https://%s", h->url + 7) > 0) {
-                free(h->url);
-                h->url = https;
-        }
-        return 0;
-}
-
 int
 mcp_http_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logger *log,
              mcp_http **ret, msp_err *err)
@@ -951,9 +710,9 @@ mcp_http_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logg
         if (mcp_owners_new(&h->owners) < 0 || mcp_metrics_new(&h->metrics) < 0)
                 r = msp_err_set(err, ENOMEM, "out of memory");
         if (r == 0)
-                r = load_tls(h, err);
+                r = mcp_http_load_tls(h, err);
         if (r == 0)
-                r = load_auth(h, err);
+                r = mcp_http_load_auth(h, err);
         if (r < 0) {
                 close(fd);
                 mcp_http_free(h);
@@ -1024,100 +783,7 @@ mcp_http_free(mcp_http *h)
         mcp_auth_free(h->auth);
         mcp_owners_free(h->owners);
         mcp_metrics_free(h->metrics);
-        while (h->windows) {
-                rate_window *w = h->windows;
-                h->windows = w->next;
-                free(w);
-        }
+        mcp_http_free_windows(h);
         free(h);
         return NULL;
-}
-
-/* Drained: no request left (every answer written), or the bound passed. */
-static int
-on_drain_check(mcp_loop *loop, void *data)
-{
-        mcp_http *h = data;
-        h->drain_timer = NULL;
-        if (h->n_exchanges == 0 || mcp_now_usec() >= h->drain_deadline) {
-                if (h->n_exchanges)
-                        mcp_log(h->log, MCP_LOG_WARNING, "%zu HTTP requests still open after --drain-timeout: their runs are cancelled",
-                                h->n_exchanges);
-                h->drained(h->drained_data);
-                return 0;
-        }
-        (void) mcp_loop_add_timer(loop, 50000, on_drain_check, h, &h->drain_timer);
-        return 0;
-}
-
-void
-mcp_http_drain(mcp_http *h, void (*drained)(void *data), void *data)
-{
-        if (h->draining)
-                return;
-        h->draining = true;
-        h->drained = drained;
-        h->drained_data = data;
-        h->drain_deadline = mcp_now_usec() + h->cfg->drain_timeout_s * 1000000;
-        /* No new connections; the socket file goes at once, so clients fail fast. */
-        MHD_socket fd = MHD_quiesce_daemon(h->d);
-        if (fd != MHD_INVALID_SOCKET)
-                close(fd);
-        if (h->unix_path)
-                (void) unlink(h->unix_path);
-        mcp_log(h->log, MCP_LOG_INFO, "draining: %zu HTTP requests open, at most %" PRIu64 " s",
-                h->n_exchanges, h->cfg->drain_timeout_s);
-        (void) on_drain_check(h->loop, h);
-}
-
-void
-mcp_http_reload(mcp_http *h)
-{
-        if (!h->cfg->auth_tokens)
-                return;
-        msp_err err = { 0 };
-        mcp_auth *a = NULL;
-        if (mcp_auth_load(h->cfg->auth_tokens, &a, &err) < 0) {
-                mcp_log(h->log, MCP_LOG_ERROR, "tokens not reloaded, the old ones stay: %s", err.msg);
-                return;
-        }
-        mcp_auth_free(h->auth);
-        h->auth = a;
-        mcp_log(h->log, MCP_LOG_INFO, "tokens reloaded from %s: %zu", h->cfg->auth_tokens,
-                mcp_auth_count(a));
-}
-
-int
-mcp_http_validate(const mcp_config *cfg, msp_err *err)
-{
-        mcp_http h = { .cfg = cfg, .local = true };
-        int r = load_tls(&h, err);
-        if (r == 0)
-                r = load_auth(&h, err);
-        free(h.tls_cert);
-        if (h.tls_key)
-                explicit_bzero(h.tls_key, strlen(h.tls_key));
-        free(h.tls_key);
-        mcp_auth_free(h.auth);
-        return r;
-}
-
-void
-mcp_http_check(const mcp_config *cfg, FILE *out)
-{
-        if (!cfg->listen)
-                return;
-        if (!cfg->auth_tokens) {
-                fprintf(out, "%-8s %-14s --listen %s without --auth-tokens: whoever can connect runs code (refused unless loopback or a unix socket)\n",
-                        "warning", "http auth", cfg->listen);
-                return;
-        }
-        msp_err err = { 0 };
-        mcp_auth *a = NULL;
-        if (mcp_auth_load(cfg->auth_tokens, &a, &err) < 0)
-                fprintf(out, "%-8s %-14s %s\n", "MISSING", "http auth", err.msg);
-        else
-                fprintf(out, "%-8s %-14s %zu bearer tokens in %s\n", "ok", "http auth", mcp_auth_count(a),
-                        cfg->auth_tokens);
-        mcp_auth_free(a);
 }

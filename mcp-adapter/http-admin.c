@@ -1,0 +1,272 @@
+/* The HTTP transport's operations beside serving requests (see http.h): the tenants'
+ * quotas, the probes and metrics, the TLS and token files, draining on SIGTERM. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "http-int.h"
+
+/* ---- tenants' quotas ---- */
+
+static rate_window *
+window_of(mcp_http *h, const char *tenant)
+{
+        for (rate_window *w = h->windows; w; w = w->next)
+                if (strcmp(w->tenant, tenant) == 0)
+                        return w;
+        rate_window *w = calloc(1, sizeof *w);
+        if (!w)
+                return NULL;
+        snprintf(w->tenant, sizeof w->tenant, "%s", tenant);
+        w->next = h->windows;
+        h->windows = w;
+        return w;
+}
+
+/* The admission hook of every HTTP session: the tenant's quotas from --auth-tokens, over
+ * all of its HTTP sessions. */
+int
+mcp_http_admit(mcp_server *srv, mcp_admit what, char *msg, size_t size, void *data)
+{
+        http_session *s = data;
+        mcp_http *h = s->http;
+        mcp_quota q = mcp_auth_quota(h->auth, s->tenant);
+        if (what == MCP_ADMIT_SESSION) {
+                if (!q.sessions)
+                        return 0;
+                mcp_owners_prune_sessions(h->owners, mcp_engine_sessions(h->engine));
+                if (mcp_owners_count(h->owners, s->tenant, "s-") < q.sessions)
+                        return 0;
+                snprintf(msg, size, "session_create: tenant %s has its quota of %u live sessions; close one first",
+                         s->tenant, q.sessions);
+                return -EDQUOT;
+        }
+        if (q.concurrent_runs) {
+                size_t n = 0;
+                for (http_session *o = h->sessions; o; o = o->next)
+                        if (strcmp(o->tenant, s->tenant) == 0)
+                                n += mcp_tools_in_flight(o->srv);
+                if (n >= q.concurrent_runs) {
+                        snprintf(msg, size, "run_code: tenant %s has its quota of %u runs at once; retry when one ends",
+                                 s->tenant, q.concurrent_runs);
+                        return -EDQUOT;
+                }
+        }
+        if (q.runs_per_minute) {
+                rate_window *w = window_of(h, s->tenant);
+                uint64_t now = mcp_now_usec();
+                if (!w)
+                        return -ENOMEM;
+                if (now - w->start >= 60000000ull) {
+                        w->start = now;
+                        w->count = 0;
+                }
+                if (w->count >= q.runs_per_minute) {
+                        snprintf(msg, size, "run_code: tenant %s has its quota of %u runs per minute; retry in %" PRIu64 " s",
+                                 s->tenant, q.runs_per_minute, (uint64_t) ((w->start + 60000000ull - now) / 1000000 + 1));
+                        return -EDQUOT;
+                }
+                w->count++;
+        }
+        (void) srv;
+        return 0;
+}
+
+void
+mcp_http_free_windows(mcp_http *h)
+{
+        while (h->windows) {
+                rate_window *w = h->windows;
+                h->windows = w->next;
+                free(w);
+        }
+}
+
+/* ---- probes and metrics ---- */
+
+/* /readyz: runs can start (the runtime is there, the queue has room). */
+enum MHD_Result
+mcp_http_reply_ready(http_exchange *x)
+{
+        mcp_http *h = x->http;
+        unsigned running, queued;
+        mcp_engine_load(h->engine, &running, &queued);
+        unsigned max = h->cfg->max_concurrent ? h->cfg->max_concurrent : 1;
+        const char *why = access(h->cfg->runtime_path, X_OK) < 0 ? "the runtime is not executable\n"
+                          : running >= max && queued >= h->cfg->max_queue ? "the run queue is full\n"
+                                                                           : NULL;
+        if (why)
+                return mcp_http_reply(x, 503, "text/plain", why, strlen(why), NULL);
+        return mcp_http_reply(x, 200, "text/plain", "ready\n", 6, NULL);
+}
+
+enum MHD_Result
+mcp_http_reply_metrics(http_exchange *x)
+{
+        mcp_http *h = x->http;
+        mcp_gauges g = { .http_sessions = h->n_sessions };
+        mcp_engine_load(h->engine, &g.runs_running, &g.runs_queued);
+        _cleanup_free_ mcp_session_info *list = NULL;
+        msp_err err = { 0 };
+        mcp_session_store *st = mcp_engine_sessions(h->engine);
+        if (!st || mcp_session_list(st, &list, &g.sandbox_sessions, &err) < 0)
+                g.sandbox_sessions = 0;
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        if (mcp_metrics_format(h->metrics, &g, &text, &len) < 0)
+                return MHD_NO;
+        return mcp_http_reply(x, 200, "text/plain; version=0.0.4", text, len, NULL);
+}
+
+/* ---- files: TLS, tokens ---- */
+
+/* --auth-tokens, or no authentication where only this machine can connect. */
+int
+mcp_http_load_auth(mcp_http *h, msp_err *err)
+{
+        if (h->cfg->auth_tokens)
+                return mcp_auth_load(h->cfg->auth_tokens, &h->auth, err);
+        if (!h->local)
+                return msp_err_set(err, EPERM, "--listen %s is not a loopback address or a unix socket: name --auth-tokens FILE",
+                                   h->cfg->listen);
+        return 0;
+}
+
+#define PEM_MAX (1024 * 1024)
+
+/* A PEM file, NUL-terminated. */
+static int
+read_pem(const char *flag, const char *path, char **ret, msp_err *err)
+{
+        _cleanup_fclose_ FILE *f = fopen(path, "re");
+        if (!f)
+                return msp_err_sys(err, errno, "%s %s", flag, path);
+        _cleanup_free_ char *buf = malloc(PEM_MAX + 1);
+        if (!buf)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        size_t n = fread(buf, 1, PEM_MAX + 1, f);
+        if (ferror(f) || n == 0 || n > PEM_MAX)
+                return msp_err_set(err, EINVAL, "%s %s: expected a PEM file of at most 1 MiB", flag, path);
+        buf[n] = '\0';
+        if (!strstr(buf, "-----BEGIN "))
+                return msp_err_set(err, EINVAL, "%s %s: not PEM (no -----BEGIN line)", flag, path);
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+/* --tls-cert and --tls-key: both or neither. */
+int
+mcp_http_load_tls(mcp_http *h, msp_err *err)
+{
+        const mcp_config *cfg = h->cfg;
+        if (!cfg->tls_cert && !cfg->tls_key)
+                return 0;
+        if (!cfg->tls_cert || !cfg->tls_key)
+                return msp_err_set(err, EINVAL, "--tls-cert and --tls-key go together: %s is missing",
+                                   cfg->tls_cert ? "--tls-key" : "--tls-cert");
+        int r = read_pem("--tls-cert", cfg->tls_cert, &h->tls_cert, err);
+        if (r == 0)
+                r = read_pem("--tls-key", cfg->tls_key, &h->tls_key, err);
+        if (r < 0)
+                return r;
+        char *https = NULL;
+        if (h->url && strncmp(h->url, "http://", 7) == 0 && asprintf(&https, "https://%s", h->url + 7) > 0) {
+                free(h->url);
+                h->url = https;
+        }
+        return 0;
+}
+
+/* ---- draining, reloading, checking ---- */
+
+/* Drained: no request left (every answer written), or the bound passed. */
+static int
+on_drain_check(mcp_loop *loop, void *data)
+{
+        mcp_http *h = data;
+        h->drain_timer = NULL;
+        if (h->n_exchanges == 0 || mcp_now_usec() >= h->drain_deadline) {
+                if (h->n_exchanges)
+                        mcp_log(h->log, MCP_LOG_WARNING, "%zu HTTP requests still open after --drain-timeout: their runs are cancelled",
+                                h->n_exchanges);
+                h->drained(h->drained_data);
+                return 0;
+        }
+        (void) mcp_loop_add_timer(loop, 50000, on_drain_check, h, &h->drain_timer);
+        return 0;
+}
+
+void
+mcp_http_drain(mcp_http *h, void (*drained)(void *data), void *data)
+{
+        if (h->draining)
+                return;
+        h->draining = true;
+        h->drained = drained;
+        h->drained_data = data;
+        h->drain_deadline = mcp_now_usec() + h->cfg->drain_timeout_s * 1000000;
+        /* No new connections; the socket file goes at once, so clients fail fast. */
+        MHD_socket fd = MHD_quiesce_daemon(h->d);
+        if (fd != MHD_INVALID_SOCKET)
+                close(fd);
+        if (h->unix_path)
+                (void) unlink(h->unix_path);
+        mcp_log(h->log, MCP_LOG_INFO, "draining: %zu HTTP requests open, at most %" PRIu64 " s",
+                h->n_exchanges, h->cfg->drain_timeout_s);
+        (void) on_drain_check(h->loop, h);
+}
+
+void
+mcp_http_reload(mcp_http *h)
+{
+        if (!h->cfg->auth_tokens)
+                return;
+        msp_err err = { 0 };
+        mcp_auth *a = NULL;
+        if (mcp_auth_load(h->cfg->auth_tokens, &a, &err) < 0) {
+                mcp_log(h->log, MCP_LOG_ERROR, "tokens not reloaded, the old ones stay: %s", err.msg);
+                return;
+        }
+        mcp_auth_free(h->auth);
+        h->auth = a;
+        mcp_log(h->log, MCP_LOG_INFO, "tokens reloaded from %s: %zu", h->cfg->auth_tokens,
+                mcp_auth_count(a));
+}
+
+int
+mcp_http_validate(const mcp_config *cfg, msp_err *err)
+{
+        mcp_http h = { .cfg = cfg, .local = true };
+        int r = mcp_http_load_tls(&h, err);
+        if (r == 0)
+                r = mcp_http_load_auth(&h, err);
+        free(h.tls_cert);
+        if (h.tls_key)
+                explicit_bzero(h.tls_key, strlen(h.tls_key));
+        free(h.tls_key);
+        mcp_auth_free(h.auth);
+        return r;
+}
+
+void
+mcp_http_check(const mcp_config *cfg, FILE *out)
+{
+        if (!cfg->listen)
+                return;
+        if (!cfg->auth_tokens) {
+                fprintf(out, "%-8s %-14s --listen %s without --auth-tokens: whoever can connect runs code (refused unless loopback or a unix socket)\n",
+                        "warning", "http auth", cfg->listen);
+                return;
+        }
+        msp_err err = { 0 };
+        mcp_auth *a = NULL;
+        if (mcp_auth_load(cfg->auth_tokens, &a, &err) < 0)
+                fprintf(out, "%-8s %-14s %s\n", "MISSING", "http auth", err.msg);
+        else
+                fprintf(out, "%-8s %-14s %zu bearer tokens in %s\n", "ok", "http auth", mcp_auth_count(a),
+                        cfg->auth_tokens);
+        mcp_auth_free(a);
+}

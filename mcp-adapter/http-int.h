@@ -1,0 +1,103 @@
+/* Internal to the HTTP transport (http.c, http-admin.c): its state and the steps the two
+ * files share. */
+#pragma once
+
+#include <microhttpd.h>
+
+#include "auth.h"
+#include "http.h"
+#include "server.h"
+
+#define SESSION_ID_BYTES 16
+#define CONNECTION_MEMORY (64u * 1024)  /* per connection: request line, headers, buffers */
+#define MAX_CONNECTIONS 1024u
+#define MAX_SESSIONS 4096u
+#define SSE_HIGH_WATER (4u * 1024 * 1024) /* above: droppable notifications are dropped */
+#define SSE_BLOCK (16u * 1024)
+#define ENDPOINT "/mcp"
+
+typedef struct http_session http_session;
+typedef struct http_exchange http_exchange;
+
+typedef enum x_mode { X_PENDING, X_JSON, X_SSE } x_mode;
+
+struct http_exchange {
+        mcp_http *http;
+        struct MHD_Connection *conn;
+        http_session *sess;             /* while its request waits for the response */
+        http_exchange *next, *prev;     /* in sess->pending */
+        bool replied;                   /* a response is queued */
+        bool dispatched;
+        bool new_session;               /* an initialize that created a session */
+        bool answered;                  /* nothing more will be added to out */
+        bool ended;                     /* the session ended before the answer */
+        char tenant[MCP_TENANT_MAX + 1];  /* of the bearer token; "" without --auth-tokens */
+        bool suspended, client_gone;
+        int watch_fd;
+        char *body;
+        size_t len;
+        bool too_large;
+        mcp_rpc_id id;                  /* the request's id */
+        x_mode mode;
+        char *out;                      /* JSON: the response; SSE: events not sent yet */
+        size_t olen, ooff;
+        char sid[2 * SESSION_ID_BYTES + 1];
+};
+
+struct http_session {
+        mcp_http *http;
+        char id[2 * SESSION_ID_BYTES + 1];
+        char tenant[MCP_TENANT_MAX + 1];  /* who created it: nobody else finds it */
+        mcp_logger log;                 /* its own: logging/setLevel is per session */
+        mcp_server *srv;
+        http_exchange *pending;         /* newest first */
+        uint64_t last_used;
+        http_session *next, *prev;
+};
+
+/* Runs a tenant started in the current 60 s window (runs_per_minute). */
+typedef struct rate_window {
+        char tenant[MCP_TENANT_MAX + 1];
+        uint64_t start;
+        unsigned count;
+        struct rate_window *next;
+} rate_window;
+
+struct mcp_http {
+        mcp_loop *loop;
+        const mcp_config *cfg;
+        mcp_engine *engine;
+        mcp_logger *log;
+        mcp_auth *auth;                 /* NULL: no authentication (local listeners only) */
+        mcp_owners *owners;             /* sandbox sessions and run logs by tenant */
+        rate_window *windows;
+        mcp_metrics *metrics;
+        size_t n_exchanges;             /* requests being received or answered */
+        bool draining;
+        uint64_t drain_deadline;
+        mcp_timer *drain_timer;
+        void (*drained)(void *data);
+        void *drained_data;
+        struct MHD_Daemon *d;
+        int epoll_fd;
+        bool local;                     /* bound to loopback or a unix socket */
+        bool kicked;                    /* a connection was resumed: run MHD again soon */
+        char *url;
+        char *unix_path;
+        char *tls_cert, *tls_key;       /* PEM, read at start */
+        mcp_timer *timer, *sweep;
+        http_session *sessions;
+        size_t n_sessions;
+};
+
+/* http.c */
+enum MHD_Result mcp_http_reply(http_exchange *x, unsigned status, const char *type,
+                               const char *body, size_t len, const char *allow);
+
+/* http-admin.c */
+int mcp_http_admit(mcp_server *srv, mcp_admit what, char *msg, size_t size, void *data);
+void mcp_http_free_windows(mcp_http *h);
+enum MHD_Result mcp_http_reply_ready(http_exchange *x);
+enum MHD_Result mcp_http_reply_metrics(http_exchange *x);
+int mcp_http_load_tls(mcp_http *h, msp_err *err);
+int mcp_http_load_auth(mcp_http *h, msp_err *err);
