@@ -188,7 +188,7 @@ function sandboxUserns() {
 
 // The sandbox's user namespace is owned by its own host uid (msp-mcp makes it as that uid):
 // what the sandbox charges to per-user budgets is charged to that uid, never to host root.
-test("the sandbox's user namespace is owned by its unprivileged uid; its inotify instances are not host root's", { skip, timeout: 60_000 }, async (t) => {
+test("the sandbox's user namespace is owned by its unprivileged uid; its inotify instances are not host root's", { skip: skip || rootOnly("run by a user, msp-mcp's own user namespace owns the sandboxes'"), timeout: 60_000 }, async (t) => {
         const off = sandboxUserns();
         if (off) return t.skip(off);
         const before = Number(runSync("python3", ["-c", ROOT_INOTIFY]).stdout);
