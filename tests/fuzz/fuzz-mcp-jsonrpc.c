@@ -115,6 +115,7 @@ mcp_session_store *mcp_engine_sessions(mcp_engine *e) { (void) e; abort(); }
 int mcp_engine_submit(mcp_engine *e, const mcp_run_request *q, mcp_run_output_fn o, mcp_run_done_fn d,
                       void *x, mcp_run **r, msp_err *err) { (void) e, (void) q, (void) o, (void) d, (void) x, (void) r, (void) err; abort(); }
 void mcp_engine_cancel(mcp_engine *e, mcp_run *r) { (void) e, (void) r; abort(); }
+const char *mcp_engine_run_id(const mcp_run *r) { (void) r; abort(); }
 int mcp_engine_run_log(mcp_engine *e, const char *id, mcp_stream s, char **r, size_t *l, msp_err *err)
 { (void) e, (void) id, (void) s, (void) r, (void) l, (void) err; abort(); }
 int mcp_session_create(mcp_session_store *st, const mcp_session_opts *o, mcp_session_info *r, msp_err *err)
