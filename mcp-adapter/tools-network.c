@@ -10,25 +10,12 @@
 
 #define ALLOW_MAX 64
 
-static int
-nbad(targs *a, const char *fmt, ...) _printf_(2, 3);
-
-static int
-nbad(targs *a, const char *fmt, ...)
-{
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(a->msg, sizeof a->msg, fmt, ap);
-        va_end(ap);
-        return -EINVAL;
-}
-
 /* `given`: the value as the call spelled it (true, "full"). */
 static int
 want_full(targs *a, const mcp_config *cfg, const char *given, mcp_net_mode *mode)
 {
         if (!cfg->allow_network)
-                return nbad(a, "network: %s is not allowed by this server (start msp-mcp with "
+                return mcp_arg_bad(a, "network: %s is not allowed by this server (start msp-mcp with "
                                "--allow-network)%s", given,
                             cfg->network_allow.n ? "; an {\"allow\": [...]} list is" : "");
         *mode = MCP_NET_FULL;
@@ -40,22 +27,22 @@ want_allow(targs *a, const mcp_config *cfg, const oci_json *list, mcp_net_mode *
            mcp_egress_policy *allow)
 {
         if (cfg->network_allow.n == 0)
-                return nbad(a, "network: allowlists are not enabled on this server (start "
+                return mcp_arg_bad(a, "network: allowlists are not enabled on this server (start "
                                "msp-mcp with --network-allow PATTERN)");
         if (!list || oci_json_type_of(list) != OCI_JSON_ARRAY || oci_json_len(list) == 0 ||
             oci_json_len(list) > ALLOW_MAX)
-                return nbad(a, "network.allow: expected an array of 1 to %d host patterns",
+                return mcp_arg_bad(a, "network.allow: expected an array of 1 to %d host patterns",
                             ALLOW_MAX);
         msp_err err = { 0 };
         for (size_t i = 0; i < oci_json_len(list); i++) {
                 const char *p = oci_json_string(oci_json_value_at(list, i));
                 if (!p)
-                        return nbad(a, "network.allow[%zu]: expected a string", i);
+                        return mcp_arg_bad(a, "network.allow[%zu]: expected a string", i);
                 if (mcp_egress_policy_add(allow, p, &err) < 0)
-                        return nbad(a, "network.allow[%zu]: %s", i, err.msg);
+                        return mcp_arg_bad(a, "network.allow[%zu]: %s", i, err.msg);
         }
         if (mcp_egress_narrows(&cfg->network_allow, allow, &err) < 0)
-                return nbad(a, "%s", err.msg);
+                return mcp_arg_bad(a, "%s", err.msg);
         *mode = MCP_NET_ALLOW;
         return 1;
 }
@@ -86,7 +73,7 @@ mcp_arg_network(targs *a, const mcp_config *cfg, mcp_net_mode *mode, mcp_egress_
         default:
                 break;
         }
-        return nbad(a, "network: expected \"none\", \"full\" or {\"allow\": [\"HOST[:PORT]\", ...]}");
+        return mcp_arg_bad(a, "network: expected \"none\", \"full\" or {\"allow\": [\"HOST[:PORT]\", ...]}");
 }
 
 void

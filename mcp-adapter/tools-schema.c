@@ -72,6 +72,18 @@ p_plain(oci_jw *w, const char *name, const char *type)
         oci_jw_end_object(w);
 }
 
+/* An array of strings. */
+static void
+p_strings(oci_jw *w, const char *name)
+{
+        mcp_jw_obj(w, name);
+        oci_jw_kv_string(w, "type", "array");
+        mcp_jw_obj(w, "items");
+        oci_jw_kv_string(w, "type", "string");
+        oci_jw_end_object(w);
+        oci_jw_end_object(w);
+}
+
 static void
 required(oci_jw *w, const char *const *names)
 {
@@ -178,12 +190,7 @@ mcp_schema_out_run_code(oci_jw *w)
         oci_jw_end_object(w);
         oci_jw_end_object(w);
         oci_jw_end_object(w);
-        mcp_jw_obj(w, "denied_hosts");
-        oci_jw_kv_string(w, "type", "array");
-        mcp_jw_obj(w, "items");
-        oci_jw_kv_string(w, "type", "string");
-        oci_jw_end_object(w);
-        oci_jw_end_object(w);
+        p_strings(w, "denied_hosts");
         p_plain(w, "error", "string");
         oci_jw_end_object(w);
         required(w, (const char *const[]) { "exit_code", "signal", "stdout", "stderr", "timed_out",
@@ -228,12 +235,7 @@ mcp_schema_out_session_create(oci_jw *w)
         p_plain(w, "session_id", "string");
         p_plain(w, "rootfs", "string");
         p_plain(w, "network", "boolean");
-        mcp_jw_obj(w, "network_allow");
-        oci_jw_kv_string(w, "type", "array");
-        mcp_jw_obj(w, "items");
-        oci_jw_kv_string(w, "type", "string");
-        oci_jw_end_object(w);
-        oci_jw_end_object(w);
+        p_strings(w, "network_allow");
         p_plain(w, "expires_at", "string");
         limits_out_props(w);
         oci_jw_end_object(w);

@@ -153,10 +153,8 @@ mcp_tools_write_list(oci_jw *w, const mcp_config *cfg, const char *const *langua
 
 /* ---- argument checks ---- */
 
-static int tbad(targs *a, const char *fmt, ...) _printf_(2, 3);
-
-static int
-tbad(targs *a, const char *fmt, ...)
+int
+mcp_arg_bad(targs *a, const char *fmt, ...)
 {
         va_list ap;
         va_start(ap, fmt);
@@ -199,7 +197,7 @@ t_unknown(targs *a, const tool *t)
                                                "%s%s", n ? ", " : "", *p);
                 char q[96];
                 oci_json_quote(key, q, sizeof q);
-                return tbad(a, "unknown argument %s (%s takes %s)", q, t->name,
+                return mcp_arg_bad(a, "unknown argument %s (%s takes %s)", q, t->name,
                             allowed[0] ? allowed : "no arguments");
         }
         return 0;
@@ -212,12 +210,12 @@ mcp_arg_str(targs *a, const char *key, bool req, size_t max, const char **ret)
         const oci_json *v = tget(a, key);
         char d[96];
         if (!v)
-                return req ? tbad(a, "%s: required argument missing", key) : 0;
+                return req ? mcp_arg_bad(a, "%s: required argument missing", key) : 0;
         if (oci_json_type_of(v) != OCI_JSON_STRING)
-                return tbad(a, "%s: expected a string, got %s", key, describe(v, d, sizeof d));
+                return mcp_arg_bad(a, "%s: expected a string, got %s", key, describe(v, d, sizeof d));
         size_t len = strlen(oci_json_string(v));
         if (max && len > max)
-                return tbad(a, "%s: %zu bytes is above the limit of %zu bytes", key, len, max);
+                return mcp_arg_bad(a, "%s: %zu bytes is above the limit of %zu bytes", key, len, max);
         *ret = oci_json_string(v);
         return 1;
 }
@@ -232,12 +230,12 @@ mcp_arg_uint(targs *a, const char *key, uint64_t min, uint64_t max, uint64_t *re
                 return 0;
         if (oci_json_type_of(v) != OCI_JSON_NUMBER ||
             mcp_parse_int64(oci_json_number_text(v), &n) < 0)
-                return tbad(a, "%s: expected an integer from %" PRIu64 " to %" PRIu64 ", got %s",
+                return mcp_arg_bad(a, "%s: expected an integer from %" PRIu64 " to %" PRIu64 ", got %s",
                             key, min, max, describe(v, d, sizeof d));
         if (n < 0 || (uint64_t) n < min)
-                return tbad(a, "%s: %" PRId64 " is below the minimum %" PRIu64, key, n, min);
+                return mcp_arg_bad(a, "%s: %" PRId64 " is below the minimum %" PRIu64, key, n, min);
         if ((uint64_t) n > max)
-                return tbad(a, "%s: %" PRId64 " is above the maximum %" PRIu64, key, n, max);
+                return mcp_arg_bad(a, "%s: %" PRId64 " is above the maximum %" PRIu64, key, n, max);
         *ret = (uint64_t) n;
         return 1;
 }
@@ -250,7 +248,7 @@ mcp_arg_bool(targs *a, const char *key, bool *ret)
         if (!v)
                 return 0;
         if (oci_json_type_of(v) != OCI_JSON_BOOL)
-                return tbad(a, "%s: expected true or false, got %s", key, describe(v, d, sizeof d));
+                return mcp_arg_bad(a, "%s: expected true or false, got %s", key, describe(v, d, sizeof d));
         *ret = oci_json_bool(v);
         return 1;
 }
@@ -274,7 +272,7 @@ mcp_arg_enum(targs *a, const char *key, bool req, const char *const *values, con
                                        n ? ", " : "", *p);
         char q[96];
         oci_json_quote(s, q, sizeof q);
-        return tbad(a, "%s: %s is not one of %s", key, q, list[0] ? list : "(none available)");
+        return mcp_arg_bad(a, "%s: %s is not one of %s", key, q, list[0] ? list : "(none available)");
 }
 
 /* "0.5" -> 500 millis (mcp_parse_cpus), from 0.01 (the kernel's minimum quota) to the
@@ -290,14 +288,14 @@ t_cpus(targs *a, uint64_t max_millis, uint64_t *ret)
         uint64_t millis = 0;
         int r = s ? mcp_parse_cpus(s, &millis) : -EINVAL;
         if (r == -EINVAL)
-                return tbad(a, "cpus: expected a number such as 0.5 with at most three decimals, "
+                return mcp_arg_bad(a, "cpus: expected a number such as 0.5 with at most three decimals, "
                                "got %s",
                             describe(v, d, sizeof d));
         if (r == 0 && millis < MCP_CPU_MILLIS_MIN)
-                return tbad(a, "cpus: %s is below the minimum 0.01 (the kernel's smallest quota)",
+                return mcp_arg_bad(a, "cpus: %s is below the minimum 0.01 (the kernel's smallest quota)",
                             s);
         if (r < 0 || millis > max_millis)
-                return tbad(a, "cpus: %s is above the maximum %" PRIu64 ".%03" PRIu64, s,
+                return mcp_arg_bad(a, "cpus: %s is above the maximum %" PRIu64 ".%03" PRIu64, s,
                             max_millis / 1000, max_millis % 1000);
         *ret = millis;
         return 1;
@@ -326,22 +324,22 @@ mcp_arg_content(targs *a, const char *field, const char *content, const char *en
         *ret_buf = NULL;
         if (!encoding || strcmp(encoding, "utf8") == 0) {
                 if (len > max)
-                        return tbad(a, "%s: %zu bytes is above the limit of %zu bytes", field, len, max);
+                        return mcp_arg_bad(a, "%s: %zu bytes is above the limit of %zu bytes", field, len, max);
                 *ret = content;
                 *ret_len = len;
                 return 0;
         }
         if (mcp_base64_decoded_max(len) > max + 3)
-                return tbad(a, "%s: about %zu bytes decoded is above the limit of %zu bytes", field,
+                return mcp_arg_bad(a, "%s: about %zu bytes decoded is above the limit of %zu bytes", field,
                             mcp_base64_decoded_max(len), max);
         size_t n;
         int r = mcp_base64_decode(content, len, ret_buf, &n);
         if (r == -ENOMEM)
-                return tbad(a, "%s: out of memory", field);
+                return mcp_arg_bad(a, "%s: out of memory", field);
         if (r < 0)
-                return tbad(a, "%s: not valid base64 (RFC 4648, padded, no whitespace)", field);
+                return mcp_arg_bad(a, "%s: not valid base64 (RFC 4648, padded, no whitespace)", field);
         if (n > max)
-                return tbad(a, "%s: %zu bytes decoded is above the limit of %zu bytes", field, n, max);
+                return mcp_arg_bad(a, "%s: %zu bytes decoded is above the limit of %zu bytes", field, n, max);
         *ret = (const char *) *ret_buf;
         *ret_len = n;
         return 0;
@@ -832,14 +830,14 @@ t_files(targs *a, run_args *ra)
         if (!v)
                 return 0;
         if (oci_json_type_of(v) != OCI_JSON_ARRAY)
-                return tbad(a, "files: expected an array, got %s", describe(v, d, sizeof d));
+                return mcp_arg_bad(a, "files: expected an array, got %s", describe(v, d, sizeof d));
         size_t n = oci_json_len(v), total = 0;
         if (n > FILES_MAX)
-                return tbad(a, "files: %zu files is above the limit of %d", n, FILES_MAX);
+                return mcp_arg_bad(a, "files: %zu files is above the limit of %d", n, FILES_MAX);
         for (size_t i = 0; i < n; i++) {
                 const oci_json *f = oci_json_value_at(v, i);
                 if (oci_json_type_of(f) != OCI_JSON_OBJECT)
-                        return tbad(a, "files[%zu]: expected an object, got %s", i,
+                        return mcp_arg_bad(a, "files[%zu]: expected an object, got %s", i,
                                     describe(f, d, sizeof d));
                 targs fa = { .obj = f };
                 static const char *const file_args[] = { "path", "content", "encoding",
@@ -854,10 +852,10 @@ t_files(targs *a, run_args *ra)
                     (r = mcp_arg_enum(&fa, "encoding", false, (const char *const[]) { "utf8", "base64", NULL },
                                 &encoding)) < 0 ||
                     (r = mcp_arg_bool(&fa, "executable", &exec)) < 0)
-                        return tbad(a, "files[%zu]%s%s", i,
+                        return mcp_arg_bad(a, "files[%zu]%s%s", i,
                                     strncmp(fa.msg, "unknown", 7) == 0 ? ": " : ".", fa.msg);
                 if (!*path)
-                        return tbad(a, "files[%zu].path: empty", i);
+                        return mcp_arg_bad(a, "files[%zu].path: empty", i);
                 char field[48];
                 snprintf(field, sizeof field, "files[%zu].content", i);
                 const char *data;
@@ -866,7 +864,7 @@ t_files(targs *a, run_args *ra)
                               &ra->decoded[i]);
                 ra->n_files = i + 1;
                 if (r < 0)
-                        return tbad(a, "%s (all files together: at most %" PRIu64 " bytes)", fa.msg,
+                        return mcp_arg_bad(a, "%s (all files together: at most %" PRIu64 " bytes)", fa.msg,
                                     FILES_BYTES_MAX);
                 total += len;
                 ra->files[i] = (mcp_file_in) { .path = path, .data = data, .len = len,
@@ -883,16 +881,16 @@ t_args(targs *a, run_args *ra)
         if (!v)
                 return 0;
         if (oci_json_type_of(v) != OCI_JSON_ARRAY)
-                return tbad(a, "args: expected an array of strings, got %s", describe(v, d, sizeof d));
+                return mcp_arg_bad(a, "args: expected an array of strings, got %s", describe(v, d, sizeof d));
         size_t n = oci_json_len(v);
         if (n > ARGS_MAX)
-                return tbad(a, "args: %zu arguments is above the limit of %d", n, ARGS_MAX);
+                return mcp_arg_bad(a, "args: %zu arguments is above the limit of %d", n, ARGS_MAX);
         for (size_t i = 0; i < n; i++) {
                 const oci_json *s = oci_json_value_at(v, i);
                 if (oci_json_type_of(s) != OCI_JSON_STRING)
-                        return tbad(a, "args[%zu]: expected a string, got %s", i, describe(s, d, sizeof d));
+                        return mcp_arg_bad(a, "args[%zu]: expected a string, got %s", i, describe(s, d, sizeof d));
                 if (strlen(oci_json_string(s)) > ARG_MAX_LEN)
-                        return tbad(a, "args[%zu]: %zu bytes is above the limit of %d bytes", i,
+                        return mcp_arg_bad(a, "args[%zu]: %zu bytes is above the limit of %d bytes", i,
                                     strlen(oci_json_string(s)), ARG_MAX_LEN);
                 ra->args[i] = oci_json_string(s);
         }
@@ -920,25 +918,25 @@ t_env(targs *a, run_args *ra)
         if (!v)
                 return 0;
         if (oci_json_type_of(v) != OCI_JSON_OBJECT)
-                return tbad(a, "env: expected an object of strings, got %s", describe(v, d, sizeof d));
+                return mcp_arg_bad(a, "env: expected an object of strings, got %s", describe(v, d, sizeof d));
         size_t n = oci_json_len(v);
         if (n > ENV_MAX)
-                return tbad(a, "env: %zu variables is above the limit of %d", n, ENV_MAX);
+                return mcp_arg_bad(a, "env: %zu variables is above the limit of %d", n, ENV_MAX);
         for (size_t i = 0; i < n; i++) {
                 const char *k = oci_json_key_at(v, i);
                 const oci_json *s = oci_json_value_at(v, i);
                 oci_json_quote(k, q, sizeof q);
                 if (!env_name_ok(k) || strlen(k) > ENV_KEY_MAX)
-                        return tbad(a, "env: %s is not a variable name ([A-Za-z_][A-Za-z0-9_]*, at most %d bytes)",
+                        return mcp_arg_bad(a, "env: %s is not a variable name ([A-Za-z_][A-Za-z0-9_]*, at most %d bytes)",
                                     q, ENV_KEY_MAX);
                 if (oci_json_type_of(s) != OCI_JSON_STRING)
-                        return tbad(a, "env.%s: expected a string, got %s", k, describe(s, d, sizeof d));
+                        return mcp_arg_bad(a, "env.%s: expected a string, got %s", k, describe(s, d, sizeof d));
                 size_t len = strlen(oci_json_string(s));
                 if (len > ENV_VALUE_MAX)
-                        return tbad(a, "env.%s: %zu bytes is above the limit of %d bytes", k, len,
+                        return mcp_arg_bad(a, "env.%s: %zu bytes is above the limit of %d bytes", k, len,
                                     ENV_VALUE_MAX);
                 if (asprintf(&ra->env[i], "%s=%s", k, oci_json_string(s)) < 0)
-                        return tbad(a, "env: out of memory");
+                        return mcp_arg_bad(a, "env: out of memory");
                 ra->n_env = i + 1;
         }
         return 1;

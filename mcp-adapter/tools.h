@@ -54,6 +54,8 @@ void mcp_schema_in_list_files(oci_jw *w, const mcp_config *cfg, const char *cons
 void mcp_schema_out_list_files(oci_jw *w);
 
 /* ---- argument checks: 1 set, 0 absent, < 0 with a->msg naming field, value, limit ---- */
+/* The argument error: a->msg from FMT; returns -EINVAL. */
+int mcp_arg_bad(targs *a, const char *fmt, ...) _printf_(2, 3);
 int mcp_arg_str(targs *a, const char *key, bool req, size_t max, const char **ret);
 int mcp_arg_uint(targs *a, const char *key, uint64_t min, uint64_t max, uint64_t *ret);
 int mcp_arg_bool(targs *a, const char *key, bool *ret);
