@@ -1,4 +1,5 @@
-/* The run engine: instance directory, queue, one bundle and workspace per run.
+/* The run engine: instance directory, queue, a run's lifecycle (its workspace and bundle are
+ * made by run-setup.c).
  *
  * Layout of the instance directory <state_dir>/inst-<pid>-<hex>/ (locked with flock for as
  * long as this process lives; recover.c cleans the ones whose lock is free):
@@ -16,7 +17,6 @@
  * vanish with the process. */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,87 +25,24 @@
 #include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "artifacts.h"
 #include "bundle.h"
+#include "engine-int.h"
 #include "engine.h"
-#include "sandbox-ids.h"
 #include "files.h"
 #include "json.h"
 #include "languages.h"
 #include "recover.h"
 #include "rootless.h"
+#include "run-setup.h"
 #include "runlogs.h"
 #include "runner.h"
+#include "sandbox-ids.h"
 #include "sandbox-userns.h"
 #include "session.h"
-#include "usernet.h"
-
-#define RUN_ID_LEN 18                   /* "r-" + 16 hex */
-#define MCP_ROOTFS_MAX 32               /* prepared rootfs views per instance */
-
-typedef enum run_state { RUN_QUEUED, RUN_RUNNING, RUN_EXITED } run_state;
-
-struct mcp_run {
-        mcp_run *next, **pprev;         /* engine->runs */
-        mcp_run *qnext;                 /* engine->queue */
-        mcp_engine *engine;
-        run_state state;
-        char id[RUN_ID_LEN + 1];
-        mcp_runner runner;
-        mcp_run_output_fn on_output;
-        mcp_run_done_fn on_done;
-        void *data;
-        bool cancelled;
-        char *stdin_copy;
-        char *session_id;               /* acquired until the container exits */
-        bool was_session;
-        bool log_kept;                  /* its logs are in engine->logs */
-        uint64_t log_reserve;           /* its share of the logs' budget while it runs */
-        int ws_fd;                      /* fresh: owned; session: borrowed */
-        int usernet_fd;                 /* with network: the only writer of the helper's exit
-                                         * FIFO (usernet.h); -1 otherwise */
-        mcp_sandbox_userns userns;      /* kept until the run is gone */
-        mcp_proxy *proxy;               /* an allowlist run's egress proxy (proxy.h) */
-        mcp_egress_policy allow;        /* its policy */
-        mcp_proxy_event_fn on_network;
-        bool ws_mounted;
-        mcp_artifacts_snap before;      /* out/ before the run */
-        char bundle[4096];
-        char ws_path[4096];
-        char log_path[4200];            /* the runtime's --log */
-        char root_path[2100];           /* a prepared rootfs' view */
-};
-
-struct mcp_engine {
-        mcp_loop *loop;
-        const mcp_config *cfg;
-        char inst_name[64];
-        char inst_path[2048];
-        char runtime_root[2100];
-        char skeleton[2100];
-        char init_path[2100];           /* the init's copy (mcp_private_view), "" for none */
-        bool view_mounted;
-        int inst_fd;                    /* holds the flock */
-        bool v2;                        /* pure cgroup v2 */
-        bool unified;                   /* hybrid with a v2 mount at /sys/fs/cgroup/unified */
-        mcp_rootless rootless;          /* run by a user: in a user namespace of our own */
-        bool no_cgroup;                 /* rootless without a delegated cgroup: the limits are
-                                         * rlimits, tmpfs sizes and the timeout (bundle.h) */
-        mcp_hostview view;
-        mcp_languages langs;
-        oci_json_doc *seccomp, *landlock;
-        mcp_session_store *sessions;
-        mcp_procset procs;
-        mcp_run *runs;
-        mcp_run *qhead, **qtail;
-        unsigned n_running, n_queued;
-        mcp_runlogs logs;
-        bool rootfs_mounted[MCP_ROOTFS_MAX];    /* <inst>/rootfs-<i>: overlay of cfg->rootfs[i] */
-};
 
 static int
 random_hex(char *buf, size_t nbytes)
@@ -494,213 +431,6 @@ run_exit(mcp_runner *rn, void *data)
         run_start_next(e);
 }
 
-static uint64_t
-pick(uint64_t req, uint64_t dflt)
-{
-        return req ? req : dflt;
-}
-
-static mcp_limits
-effective_limits(const mcp_limits *req, const mcp_limits *base)
-{
-        return (mcp_limits){
-                .memory_bytes = pick(req->memory_bytes, base->memory_bytes),
-                .pids = pick(req->pids, base->pids),
-                .cpu_millis = pick(req->cpu_millis, base->cpu_millis),
-                .timeout_ms = pick(req->timeout_ms, base->timeout_ms),
-                .output_bytes = pick(req->output_bytes, base->output_bytes),
-                .tmp_bytes = pick(req->tmp_bytes, base->tmp_bytes),
-                .workspace_bytes = pick(req->workspace_bytes, base->workspace_bytes),
-        };
-}
-
-/* A fresh workspace: ws/<id> with a tmpfs of workspace_bytes owned by the sandbox user. */
-static int
-fresh_workspace(mcp_run *run, uint64_t bytes, msp_err *err)
-{
-        mcp_engine *e = run->engine;
-        char name[64], opts[128];
-        snprintf(name, sizeof name, "ws/%s", run->id);
-        snprintf(run->ws_path, sizeof run->ws_path, "%s/%s", e->inst_path, name);
-        if (mkdirat(e->inst_fd, name, 0700) < 0)
-                return msp_err_sys(err, errno, "workspace '%s'", run->ws_path);
-        /* 0700: the sandbox's files are the sandbox's and the server's only (the state dir
-         * must be traversable by the sandbox's ids, so by everyone). */
-        snprintf(opts, sizeof opts, "size=%" PRIu64 ",nr_inodes=65536,mode=0700,uid=%u,gid=%u", bytes,
-                 MCP_SANDBOX_HOST_UID, MCP_SANDBOX_HOST_GID);
-        if (mount("tmpfs", run->ws_path, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
-                return msp_err_sys(err, errno, "workspace '%s': mount tmpfs", run->ws_path);
-        run->ws_mounted = true;
-        run->ws_fd = openat(e->inst_fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (run->ws_fd < 0)
-                return msp_err_sys(err, errno, "workspace '%s'", run->ws_path);
-        return 0;
-}
-
-static int
-write_at(int dirfd, const char *name, const char *data, size_t len, mode_t mode, msp_err *err)
-{
-        _cleanup_close_ int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-        if (fd < 0)
-                return msp_err_sys(err, errno, "create '%s'", name);
-        while (len > 0) {
-                ssize_t n = write(fd, data, len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        return msp_err_sys(err, n < 0 ? errno : EIO, "write '%s'", name);
-                data += n;
-                len -= (size_t) n;
-        }
-        return 0;
-}
-
-static void
-net_event(mcp_proxy_event ev, const char *host, uint16_t port, const char *reason,
-          uint64_t bytes, void *data)
-{
-        mcp_run *run = data;
-        if (run->on_network && !run->cancelled)
-                run->on_network(ev, host, port, reason, bytes, run->data);
-}
-
-/* An allowlist run: the proxy's socket in the bundle (b/<id>/proxy.sock, connectable by
- * the sandbox's group only), the empty file in the code dir it is bound over, and the proxy
- * serving it in the loop. Bound through /proc/self/fd: the bundle's path may be longer than
- * a socket address holds. */
-static int
-make_proxy(mcp_run *run, int bfd, int cfd, char *sock_path, size_t size, msp_err *err)
-{
-        mcp_engine *e = run->engine;
-        int r = write_at(cfd, "proxy.sock", "", 0, 0600, err);
-        if (r < 0)
-                return r;
-        _cleanup_close_ int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/proxy.sock", bfd);
-        if (lfd < 0 || bind(lfd, (struct sockaddr *) &sa, sizeof sa) < 0 || listen(lfd, 64) < 0)
-                return msp_err_sys(err, errno, "egress proxy: socket in '%s'", run->bundle);
-        if (fchownat(bfd, "proxy.sock", 0, MCP_SANDBOX_HOST_GID, AT_SYMLINK_NOFOLLOW) < 0 ||
-            fchmodat(bfd, "proxy.sock", 0660, 0) < 0)
-                return msp_err_sys(err, errno, "egress proxy: chown 'proxy.sock'");
-        snprintf(sock_path, size, "%s/proxy.sock", run->bundle);
-        mcp_proxy_conf conf = { .policy = &run->allow, .pins = e->cfg->resolve,
-                                .n_pins = e->cfg->n_resolve,
-                                .max_conns = e->cfg->network_max_conns,
-                                .max_bytes = e->cfg->network_max_bytes,
-                                .idle_ms = e->cfg->network_idle_ms };
-        return mcp_proxy_new(e->loop, TAKE_FD(lfd), &conf, net_event, run, &run->proxy, err);
-}
-
-/* The bundle: b/<id>/{code/main.<ext>, config.json}. */
-static int
-make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
-            const char *interp, const mcp_limits *lim, bool network, bool proxy, const char *root_path,
-            bool host_view, const mcp_rootfs *rootfs, msp_err *err)
-{
-        mcp_engine *e = run->engine;
-        char name[64];
-        snprintf(name, sizeof name, "b/%s", run->id);
-        snprintf(run->bundle, sizeof run->bundle, "%s/%s", e->inst_path, name);
-        if (mkdirat(e->inst_fd, name, 0711) < 0)
-                return msp_err_sys(err, errno, "bundle '%s'", run->bundle);
-        _cleanup_close_ int bfd = openat(e->inst_fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        /* The agent's code is readable by the sandbox's group and root only: the state dir
-         * is traversable by everyone (the runtime's remapped root must get through), the
-         * bundle path shows in ps, and the program's name is predictable. */
-        if (bfd < 0 || mkdirat(bfd, "code", 0711) < 0)
-                return msp_err_sys(err, errno, "bundle '%s'", run->bundle);
-        _cleanup_close_ int cfd = openat(bfd, "code", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        char prog[64], code_path[4200], cg[256];
-        snprintf(prog, sizeof prog, "main.%s", lang->ext);
-        int r = write_at(cfd, prog, req->code, req->code_len, 0640, err);
-        if (r < 0)
-                return r;
-        if (fchownat(cfd, prog, 0, MCP_SANDBOX_HOST_GID, AT_SYMLINK_NOFOLLOW) < 0)
-                return msp_err_sys(err, errno, "chown '%s'", prog);
-        /* The mount point of the init's bind (the code dir is mounted read-only first). */
-        if ((r = write_at(cfd, "init", "", 0, 0600, err)) < 0)
-                return r;
-
-        /* argv: the language's template, then the request's args. */
-        char prog_path[96];
-        snprintf(prog_path, sizeof prog_path, MCP_CODE_DIR "/%s", prog);
-        _cleanup_free_ const char **argv = NULL;
-        if ((r = mcp_language_argv(lang, interp, prog_path, req->args, req->n_args, &argv,
-                                   err)) < 0)
-                return r;
-
-        char sock_path[4200];
-        if (proxy && (r = make_proxy(run, bfd, cfd, sock_path, sizeof sock_path, err)) < 0)
-                return r;
-        snprintf(code_path, sizeof code_path, "%s/code", run->bundle);
-        snprintf(cg, sizeof cg, "/msp-mcp/%s/%s", e->inst_name, run->id);
-        /* Counted per user id; without a cgroup it is the processes limit itself, and each
-         * sandbox's own user namespace keeps the count to that sandbox (the kernel counts
-         * per namespace since Linux 5.14). */
-        uint64_t nproc = e->no_cgroup ? lim->pids : lim->pids * (e->cfg->max_concurrent + 1);
-        if (mcp_sandbox_userns_wanted(e->cfg->runtime_path) && (r = mcp_sandbox_userns_make(&run->userns, err)) < 0)
-                return r;
-        mcp_bundle_spec spec = {
-                .root_path = root_path,
-                .host_view = host_view,
-                .view = &e->view,
-                .argv = argv,
-                .env = req->env,
-                .n_env = req->n_env,
-                .image_env = rootfs ? rootfs->env : NULL,
-                .cwd = rootfs ? rootfs->workdir : NULL,
-                .read_dirs = rootfs ? rootfs->read_dirs : NULL,
-                .workspace_path = run->ws_path,
-                .code_path = code_path,
-                .init_path = e->init_path[0] ? e->init_path : NULL,
-                .cgroups_path = e->no_cgroup ? NULL : cg,
-                .network = network,
-                .usernet_helper = e->cfg->usernet_path,
-                .proxy_port = proxy ? MCP_PROXY_PORT : 0,
-                .proxy_socket = proxy ? sock_path : NULL,
-                .limits = *lim,
-                .nproc = nproc < 1024 && !e->no_cgroup ? 1024 : nproc,
-                .seccomp = oci_json_doc_root(e->seccomp),
-                .landlock = oci_json_doc_root(e->landlock),
-                .userns_hook = e->cfg->userns_hook,
-                .userns_path = run->userns.fd >= 0 ? run->userns.path : NULL,
-        };
-        _cleanup_free_ char *json = NULL;
-        size_t json_len;
-        if ((r = mcp_bundle_config(&spec, &json, &json_len, err)) < 0)
-                return r;
-        if ((r = write_at(bfd, "config.json", json, json_len, 0600, err)) < 0)
-                return r;
-        if (network && (r = mcp_usernet_prepare(bfd, &run->usernet_fd, err)) < 0)
-                return r;
-
-        mcp_runner *rn = &run->runner;
-        if (e->no_cgroup) {
-                /* The timeout kills pid 1 through the runtime: the pid namespace goes with it. */
-        } else if (e->v2) {
-                snprintf(rn->oom_file, sizeof rn->oom_file, "/sys/fs/cgroup%s/memory.events", cg);
-                snprintf(rn->kill_file, sizeof rn->kill_file, "/sys/fs/cgroup%s/cgroup.kill", cg);
-        } else {
-                snprintf(rn->oom_file, sizeof rn->oom_file,
-                         "/sys/fs/cgroup/memory%s/memory.oom_control", cg);
-                if (e->unified)
-                        snprintf(rn->kill_file, sizeof rn->kill_file,
-                                 "/sys/fs/cgroup/unified%s/cgroup.kill", cg);
-        }
-        return 0;
-}
-
-/* The index of a configured rootfs with a view mounted, or -1. */
-static int
-find_rootfs(const mcp_engine *e, const char *name)
-{
-        for (size_t i = 0; i < e->cfg->n_rootfs && i < MCP_ROOTFS_MAX; i++)
-                if (strcmp(e->cfg->rootfs[i].name, name) == 0 && e->rootfs_mounted[i])
-                        return (int) i;
-        return -1;
-}
-
 static int
 check_request(mcp_engine *e, const mcp_run_request *req, int *ret, msp_err *err)
 {
@@ -724,113 +454,14 @@ check_request(mcp_engine *e, const mcp_run_request *req, int *ret, msp_err *err)
         return 0;
 }
 
-static int
-copy_policy(mcp_run *run, const mcp_egress_policy *allow, msp_err *err)
-{
-        for (size_t i = 0; allow && i < allow->n; i++) {
-                int r = mcp_egress_policy_add(&run->allow, allow->rules[i].text, err);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
 
 static int
 run_prepare(mcp_run *run, const mcp_run_request *req, int lang_index, msp_err *err)
 {
-        mcp_engine *e = run->engine;
-        const mcp_language *lang = e->langs.langs[lang_index];
-        char interp[MCP_INTERP_MAX];
-        snprintf(interp, sizeof interp, "%s", e->langs.interp[lang_index]);
-        mcp_limits lim;
-        bool network = false;
-        const char *root_path = e->skeleton;
-        bool host_view = true;
-        const mcp_rootfs *rootfs = NULL;
-        int r;
-
-        if (req->session_id) {
-                const char *path;
-                mcp_session_info info;
-                r = mcp_session_acquire(e->sessions, req->session_id, &run->ws_fd, &path, &info,
-                                        err);
-                if (r == -EBUSY)
-                        return -EAGAIN;         /* not the server's queue: err says why */
-                if (r < 0)
-                        return r;
-                run->was_session = true;
-                run->session_id = strdup(req->session_id);
-                if (!run->session_id) {
-                        mcp_session_release(e->sessions, req->session_id);
-                        return msp_err_set(err, ENOMEM, "out of memory");
-                }
-                snprintf(run->ws_path, sizeof run->ws_path, "%s", path);
-                lim = effective_limits(&req->limits, &info.limits);
-                lim = effective_limits(&lim, &e->cfg->defaults);
-                network = info.network && e->cfg->allow_network;
-                if (network && (r = mcp_usernet_check(e->cfg->usernet_path, err)) < 0)
-                        return r;
-                if ((r = copy_policy(run, info.allow, err)) < 0)
-                        return r;
-                if (info.rootfs && strcmp(info.rootfs, "host") != 0) {
-                        int i = find_rootfs(e, info.rootfs);
-                        if (i < 0)
-                                return msp_err_set(err, ENOENT, "session rootfs '%s' is not configured",
-                                                   info.rootfs);
-                        snprintf(run->root_path, sizeof run->root_path, "%s/rootfs-%d",
-                                 e->inst_path, i);
-                        root_path = run->root_path;
-                        host_view = false;
-                        rootfs = &e->cfg->rootfs[i];
-                        _cleanup_close_ int rfd = open(root_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-                        if (rfd < 0 || !mcp_language_resolve(lang, rfd, interp))
-                                return msp_err_set(err, ENOENT,
-                                                   "language: '%s' is not available in rootfs '%s' "
-                                                   "(no %s in /usr/bin, /bin or /usr/local/bin)",
-                                                   lang->name, info.rootfs, lang->prog);
-                }
-        } else {
-                lim = effective_limits(&req->limits, &e->cfg->defaults);
-                if ((r = fresh_workspace(run, lim.workspace_bytes, err)) < 0)
-                        return r;
-                network = req->network == MCP_NET_FULL && e->cfg->allow_network;
-                if (network && (r = mcp_usernet_check(e->cfg->usernet_path, err)) < 0)
-                        return r;
-                if (req->network == MCP_NET_ALLOW && (r = copy_policy(run, req->allow, err)) < 0)
-                        return r;
-        }
-        for (size_t i = 0; i < req->n_files; i++) {
-                const mcp_file_in *f = &req->files[i];
-                r = mcp_workspace_write_file(run->ws_fd, f->path, f->data, f->len, f->executable,
-                                             err);
-                if (r < 0)
-                        return msp_err_prefix(err, "files[%zu]", i);
-        }
-        run->on_network = req->on_network;
-        if ((r = make_bundle(run, req, lang, interp, &lim, network, run->allow.n > 0, root_path,
-                             host_view, rootfs, err)) < 0)
+        int r = mcp_run_setup(run, req, lang_index, err);
+        if (r < 0)
                 return r;
-
         mcp_runner *rn = &run->runner;
-        snprintf(run->log_path, sizeof run->log_path, "%s/runtime.log", run->bundle);
-        rn->log_path = run->log_path;
-        rn->runtime = e->cfg->runtime_path;
-        rn->runtime_root = e->runtime_root;
-        rn->bundle = run->bundle;
-        rn->id = run->id;
-        rn->timeout_ms = lim.timeout_ms;
-        rn->init_status = e->cfg->init_path != NULL;
-        rn->out = (mcp_capture){ .limit = lim.output_bytes, .log_fd = -1 };
-        rn->err = (mcp_capture){ .limit = lim.output_bytes, .log_fd = -1 };
-        mcp_runlogs_open(&e->logs, run->id, &rn->out, &rn->err, &run->log_reserve);
-        if (req->stdin_data) {
-                run->stdin_copy = malloc(req->stdin_len ? req->stdin_len : 1);
-                if (!run->stdin_copy)
-                        return msp_err_set(err, ENOMEM, "out of memory");
-                memcpy(run->stdin_copy, req->stdin_data, req->stdin_len);
-                rn->stdin_data = run->stdin_copy;
-                rn->stdin_len = req->stdin_len;
-        }
         rn->on_output = run_output;
         rn->on_exit = run_exit;
         rn->on_gone = run_gone;

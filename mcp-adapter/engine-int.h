@@ -1,0 +1,81 @@
+/* Internal to the run engine: the engine's and a run's state, shared by engine.c (the
+ * instance, the queue, a run's lifecycle) and run-setup.c (one run's workspace and bundle). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "artifacts.h"
+#include "bundle.h"
+#include "engine.h"
+#include "json.h"
+#include "languages.h"
+#include "proxy.h"
+#include "rootless.h"
+#include "runlogs.h"
+#include "runner.h"
+#include "sandbox-userns.h"
+
+#define RUN_ID_LEN 18                   /* "r-" + 16 hex */
+#define MCP_ROOTFS_MAX 32               /* prepared rootfs views per instance */
+
+typedef enum run_state { RUN_QUEUED, RUN_RUNNING, RUN_EXITED } run_state;
+
+struct mcp_run {
+        mcp_run *next, **pprev;         /* engine->runs */
+        mcp_run *qnext;                 /* engine->queue */
+        mcp_engine *engine;
+        run_state state;
+        char id[RUN_ID_LEN + 1];
+        mcp_runner runner;
+        mcp_run_output_fn on_output;
+        mcp_run_done_fn on_done;
+        void *data;
+        bool cancelled;
+        char *stdin_copy;
+        char *session_id;               /* acquired until the container exits */
+        bool was_session;
+        bool log_kept;                  /* its logs are in engine->logs */
+        uint64_t log_reserve;           /* its share of the logs' budget while it runs */
+        int ws_fd;                      /* fresh: owned; session: borrowed */
+        int usernet_fd;                 /* with network: the only writer of the helper's exit
+                                         * FIFO (usernet.h); -1 otherwise */
+        mcp_sandbox_userns userns;      /* kept until the run is gone */
+        mcp_proxy *proxy;               /* an allowlist run's egress proxy (proxy.h) */
+        mcp_egress_policy allow;        /* its policy */
+        mcp_proxy_event_fn on_network;
+        bool ws_mounted;
+        mcp_artifacts_snap before;      /* out/ before the run */
+        char bundle[4096];
+        char ws_path[4096];
+        char log_path[4200];            /* the runtime's --log */
+        char root_path[2100];           /* a prepared rootfs' view */
+};
+
+struct mcp_engine {
+        mcp_loop *loop;
+        const mcp_config *cfg;
+        char inst_name[64];
+        char inst_path[2048];
+        char runtime_root[2100];
+        char skeleton[2100];
+        char init_path[2100];           /* the init's copy (mcp_private_view), "" for none */
+        bool view_mounted;
+        int inst_fd;                    /* holds the flock */
+        bool v2;                        /* pure cgroup v2 */
+        bool unified;                   /* hybrid with a v2 mount at /sys/fs/cgroup/unified */
+        mcp_rootless rootless;          /* run by a user: in a user namespace of our own */
+        bool no_cgroup;                 /* rootless without a delegated cgroup: the limits are
+                                         * rlimits, tmpfs sizes and the timeout (bundle.h) */
+        mcp_hostview view;
+        mcp_languages langs;
+        oci_json_doc *seccomp, *landlock;
+        mcp_session_store *sessions;
+        mcp_procset procs;
+        mcp_run *runs;
+        mcp_run *qhead, **qtail;
+        unsigned n_running, n_queued;
+        mcp_runlogs logs;
+        bool rootfs_mounted[MCP_ROOTFS_MAX];    /* <inst>/rootfs-<i>: overlay of cfg->rootfs[i] */
+};
+
