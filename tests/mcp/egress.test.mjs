@@ -10,8 +10,11 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { startServer, skipReason, finishAll, call, runCode, text, assertOk, waitFor,
-         runSync } from "./lib.mjs";
+         runSync, TRANSPORT } from "./lib.mjs";
 
 const have = (cmd) => runSync("sh", ["-c", `command -v ${cmd}`]).status === 0;
 const skip = skipReason() ||
@@ -287,5 +290,45 @@ test("a session keeps its allowlist across calls; a call in it cannot change it"
         const res = await runCode(srv, "sh", "true", { session_id: sess.session_id, network: { allow: [`files.test:${p1}`] } });
         assert.equal(res.isError, true);
         assert.match(text(res), /a session's runs have the session's network/);
+        assert.equal((await srv.close()).code, 0);
+});
+
+// Over HTTP the messages ride the call's own exchange (an event stream ending with the
+// result); another HTTP session of the same server, listening at "debug", hears none of them.
+test("a client that asked for logging hears every decision before the result, and no other client does", { skip, timeout: 120_000 }, async () => {
+        const { p1 } = net_;
+        const srv = await startServer({ args: serverArgs() });
+        const logs = [], others = [];
+        srv.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
+        await srv.client.setLoggingLevel("info");
+        let other = null;
+        if (TRANSPORT === "http") {
+                other = new Client({ name: "other", version: "0.0.1" }, { capabilities: {} });
+                await other.connect(new StreamableHTTPClientTransport(new URL(srv.url)));
+                other.setNotificationHandler(LoggingMessageNotificationSchema, (n) => others.push(n.params));
+                await other.setLoggingLevel("debug");
+        }
+        const r = assertOk(await runCode(srv, "sh", `
+                curl -sS --max-time 20 http://pypi.test:${p1}/hello.txt
+                curl -s --max-time 20 http://files.test:${p1}/hello.txt >/dev/null`,
+                { network: { allow: [`pypi.test:${p1}`] } }), srv);
+        assert.equal(r.stdout, "hello from the internet\n", r.stderr);
+        // No wait: the run's proxy events are sent before its result on the same stream.
+        const egress = logs.filter((m) => /^egress /.test(m.data)).map((m) => `${m.level} ${m.data}`);
+        const want = [
+                new RegExp(`^info egress \\S+: allowed pypi\\.test:${p1} \\(198\\.18\\.\\d+\\.2\\)$`),
+                new RegExp(`^info egress \\S+: closed pypi\\.test:${p1} after \\d+ bytes$`),
+                new RegExp(`^warning egress \\S+: denied files\\.test:${p1}: files\\.test:${p1} is not in this sandbox's network allowlist$`),
+        ];
+        // The first connection's close and the second's refusal may come in either order.
+        assert.equal(egress.length, want.length, `egress messages: ${JSON.stringify(egress)}`);
+        for (const re of want)
+                assert.equal(egress.filter((m) => re.test(m)).length, 1, `${re} in ${JSON.stringify(egress)}`);
+        if (other) {
+                assert.deepEqual(await other.ping(), {});
+                assert.deepEqual(others.filter((m) => /egress/.test(m.data)), [],
+                                 "another HTTP session heard this one's egress decisions");
+                await other.close();
+        }
         assert.equal((await srv.close()).code, 0);
 });
