@@ -20,8 +20,6 @@ teardown() {
         ct_teardown
 }
 
-WINSIZE='for i in $(seq 50); do s=$(stty size 2>/dev/null); case $s in [1-9]*) break ;; esac; sleep 0.1; done; echo "$s"'
-
 @test "ctr run --rm with msp: output, exit status, msp's state while it runs, nothing after" {
         run ct_run --rm "$CT_IMAGE" hello echo hello from msp
         echo "$output"

@@ -8,6 +8,7 @@
 # (tests/engines/oci-archive.sh): no registry.
 
 load ../engines/lib
+load ../engines/tty
 
 CT_IMAGE=localhost/msp-busybox:test
 

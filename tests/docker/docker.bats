@@ -19,10 +19,6 @@ teardown() {
         dk_teardown
 }
 
-# The terminal's size from inside, once docker has set it: docker resizes the pty after
-# the process started (with runc too), so poll (bounded) past the first 0x0 answer.
-WINSIZE='for i in $(seq 50); do s=$(stty size 2>/dev/null); case $s in [1-9]*) break ;; esac; sleep 0.1; done; echo "$s"'
-
 @test "docker knows msp from daemon.json; run --rm prints and leaves nothing" {
         run dk info --format '{{json .Runtimes.msp}}'
         echo "$output"

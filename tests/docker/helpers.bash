@@ -10,6 +10,7 @@
 load ../engines/lib
 ENGINE_CLI=dk
 load ../engines/wait
+load ../engines/tty
 
 DK_IMAGE=msp-busybox:test
 

@@ -38,6 +38,7 @@ pm() {
 }
 ENGINE_CLI=pm
 load ../engines/wait
+load ../engines/tty
 
 # for_runtimes BODY-FUNCTION: run the function with PR_RT=runc, then PR_RT=msp (runc is
 # the control: a scenario that fails with runc is the test's fault, not msp's).

@@ -80,10 +80,6 @@ s_exit_codes() {
         for_runtimes s_exit_codes
 }
 
-# Prints the terminal's size once it has one: podman resizes the pty through conmon
-# while the process already runs (with runc as with msp), so `stty size` alone may see 0 0.
-PR_WAIT_SIZE='for i in $(seq 50); do s=$(stty size 2>/dev/null) && [ "$s" != "0 0" ] && break; sleep 0.1; done; echo "$s (try $i)"'
-
 s_tty() {
         # -t without a terminal on podman's side: the container still gets a pty
         run pm run --rm -t "$PR_IMAGE" sh -c 'tty; test -t 0 && echo stdin-is-tty'
@@ -93,7 +89,7 @@ s_tty() {
         [[ "$output" == *stdin-is-tty* ]]
         # -it on a real terminal: the size is passed on, the exit code comes back
         run pty_run --rows 31 --cols 97 -- "$PR_DIR/pm" run -it --rm "$PR_IMAGE" \
-                sh -c "tty; $PR_WAIT_SIZE; exit 5"
+                sh -c "tty; $WINSIZE; exit 5"
         echo "$output"
         [ "$status" -eq 5 ]
         [[ "$output" == *"/dev/pts/0"* ]]
@@ -141,7 +137,7 @@ s_exec() {
         run pm exec -t "ex-$PR_RT" tty
         echo "$output"
         [[ "$output" == *"/dev/pts/"* ]]
-        run pty_run --rows 33 --cols 111 -- "$PR_DIR/pm" exec -it "ex-$PR_RT" sh -c "tty; $PR_WAIT_SIZE; exit 4"
+        run pty_run --rows 33 --cols 111 -- "$PR_DIR/pm" exec -it "ex-$PR_RT" sh -c "tty; $WINSIZE; exit 4"
         echo "$output"
         [ "$status" -eq 4 ]
         [[ "$output" == *"33 111"* ]]

@@ -20,6 +20,7 @@ pm() {
 }
 ENGINE_CLI=pm
 load ../engines/wait
+load ../engines/tty
 
 # pm_run [RUN OPTIONS] IMAGE [CMD...]: podman run with the suite's fixed options.
 pm_run() {

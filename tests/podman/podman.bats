@@ -116,7 +116,7 @@ teardown() {
 @test "exec -it through a real pty: a terminal, its size, the exit code" {
         pm_run -d --name ext "$PM_IMAGE" sleep 1000 >/dev/null
         run pty_run --rows 33 --cols 111 -- podman --root "$PM_DIR/root" --runroot "$PM_DIR/runroot" \
-                --storage-driver vfs exec -it ext sh -c 'tty; stty size; exit 4'
+                --storage-driver vfs exec -it ext sh -c "tty; $WINSIZE; exit 4"
         echo "$output"
         [ "$status" -eq 4 ]
         [[ "$output" == *"/dev/pts/"* ]]
@@ -128,7 +128,7 @@ teardown() {
 @test "run -it --rm through a real pty: a terminal, its size, the exit code" {
         run pty_run --rows 30 --cols 100 -- podman --root "$PM_DIR/root" --runroot "$PM_DIR/runroot" \
                 --storage-driver vfs run -it --rm --network none --cgroup-parent "/$PM_CGROUP" \
-                "${PM_ULIMITS[@]}" "$PM_IMAGE" sh -c 'tty; stty size; exit 5'
+                "${PM_ULIMITS[@]}" "$PM_IMAGE" sh -c "tty; $WINSIZE; exit 5"
         echo "$output"
         [ "$status" -eq 5 ]
         [[ "$output" == *"/dev/pts/0"* ]]
