@@ -14,6 +14,10 @@
  * rootless.c sets the map when it enters its own user namespace. */
 mcp_sandbox_ids mcp_sandbox_map = { .host_id = MCP_SANDBOX_ROOT_BASE, .size = 65536u };
 
+/* The base a claim settled (0: none): the host check and the engine both claim at start, and
+ * the accounts, groups and subordinate ranges are read for the first only. */
+static unsigned long settled_base;
+
 /* The first "who:start:count" line of FILE whose range meets [lo, hi]; "" when none. */
 static void
 subid_overlap(const char *file, unsigned long lo, unsigned long hi, char *line, size_t size)
@@ -41,6 +45,8 @@ int
 mcp_sandbox_ids_claim(unsigned long base, msp_err *err)
 {
         const unsigned long size = 65536u, hi = base + size - 1;
+        if (settled_base && base == settled_base)
+                return 0;
         if (base == 0 || hi > 4294967294ul)
                 return msp_err_set(err, ERANGE, "sandbox-ids %lu: the %lu ids from it must lie "
                                                 "within 1..4294967294", base, size);
@@ -73,5 +79,6 @@ mcp_sandbox_ids_claim(unsigned long base, msp_err *err)
                                                 "id %lu in them; name a free range with "
                                                 "--sandbox-ids START", base, hi, who, id);
         mcp_sandbox_map = (mcp_sandbox_ids){ .host_id = (unsigned) base, .size = (unsigned) size };
+        settled_base = base;
         return 0;
 }

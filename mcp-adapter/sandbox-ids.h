@@ -26,7 +26,9 @@ typedef struct mcp_sandbox_ids {
 extern mcp_sandbox_ids mcp_sandbox_map;
 
 /* As root: the 65536 ids from BASE become the sandboxes' host ids, after checking that no
- * /etc/subuid or /etc/subgid range and no account or group has any of them. */
+ * /etc/subuid or /etc/subgid range and no account or group has any of them. The base once
+ * settled, claiming it again returns 0 without reading them again; another base is checked
+ * afresh. */
 int mcp_sandbox_ids_claim(unsigned long base, msp_err *err);
 
 #define MCP_SANDBOX_HOST_BASE (mcp_sandbox_map.host_id)        /* of container id 0 */
