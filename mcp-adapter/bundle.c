@@ -515,8 +515,8 @@ write_process(oci_jw *w, const mcp_bundle_spec *s)
         oci_jw_kv_bool(w, "terminal", false);
         oci_jw_key(w, "user");
         oci_jw_begin_object(w);
-        oci_jw_kv_uint64(w, "uid", MCP_SANDBOX_UID);
-        oci_jw_kv_uint64(w, "gid", MCP_SANDBOX_GID);
+        oci_jw_kv_uint64(w, "uid", s->ids.uid);
+        oci_jw_kv_uint64(w, "gid", s->ids.gid);
         oci_jw_end_object(w);
         oci_jw_key(w, "args");
         oci_jw_begin_array(w);

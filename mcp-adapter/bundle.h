@@ -65,6 +65,7 @@ typedef struct mcp_bundle_spec {
         size_t n_env;
         const char *const *image_env;   /* an image's Env, NULL-terminated (request env wins) */
         const char *cwd;                /* NULL: /workspace */
+        mcp_run_ids ids;                /* process.user */
         const char *const *read_dirs;   /* Landlock: read and execute beneath these too */
         const char *workspace_path;     /* bound rw at /workspace */
         const char *code_path;          /* bound ro at MCP_CODE_DIR */

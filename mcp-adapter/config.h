@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "proxy.h"
+#include "sandbox-ids.h"
 
 /* Resource limits of one run or session. 0 means "use the default" in requests and
  * "unlimited" nowhere: every effective limit is > 0. */
@@ -39,7 +40,16 @@ typedef struct mcp_rootfs {
         const char *workdir;            /* an image's WorkingDir, or NULL (/workspace) */
         const char *const *read_dirs;   /* an image's directories runs may read and execute
                                          * (beyond the Landlock profile's), or NULL */
+        bool has_user;                  /* an image's User, resolved in its /etc/passwd: */
+        mcp_run_ids user;               /* the ids its runs have inside */
 } mcp_rootfs;
+
+/* The ids of runs on rf (NULL: the host view). */
+static inline mcp_run_ids
+mcp_rootfs_ids(const mcp_rootfs *rf)
+{
+        return rf && rf->has_user ? rf->user : MCP_RUN_IDS_DEFAULT;
+}
 
 /* Where meson installs msp-sandbox-init (mcp-adapter/meson.build sets it). */
 #ifndef MCP_SANDBOX_INIT_INSTALLED

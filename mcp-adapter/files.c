@@ -158,7 +158,8 @@ type_name(mode_t m)
 /* Open (creating as needed) the directory holding the last component; never follows a
  * symlink; directories it creates belong to the sandbox user. */
 static int
-open_parent_for_write(int wsfd, const split_path *sp, const char *path, msp_err *err)
+open_parent_for_write(int wsfd, const split_path *sp, const char *path, mcp_run_ids ids,
+                      msp_err *err)
 {
         _cleanup_close_ int cur = openat2_retry(wsfd, ".", O_RDONLY | O_DIRECTORY, 0,
                                                 RESOLVE_WRITE);
@@ -174,7 +175,7 @@ open_parent_for_write(int wsfd, const split_path *sp, const char *path, msp_err 
                         fd = openat2_retry(cur, sp->comp[i], O_RDONLY | O_DIRECTORY, 0,
                                            RESOLVE_WRITE);
                         /* through the fd: a racing rename cannot redirect the chown */
-                        if (fd >= 0 && (fchown(fd, MCP_SANDBOX_HOST_UID, MCP_SANDBOX_HOST_GID) < 0 ||
+                        if (fd >= 0 && (fchown(fd, MCP_HOST_ID(ids.uid), MCP_HOST_ID(ids.gid)) < 0 ||
                                         fchmod(fd, 0755) < 0)) {
                                 int e = errno;
                                 close(fd);
@@ -208,7 +209,7 @@ write_all(int fd, const void *data, size_t len)
 
 int
 mcp_workspace_write_file(int workspace_fd, const char *path, const void *data, size_t len,
-                         bool executable, msp_err *err)
+                         bool executable, mcp_run_ids ids, msp_err *err)
 {
         _cleanup_free_ split_path *sp = malloc(sizeof *sp);
         if (!sp)
@@ -221,7 +222,7 @@ mcp_workspace_write_file(int workspace_fd, const char *path, const void *data, s
         if (len > MCP_FILE_MAX_BYTES)
                 return path_failf(err, EFBIG, path, "%zu bytes, over the cap of %u bytes", len,
                                   MCP_FILE_MAX_BYTES);
-        _cleanup_close_ int dir = open_parent_for_write(workspace_fd, sp, path, err);
+        _cleanup_close_ int dir = open_parent_for_write(workspace_fd, sp, path, ids, err);
         if (dir < 0)
                 return dir;
         mode_t mode = executable ? 0755 : 0644;
@@ -254,7 +255,7 @@ mcp_workspace_write_file(int workspace_fd, const char *path, const void *data, s
                         return path_fail(err, EFBIG, path, "the workspace is full");
                 return path_sys(err, -r, path, "write");
         }
-        if (fchown(fd, MCP_SANDBOX_HOST_UID, MCP_SANDBOX_HOST_GID) < 0 || fchmod(fd, mode) < 0)
+        if (fchown(fd, MCP_HOST_ID(ids.uid), MCP_HOST_ID(ids.gid)) < 0 || fchmod(fd, mode) < 0)
                 return path_sys(err, errno, path, "chown/chmod");
         return 0;
 }

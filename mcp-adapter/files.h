@@ -27,7 +27,7 @@
 int mcp_path_check(const char *path, size_t len, msp_err *err);
 
 /* mcp_workspace_write_file() is declared in session.h. Created directories and the file
- * belong to the sandbox user (sandbox-ids.h), modes 0755 / 0644 (0755 when executable);
+ * belong to the run's user (sandbox-ids.h), modes 0755 / 0644 (0755 when executable);
  * -EFBIG when the file is over MCP_FILE_MAX_BYTES or the workspace has no room. */
 int mcp_workspace_read_file(int workspace_fd, const char *path, size_t max, char **ret,
                             size_t *ret_len, uint64_t *ret_size, bool *ret_truncated,

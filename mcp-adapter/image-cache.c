@@ -26,6 +26,7 @@
 
 #include "files.h"
 #include "image-unpack.h"
+#include "image-user.h"
 #include "json.h"
 #include "macros.h"
 #include "sandbox-ids.h"
@@ -252,6 +253,23 @@ check_workdir(int cache_fd, const char *entry, mcp_image_defaults *d)
         }
 }
 
+/* The config's User in the image's own account files. */
+static int
+resolve_user(int cache_fd, const char *entry, mcp_image_rootfs *ret, msp_err *err)
+{
+        const char *user = ret->defaults.user;
+        if (!user || !*user)
+                return 0;
+        char root[MCP_DIGEST_MAX + 64];
+        snprintf(root, sizeof root, "%s/rootfs", entry);
+        _cleanup_close_ int rfd = openat(cache_fd, root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (rfd < 0)
+                return msp_err_sys(err, errno, "image cache: %s", root);
+        int r = mcp_image_user_resolve(rfd, user, &ret->uid, &ret->gid, err);
+        ret->has_user = r == 0;
+        return r;
+}
+
 /* "/<name>" of every top-level directory of the image but the sandbox's own mount points:
  * the Landlock profile knows only the usual system directories, and an image's files may
  * live anywhere (/data, /srv, /home...). */
@@ -375,6 +393,8 @@ prepare_locked(const mcp_image_opts *o, int cache_fd, const char *ref, mcp_image
         if (r < 0 || (r = read_config(cache_fd, entry, &ret->defaults, err)) < 0)
                 return r;
         check_workdir(cache_fd, entry, &ret->defaults);
+        if ((r = resolve_user(cache_fd, entry, ret, err)) < 0)
+                return r;
         /* asprintf leaves its pointer undefined on failure: NULL it for mcp_image_rootfs_done */
         if (list_top_dirs(cache_fd, entry, &ret->top_dirs) < 0)
                 return msp_err_set(err, ENOMEM, "out of memory");

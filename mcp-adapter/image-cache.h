@@ -22,6 +22,8 @@ typedef struct mcp_image_rootfs {
         bool unpacked;                  /* false: found in the cache */
         char **top_dirs;                /* "/srv"...: its top-level directories, NULL-terminated */
         mcp_image_defaults defaults;
+        bool has_user;                  /* the config names a User: its runs' ids (inside) */
+        unsigned uid, gid;
 } mcp_image_rootfs;
 
 int mcp_image_prepare(const mcp_image_opts *opts, const char *ref, mcp_image_rootfs *ret,

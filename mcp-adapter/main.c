@@ -103,6 +103,16 @@ prepare_images(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
                 rf->env = (const char *const *) images[i].defaults.env;
                 rf->workdir = images[i].defaults.workdir;
                 rf->read_dirs = (const char *const *) images[i].top_dirs;
+                rf->has_user = images[i].has_user;
+                rf->user = (mcp_run_ids) { images[i].uid, images[i].gid };
+                if (rf->has_user && (images[i].uid >= MCP_SANDBOX_ID_COUNT ||
+                                     images[i].gid >= MCP_SANDBOX_ID_COUNT)) {
+                        fprintf(stderr, "msp-mcp: --image %s: User \"%s\" is %u:%u, outside the "
+                                "sandboxes' %u ids (0..%u)\n", rf->name, images[i].defaults.user,
+                                images[i].uid, images[i].gid, MCP_SANDBOX_ID_COUNT,
+                                MCP_SANDBOX_ID_COUNT - 1);
+                        return -1;
+                }
                 mcp_log(lg, MCP_LOG_INFO, "image %s: %s %s (%s)", rf->name,
                         images[i].unpacked ? "unpacked into" : "cached at", rf->path,
                         images[i].digest);

@@ -93,7 +93,8 @@ net_event(mcp_proxy_event ev, const char *host, uint16_t port, const char *reaso
  * serving it in the loop. Bound through /proc/self/fd: the bundle's path may be longer than
  * a socket address holds. */
 static int
-make_proxy(mcp_run *run, int bfd, int cfd, char *sock_path, size_t size, msp_err *err)
+make_proxy(mcp_run *run, int bfd, int cfd, unsigned host_gid, char *sock_path, size_t size,
+           msp_err *err)
 {
         mcp_engine *e = run->engine;
         int r = write_at(cfd, "proxy.sock", "", 0, 0600, err);
@@ -104,7 +105,7 @@ make_proxy(mcp_run *run, int bfd, int cfd, char *sock_path, size_t size, msp_err
         snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/proxy.sock", bfd);
         if (lfd < 0 || bind(lfd, (struct sockaddr *) &sa, sizeof sa) < 0 || listen(lfd, 64) < 0)
                 return msp_err_sys(err, errno, "egress proxy: socket in '%s'", run->bundle);
-        if (fchownat(bfd, "proxy.sock", 0, MCP_SANDBOX_HOST_GID, AT_SYMLINK_NOFOLLOW) < 0 ||
+        if (fchownat(bfd, "proxy.sock", 0, host_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
             fchmodat(bfd, "proxy.sock", 0660, 0) < 0)
                 return msp_err_sys(err, errno, "egress proxy: chown 'proxy.sock'");
         snprintf(sock_path, size, "%s/proxy.sock", run->bundle);
@@ -140,7 +141,8 @@ make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
         int r = write_at(cfd, prog, req->code, req->code_len, 0640, err);
         if (r < 0)
                 return r;
-        if (fchownat(cfd, prog, 0, MCP_SANDBOX_HOST_GID, AT_SYMLINK_NOFOLLOW) < 0)
+        mcp_run_ids ids = mcp_rootfs_ids(rootfs);
+        if (fchownat(cfd, prog, 0, MCP_HOST_ID(ids.gid), AT_SYMLINK_NOFOLLOW) < 0)
                 return msp_err_sys(err, errno, "chown '%s'", prog);
         /* The mount point of the init's bind (the code dir is mounted read-only first). */
         if ((r = write_at(cfd, "init", "", 0, 0600, err)) < 0)
@@ -155,7 +157,8 @@ make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
                 return r;
 
         char sock_path[4200];
-        if (proxy && (r = make_proxy(run, bfd, cfd, sock_path, sizeof sock_path, err)) < 0)
+        if (proxy && (r = make_proxy(run, bfd, cfd, MCP_HOST_ID(ids.gid), sock_path,
+                                     sizeof sock_path, err)) < 0)
                 return r;
         snprintf(code_path, sizeof code_path, "%s/code", run->bundle);
         snprintf(cg, sizeof cg, "/msp-mcp/%s/%s", e->inst_name, run->id);
@@ -174,6 +177,7 @@ make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
                 .n_env = req->n_env,
                 .image_env = rootfs ? rootfs->env : NULL,
                 .cwd = rootfs ? rootfs->workdir : NULL,
+                .ids = ids,
                 .read_dirs = rootfs ? rootfs->read_dirs : NULL,
                 .workspace_path = run->ws_path,
                 .code_path = code_path,
@@ -303,7 +307,7 @@ mcp_run_setup(mcp_run *run, const mcp_run_request *req, int lang_index, msp_err 
         for (size_t i = 0; i < req->n_files; i++) {
                 const mcp_file_in *f = &req->files[i];
                 r = mcp_workspace_write_file(run->ws_fd, f->path, f->data, f->len, f->executable,
-                                             err);
+                                             mcp_rootfs_ids(rootfs), err);
                 if (r < 0)
                         return msp_err_prefix(err, "files[%zu]", i);
         }

@@ -37,3 +37,11 @@ int mcp_sandbox_ids_claim(unsigned long base, msp_err *err);
 #define MCP_SANDBOX_GID MCP_SANDBOX_UID
 #define MCP_SANDBOX_HOST_UID (mcp_sandbox_map.host_id + MCP_SANDBOX_UID)
 #define MCP_SANDBOX_HOST_GID (mcp_sandbox_map.host_id + MCP_SANDBOX_GID)
+
+/* The ids a run's process has inside: MCP_SANDBOX_UID and GID, or an image's User. Its
+ * workspace, program file and proxy socket belong to them shifted by the map. */
+typedef struct mcp_run_ids {
+        unsigned uid, gid;
+} mcp_run_ids;
+#define MCP_RUN_IDS_DEFAULT ((mcp_run_ids){ MCP_SANDBOX_UID, MCP_SANDBOX_GID })
+#define MCP_HOST_ID(id) (mcp_sandbox_map.host_id + (id))

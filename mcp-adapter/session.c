@@ -113,8 +113,19 @@ fs_attach(int fsfd, int dirfd, const char *name, msp_err *err)
         return 0;
 }
 
+/* The ids of the session's runs: its rootfs' (an image's User) or the default. */
+static mcp_run_ids
+session_ids(const mcp_session_store *store, const session *s)
+{
+        for (size_t i = 0; s->rootfs && i < store->cfg->n_rootfs; i++)
+                if (strcmp(store->cfg->rootfs[i].name, s->rootfs) == 0)
+                        return mcp_rootfs_ids(&store->cfg->rootfs[i]);
+        return MCP_RUN_IDS_DEFAULT;
+}
+
+/* owner: the ids (inside) the tmpfs root belongs to, or NULL: root's. */
 static int
-mount_tmpfs(int dirfd, const char *name, uint64_t bytes, bool sandbox_owned, msp_err *err)
+mount_tmpfs(int dirfd, const char *name, uint64_t bytes, const mcp_run_ids *owner, msp_err *err)
 {
         _cleanup_close_ int fs = -1;
         char size[32], inodes[32], id[16];
@@ -129,10 +140,10 @@ mount_tmpfs(int dirfd, const char *name, uint64_t bytes, bool sandbox_owned, msp
                 r = fs_set(fs, "nr_inodes", inodes, err);
         if (r >= 0)
                 r = fs_set(fs, "mode", "0700", err);   /* the sandbox's or root's only */
-        if (r >= 0 && sandbox_owned) {
-                snprintf(id, sizeof id, "%u", MCP_SANDBOX_HOST_UID);
+        if (r >= 0 && owner) {
+                snprintf(id, sizeof id, "%u", MCP_HOST_ID(owner->uid));
                 r = fs_set(fs, "uid", id, err);
-                snprintf(id, sizeof id, "%u", MCP_SANDBOX_HOST_GID);
+                snprintf(id, sizeof id, "%u", MCP_HOST_ID(owner->gid));
                 if (r >= 0)
                         r = fs_set(fs, "gid", id, err);
         }
@@ -166,7 +177,7 @@ set_lower(int fs, const char *seed, msp_err *err)
 static int
 mount_overlay(const mcp_session_store *store, session *s, msp_err *err)
 {
-        int r = mount_tmpfs(s->dirfd, "ws", s->limits.workspace_bytes, false, err);
+        int r = mount_tmpfs(s->dirfd, "ws", s->limits.workspace_bytes, NULL, err);
         if (r < 0)
                 return r;
         _cleanup_close_ int ws = openat(s->dirfd, "ws", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
@@ -176,7 +187,8 @@ mount_overlay(const mcp_session_store *store, session *s, msp_err *err)
         if (mkdirat(ws, "upper", 0700) < 0 || mkdirat(ws, "work", 0700) < 0)
                 return msp_err_sys(err, errno, "mkdir upper/work");
         /* the workspace root is the upper root: the sandbox user owns it */
-        if (fchownat(ws, "upper", MCP_SANDBOX_HOST_UID, MCP_SANDBOX_HOST_GID,
+        mcp_run_ids ids = session_ids(store, s);
+        if (fchownat(ws, "upper", MCP_HOST_ID(ids.uid), MCP_HOST_ID(ids.gid),
                      AT_SYMLINK_NOFOLLOW) < 0)
                 return msp_err_sys(err, errno, "chown upper");
         char upper[4096], work[4096];
@@ -201,9 +213,10 @@ session_mount(mcp_session_store *store, session *s, msp_err *err)
 {
         if (s->mounted)
                 return 0;
+        mcp_run_ids ids = session_ids(store, s);
         int r = store->cfg->seed_dir ? mount_overlay(store, s, err)
                                      : mount_tmpfs(s->dirfd, "merged", s->limits.workspace_bytes,
-                                                   true, err);
+                                                   &ids, err);
         if (r >= 0) {
                 s->wsfd = openat(s->dirfd, "merged", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
                                  O_CLOEXEC);
@@ -735,8 +748,12 @@ int
 mcp_session_write_file(mcp_session_store *store, const char *id, const char *path,
                        const void *data, size_t len, bool executable, msp_err *err)
 {
-        int fd = workspace_of(store, id, err);
-        return fd < 0 ? fd : mcp_workspace_write_file(fd, path, data, len, executable, err);
+        session *s = lookup(store, id, false, err);
+        if (!s)
+                return -ENOENT;
+        int r = session_mount(store, s, err);
+        return r < 0 ? r : mcp_workspace_write_file(s->wsfd, path, data, len, executable,
+                                                    session_ids(store, s), err);
 }
 
 int

@@ -98,6 +98,7 @@ int mcp_session_list_files(mcp_session_store *store, const char *id, const char 
                            bool *ret_truncated, msp_err *err);
 void mcp_dirents_free(mcp_dirent *ents, size_t n);
 
-/* Same confined write for a workspace given by fd (fresh per-run workspaces). */
+/* Same confined write for a workspace given by fd (fresh per-run workspaces); what it
+ * creates belongs to ids (inside) shifted by the map. */
 int mcp_workspace_write_file(int workspace_fd, const char *path, const void *data, size_t len,
-                             bool executable, msp_err *err);
+                             bool executable, mcp_run_ids ids, msp_err *err);

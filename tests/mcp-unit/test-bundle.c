@@ -32,6 +32,7 @@ test_spec(bool network)
                 .argv = argv,
                 .env = env,
                 .n_env = 2,
+                .ids = MCP_RUN_IDS_DEFAULT,
                 .workspace_path = "/state/inst/ws/r-1",
                 .code_path = "/state/inst/b/r-1/code",
                 .cgroups_path = "/msp-mcp/inst/r-1",

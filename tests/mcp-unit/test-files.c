@@ -68,9 +68,10 @@ TEST(write_read_roundtrip)
         msp_err err = { 0 };
         int fd = new_ws(ws, sizeof ws);
         ASSERT_TRUE(fd >= 0);
-        ASSERT_OK_ERR(mcp_workspace_write_file(fd, "a/b/c.txt", "hello", 5, false, &err), err);
+        ASSERT_OK_ERR(mcp_workspace_write_file(fd, "a/b/c.txt", "hello", 5, false,
+                                               MCP_RUN_IDS_DEFAULT, &err), err);
         ASSERT_OK_ERR(mcp_workspace_write_file(fd, "/workspace/run.sh", "#!/bin/sh\n", 10, true,
-                                               &err), err);
+                                               MCP_RUN_IDS_DEFAULT, &err), err);
         char *buf = NULL;
         size_t len = 0;
         uint64_t size = 0;
@@ -99,7 +100,8 @@ TEST(write_read_roundtrip)
         ASSERT_OK(NERRNO(fstatat(fd, "run.sh", &st, 0)));
         ASSERT_EQ_INT(st.st_mode & 07777, 0755);
         /* overwrite truncates */
-        ASSERT_OK_ERR(mcp_workspace_write_file(fd, "a/b/c.txt", "x", 1, false, &err), err);
+        ASSERT_OK_ERR(mcp_workspace_write_file(fd, "a/b/c.txt", "x", 1, false,
+                                               MCP_RUN_IDS_DEFAULT, &err), err);
         ASSERT_OK_ERR(mcp_workspace_read_file(fd, "a/b/c.txt", 100, &buf, &len, &size, &trunc,
                                               &err), err);
         ASSERT_STREQ(buf, "x");
@@ -113,7 +115,8 @@ TEST(dotdot_refused)
         msp_err err = { 0 };
         int fd = new_ws(ws, sizeof ws);
         ASSERT_TRUE(fd >= 0);
-        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "../../etc/passwd", "x", 1, false, &err), -EXDEV);
+        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "../../etc/passwd", "x", 1, false,
+                                               MCP_RUN_IDS_DEFAULT, &err), -EXDEV);
         ASSERT_TRUE(strstr(err.msg, "path \"../../etc/passwd\"") != NULL);
         ASSERT_TRUE(strstr(err.msg, "escapes the workspace") != NULL);
         char *buf = NULL;
@@ -122,7 +125,8 @@ TEST(dotdot_refused)
         bool trunc;
         ASSERT_EQ_INT(mcp_workspace_read_file(fd, "../../etc/passwd", 10, &buf, &len, &size,
                                               &trunc, &err), -EXDEV);
-        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "a/../../x", "x", 1, false, &err), -EXDEV);
+        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "a/../../x", "x", 1, false,
+                                               MCP_RUN_IDS_DEFAULT, &err), -EXDEV);
         mcp_dirent *ents = NULL;
         size_t n;
         ASSERT_EQ_INT(mcp_workspace_list_files(fd, "..", 10, &ents, &n, &trunc, &err), -EXDEV);
@@ -147,7 +151,8 @@ TEST(absolute_path_stays_inside)
         ASSERT_TRUE(strstr(err.msg, "path \"/etc/passwd\"") != NULL);
         /* the canary's absolute host path lands inside the workspace */
         snprintf(p, sizeof p, "%s/canary", outside);
-        ASSERT_OK_ERR(mcp_workspace_write_file(fd, p, "evil", 4, false, &err), err);
+        ASSERT_OK_ERR(mcp_workspace_write_file(fd, p, "evil", 4, false,
+                                               MCP_RUN_IDS_DEFAULT, &err), err);
         ASSERT_TRUE(canary_intact());
         snprintf(p, sizeof p, "%s%s/canary", ws, outside);
         ASSERT_OK(NERRNO(access(p, F_OK)));
@@ -172,9 +177,11 @@ TEST(absolute_symlink_to_etc)
                                               &trunc, &err), -ENOENT);
         ASSERT_EQ_INT(mcp_workspace_read_file(fd, "out/canary", 4096, &buf, &len, &size, &trunc,
                                               &err), -ENOENT);
-        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "out/canary", "evil", 4, false, &err), -ELOOP);
+        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "out/canary", "evil", 4, false,
+                                               MCP_RUN_IDS_DEFAULT, &err), -ELOOP);
         ASSERT_TRUE(strstr(err.msg, "path \"out/canary\"") != NULL);
-        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "hostetc/evil", "evil", 4, false, &err), -ELOOP);
+        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "hostetc/evil", "evil", 4, false,
+                                               MCP_RUN_IDS_DEFAULT, &err), -ELOOP);
         mcp_dirent *ents = NULL;
         size_t n;
         ASSERT_EQ_INT(mcp_workspace_list_files(fd, "hostetc", 10, &ents, &n, &trunc, &err),
@@ -202,8 +209,10 @@ TEST(relative_symlink_chain)
         bool trunc;
         ASSERT_EQ_INT(mcp_workspace_read_file(fd, "d/c/canary", 4096, &buf, &len, &size, &trunc,
                                               &err), -ENOENT);
-        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "d/c/canary", "evil", 4, false, &err), -ELOOP);
-        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "b/new", "evil", 4, false, &err), -ELOOP);
+        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "d/c/canary", "evil", 4, false,
+                                               MCP_RUN_IDS_DEFAULT, &err), -ELOOP);
+        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "b/new", "evil", 4, false,
+                                               MCP_RUN_IDS_DEFAULT, &err), -ELOOP);
         ASSERT_TRUE(canary_intact());
         close(fd);
 }
@@ -218,14 +227,18 @@ TEST(symlink_last_component_on_write)
         ASSERT_OK(NERRNO(symlinkat(target, fd, "abs")));
         ASSERT_OK(NERRNO(symlinkat("../../outside/canary", fd, "rel")));
         ASSERT_OK(NERRNO(symlinkat("inside.txt", fd, "in")));
-        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "abs", "evil", 4, false, &err), -ELOOP);
+        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "abs", "evil", 4, false,
+                                               MCP_RUN_IDS_DEFAULT, &err), -ELOOP);
         ASSERT_TRUE(strstr(err.msg, "path \"abs\"") != NULL);
-        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "rel", "evil", 4, false, &err), -ELOOP);
-        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "in", "x", 1, false, &err), -ELOOP);
+        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "rel", "evil", 4, false,
+                                               MCP_RUN_IDS_DEFAULT, &err), -ELOOP);
+        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "in", "x", 1, false,
+                                               MCP_RUN_IDS_DEFAULT, &err), -ELOOP);
         ASSERT_EQ_INT(faccessat(fd, "inside.txt", F_OK, 0), -1);
         ASSERT_TRUE(canary_intact());
         /* a symlink inside the workspace is followed for reading */
-        ASSERT_OK_ERR(mcp_workspace_write_file(fd, "inside.txt", "ok", 2, false, &err), err);
+        ASSERT_OK_ERR(mcp_workspace_write_file(fd, "inside.txt", "ok", 2, false,
+                                               MCP_RUN_IDS_DEFAULT, &err), err);
         char *buf = NULL;
         size_t len;
         uint64_t size;
@@ -253,11 +266,12 @@ TEST(fifo_and_device_do_not_block)
         ASSERT_EQ_INT(mcp_workspace_read_file(fd, "fifo", 10, &buf, &len, &size, &trunc, &err),
                       -EINVAL);
         ASSERT_TRUE(strstr(err.msg, "FIFO") != NULL);
-        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "fifo", "x", 1, false, &err), -EINVAL);
+        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "fifo", "x", 1, false,
+                                               MCP_RUN_IDS_DEFAULT, &err), -EINVAL);
         /* with a reader the open succeeds: fstat refuses it */
         int rd = openat(fd, "fifo", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
         ASSERT_TRUE(rd >= 0);
-        int r = mcp_workspace_write_file(fd, "fifo", "x", 1, false, &err);
+        int r = mcp_workspace_write_file(fd, "fifo", "x", 1, false, MCP_RUN_IDS_DEFAULT, &err);
         char c;
         ssize_t got = read(rd, &c, 1);
         close(rd);
@@ -266,7 +280,8 @@ TEST(fifo_and_device_do_not_block)
         ASSERT_EQ_INT(mcp_workspace_read_file(fd, "null", 10, &buf, &len, &size, &trunc, &err),
                       -EINVAL);
         ASSERT_TRUE(strstr(err.msg, "device") != NULL);
-        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "null", "x", 1, false, &err), -EINVAL);
+        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "null", "x", 1, false,
+                                               MCP_RUN_IDS_DEFAULT, &err), -EINVAL);
         close(fd);
 }
 
@@ -283,11 +298,16 @@ TEST(directory_as_file)
         bool trunc;
         ASSERT_EQ_INT(mcp_workspace_read_file(fd, "d", 10, &buf, &len, &size, &trunc, &err),
                       -EISDIR);
-        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "d", "x", 1, false, &err), -EISDIR);
-        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "/workspace", "x", 1, false, &err), -EISDIR);
-        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "/", "x", 1, false, &err), -EISDIR);
-        ASSERT_OK_ERR(mcp_workspace_write_file(fd, "f", "x", 1, false, &err), err);
-        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "f/g", "x", 1, false, &err), -ENOTDIR);
+        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "d", "x", 1, false,
+                                               MCP_RUN_IDS_DEFAULT, &err), -EISDIR);
+        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "/workspace", "x", 1, false,
+                                               MCP_RUN_IDS_DEFAULT, &err), -EISDIR);
+        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "/", "x", 1, false,
+                                               MCP_RUN_IDS_DEFAULT, &err), -EISDIR);
+        ASSERT_OK_ERR(mcp_workspace_write_file(fd, "f", "x", 1, false,
+                                               MCP_RUN_IDS_DEFAULT, &err), err);
+        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "f/g", "x", 1, false,
+                                               MCP_RUN_IDS_DEFAULT, &err), -ENOTDIR);
         mcp_dirent *ents = NULL;
         size_t n;
         ASSERT_EQ_INT(mcp_workspace_list_files(fd, "f", 10, &ents, &n, &trunc, &err), -ENOTDIR);
@@ -303,9 +323,10 @@ TEST(size_caps)
         size_t big = MCP_FILE_MAX_BYTES + 1;
         char *data = calloc(1, big);
         ASSERT_NOT_NULL(data);
-        int r = mcp_workspace_write_file(fd, "big", data, big, false, &err);
+        int r = mcp_workspace_write_file(fd, "big", data, big, false, MCP_RUN_IDS_DEFAULT, &err);
         /* the tmpfs is 2 MiB: 3 MiB is within the file cap but over the room */
-        int r2 = mcp_workspace_write_file(fd, "three", data, 3u << 20, false, &err);
+        int r2 = mcp_workspace_write_file(fd, "three", data, 3u << 20, false,
+                                          MCP_RUN_IDS_DEFAULT, &err);
         free(data);
         ASSERT_EQ_INT(r, -EFBIG);
         ASSERT_EQ_INT(faccessat(fd, "big", F_OK, 0), -1);
@@ -325,12 +346,15 @@ TEST(bad_bytes_in_path)
         ASSERT_EQ_INT(mcp_path_check("a\0b", 3, &err), -EINVAL);
         ASSERT_TRUE(strstr(err.msg, "NUL") != NULL);
         ASSERT_OK(mcp_path_check("a/b", 3, &err));
-        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "a\nb", "x", 1, false, &err), -EINVAL);
-        ASSERT_EQ_INT(mcp_workspace_write_file(fd, NULL, "x", 1, false, &err), -EINVAL);
+        ASSERT_EQ_INT(mcp_workspace_write_file(fd, "a\nb", "x", 1, false,
+                                               MCP_RUN_IDS_DEFAULT, &err), -EINVAL);
+        ASSERT_EQ_INT(mcp_workspace_write_file(fd, NULL, "x", 1, false,
+                                               MCP_RUN_IDS_DEFAULT, &err), -EINVAL);
         char longname[300];
         memset(longname, 'n', sizeof longname - 1);
         longname[sizeof longname - 1] = '\0';
-        ASSERT_EQ_INT(mcp_workspace_write_file(fd, longname, "x", 1, false, &err), -ENAMETOOLONG);
+        ASSERT_EQ_INT(mcp_workspace_write_file(fd, longname, "x", 1, false,
+                                               MCP_RUN_IDS_DEFAULT, &err), -ENAMETOOLONG);
         ASSERT_EQ_INT(count_entries(ws), 0);
         close(fd);
 }
@@ -341,8 +365,10 @@ TEST(list_sorted_and_capped)
         msp_err err = { 0 };
         int fd = new_ws(ws, sizeof ws);
         ASSERT_TRUE(fd >= 0);
-        ASSERT_OK_ERR(mcp_workspace_write_file(fd, "c", "ccc", 3, false, &err), err);
-        ASSERT_OK_ERR(mcp_workspace_write_file(fd, "a/x", "x", 1, false, &err), err);
+        ASSERT_OK_ERR(mcp_workspace_write_file(fd, "c", "ccc", 3, false,
+                                               MCP_RUN_IDS_DEFAULT, &err), err);
+        ASSERT_OK_ERR(mcp_workspace_write_file(fd, "a/x", "x", 1, false,
+                                               MCP_RUN_IDS_DEFAULT, &err), err);
         ASSERT_OK(NERRNO(symlinkat("/etc", fd, "b")));
         mcp_dirent *ents = NULL;
         size_t n = 0;
@@ -377,7 +403,8 @@ TEST(remove_tree_confined)
         msp_err err = { 0 };
         int fd = new_ws(ws, sizeof ws);
         ASSERT_TRUE(fd >= 0);
-        ASSERT_OK_ERR(mcp_workspace_write_file(fd, "t/a/b/c", "x", 1, false, &err), err);
+        ASSERT_OK_ERR(mcp_workspace_write_file(fd, "t/a/b/c", "x", 1, false,
+                                               MCP_RUN_IDS_DEFAULT, &err), err);
         ASSERT_OK(NERRNO(symlinkat(outside, fd, "t/out")));
         ASSERT_OK(NERRNO(symlinkat("../../../outside", fd, "t/a/rel")));
         ASSERT_OK(mcp_remove_tree_at(fd, "t", &err));
@@ -426,7 +453,8 @@ TEST(random_paths_stay_inside)
                         if (k + 1 < n)
                                 strcat(path, "/");
                 }
-                int r = mcp_workspace_write_file(fd, path, "r", 1, false, &err);
+                int r = mcp_workspace_write_file(fd, path, "r", 1, false,
+                                                 MCP_RUN_IDS_DEFAULT, &err);
                 writes_ok += r == 0;
                 if (r < 0 && r != -EXDEV && r != -ELOOP && r != -EISDIR && r != -ENOTDIR &&
                     r != -ENOENT && r != -EINVAL)

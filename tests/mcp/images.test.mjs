@@ -100,6 +100,52 @@ test("an image's layers, whiteouts, opaque dirs, Env and WorkingDir; the cache i
         assert.deepEqual(fs.readdirSync(cache).filter((x) => !x.startsWith(".")), [path.basename(entry)]);
 });
 
+// An image with its own accounts: "app" (1234:1235) and the group "staff" (50).
+function userImage(user) {
+        return layout({ config: { User: user, Env: ["PATH=/bin"] }, layers: [baseLayer([
+                { path: "etc/passwd", data: "root:x:0:0:root:/root:/bin/sh\napp:x:1234:1235:app:/home/app:/bin/sh\n" },
+                { path: "etc/group", data: "root:x:0:\napp:x:1235:\nstaff:x:50:app\n" },
+                { path: "bin/id", symlink: "busybox" }, { path: "bin/stat", symlink: "busybox" }])] });
+}
+
+test("an image's User (name, uid, name:group from the image's /etc/passwd and /etc/group) runs the code and owns the workspace", { skip, timeout: 180_000 }, async () => {
+        const cache = path.join(work, "cache-user");
+        const args = [];
+        const want = { app: "1234 1235", "1000": "1000 0", "app:staff": "1234 50", "app:7": "1234 7" };
+        for (const [i, user] of Object.keys(want).entries())
+                args.push("--image", `u${i}=oci:${userImage(user).dir}`);
+        const srv = await startServer({ args: [...args, "--image-cache", cache] });
+        for (const [i, [user, ids]] of Object.entries(want).entries()) {
+                const s = assertOk(await call(srv, "session_create", { rootfs: `u${i}` }), srv, "session_create");
+                const sid = { session_id: s.session_id };
+                assertOk(await call(srv, "write_file", { ...sid, path: "in/given.txt", content: "given\n" }), srv, "write_file");
+                const r = assertOk(await runCode(srv, "sh", [
+                        "echo $(id -u) $(id -g)",
+                        "cat in/given.txt && echo more >> in/given.txt",
+                        "echo made > /workspace/made.txt && mkdir d && echo x > d/f",
+                        "stat -c '%u %g' /workspace /workspace/in /workspace/in/given.txt made.txt d/f | sort -u",
+                ].join("\n"), sid), srv, `run_code as ${user}`);
+                assert.equal(r.stdout, `${ids}\ngiven\n${ids}\n`, `User ${user}: ${r.stderr}`);
+                // Later calls of the session: the same user, the files still its own.
+                const again = assertOk(await runCode(srv, "sh", "id -u; cat made.txt in/given.txt", sid), srv);
+                assert.equal(again.stdout, `${ids.split(" ")[0]}\nmade\ngiven\nmore\n`, again.stderr);
+                await call(srv, "session_close", sid);
+        }
+        await srv.close();
+});
+
+test("an image's User missing from its /etc/passwd (or outside the sandbox's ids) refuses the start", { skip, timeout: 60_000 }, () => {
+        const cache = path.join(work, "cache-bad-user");
+        for (const [user, want] of [
+                ["nobody", /--image bad: image "oci:.*": User "nobody": no user "nobody" in the image's \/etc\/passwd/],
+                ["app:wheel", /User "app:wheel": no group "wheel" in the image's \/etc\/group/],
+                ["70000", /--image bad: User "70000" is 70000:0, outside the sandboxes' \d+ ids/]]) {
+                const r = startFails(["--image", `bad=oci:${userImage(user).dir}`, "--image-cache", cache]);
+                assert.equal(r.status, 1, r.stderr);
+                assert.match(r.stderr, want);
+        }
+});
+
 // Each bad image refuses the start with a message naming what is wrong; nothing is cached.
 function assertRefused(img, want, extra = []) {
         const cache = path.join(work, `cache-${n++}`);
