@@ -101,6 +101,8 @@ typedef struct mcp_config {
         uint64_t max_image_bytes;       /* one image returned as content (default 1 MiB) */
         unsigned run_log_keep;          /* full logs of the last N runs kept as resources */
         const char *log_level;          /* initial level for notifications/message and stderr */
+        const char *audit_log;          /* --audit-log PATH ("-": stderr; NULL: none) */
+        bool audit_code;                /* --audit-code: run_start lines carry the code */
         const char *listen;             /* --listen HOST:PORT | unix:PATH (NULL: stdio) */
         const char *allow_origins;      /* --allow-origin: comma-separated Origin values */
         const char *auth_tokens;        /* --auth-tokens FILE (NULL: no authentication) */

@@ -1,5 +1,6 @@
 /* The HTTP transport's operations beside serving requests (see http.h): the tenants'
  * quotas, the probes and metrics, the TLS and token files, draining on SIGTERM. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "http-int.h"
 
 /* ---- tenants' quotas ---- */
@@ -269,4 +271,52 @@ mcp_http_check(const mcp_config *cfg, FILE *out)
                 fprintf(out, "%-8s %-14s %zu bearer tokens in %s\n", "ok", "http auth", mcp_auth_count(a),
                         cfg->auth_tokens);
         mcp_auth_free(a);
+}
+
+/* ---- the audit log ---- */
+
+static void
+audit_request(oci_jw *w, http_exchange *x)
+{
+        const union MHD_ConnectionInfo *ci =
+                MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+        char addr[INET6_ADDRSTRLEN] = "";
+        if (sa && sa->sa_family == AF_INET)
+                inet_ntop(AF_INET, &((const struct sockaddr_in *) sa)->sin_addr, addr, sizeof addr);
+        else if (sa && sa->sa_family == AF_INET6)
+                inet_ntop(AF_INET6, &((const struct sockaddr_in6 *) sa)->sin6_addr, addr, sizeof addr);
+        mcp_audit_str(w, "transport", "http");
+        mcp_audit_str(w, "tenant", x->tenant[0] ? x->tenant : NULL);
+        mcp_audit_str(w, "mcp_session", x->sid[0] ? x->sid : NULL);
+        mcp_audit_str(w, "remote", addr[0] ? addr : sa && sa->sa_family == AF_UNIX ? "unix" : NULL);
+        mcp_audit_str(w, "method", x->method);
+        mcp_audit_str(w, "path", x->path);
+}
+
+void
+mcp_http_audit_access(http_exchange *x, bool completed)
+{
+        mcp_audit *a = x->http->log->audit;
+        oci_jw *w = mcp_audit_begin(a, "http");
+        if (!w)
+                return;
+        audit_request(w, x);
+        mcp_audit_uint(w, "status", x->status);
+        mcp_audit_uint(w, "bytes_in", x->len);
+        mcp_audit_uint(w, "bytes_out", x->bytes_out);
+        mcp_audit_uint(w, "duration_ms", (mcp_now_usec() - x->start_usec) / 1000);
+        /* The connection ended before the response was sent in full. */
+        mcp_audit_bool(w, "completed", completed);
+        mcp_audit_end(a, w);
+}
+
+void
+mcp_http_audit_auth(http_exchange *x, const char *reason)
+{
+        mcp_audit *a = x->http->log->audit;
+        oci_jw *w = mcp_audit_begin(a, "auth_failure");
+        audit_request(w, x);
+        mcp_audit_str(w, "reason", reason);
+        mcp_audit_end(a, w);
 }

@@ -41,7 +41,13 @@ struct http_exchange {
         x_mode mode;
         char *out;                      /* JSON: the response; SSE: events not sent yet */
         size_t olen, ooff;
-        char sid[2 * SESSION_ID_BYTES + 1];
+        char sid[2 * SESSION_ID_BYTES + 1];     /* the session's, once known */
+        /* for the audit log's access line */
+        uint64_t start_usec;
+        unsigned status;                /* 0: no response queued */
+        uint64_t bytes_out;             /* response body bytes */
+        char method[16];
+        char path[256];
 };
 
 struct http_session {
@@ -95,6 +101,9 @@ enum MHD_Result mcp_http_reply(http_exchange *x, unsigned status, const char *ty
                                const char *body, size_t len, const char *allow);
 
 /* http-admin.c */
+/* The audit log's "http" line of a finished exchange, and its "auth_failure" line. */
+void mcp_http_audit_access(http_exchange *x, bool completed);
+void mcp_http_audit_auth(http_exchange *x, const char *reason);
 int mcp_http_admit(mcp_server *srv, mcp_admit what, char *msg, size_t size, void *data);
 void mcp_http_free_windows(mcp_http *h);
 enum MHD_Result mcp_http_reply_ready(http_exchange *x);

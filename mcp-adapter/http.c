@@ -207,6 +207,7 @@ static enum MHD_Result
 queue(http_exchange *x, unsigned status, struct MHD_Response *resp)
 {
         mcp_metrics_http(x->http->metrics, status);
+        x->status = status;
         return MHD_queue_response(x->conn, status, resp);
 }
 
@@ -224,6 +225,7 @@ mcp_http_reply(http_exchange *x, unsigned status, const char *type, const char *
                 (void) MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
         if (x->new_session)
                 (void) MHD_add_response_header(resp, "Mcp-Session-Id", x->sid);
+        x->bytes_out = len;
         enum MHD_Result r = queue(x, status, resp);
         MHD_destroy_response(resp);
         x->replied = true;
@@ -252,6 +254,7 @@ sse_reader(void *cls, uint64_t pos _unused_, char *buf, size_t max)
                 size_t n = x->olen - x->ooff < max ? x->olen - x->ooff : max;
                 memcpy(buf, x->out + x->ooff, n);
                 x->ooff += n;
+                x->bytes_out += n;
                 if (x->ooff == x->olen)
                         x->ooff = x->olen = 0;
                 return (ssize_t) n;
@@ -333,7 +336,7 @@ new_session(mcp_http *h, const char *tenant, http_session **ret)
         s->http = h;
         snprintf(s->tenant, sizeof s->tenant, "%s", tenant);
         s->log = (mcp_logger) { .stderr_level = h->log->stderr_level,
-                                .client_level = h->log->client_level };
+                                .client_level = h->log->client_level, .audit = h->log->audit };
         int r = mcp_server_new_sink(h->loop, h->cfg, h->engine, &s->log, session_sink, s, &s->srv);
         if (r < 0) {
                 free(s);
@@ -341,6 +344,7 @@ new_session(mcp_http *h, const char *tenant, http_session **ret)
         }
         s->srv->owners = h->owners;
         s->srv->tenant = s->tenant;
+        s->srv->http_session = s->id;
         s->srv->admit = mcp_http_admit;
         s->srv->metrics = h->metrics;
         s->srv->admit_data = s;
@@ -484,6 +488,7 @@ start(http_exchange *x, const char *url, const char *method)
         bool presented;
         if (!authenticate(x, &presented)) {
                 mcp_log(h->log, MCP_LOG_NOTICE, "HTTP request %s: 401", presented ? "with an unknown token" : "without a bearer token");
+                mcp_http_audit_auth(x, presented ? "unknown token" : "no bearer token");
                 return reply_unauthorized(x, presented);
         }
         const char *origin = header(x, "Origin");
@@ -507,6 +512,7 @@ start(http_exchange *x, const char *url, const char *method)
                 http_session *s = find_session(h, sid, x->tenant);
                 if (!s)
                         return reply_error(x, 404, NULL, MCP_RPC_INVALID_REQUEST, "Session not found");
+                memcpy(x->sid, s->id, sizeof x->sid);
                 end_session(h, s, "deleted by the client");
                 return mcp_http_reply(x, 204, NULL, "", 0, NULL);
         }
@@ -577,9 +583,9 @@ handle_post(http_exchange *x)
                         return reply_error(x, r == -EBUSY ? 503 : 500, &m.id, MCP_RPC_INTERNAL_ERROR,
                                            r == -EBUSY ? "Too many sessions" : "Internal error");
                 x->new_session = true;
-                memcpy(x->sid, s->id, sizeof x->sid);
         }
         s->last_used = mcp_now_usec();
+        memcpy(x->sid, s->id, sizeof x->sid);
 
         if (m.id.kind == MCP_ID_NONE) {
                 /* A notification or a response: accepted, nothing to answer. */
@@ -639,7 +645,10 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
                 x = calloc(1, sizeof *x);
                 if (!x)
                         return MHD_NO;
-                *x = (http_exchange) { .http = cls, .conn = conn, .watch_fd = -1 };
+                *x = (http_exchange) { .http = cls, .conn = conn, .watch_fd = -1,
+                                       .start_usec = mcp_now_usec() };
+                snprintf(x->method, sizeof x->method, "%s", method);
+                snprintf(x->path, sizeof x->path, "%s", url);
                 *con_cls = x;
                 x->http->n_exchanges++;
                 return start(x, url, method);
@@ -661,11 +670,12 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 
 static void
 on_completed(void *cls _unused_, struct MHD_Connection *conn _unused_, void **con_cls,
-             enum MHD_RequestTerminationCode toe _unused_)
+             enum MHD_RequestTerminationCode toe)
 {
         http_exchange *x = *con_cls;
         if (!x)
                 return;
+        mcp_http_audit_access(x, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
         /* A response that never reached the client: its call is not wanted any more. */
         if (x->sess && !x->answered)
                 mcp_tools_cancel(x->sess->srv, &x->id);

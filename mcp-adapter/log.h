@@ -1,5 +1,6 @@
 /* Logging: to stderr (always, at the configured level) and to the client as
- * notifications/message once it asked with logging/setLevel. Owner: log.c. */
+ * notifications/message once it asked with logging/setLevel; the logger also carries the
+ * audit log (audit.h), which every holder of a logger writes events to. Owner: log.c. */
 #pragma once
 
 #include <stdarg.h>
@@ -25,6 +26,7 @@ typedef struct mcp_logger {
         mcp_level client_level;
         mcp_log_sink sink;              /* NULL until the client set a level */
         void *sink_data;
+        struct mcp_audit *audit;        /* --audit-log (audit.h); NULL: none */
 } mcp_logger;
 
 /* -1 for an unknown name. */

@@ -3,7 +3,8 @@
  * main() parses the configuration, checks that the host can enforce the default policy,
  * and serves JSON-RPC on stdin/stdout (or Streamable HTTP with --listen: http.c) from one
  * event loop until EOF or SIGTERM/SIGINT; both (and SIGHUP, which with --listen reloads the
- * bearer tokens instead) end with every run killed and cleaned up and exit status 0. With
+ * bearer tokens and with --audit-log FILE reopens that file instead) end with every run
+ * killed and cleaned up and exit status 0. With
  * --listen the first SIGTERM drains first: open requests finish within --drain-timeout. */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +15,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "config.h"
 #include "engine.h"
 #include "http.h"
@@ -31,6 +33,8 @@
 typedef struct signals {
         mcp_logger *lg;
         mcp_http *http;                 /* --listen: SIGHUP reloads its tokens */
+        mcp_audit *audit;               /* --audit-log: SIGHUP reopens it (log rotation) */
+        bool audit_file;
         bool draining;
 } signals;
 
@@ -47,8 +51,12 @@ on_signal(mcp_loop *loop, int fd, uint32_t events _unused_, void *data)
         struct signalfd_siginfo si;
         if (read(fd, &si, sizeof si) != (ssize_t) sizeof si)
                 return 0;
-        if (si.ssi_signo == SIGHUP && sg->http) {
-                mcp_http_reload(sg->http);
+        if (si.ssi_signo == SIGHUP && (sg->http || sg->audit_file)) {
+                msp_err err = { 0 };
+                if (mcp_audit_reopen(sg->audit, &err) < 0)
+                        mcp_log(sg->lg, MCP_LOG_ERROR, "%s", err.msg);
+                if (sg->http)
+                        mcp_http_reload(sg->http);
                 return 0;
         }
         /* The first SIGTERM drains the HTTP transport; a second one stops at once. */
@@ -130,6 +138,13 @@ serve(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
                 fprintf(stderr, "msp-mcp: %s\n", err.msg);
                 return 1;
         }
+        /* Before the host checks: a path that cannot be opened fails at once. */
+        _cleanup_(mcp_audit_freep) mcp_audit *audit = NULL;
+        if (cfg->audit_log && mcp_audit_open(cfg->audit_log, &audit, &err) < 0) {
+                fprintf(stderr, "msp-mcp: %s\n", err.msg);
+                return 1;
+        }
+        lg->audit = audit;
         /* Without an output: the requirements only, no language programs (--check's). */
         r = mcp_check_host(cfg, NULL, &err);
         if (r < 0) {
@@ -163,7 +178,8 @@ serve(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
         }
 
         _cleanup_loop_ mcp_loop *loop = NULL;
-        signals sg = { .lg = lg };
+        signals sg = { .lg = lg, .audit = audit,
+                       .audit_file = cfg->audit_log && strcmp(cfg->audit_log, "-") != 0 };
         r = mcp_loop_new(&loop);
         if (r < 0 || mcp_loop_add_io(loop, sfd, EPOLLIN, on_signal, &sg) < 0) {
                 fprintf(stderr, "msp-mcp: event loop: %s\n", strerror(r < 0 ? -r : EINVAL));

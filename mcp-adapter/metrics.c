@@ -14,6 +14,12 @@ static const char *const outcome_names[MCP_OUTCOME_N] = {
         [MCP_OUTCOME_OOM] = "oom", [MCP_OUTCOME_CANCELLED] = "cancelled",
 };
 
+const char *
+mcp_outcome_name(mcp_outcome o)
+{
+        return o < MCP_OUTCOME_N ? outcome_names[o] : "error";
+}
+
 /* Upper bounds of the duration histogram, in milliseconds. */
 static const uint64_t bucket_ms[] = { 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000 };
 

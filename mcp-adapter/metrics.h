@@ -17,6 +17,9 @@ typedef enum mcp_outcome {
         MCP_OUTCOME_N,
 } mcp_outcome;
 
+/* "ok", "error", "timeout", "oom", "cancelled" (/metrics and the audit log). */
+const char *mcp_outcome_name(mcp_outcome o);
+
 /* The gauges, read when /metrics is asked. */
 typedef struct mcp_gauges {
         unsigned runs_running, runs_queued;

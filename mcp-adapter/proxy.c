@@ -31,6 +31,7 @@ typedef struct pipe_buf {
         char *data;
         size_t len, off, cap;
         bool eof, shut;
+        uint64_t total;                 /* bytes for the far side (c2u: the forwarded head too) */
 } pipe_buf;
 
 /* What the resolver child writes: up to MAX_ADDRS of these, then EOF. */
@@ -53,7 +54,6 @@ typedef struct conn {
         const char *refusal;            /* of the last address refused after resolution */
         char refused_addr[INET6_ADDRSTRLEN];
         pipe_buf c2u, u2c;
-        uint64_t bytes;
         uint64_t last_active;
         mcp_timer *timer;
 } conn;
@@ -124,7 +124,8 @@ static void
 emit(conn *c, mcp_proxy_event ev, const char *reason)
 {
         if (c->p->fn)
-                c->p->fn(ev, c->req.host, c->req.port, reason, c->bytes, c->p->data);
+                c->p->fn(ev, c->req.host, c->req.port, reason, c->c2u.total, c->u2c.total,
+                          c->p->data);
 }
 
 static void
@@ -231,7 +232,7 @@ pump(conn *c, int src, int dst, pipe_buf *b)
                 if (n > 0) {
                         b->len = (size_t) n;
                         b->off = 0;
-                        c->bytes += (uint64_t) n;
+                        b->total += (uint64_t) n;
                         c->p->bytes += (uint64_t) n;
                 }
                 progress = n >= 0;
@@ -304,6 +305,7 @@ start_relay(conn *c)
                 memcpy(c->c2u.data, c->req.forward, c->req.forward_len);
         c->c2u.len = need;
         c->c2u.off = 0;
+        c->c2u.total = need;            /* what goes upstream first: the head and body so far */
         if (!(c->u2c.data = malloc(BUF_SIZE)))
                 return -ENOMEM;
         c->u2c.cap = BUF_SIZE;

@@ -47,8 +47,10 @@ typedef enum mcp_proxy_event {
                                  * or error that ended it, or NULL) */
 } mcp_proxy_event;
 
+/* up: bytes sent toward the host (a plain http:// request's forwarded head included),
+ * down: bytes received from it. */
 typedef void (*mcp_proxy_event_fn)(mcp_proxy_event ev, const char *host, uint16_t port,
-                                   const char *reason, uint64_t bytes, void *data);
+                                   const char *reason, uint64_t up, uint64_t down, void *data);
 
 typedef struct mcp_proxy mcp_proxy;
 

@@ -81,11 +81,11 @@ write_at(int dirfd, const char *name, const char *data, size_t len, mode_t mode,
 
 static void
 net_event(mcp_proxy_event ev, const char *host, uint16_t port, const char *reason,
-          uint64_t bytes, void *data)
+          uint64_t up, uint64_t down, void *data)
 {
         mcp_run *run = data;
         if (run->on_network && !run->cancelled)
-                run->on_network(ev, host, port, reason, bytes, run->data);
+                run->on_network(ev, host, port, reason, up, down, run->data);
 }
 
 /* An allowlist run: the proxy's socket in the bundle (b/<id>/proxy.sock, connectable by

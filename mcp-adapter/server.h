@@ -73,6 +73,7 @@ struct mcp_server {
         size_t n_kept, kept_bytes;
         mcp_owners *owners;             /* shared by the HTTP sessions; NULL: stdio */
         const char *tenant;             /* whose sessions and run logs this caller sees */
+        const char *http_session;       /* its Mcp-Session-Id; NULL: stdio */
         mcp_metrics *metrics;           /* the HTTP transport's; NULL: stdio */
         mcp_admit_fn admit;             /* NULL: everything within the global limits */
         void *admit_data;

@@ -92,6 +92,7 @@ mcp_tool_session_create(mcp_server *srv, const mcp_rpc_id *id, targs *a, const m
                         return;
                 }
         }
+        mcp_audit_session(srv, "session_create", &info, NULL, NULL);
         mcp_tool_structured(srv, id, write_session_created, &info);
 }
 
@@ -214,6 +215,7 @@ mcp_tool_session_close(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mc
         }
         if (srv->owners)
                 mcp_owners_forget(srv->owners, sid);
+        mcp_audit_session(srv, "session_close", NULL, sid, "closed by the client");
         mcp_tool_structured(srv, id, write_closed, sid);
 }
 

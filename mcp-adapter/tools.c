@@ -441,6 +441,8 @@ struct mcp_call {
         char *session_id;
         const char *language;           /* the engine's name (fixed at start) */
         bool submitting, finished;
+        const mcp_run_request *req;     /* while submitting */
+        mcp_run_audit audit;
         size_t tail_len;
         char tail[TAIL_KEEP];
 };
@@ -448,8 +450,10 @@ struct mcp_call {
 static void
 count_cancelled(mcp_call *c)
 {
-        if (!c->finished)
-                mcp_metrics_run(c->srv->metrics, c->language, MCP_OUTCOME_CANCELLED, 0, c->srv->tenant);
+        if (c->finished)
+                return;
+        mcp_metrics_run(c->srv->metrics, c->language, MCP_OUTCOME_CANCELLED, 0, c->srv->tenant);
+        mcp_audit_run_end(c->srv, &c->audit, MCP_OUTCOME_CANCELLED, NULL, NULL);
 }
 
 static void
@@ -795,6 +799,9 @@ on_done(mcp_run *run _unused_, const mcp_run_result *res, void *data)
                         : res->sandbox_failed || res->term_signal > 0 || res->exit_code != 0 ? MCP_OUTCOME_ERROR
                                                                                              : MCP_OUTCOME_OK;
         mcp_metrics_run(c->srv->metrics, c->language, o, res->duration_ms, c->srv->tenant);
+        if (c->req)
+                mcp_audit_run_start(c->srv, &c->audit, c->req, res->run_id);
+        mcp_audit_run_end(c->srv, &c->audit, o, res, NULL);
         send_run_result(c, res);
         /* The engine keeps the logs of runs that ran (not of sandbox failures). */
         if (res->run_id && !res->sandbox_failed)
@@ -944,11 +951,12 @@ t_env(targs *a, run_args *ra)
 
 static void
 on_network(mcp_proxy_event ev, const char *host, uint16_t port, const char *reason,
-           uint64_t bytes, void *data)
+           uint64_t up, uint64_t down, void *data)
 {
         mcp_call *c = data;
-        mcp_network_log(c->srv->log, c->run ? mcp_engine_run_id(c->run) : "run", ev, host, port,
-                        reason, bytes);
+        const char *run_id = c->run ? mcp_engine_run_id(c->run) : "run";
+        mcp_network_log(c->srv->log, run_id, ev, host, port, reason, up + down);
+        mcp_audit_egress(c->srv, run_id, ev, host, port, reason, up, down);
 }
 
 static void
@@ -1019,10 +1027,13 @@ t_run_code(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *to
         srv->calls = c;
 
         msp_err err = { 0 };
+        mcp_audit_run_prepare(&c->audit, &req, c->session_id);
         c->submitting = true;
+        c->req = &req;
         r = srv->engine ? mcp_engine_submit(srv->engine, &req, on_output, on_done, c, &c->run, &err)
                         : msp_err_set(&err, ENOSYS, "no engine");
         c->submitting = false;
+        c->req = NULL;
         run_args_free(&ra);
         if (c->finished) {
                 /* on_done ran inside submit and answered. */
@@ -1031,6 +1042,9 @@ t_run_code(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *to
         }
         if (r < 0) {
                 char q[96];
+                mcp_audit_run_end(srv, &c->audit, MCP_OUTCOME_ERROR, NULL,
+                                  r == -EBUSY ? "the queue is full" : r == -EAGAIN ? "the session is busy"
+                                  : err.msg[0] ? err.msg : strerror(-r));
                 if (r == -EBUSY)
                         mcp_tool_errorf(srv, id, "the server is busy: %u runs are queued (--max-queue); retry later",
                                          srv->cfg->max_queue);
@@ -1047,6 +1061,7 @@ t_run_code(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *to
                 call_free(c);
                 return;
         }
+        mcp_audit_run_start(srv, &c->audit, &req, mcp_engine_run_id(c->run));
         mcp_log(srv->log, MCP_LOG_DEBUG, "run_code %s started", req.language);
 }
 

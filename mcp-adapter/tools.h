@@ -86,6 +86,34 @@ void mcp_tool_structured(mcp_server *srv, const mcp_rpc_id *id, struct_fn fn, co
 void mcp_tool_errno(mcp_server *srv, const mcp_rpc_id *id, int r, const msp_err *err,
                     const char *what);
 
+/* ---- the audit log (tools-audit.c) ---- */
+/* What a run's audit lines carry from its start to its end. */
+typedef struct mcp_run_audit {
+        char run_id[32];                /* "" until known */
+        char code_sha256[65];
+        uint64_t code_bytes;
+        const char *language;           /* the engine's name */
+        const char *session_id;         /* the call's copy; NULL: a fresh workspace */
+        uint64_t start_usec;            /* monotonic */
+        bool started;                   /* run_start written */
+} mcp_run_audit;
+
+/* An audit event naming the caller: transport, tenant, mcp_session (NULL: no audit log). */
+oci_jw *mcp_audit_begin_srv(mcp_server *srv, const char *event);
+/* Before the submit: the code's hash and size, the start time. */
+void mcp_audit_run_prepare(mcp_run_audit *ra, const mcp_run_request *req, const char *session_id);
+/* Once per run, when its id is known. */
+void mcp_audit_run_start(mcp_server *srv, mcp_run_audit *ra, const mcp_run_request *req,
+                         const char *run_id);
+/* res NULL: cancelled or refused before the sandbox ran; reason: why, or NULL. */
+void mcp_audit_run_end(mcp_server *srv, mcp_run_audit *ra, mcp_outcome o, const mcp_run_result *res,
+                       const char *reason);
+void mcp_audit_egress(mcp_server *srv, const char *run_id, mcp_proxy_event ev, const char *host,
+                      uint16_t port, const char *reason, uint64_t up, uint64_t down);
+/* session_create (info) or session_close (session_id). */
+void mcp_audit_session(mcp_server *srv, const char *event, const mcp_session_info *info,
+                       const char *session_id, const char *reason);
+
 /* ---- the session and file tools (tools-session.c) ---- */
 void mcp_tool_session_create(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *token);
 void mcp_tool_session_list(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *token);

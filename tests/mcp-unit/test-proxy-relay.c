@@ -75,11 +75,11 @@ typedef struct world {
 
 static void
 on_event(mcp_proxy_event ev, const char *host, uint16_t port, const char *reason,
-         uint64_t bytes, void *data)
+         uint64_t up, uint64_t down, void *data)
 {
         world *w = data;
-        tap_diag("event %d %s:%u %s %llu", (int) ev, host, port, reason ? reason : "-",
-                 (unsigned long long) bytes);
+        tap_diag("event %d %s:%u %s %llu up %llu down", (int) ev, host, port, reason ? reason : "-",
+                 (unsigned long long) up, (unsigned long long) down);
         if (ev == MCP_PROXY_DENIED)
                 w->denied_events++;
         if (ev == MCP_PROXY_ALLOWED)

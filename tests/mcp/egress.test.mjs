@@ -14,7 +14,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { startServer, skipReason, finishAll, call, runCode, text, assertOk, waitFor,
-         runSync, TRANSPORT } from "./lib.mjs";
+         runSync, TRANSPORT, tmpStateDir } from "./lib.mjs";
 
 const have = (cmd) => runSync("sh", ["-c", `command -v ${cmd}`]).status === 0;
 const skip = skipReason() ||
@@ -173,6 +173,41 @@ test("curl through the allowlist over HTTP and HTTPS; a host off the list is ref
         assert.match(t.stdout, /CONNECT.*403|403.*CONNECT|rc=56/s);
         assert.deepEqual(t.denied_hosts, [`evil.test:${p2}`]);
         assert.equal((await srv.close()).code, 0);
+});
+
+test("--audit-log: an allowed and a refused host, with the reason and the bytes each way", { skip, timeout: 120_000 }, async () => {
+        const { p1 } = net_;
+        const dir = tmpStateDir();
+        after(() => fs.rmSync(dir, { recursive: true, force: true }));
+        const file = path.join(dir, "audit.jsonl");
+        const srv = await startServer({ args: serverArgs(["--audit-log", file]) });
+        const r = assertOk(await runCode(srv, "sh", `
+                curl -sS --max-time 20 http://pypi.test:${p1}/hello.txt
+                curl -s --max-time 20 http://files.test:${p1}/hello.txt >/dev/null`,
+                { network: { allow: [`pypi.test:${p1}`] } }), srv);
+        assert.equal(r.stdout, "hello from the internet\n", r.stderr);
+        assert.equal((await srv.close()).code, 0);
+        const lines = fs.readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+        const start = lines.find((l) => l.event === "run_start");
+        assert.equal(start.network, "allow");
+        assert.deepEqual(start.network_allow, [`pypi.test:${p1}`]);
+        const egress = lines.filter((l) => l.event === "egress");
+        for (const l of egress) assert.equal(l.run_id, start.run_id);
+        const allowed = egress.find((l) => l.decision === "allowed");
+        assert.equal(allowed?.host, "pypi.test");
+        assert.equal(allowed.port, p1);
+        assert.equal(allowed.address, net_.addr);
+        const closed = egress.find((l) => l.decision === "closed" && l.host === "pypi.test");
+        // up: the request line and headers; down: the response with its 24-byte body.
+        assert.ok(closed.bytes_up > 40 && closed.bytes_down > 24, JSON.stringify(closed));
+        const denied = egress.find((l) => l.decision === "denied");
+        assert.equal(denied?.host, "files.test");
+        assert.equal(denied.port, p1);
+        assert.match(denied.reason, /not in this sandbox's network allowlist/);
+        const end = lines.find((l) => l.event === "run_end");
+        assert.equal(end.denied_hosts, 1);
+        assert.ok(end.network_bytes >= closed.bytes_down, `${end.network_bytes} relayed in all`);
+        assert.ok(lines.indexOf(closed) < lines.indexOf(end), "the connection's lines come before the run's end");
 });
 
 test("pip installs a wheel from the allowed index over HTTPS", { skip, timeout: 180_000 }, async () => {
