@@ -78,6 +78,29 @@ mcp_audit_reopen(mcp_audit *a, msp_err *err)
         return 0;
 }
 
+void
+mcp_audit_check(const char *path, FILE *out)
+{
+        if (!path) {
+                fprintf(out, "%-8s %-14s no --audit-log\n", "off", "audit-log");
+                return;
+        }
+        if (strcmp(path, "-") == 0) {
+                fprintf(out, "%-8s %-14s stderr\n", "ok", "audit-log");
+                return;
+        }
+        /* The file, or (not there yet) the directory it would be created in. */
+        _cleanup_free_ char *dir = strdup(path);
+        char *slash = dir ? strrchr(dir, '/') : NULL;
+        if (slash)
+                *(slash == dir ? slash + 1 : slash) = '\0';
+        bool exists = access(path, F_OK) == 0;
+        int r = exists ? access(path, W_OK) : access(slash ? dir : ".", W_OK | X_OK);
+        fprintf(out, "%-8s %-14s %s: %s%s\n", r == 0 ? "ok" : "warning", "audit-log", path,
+                r == 0 ? (exists ? "appendable" : "will be created") : "cannot be opened: ",
+                r == 0 ? "" : strerror(errno));
+}
+
 uint64_t
 mcp_audit_dropped(const mcp_audit *a)
 {

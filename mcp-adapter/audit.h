@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "err.h"
 #include "json.h"
@@ -55,6 +56,9 @@ void mcp_audit_bytes(oci_jw *w, const char *key, const char *buf, size_t len);
 void mcp_audit_uint(oci_jw *w, const char *key, uint64_t v);
 void mcp_audit_int(oci_jw *w, const char *key, int64_t v);
 void mcp_audit_bool(oci_jw *w, const char *key, bool v);
+
+/* --check's line: whether path (NULL: none) can be appended to, without creating it. */
+void mcp_audit_check(const char *path, FILE *out);
 
 /* "2026-11-26T02:08:12.345Z" from a wall-clock time in microseconds. */
 void mcp_audit_time(uint64_t wall_usec, char buf[32]);

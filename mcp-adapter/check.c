@@ -1,5 +1,6 @@
 /* mcp_check_host(): what the default policy needs from the kernel and the host, each probed
  * by trying it (features, not versions), one line each: "ok|MISSING  name  what". */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <fcntl.h>
@@ -189,6 +190,52 @@ check_languages(checker *c, const mcp_config *cfg)
                 fprintf(c->out, "%-8s lang %-9s not listed: %s\n", "off", l.off[i]->name, l.why[i]);
 }
 
+/* Allowlists: not part of the default policy (without --network-allow they are refused),
+ * so the line is "ok", "off" or "warning", never MISSING. The proxy is msp-mcp's own (no
+ * program to find); what confines a program that ignores it is Landlock's TCP rules (ABI
+ * 4) in the runtime. */
+static void
+check_egress(FILE *out, const mcp_config *cfg, long abi)
+{
+        if (!out)
+                return;
+        const mcp_egress_policy *p = &cfg->network_allow;
+        if (!p->n) {
+                fprintf(out, "%-8s %-14s no --network-allow: network allowlists are refused (the "
+                        "egress proxy is not used)\n", "off", "egress");
+                return;
+        }
+        char pats[256] = "", pins[256] = "";
+        size_t n = 0;
+        for (size_t i = 0; i < p->n && n < sizeof pats; i++)
+                n += (size_t) snprintf(pats + n, sizeof pats - n, "%s%s", i ? " " : "", p->rules[i].text);
+        n = 0;
+        for (size_t i = 0; i < cfg->n_resolve && n < sizeof pins; i++) {
+                char a[INET6_ADDRSTRLEN] = "?";
+                const struct sockaddr_storage *ss = &cfg->resolve[i].addr;
+                inet_ntop(ss->ss_family, ss->ss_family == AF_INET
+                                ? (const void *) &((const struct sockaddr_in *) ss)->sin_addr
+                                : (const void *) &((const struct sockaddr_in6 *) ss)->sin6_addr, a, sizeof a);
+                n += (size_t) snprintf(pins + n, sizeof pins - n, "%s%s=%s", i ? " " : "",
+                                       cfg->resolve[i].host, a);
+        }
+        const char *rt = cfg->runtime_path ? strrchr(cfg->runtime_path, '/') : NULL;
+        rt = rt ? rt + 1 : cfg->runtime_path ? cfg->runtime_path : "";
+        bool msp = strcmp(rt, "msp") == 0;
+        bool tcp = msp && abi >= 4;
+        fprintf(out, "%-8s %-14s proxy in msp-mcp; %zu pattern%s (--network-allow %s); %zu resolver "
+                "pin%s%s%s%s\n", tcp ? "ok" : "warning", "egress", p->n, p->n == 1 ? "" : "s", pats,
+                cfg->n_resolve, cfg->n_resolve == 1 ? "" : "s", cfg->n_resolve ? " (--resolve " : "",
+                pins, cfg->n_resolve ? ")" : "");
+        if (tcp)
+                fprintf(out, "%-8s %-14s Landlock ABI %ld: TCP connect and bind confined to the "
+                        "relay's port\n", "ok", "egress-tcp", abi);
+        else
+                fprintf(out, "%-8s %-14s %s: a program that ignores the proxy variables is stopped "
+                        "only by its namespace having no route\n", "warning", "egress-tcp",
+                        !msp ? "the runtime is not msp (no Landlock)" : "Landlock ABI below 4 (no TCP rules)");
+}
+
 int
 mcp_check_host(const mcp_config *cfg, FILE *out, msp_err *err)
 {
@@ -282,6 +329,8 @@ mcp_check_host(const mcp_config *cfg, FILE *out, msp_err *err)
         else if (out)
                 fprintf(out, "%-8s %-14s %s: not found, network sessions are refused\n", "absent",
                         "network-helper", helper);
+
+        check_egress(out, cfg, abi);
 
         const char *state = cfg->state_dir ? cfg->state_dir : "/run/msp-mcp";
         if (geteuid() != 0) {

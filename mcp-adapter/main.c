@@ -265,6 +265,7 @@ main(int argc, char **argv)
         case MCP_ACTION_CHECK:
                 r = mcp_check_host(&cfg, stdout, &err);
                 mcp_http_check(&cfg, stdout);
+                mcp_audit_check(cfg.audit_log, stdout);
                 if (r < 0)
                         printf("the default policy cannot be enforced: %s\n", err.msg);
                 status = r < 0 ? 1 : 0;

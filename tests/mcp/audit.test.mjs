@@ -185,3 +185,21 @@ test("HTTP: access lines with status, tenant and remote address; auth failures; 
         assert.equal(fails[0].path, "/mcp");
         assert.equal(fails[0].remote, "127.0.0.1");
 });
+
+test("--check: the egress line (patterns, pins, Landlock's TCP rules) and the audit log's", { skip, timeout: 120_000 }, () => {
+        const file = auditFile();
+        const check = (args) => {
+                const argv = asUser([MSP_MCP, "--check", "--state-dir", tmpStateDir(), "--runtime", MSP, ...args]);
+                return runSync(argv[0], argv.slice(1)).stdout;
+        };
+        const on = check(["--network-allow", "pypi.test", "--network-allow", "*.files.test:8443",
+                          "--resolve", "pypi.test=192.0.2.7", "--audit-log", file]);
+        assert.match(on, /^(ok|warning)\s+egress\s+proxy in msp-mcp; 2 patterns \(--network-allow pypi\.test \*\.files\.test:8443\); 1 resolver pin \(--resolve pypi\.test=192\.0\.2\.7\)$/m);
+        // msp applies Landlock; the ABI decides whether TCP connect and bind are confined.
+        assert.match(on, /^ok\s+egress-tcp\s+Landlock ABI \d+: TCP connect and bind confined to the relay's port$|^warning\s+egress-tcp\s+Landlock ABI below 4/m);
+        assert.match(on, new RegExp(`^ok\\s+audit-log\\s+${file.replace(/[.]/g, "\\.")}: will be created$`, "m"));
+        assert.ok(!fs.existsSync(file), "--check creates no audit file");
+        const off = check(["--audit-log", path.join(path.dirname(file), "none", "a.jsonl")]);
+        assert.match(off, /^off\s+egress\s+no --network-allow: network allowlists are refused/m);
+        assert.match(off, /^warning\s+audit-log\s+.*\/none\/a\.jsonl: cannot be opened: No such file or directory$/m);
+});
