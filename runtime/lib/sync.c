@@ -1,5 +1,7 @@
 #include "sync.h"
 
+#include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,15 +36,33 @@ rt_sync_send(int fd, rt_sync_type type, int32_t value, const msp_err *payload)
         }
 }
 
+/* One message. A side that exits with a message of ours unread (the init failing before it
+ * reads GO) resets the channel: the kernel reports ECONNRESET once, ahead of the messages
+ * that side sent before (its RT_SYNC_ERROR saying why), which the next call returns. */
+static ssize_t
+recv_msg(int fd, struct msghdr *mh)
+{
+        bool reset = false;
+
+        for (;;) {
+                ssize_t n = recvmsg(fd, mh, MSG_CMSG_CLOEXEC);
+                if (n >= 0)
+                        return n;
+                if (errno == ECONNRESET && !reset)
+                        reset = true;
+                else if (errno != EINTR)
+                        return -1;
+        }
+}
+
 int
 rt_sync_recv(int fd, rt_sync_msg *msg, msp_err *err)
 {
-        ssize_t n;
+        struct iovec iov = { .iov_base = msg, .iov_len = sizeof *msg };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 
         memset(msg, 0, sizeof *msg);
-        do
-                n = recv(fd, msg, sizeof *msg, MSG_CMSG_CLOEXEC);
-        while (n < 0 && errno == EINTR);
+        ssize_t n = recv_msg(fd, &mh);
         if (n < 0)
                 return msp_err_sys(err, errno, "read from the container init");
         if (n == 0)
@@ -121,9 +141,7 @@ rt_sync_expect_fds(int fd, rt_sync_type type, rt_sync_msg *msg, int *fds, size_t
 
         *ret_n = 0;
         memset(msg, 0, sizeof *msg);
-        do
-                n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
-        while (n < 0 && errno == EINTR);
+        n = recv_msg(fd, &mh);
         if (n < 0)
                 return msp_err_sys(err, errno, "read from the runtime");
         for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
