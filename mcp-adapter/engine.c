@@ -384,6 +384,8 @@ run_exit(mcp_runner *rn, void *data)
                 .stderr_buf = rn->err.buf ? rn->err.buf : "",
                 .stderr_len = rn->err.len,
                 .duration_ms = rn->duration_ms,
+                .cpu_usec = rn->cpu_usec,
+                .memory_peak_bytes = rn->memory_peak,
                 .run_id = run->id,
         };
         if (rn->sandbox_failed)

@@ -78,6 +78,8 @@ typedef struct mcp_run_result {
         const char *stderr_buf;
         size_t stderr_len;
         uint64_t duration_ms;
+        uint64_t cpu_usec;              /* the sandbox's CPU time, 0: unknown (no cgroup) */
+        uint64_t memory_peak_bytes;     /* its peak memory, 0: unknown */
         const char *run_id;             /* names the run's resources: sandbox://runs/<id>/stdout */
         const mcp_artifact *artifacts;
         size_t n_artifacts;

@@ -407,6 +407,59 @@ read_oom(const char *path)
         return p && strtoull(p + 9, NULL, 10) > 0;
 }
 
+/* A number after `key ` in a small cgroup file (key NULL: the whole file); 0 when absent. */
+static uint64_t
+read_cgroup_number(const char *dir, const char *file, const char *key)
+{
+        char path[600], buf[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, file);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+        if (n <= 0)
+                return 0;
+        buf[n] = '\0';
+        const char *p = buf;
+        if (key) {
+                size_t k = strlen(key);
+                for (p = buf; (p = strstr(p, key)); p += k)
+                        if ((p == buf || p[-1] == '\n') && p[k] == ' ')
+                                break;
+                if (!p)
+                        return 0;
+                p += k + 1;
+        }
+        return strtoull(p, NULL, 10);
+}
+
+/* CPU time and peak memory of the container's cgroup, read before `delete` removes it;
+ * the memory controller's directory is the OOM file's. */
+static void
+read_usage(mcp_runner *r)
+{
+        char dir[sizeof r->oom_file];
+        snprintf(dir, sizeof dir, "%s", r->oom_file);
+        char *slash = strrchr(dir, '/');
+        if (!slash)
+                return;
+        *slash = '\0';
+        bool v2 = strcmp(slash + 1, "memory.events") == 0;
+        r->memory_peak = read_cgroup_number(dir, v2 ? "memory.peak" : "memory.max_usage_in_bytes", NULL);
+        if (v2) {
+                r->cpu_usec = read_cgroup_number(dir, "cpu.stat", "usage_usec");
+                return;
+        }
+        /* v1: the same cgroup path in the cpuacct hierarchy (nanoseconds). */
+        static const char mem[] = "/sys/fs/cgroup/memory";
+        if (strncmp(dir, mem, sizeof mem - 1) != 0)
+                return;
+        char acct[sizeof dir + 32];
+        for (size_t i = 0; i < 2 && !r->cpu_usec; i++) {
+                snprintf(acct, sizeof acct, "/sys/fs/cgroup/%s%s", i ? "cpu,cpuacct" : "cpuacct",
+                         dir + sizeof mem - 1);
+                r->cpu_usec = read_cgroup_number(acct, "cpuacct.usage", NULL) / 1000;
+        }
+}
+
 /* The runtime's own error (JSON log lines with "level":"error"), if any. */
 static bool
 runtime_error(mcp_runner *r)
@@ -540,6 +593,7 @@ run_exited(mcp_proc *p, int code, int status, void *data)
                 }
         }
         r->oom_killed = read_oom(r->oom_file);
+        read_usage(r);
         if (r->on_exit)
                 r->on_exit(r, r->data);         /* also when cancelled: the slot is free */
 

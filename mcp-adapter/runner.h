@@ -80,6 +80,9 @@ struct mcp_runner {
         /* output */
         mcp_capture out, err;
         bool exited, timed_out, oom_killed, sandbox_failed;
+        uint64_t cpu_usec;              /* CPU time of the cgroup (v2 cpu.stat), 0: unknown */
+        uint64_t memory_peak;           /* its peak memory (v2 memory.peak, v1
+                                         * memory.max_usage_in_bytes), 0: unknown */
         int exit_code, term_signal;
         char error[512];
         uint64_t start_usec, duration_ms;

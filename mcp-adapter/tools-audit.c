@@ -104,6 +104,11 @@ mcp_audit_run_end(mcp_server *srv, mcp_run_audit *ra, mcp_outcome o, const mcp_r
         if (res && res->term_signal > 0)
                 mcp_audit_int(w, "signal", res->term_signal);
         mcp_audit_uint(w, "duration_ms", res ? res->duration_ms : (mcp_now_usec() - ra->start_usec) / 1000);
+        /* Known with a cgroup (not for a server run by a user without one). */
+        if (res && res->cpu_usec)
+                mcp_audit_uint(w, "cpu_ms", res->cpu_usec / 1000);
+        if (res && res->memory_peak_bytes)
+                mcp_audit_uint(w, "memory_peak_bytes", res->memory_peak_bytes);
         if (res && res->network_bytes)
                 mcp_audit_uint(w, "network_bytes", res->network_bytes);
         if (res && res->n_denied_hosts)

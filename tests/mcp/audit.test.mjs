@@ -84,6 +84,12 @@ test("run lines: ok, exit 3 and a timeout, with the caller and the code's hash, 
                 assert.ok(Number.isInteger(e.duration_ms) && e.duration_ms >= 0);
                 assert.ok(lines.indexOf(s) < lines.indexOf(e));
         });
+        // CPU time and peak memory come from the run's cgroup: always as root; a server run
+        // by a user has them only with a cgroup of its own.
+        for (const e of ends) {
+                if (!AS_USER || e.memory_peak_bytes !== undefined) assert.ok(e.memory_peak_bytes > 0, JSON.stringify(e));
+                if (!AS_USER || e.cpu_ms !== undefined) assert.ok(Number.isInteger(e.cpu_ms), JSON.stringify(e));
+        }
         assert.equal(starts[2].timeout_ms, 500);
         assert.ok(ends[2].duration_ms >= 500, `timeout after ${ends[2].duration_ms} ms`);
         const created = lines.find((l) => l.event === "session_create");
