@@ -13,10 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "egress-listener.h"
 #include "macros.h"
 #include "proxy-http.h"
 
@@ -60,7 +63,8 @@ typedef struct conn {
 
 struct mcp_proxy {
         mcp_loop *loop;
-        int lfd;
+        int hfd, hconn;                 /* the handover socket, its one connection */
+        int lfd;                        /* the sandbox's listener, once handed over */
         mcp_proxy_conf conf;
         mcp_proxy_event_fn fn;
         void *data;
@@ -138,6 +142,15 @@ note_denied(mcp_proxy *p, const char *host, uint16_t port)
                         return;
         if (p->n_denied < MCP_PROXY_DENIED_MAX && (p->denied[p->n_denied] = strdup(hp)))
                 p->n_denied++;
+}
+
+/* The proxy passes on each piece as it gets it: the sender already chose the segments, and
+ * Nagle would hold a response's body behind its head until the peer's ACK. */
+static void
+nodelay(int fd)
+{
+        int one = 1;
+        (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
 static int on_client(mcp_loop *l, int fd, uint32_t events, void *data);
@@ -361,6 +374,7 @@ try_connect(conn *c)
                 c->ufd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
                 if (c->ufd < 0)
                         continue;
+                nodelay(c->ufd);
                 if (connect(c->ufd, (struct sockaddr *) ss, len) == 0) {
                         connected(c);
                         return;
@@ -633,6 +647,7 @@ on_accept(mcp_loop *l, int fd, uint32_t events, void *data)
                 int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
                 if (cfd < 0)
                         return 0;
+                nodelay(cfd);
                 conn *c = p->n_clients < MAX_CLIENTS ? calloc(1, sizeof(*c)) : NULL;
                 char *buf = c ? malloc(BUF_SIZE) : NULL;
                 if (!buf || mcp_loop_add_io(l, cfd, EPOLLIN, on_client, c) < 0) {
@@ -652,20 +667,80 @@ on_accept(mcp_loop *l, int fd, uint32_t events, void *data)
         }
 }
 
+/* ---- the handover: the sandbox's listener arrives on the unix socket ---- */
+
+static void
+handover_close(mcp_proxy *p)
+{
+        if (p->hconn >= 0) {
+                mcp_loop_del_io(p->loop, p->hconn);
+                close(p->hconn);
+                p->hconn = -1;
+        }
+        if (p->hfd >= 0) {
+                mcp_loop_del_io(p->loop, p->hfd);
+                close(p->hfd);
+                p->hfd = -1;
+        }
+}
+
+/* A listener that is not what the init makes is refused: the sandbox then has no proxy. */
+static int
+on_handover(mcp_loop *l, int fd, uint32_t events, void *data)
+{
+        (void) events;
+        mcp_proxy *p = data;
+        int lfd = -1;
+        int r = egress_listener_recv(fd, &lfd);
+        if (r == -EAGAIN)
+                return 0;
+        handover_close(p);
+        if (r < 0 || fcntl(lfd, F_SETFL, O_NONBLOCK) < 0 ||
+            mcp_loop_add_io(l, lfd, EPOLLIN, on_accept, p) < 0) {
+                if (lfd >= 0)
+                        close(lfd);
+                return 0;
+        }
+        p->lfd = lfd;
+        return 0;
+}
+
+/* The first connection is the init's (it connects before the program exists); the socket
+ * takes no other. */
+static int
+on_handover_conn(mcp_loop *l, int fd, uint32_t events, void *data)
+{
+        (void) events;
+        mcp_proxy *p = data;
+        int hc = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (hc < 0)
+                return 0;
+        mcp_loop_del_io(l, p->hfd);
+        close(p->hfd);
+        p->hfd = -1;
+        if (mcp_loop_add_io(l, hc, EPOLLIN, on_handover, p) < 0) {
+                close(hc);
+                return 0;
+        }
+        p->hconn = hc;
+        return 0;
+}
+
 int
-mcp_proxy_new(mcp_loop *loop, int listen_fd, const mcp_proxy_conf *conf, mcp_proxy_event_fn fn,
+mcp_proxy_new(mcp_loop *loop, int handover_fd, const mcp_proxy_conf *conf, mcp_proxy_event_fn fn,
               void *data, mcp_proxy **ret, msp_err *err)
 {
         mcp_proxy *p = calloc(1, sizeof(*p));
         if (!p) {
-                close(listen_fd);
+                close(handover_fd);
                 return msp_err_set(err, ENOMEM, "egress proxy: out of memory");
         }
-        *p = (mcp_proxy) { .loop = loop, .lfd = listen_fd, .conf = *conf, .fn = fn, .data = data };
-        if (fcntl(listen_fd, F_SETFL, O_NONBLOCK) < 0 ||
-            mcp_loop_add_io(loop, listen_fd, EPOLLIN, on_accept, p) < 0) {
+        *p = (mcp_proxy) { .loop = loop, .hfd = handover_fd, .hconn = -1, .lfd = -1,
+                           .conf = *conf, .fn = fn, .data = data };
+        if (fcntl(handover_fd, F_SETFL, O_NONBLOCK) < 0 ||
+            mcp_loop_add_io(loop, handover_fd, EPOLLIN, on_handover_conn, p) < 0) {
                 int r = msp_err_sys(err, errno ? errno : EINVAL, "egress proxy: listen");
-                close(listen_fd);
+                close(handover_fd);
                 free(p);
                 return r;
         }
@@ -678,6 +753,7 @@ mcp_proxy_shutdown(mcp_proxy *p)
 {
         if (!p)
                 return;
+        handover_close(p);
         while (p->conns)
                 conn_close(p->conns, "the run ended");
         if (p->lfd >= 0) {

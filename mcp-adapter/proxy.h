@@ -1,6 +1,6 @@
 /* The egress proxy of one sandbox run: an HTTP forward proxy (CONNECT tunnels and absolute
- * http:// requests, no TLS interception) served on a unix socket by msp-mcp's event loop.
- * Owner: proxy.c.
+ * http:// requests, no TLS interception) served by msp-mcp's event loop on the TCP listener
+ * the sandbox's init hands over (egress-listener.h). Owner: proxy.c.
  *
  * Each request is checked against the run's policy (proxy-policy.h), its name resolved by
  * a short-lived resolver child (the system resolver, so /etc/hosts counts, without
@@ -54,9 +54,11 @@ typedef void (*mcp_proxy_event_fn)(mcp_proxy_event ev, const char *host, uint16_
 
 typedef struct mcp_proxy mcp_proxy;
 
-/* Serves the listening socket `listen_fd` (taken: closed by mcp_proxy_free). fn may be
- * NULL. */
-int mcp_proxy_new(mcp_loop *loop, int listen_fd, const mcp_proxy_conf *conf,
+/* Takes the first connection to the listening unix socket `handover_fd` (taken: closed
+ * once that connection came, or by mcp_proxy_free), receives the listener that connection
+ * sends (egress_listener_recv) and serves it; a connection that sends anything else leaves
+ * the run without a proxy. fn may be NULL. */
+int mcp_proxy_new(mcp_loop *loop, int handover_fd, const mcp_proxy_conf *conf,
                   mcp_proxy_event_fn fn, void *data, mcp_proxy **ret, msp_err *err);
 /* Closes every connection (their events emitted; resolver children killed and reaped) and
  * accepts no more; the denied list and the byte count stay. */

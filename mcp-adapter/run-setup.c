@@ -88,9 +88,9 @@ net_event(mcp_proxy_event ev, const char *host, uint16_t port, const char *reaso
                 run->on_network(ev, host, port, reason, up, down, run->data);
 }
 
-/* An allowlist run: the proxy's socket in the bundle (b/<id>/proxy.sock, connectable by
- * the sandbox's group only), the empty file in the code dir it is bound over, and the proxy
- * serving it in the loop. Bound through /proc/self/fd: the bundle's path may be longer than
+/* An allowlist run: the proxy's handover socket in the bundle (b/<id>/proxy.sock,
+ * connectable by the sandbox's group only), the empty file in the code dir it is bound
+ * over, and the proxy in the loop, waiting for the init's listener on it. Bound through /proc/self/fd: the bundle's path may be longer than
  * a socket address holds. */
 static int
 make_proxy(mcp_run *run, int bfd, int cfd, unsigned host_gid, char *sock_path, size_t size,
@@ -103,7 +103,7 @@ make_proxy(mcp_run *run, int bfd, int cfd, unsigned host_gid, char *sock_path, s
         _cleanup_close_ int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/proxy.sock", bfd);
-        if (lfd < 0 || bind(lfd, (struct sockaddr *) &sa, sizeof sa) < 0 || listen(lfd, 64) < 0)
+        if (lfd < 0 || bind(lfd, (struct sockaddr *) &sa, sizeof sa) < 0 || listen(lfd, 1) < 0)
                 return msp_err_sys(err, errno, "egress proxy: socket in '%s'", run->bundle);
         if (fchownat(bfd, "proxy.sock", 0, host_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
             fchmodat(bfd, "proxy.sock", 0660, 0) < 0)

@@ -2,8 +2,8 @@
  *
  *   /.msp/init [--proxy PORT SOCKET] -- PROGRAM [ARG...]
  *
- * With --proxy it first listens on 127.0.0.1:PORT and forks the egress relay
- * (sandbox-relay.h), which carries each connection to the unix socket SOCKET.
+ * With --proxy it first listens on 127.0.0.1:PORT and hands the listening socket to
+ * msp-mcp's egress proxy over the unix socket SOCKET (egress-listener.h).
  *
  * Why: the kernel drops signals sent to a pid namespace's init when it has no handler, so
  * a program that is pid 1 cannot `kill $$` or raise(SIGTERM) itself; and orphans are
@@ -34,7 +34,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sandbox-relay.h"
+#include "egress-listener.h"
 
 static void
 say(const char *a, const char *b, int e)
@@ -90,11 +90,9 @@ status_report(int fd, int status)
                 (void) !write(fd, buf, n);
 }
 
-/* The relay's listener, then the relay as a child: ready before the program runs. It
- * keeps the signal mask (all blocked: only SIGKILL, from the namespace's end or the init's
- * death, stops it). */
+/* The proxy's listener, made here and handed over before the program runs. */
 static int
-start_relay(const char *port_text, const char *socket_path)
+hand_over_listener(const char *port_text, const char *socket_path)
 {
         unsigned port = 0;
         for (const char *c = port_text; *c && port <= 65535; c++)
@@ -103,23 +101,16 @@ start_relay(const char *port_text, const char *socket_path)
                 say("--proxy ", port_text, EINVAL);
                 return -1;
         }
-        int lfd = relay_listen(port);
+        int lfd = egress_listener_bind(port);
         if (lfd < 0) {
                 say("--proxy: listen on 127.0.0.1:", port_text, -lfd);
                 return -1;
         }
-        pid_t pid = fork();
-        if (pid < 0) {
-                say("fork", "", errno);
-                close(lfd);
+        int r = egress_listener_send(lfd, socket_path);
+        if (r < 0) {
+                say("--proxy: hand the listener to ", socket_path, -r);
                 return -1;
         }
-        if (pid == 0) {
-                /* Outside a pid namespace of its own (tests) the init's end is its end too. */
-                (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-                relay_serve(lfd, socket_path);
-        }
-        close(lfd);
         return 0;
 }
 
@@ -139,7 +130,7 @@ main(int argc, char **argv)
         }
         char **prog = argv + arg + 1;
         const int status_fd = status_fd_take();
-        if (proxy_port && start_relay(proxy_port, proxy_socket) < 0)
+        if (proxy_port && hand_over_listener(proxy_port, proxy_socket) < 0)
                 return 125;
         sigset_t all, old;
         sigfillset(&all);

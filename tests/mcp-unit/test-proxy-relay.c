@@ -1,9 +1,11 @@
-/* mcp-adapter/proxy.c driven by a real loop: a client child talks to the proxy's unix
- * socket, an upstream child serves TCP on 127.0.0.1 (reachable only through a pin: pinned
+/* mcp-adapter/proxy.c driven by a real loop: the test hands the proxy a TCP listener over
+ * its unix socket as the sandbox's init does (egress-listener.h), a client child talks to
+ * that listener, an upstream child serves TCP on 127.0.0.1 (reachable only through a pin: pinned
  * addresses are exempt from the loopback rule). Checks a plain request forwarded in origin
  * form, a CONNECT tunnel carrying bytes both ways, a host off the list refused with the
  * reason (and listed as denied), `localhost` refused as loopback after resolution through
- * /etc/hosts, the connection and byte limits, the idle timeout, and --resolve's syntax. */
+ * /etc/hosts, the connection and byte limits, the idle timeout, --resolve's syntax, and that only a listening TCP socket is taken as the
+ * listener. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include "../unit/tap.h"
+#include "egress-listener.h"
 #include "loop.h"
 #include "macros.h"
 #include "proxy.h"
@@ -67,7 +70,8 @@ typedef struct world {
         mcp_egress_policy policy;
         mcp_proxy_pin pin;
         pid_t upstream;
-        uint16_t port;
+        uint16_t port;                  /* the upstream's */
+        struct sockaddr_in listener;    /* the handed-over listener's address */
         char out[1 << 20];
         size_t out_len;
         int denied_events, allowed_events;
@@ -121,7 +125,12 @@ world_up(world *w, unsigned max_conns, uint64_t max_bytes, uint64_t idle_ms, siz
         mcp_proxy_conf conf = { .policy = &w->policy, .pins = &w->pin, .n_pins = 1,
                                 .max_conns = max_conns, .max_bytes = max_bytes,
                                 .idle_ms = idle_ms };
-        return mcp_proxy_new(w->loop, lfd, &conf, on_event, w, &w->proxy, &err);
+        int r = mcp_proxy_new(w->loop, lfd, &conf, on_event, w, &w->proxy, &err);
+        int pfd = r < 0 ? r : egress_listener_bind(0);
+        len = sizeof w->listener;
+        if (pfd < 0 || getsockname(pfd, (struct sockaddr *) &w->listener, &len) < 0)
+                return pfd < 0 ? pfd : -errno;
+        return egress_listener_send(pfd, sock_path);
 }
 
 static void
@@ -168,10 +177,8 @@ exchange(world *w, const char *req, bool tunnel, bool stall)
                 return -errno;
         pid_t pid = fork();
         if (pid == 0) {
-                int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-                struct sockaddr_un sa = { .sun_family = AF_UNIX };
-                strcpy(sa.sun_path, sock_path);
-                if (connect(fd, (struct sockaddr *) &sa, sizeof sa) < 0)
+                int fd = socket(AF_INET, SOCK_STREAM, 0);
+                if (connect(fd, (struct sockaddr *) &w->listener, sizeof w->listener) < 0)
                         _exit(1);
                 if (stall) {
                         (void) !write(fd, req, 5);      /* an unfinished head */
@@ -305,6 +312,48 @@ TEST(pins)
         ASSERT_EQ_INT(pin.addr.ss_family, AF_INET6);
 }
 
+/* What arrives on the unix socket is taken only when it is one listening TCP socket. */
+TEST(listener_checked)
+{
+        int sp[2], p[2], fd = -1;
+        ASSERT_OK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp));
+        ASSERT_EQ_INT(egress_listener_recv(sp[1], &fd), -EAGAIN);
+        ASSERT_OK(pipe2(p, O_CLOEXEC));
+        int bound = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);     /* not listening */
+        struct sockaddr_in in = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        ASSERT_OK(bind(bound, (struct sockaddr *) &in, sizeof in));
+        const int wrong[] = { p[0], bound, sp[0] };
+        for (size_t i = 0; i < ARRAY_SIZE(wrong); i++) {
+                int pair[2];
+                ASSERT_OK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair));
+                char b = 'L';
+                struct iovec iov = { .iov_base = &b, .iov_len = 1 };
+                union {
+                        struct cmsghdr h;
+                        char buf[CMSG_SPACE(sizeof(int))];
+                } ctl = { 0 };
+                struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+                                      .msg_controllen = sizeof ctl.buf };
+                struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+                *c = (struct cmsghdr) { .cmsg_len = CMSG_LEN(sizeof(int)), .cmsg_level = SOL_SOCKET,
+                                        .cmsg_type = SCM_RIGHTS };
+                memcpy(CMSG_DATA(c), &wrong[i], sizeof(int));
+                ASSERT_EQ_INT(sendmsg(pair[0], &msg, 0), 1);
+                tap_check(egress_listener_recv(pair[1], &fd) == -EPROTO, "fd %zu refused", i);
+                close(pair[0]);
+                close(pair[1]);
+        }
+        /* Nothing but a byte, then EOF. */
+        ASSERT_EQ_INT(write(sp[0], "L", 1), 1);
+        ASSERT_EQ_INT(egress_listener_recv(sp[1], &fd), -EPROTO);
+        close(sp[0]);
+        ASSERT_EQ_INT(egress_listener_recv(sp[1], &fd), -EPROTO);
+        close(sp[1]);
+        close(p[0]);
+        close(p[1]);
+        close(bound);
+}
+
 int
 main(void)
 {
@@ -315,5 +364,6 @@ main(void)
         RUN(byte_limit);
         RUN(idle_timeout);
         RUN(pins);
+        RUN(listener_checked);
         return tap_done();
 }

@@ -2,9 +2,10 @@
  * test (not pid 1: that is test-engine.c's part): exit codes passed through, a signal
  * death as 128+N, its own codes (usage 125, not found 127), and signals forwarded to the
  * program, and the status record on fd 3 (out of the program's reach). Each child is
- * bounded by alarm(); the programs are /bin/sh one-liners. With --proxy, the relay carries
- * bytes both ways between 127.0.0.1:PORT and a unix socket, passes each side's EOF on, and
- * a bad port is refused before the program runs. */
+ * bounded by alarm(); the programs are /bin/sh one-liners. With --proxy, the init hands
+ * a listener on 127.0.0.1:PORT over the unix socket before the program runs (a connection
+ * to the port is accepted on the fd that arrives; the init keeps no copy), and a bad port
+ * or a socket nobody listens on is refused before the program runs. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -21,6 +22,7 @@
 #include <sys/un.h>
 
 #include "../unit/tap.h"
+#include "egress-listener.h"
 
 static const char *init_path;
 
@@ -216,17 +218,17 @@ TEST(status_channel_is_out_of_reach)
         ASSERT_STREQ(chan, "exit 130\n");
 }
 
-TEST(proxy_relay)
+TEST(proxy_listener)
 {
         char sock[108];
-        snprintf(sock, sizeof sock, "/tmp/msp-relay-test.%d", (int) getpid());
+        snprintf(sock, sizeof sock, "/tmp/msp-listener-test.%d", (int) getpid());
         unlink(sock);
         int ufd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         struct sockaddr_un su = { .sun_family = AF_UNIX };
         strcpy(su.sun_path, sock);
         ASSERT_OK(bind(ufd, (struct sockaddr *) &su, sizeof su));
         ASSERT_OK(listen(ufd, 4));
-        /* A free port: bound once by us, released, then the relay's. */
+        /* A free port: bound once by us, released, then the init's. */
         int probe = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
         socklen_t len = sizeof sa;
@@ -237,40 +239,45 @@ TEST(proxy_relay)
         snprintf(port, sizeof port, "%u", ntohs(sa.sin_port));
         int p[2];
         ASSERT_OK(pipe2(p, O_CLOEXEC));
+        /* The program reports whether it holds a listening socket of the init's (it must
+         * not: the init closed its copy, and fds it made are close-on-exec). */
         pid_t pid = spawn_init((const char *const[]){ "--proxy", port, sock, "--", "/bin/sh", "-c",
-                                                      "echo ready; exec sleep 60", NULL },
+                                                      "ls -l /proc/$$/fd | grep -c socket; exec sleep 60", NULL },
                                p[1]);
         close(p[1]);
-        char ready[16], got[16] = "";
+        char count[16], got[16] = "";
         alarm(20);
-        read_n(p[0], ready, sizeof ready, 6);
+        read_n(p[0], count, sizeof count, 2);
+        int a = accept4(ufd, NULL, NULL, SOCK_CLOEXEC);
+        int lfd = -1;
+        int r = -EAGAIN;
+        while (r == -EAGAIN)
+                r = egress_listener_recv(a, &lfd);
         int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         int rc = connect(c, (struct sockaddr *) &sa, sizeof sa);
         ssize_t w = write(c, "ping", 4);
-        int a = accept4(ufd, NULL, NULL, SOCK_CLOEXEC);
-        read_n(a, got, sizeof got, 4);
-        ssize_t w2 = write(a, "pong", 4);
-        shutdown(a, SHUT_WR);
-        char back[16];
-        read_n(c, back, sizeof back, 5);        /* "pong", then EOF */
-        close(c);
-        char eof[4];
-        ssize_t e = read(a, eof, sizeof eof);   /* the client's close arrives as EOF */
+        int s = lfd >= 0 ? accept4(lfd, NULL, NULL, SOCK_CLOEXEC) : -1;
+        read_n(s, got, sizeof got, 4);
         alarm(0);
+        close(c);
+        close(s);
         close(a);
         kill(pid, SIGTERM);
         int st = wait_status(pid);
         close(p[0]);
+        ASSERT_STREQ(count, "0\n");
+        ASSERT_EQ_INT(r, 0);
+        ASSERT_EQ_INT(rc, 0);
+        ASSERT_TRUE(w == 4);
+        ASSERT_STREQ(got, "ping");
+        ASSERT_EQ_INT(WEXITSTATUS(st), 128 + SIGTERM);
+        close(lfd);
+        st = run_init((const char *const[]){ "--proxy", "70000", sock, "--", "/bin/true", NULL });
+        ASSERT_EQ_INT(WEXITSTATUS(st), 125);
         close(ufd);
         unlink(sock);
-        ASSERT_STREQ(ready, "ready\n");
-        ASSERT_EQ_INT(rc, 0);
-        ASSERT_TRUE(w == 4 && w2 == 4);
-        ASSERT_STREQ(got, "ping");
-        ASSERT_STREQ(back, "pong");
-        ASSERT_EQ_INT(e, 0);
-        ASSERT_EQ_INT(WEXITSTATUS(st), 128 + SIGTERM);
-        st = run_init((const char *const[]){ "--proxy", "70000", sock, "--", "/bin/true", NULL });
+        /* Nobody listens on the socket: the program never runs. */
+        st = run_init((const char *const[]){ "--proxy", port, sock, "--", "/bin/true", NULL });
         ASSERT_EQ_INT(WEXITSTATUS(st), 125);
 }
 
@@ -288,6 +295,6 @@ main(void)
         RUN(signals_forwarded);
         RUN(status_channel);
         RUN(status_channel_is_out_of_reach);
-        RUN(proxy_relay);
+        RUN(proxy_listener);
         return tap_done();
 }
