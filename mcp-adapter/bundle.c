@@ -339,8 +339,8 @@ handles_network(const oci_json *ll)
         return n && oci_json_len(n) > 0;
 }
 
-/* An allowlist run: TCP connect and bind on the relay's port only, on every address
- * (Landlock has no address rules; the namespace has only `lo`). The relay binds it before
+/* An allowlist run: TCP connect and bind on the proxy's port only, on every address
+ * (Landlock has no address rules; the namespace has only `lo`). The init binds it before
  * the program starts, so the program can connect to it and bind nothing. */
 static void
 write_proxy_port_rule(oci_jw *w, unsigned port)
@@ -363,7 +363,7 @@ write_proxy_port_rule(oci_jw *w, unsigned port)
  * loopback (servers under test, multiprocessing managers). The network boundary is the
  * private network namespace (only `lo`), or, with a network session, the operator's
  * explicit --allow-network. An allowlist run is the exception: its network rights are
- * handled and only the relay's port is open (write_proxy_port_rule). */
+ * handled and only the proxy's port is open (write_proxy_port_rule). */
 static void
 write_landlock(oci_jw *w, const mcp_bundle_spec *s)
 {
@@ -768,7 +768,7 @@ mcp_bundle_config(const mcp_bundle_spec *s, char **ret, size_t *ret_len, msp_err
 {
         if (s->proxy_port && (!s->init_path || !s->proxy_socket || s->network))
                 return msp_err_set(err, ENOTSUP, "network: an allowlist needs the sandbox init "
-                                                 "(msp-sandbox-init) to relay to the egress proxy");
+                                                 "(msp-sandbox-init) to hand its listener to the egress proxy");
         if (s->network && (!s->userns_hook || !s->usernet_helper))
                 return msp_err_set(err, ENOTSUP, "network: no user-mode networking helper "
                                                  "(slirp4netns) to attach");

@@ -229,7 +229,7 @@ check_egress(FILE *out, const mcp_config *cfg, long abi)
                 pins, cfg->n_resolve ? ")" : "");
         if (tcp)
                 fprintf(out, "%-8s %-14s Landlock ABI %ld: TCP connect and bind confined to the "
-                        "relay's port\n", "ok", "egress-tcp", abi);
+                        "proxy's port\n", "ok", "egress-tcp", abi);
         else
                 fprintf(out, "%-8s %-14s %s: a program that ignores the proxy variables is stopped "
                         "only by its namespace having no route\n", "warning", "egress-tcp",

@@ -202,7 +202,7 @@ test("--check: the egress line (patterns, pins, Landlock's TCP rules) and the au
                           "--resolve", "pypi.test=192.0.2.7", "--audit-log", file]);
         assert.match(on, /^(ok|warning)\s+egress\s+proxy in msp-mcp; 2 patterns \(--network-allow pypi\.test \*\.files\.test:8443\); 1 resolver pin \(--resolve pypi\.test=192\.0\.2\.7\)$/m);
         // msp applies Landlock; the ABI decides whether TCP connect and bind are confined.
-        assert.match(on, /^ok\s+egress-tcp\s+Landlock ABI \d+: TCP connect and bind confined to the relay's port$|^warning\s+egress-tcp\s+Landlock ABI below 4/m);
+        assert.match(on, /^ok\s+egress-tcp\s+Landlock ABI \d+: TCP connect and bind confined to the proxy's port$|^warning\s+egress-tcp\s+Landlock ABI below 4/m);
         assert.match(on, new RegExp(`^ok\\s+audit-log\\s+${file.replace(/[.]/g, "\\.")}: will be created$`, "m"));
         assert.ok(!fs.existsSync(file), "--check creates no audit file");
         const off = check(["--audit-log", path.join(path.dirname(file), "none", "a.jsonl")]);

@@ -244,7 +244,7 @@ print(json.dumps({"internet": conn("${addr}", ${p1}), "loopback_other": conn("12
                   "proxy": conn("127.0.0.1", 3128), "bind": bind(8000)}))`,
                 { network: { allow: [`pypi.test:${p1}`] } }), srv);
         assert.equal(r.exit_code, 0, r.stderr);
-        // Landlock refuses TCP connect and bind outside the relay's port (EACCES) before
+        // Landlock refuses TCP connect and bind outside the proxy's port (EACCES) before
         // the namespace's routing would (ENETUNREACH, ECONNREFUSED).
         assert.deepEqual(JSON.parse(r.stdout), { internet: "EACCES", loopback_other: "EACCES",
                                                  proxy: "connected", bind: "EACCES" });
