@@ -178,17 +178,15 @@ emit(mcp_audit *a, oci_jw *w)
         return false;
 }
 
-void
-mcp_audit_end(mcp_audit *a, oci_jw *w)
+static void
+write_event(mcp_audit *a, oci_jw *w)
 {
-        _cleanup_jw_ oci_jw *owned = w;
-        if (!a || !w)
-                return;
         oci_jw_end_object(w);
         if (a->dropped_unreported) {
                 _cleanup_jw_ oci_jw *d = mcp_audit_begin(a, "audit_dropped");
                 mcp_audit_uint(d, "lines", a->dropped_unreported);
-                oci_jw_end_object(d);
+                if (d)
+                        oci_jw_end_object(d);
                 if (d && emit(a, d))
                         a->dropped_unreported = 0;
         }
@@ -196,6 +194,14 @@ mcp_audit_end(mcp_audit *a, oci_jw *w)
                 a->dropped++;
                 a->dropped_unreported++;
         }
+}
+
+void
+mcp_audit_end(mcp_audit *a, oci_jw *w)
+{
+        if (a && w)
+                write_event(a, w);
+        oci_jw_free(w);
 }
 
 /* A prefix of at most max bytes that ends on a character boundary. */
