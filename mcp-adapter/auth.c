@@ -78,6 +78,14 @@ merge(const mcp_quota *a, const mcp_quota *b)
         return 0;
 }
 
+bool
+mcp_tenant_valid(const char *t)
+{
+        size_t n = strlen(t);
+        return n > 0 && n <= MCP_TENANT_MAX &&
+               strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
+}
+
 /* One line: its token's digest and tenant into *e; 1 when the line holds one, 0 for a
  * blank or comment line. */
 static int
@@ -107,8 +115,7 @@ parse_line(char *line, entry *e, msp_err *err, const char *path, unsigned ln)
                 return msp_err_set(err, EINVAL, "%s:%u: the token must be %d to %d visible ASCII characters",
                                    path, ln, TOKEN_MIN, TOKEN_MAX);
         const char *t = fields[1];
-        if (strlen(t) > MCP_TENANT_MAX ||
-            strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != strlen(t))
+        if (!mcp_tenant_valid(t))
                 return msp_err_set(err, EINVAL, "%s:%u: tenant \"%.80s\": expected 1 to %d of A-Z a-z 0-9 . _ -",
                                    path, ln, t, MCP_TENANT_MAX);
         if (digest(fields[0], tlen, e->digest) < 0)

@@ -3,6 +3,7 @@
  * a presented token is compared with every one in constant time. Owner: auth.c. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "err.h"
@@ -10,6 +11,10 @@
 #define MCP_TENANT_MAX 64
 
 typedef struct mcp_auth mcp_auth;
+
+/* A tenant's name: 1 to MCP_TENANT_MAX of A-Z a-z 0-9 . _ - (it appears in logs and
+ * metrics labels). */
+bool mcp_tenant_valid(const char *tenant);
 
 /* A tenant's quotas from its lines' key=value pairs; 0: no quota of that kind. */
 typedef struct mcp_quota {

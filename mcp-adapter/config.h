@@ -106,6 +106,10 @@ typedef struct mcp_config {
         const char *listen;             /* --listen HOST:PORT | unix:PATH (NULL: stdio) */
         const char *allow_origins;      /* --allow-origin: comma-separated Origin values */
         const char *auth_tokens;        /* --auth-tokens FILE (NULL: no authentication) */
+        const char *oauth_issuer;       /* --oauth-issuer URL: who signs access tokens (oauth.h) */
+        const char *oauth_jwks;         /* --oauth-jwks FILE: the issuer's public keys */
+        const char *resource;           /* --resource URL: this server, the tokens' audience */
+        const char *oauth_tenant_claim; /* --oauth-tenant-claim: the claim naming the tenant */
         uint64_t http_timeout_s;        /* --http-timeout: idle/slow HTTP connection */
         const char *tls_cert, *tls_key; /* --tls-cert/--tls-key: HTTPS (NULL: plain HTTP) */
         uint64_t drain_timeout_s;       /* --drain-timeout: SIGTERM lets requests finish */

@@ -1,5 +1,6 @@
 /* The HTTP transport's operations beside serving requests (see http.h): the tenants'
- * quotas, the probes and metrics, the TLS and token files, draining on SIGTERM. */
+ * quotas, the probes and metrics, the 401 challenge, the TLS, token and OAuth key files,
+ * draining on SIGTERM, the audit log's HTTP records. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -123,16 +124,44 @@ mcp_http_reply_metrics(http_exchange *x)
         return mcp_http_reply(x, 200, "text/plain; version=0.0.4", text, len, NULL);
 }
 
-/* ---- files: TLS, tokens ---- */
+/* 401 with the challenge (RFC 6750): error="invalid_token" when a token was presented;
+ * with OAuth, where the protected-resource metadata is (RFC 9728 §5.1). */
+enum MHD_Result
+mcp_http_reply_unauthorized(http_exchange *x, bool presented)
+{
+        mcp_http *h = x->http;
+        _cleanup_free_ char *challenge = NULL;
+        if (asprintf(&challenge, "Bearer realm=\"msp-mcp\"%s%s%s%s",
+                     h->oauth ? ", resource_metadata=\"" : "",
+                     h->oauth ? mcp_oauth_metadata_url(h->oauth) : "", h->oauth ? "\"" : "",
+                     presented ? ", error=\"invalid_token\"" : "") < 0)
+                return MHD_NO;
+        struct MHD_Response *resp = MHD_create_response_from_buffer(13, (void *) "unauthorized\n",
+                                                                    MHD_RESPMEM_PERSISTENT);
+        if (!resp)
+                return MHD_NO;
+        (void) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain");
+        (void) MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, challenge);
+        enum MHD_Result r = mcp_http_queue(x, 401, resp);
+        MHD_destroy_response(resp);
+        x->replied = true;
+        return r;
+}
 
-/* --auth-tokens, or no authentication where only this machine can connect. */
+/* ---- files: TLS, tokens, OAuth keys ---- */
+
+/* --auth-tokens and the --oauth-* flags, or no authentication where only this machine can
+ * connect. */
 int
 mcp_http_load_auth(mcp_http *h, msp_err *err)
 {
-        if (h->cfg->auth_tokens)
-                return mcp_auth_load(h->cfg->auth_tokens, &h->auth, err);
-        if (!h->local)
-                return msp_err_set(err, EPERM, "--listen %s is not a loopback address or a unix socket: name --auth-tokens FILE",
+        int r = h->cfg->auth_tokens ? mcp_auth_load(h->cfg->auth_tokens, &h->auth, err) : 0;
+        if (r == 0)
+                r = mcp_oauth_load(h->cfg, &h->oauth, err);
+        if (r < 0)
+                return r;
+        if (!h->auth && !h->oauth && !h->local)
+                return msp_err_set(err, EPERM, "--listen %s is not a loopback address or a unix socket: name --auth-tokens FILE or the --oauth-* flags",
                                    h->cfg->listen);
         return 0;
 }
@@ -221,21 +250,30 @@ mcp_http_drain(mcp_http *h, void (*drained)(void *data), void *data)
         (void) on_drain_check(h->loop, h);
 }
 
+/* SIGHUP: the token file and the JWKS are read again, each kept as it was when the new
+ * one is wrong. */
 void
 mcp_http_reload(mcp_http *h)
 {
-        if (!h->cfg->auth_tokens)
-                return;
         msp_err err = { 0 };
         mcp_auth *a = NULL;
-        if (mcp_auth_load(h->cfg->auth_tokens, &a, &err) < 0) {
+        if (h->cfg->auth_tokens && mcp_auth_load(h->cfg->auth_tokens, &a, &err) < 0) {
                 mcp_log(h->log, MCP_LOG_ERROR, "tokens not reloaded, the old ones stay: %s", err.msg);
-                return;
+        } else if (a) {
+                mcp_auth_free(h->auth);
+                h->auth = a;
+                mcp_log(h->log, MCP_LOG_INFO, "tokens reloaded from %s: %zu", h->cfg->auth_tokens,
+                        mcp_auth_count(a));
         }
-        mcp_auth_free(h->auth);
-        h->auth = a;
-        mcp_log(h->log, MCP_LOG_INFO, "tokens reloaded from %s: %zu", h->cfg->auth_tokens,
-                mcp_auth_count(a));
+        mcp_oauth *o = NULL;
+        if (h->oauth && mcp_oauth_load(h->cfg, &o, &err) < 0) {
+                mcp_log(h->log, MCP_LOG_ERROR, "OAuth keys not reloaded, the old ones stay: %s", err.msg);
+        } else if (o) {
+                mcp_oauth_free(h->oauth);
+                h->oauth = o;
+                mcp_log(h->log, MCP_LOG_INFO, "OAuth keys reloaded from %s: %zu", h->cfg->oauth_jwks,
+                        mcp_oauth_key_count(o));
+        }
 }
 
 int
@@ -250,6 +288,7 @@ mcp_http_validate(const mcp_config *cfg, msp_err *err)
                 explicit_bzero(h.tls_key, strlen(h.tls_key));
         free(h.tls_key);
         mcp_auth_free(h.auth);
+        mcp_oauth_free(h.oauth);
         return r;
 }
 
@@ -258,19 +297,27 @@ mcp_http_check(const mcp_config *cfg, FILE *out)
 {
         if (!cfg->listen)
                 return;
-        if (!cfg->auth_tokens) {
-                fprintf(out, "%-8s %-14s --listen %s without --auth-tokens: whoever can connect runs code (refused unless loopback or a unix socket)\n",
+        if (!cfg->auth_tokens && !cfg->oauth_issuer && !cfg->oauth_jwks && !cfg->resource) {
+                fprintf(out, "%-8s %-14s --listen %s without --auth-tokens or --oauth-*: whoever can connect runs code (refused unless loopback or a unix socket)\n",
                         "warning", "http auth", cfg->listen);
                 return;
         }
         msp_err err = { 0 };
         mcp_auth *a = NULL;
-        if (mcp_auth_load(cfg->auth_tokens, &a, &err) < 0)
+        if (cfg->auth_tokens && mcp_auth_load(cfg->auth_tokens, &a, &err) < 0)
                 fprintf(out, "%-8s %-14s %s\n", "MISSING", "http auth", err.msg);
-        else
+        else if (cfg->auth_tokens)
                 fprintf(out, "%-8s %-14s %zu bearer tokens in %s\n", "ok", "http auth", mcp_auth_count(a),
                         cfg->auth_tokens);
         mcp_auth_free(a);
+        mcp_oauth *o = NULL;
+        if (mcp_oauth_load(cfg, &o, &err) < 0)
+                fprintf(out, "%-8s %-14s %s\n", "MISSING", "http oauth", err.msg);
+        else if (o)
+                fprintf(out, "%-8s %-14s OAuth access tokens of %s for %s: %zu keys in %s, tenant from claim %s\n",
+                        "ok", "http oauth", cfg->oauth_issuer, cfg->resource, mcp_oauth_key_count(o),
+                        cfg->oauth_jwks, cfg->oauth_tenant_claim);
+        mcp_oauth_free(o);
 }
 
 /* ---- the audit log ---- */

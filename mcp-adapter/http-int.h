@@ -6,6 +6,7 @@
 
 #include "auth.h"
 #include "http.h"
+#include "oauth.h"
 #include "server.h"
 
 #define SESSION_ID_BYTES 16
@@ -31,7 +32,7 @@ struct http_exchange {
         bool new_session;               /* an initialize that created a session */
         bool answered;                  /* nothing more will be added to out */
         bool ended;                     /* the session ended before the answer */
-        char tenant[MCP_TENANT_MAX + 1];  /* of the bearer token; "" without --auth-tokens */
+        char tenant[MCP_TENANT_MAX + 1];  /* of the bearer token; "" without authentication */
         bool suspended, client_gone;
         int watch_fd;
         char *body;
@@ -74,7 +75,9 @@ struct mcp_http {
         const mcp_config *cfg;
         mcp_engine *engine;
         mcp_logger *log;
-        mcp_auth *auth;                 /* NULL: no authentication (local listeners only) */
+        mcp_auth *auth;                 /* --auth-tokens (NULL: none) */
+        mcp_oauth *oauth;               /* --oauth-*: JWT access tokens (NULL: none); without
+                                         * either, no authentication (local listeners only) */
         mcp_owners *owners;             /* sandbox sessions and run logs by tenant */
         rate_window *windows;
         mcp_metrics *metrics;
@@ -97,6 +100,7 @@ struct mcp_http {
 };
 
 /* http.c */
+enum MHD_Result mcp_http_queue(http_exchange *x, unsigned status, struct MHD_Response *resp);
 enum MHD_Result mcp_http_reply(http_exchange *x, unsigned status, const char *type,
                                const char *body, size_t len, const char *allow);
 
@@ -108,5 +112,6 @@ int mcp_http_admit(mcp_server *srv, mcp_admit what, char *msg, size_t size, void
 void mcp_http_free_windows(mcp_http *h);
 enum MHD_Result mcp_http_reply_ready(http_exchange *x);
 enum MHD_Result mcp_http_reply_metrics(http_exchange *x);
+enum MHD_Result mcp_http_reply_unauthorized(http_exchange *x, bool presented);
 int mcp_http_load_tls(mcp_http *h, msp_err *err);
 int mcp_http_load_auth(mcp_http *h, msp_err *err);

@@ -203,8 +203,8 @@ session_sink(void *data, const char *json, size_t len, const mcp_rpc_id *request
 
 /* ---- responses ---- */
 
-static enum MHD_Result
-queue(http_exchange *x, unsigned status, struct MHD_Response *resp)
+enum MHD_Result
+mcp_http_queue(http_exchange *x, unsigned status, struct MHD_Response *resp)
 {
         mcp_metrics_http(x->http->metrics, status);
         x->status = status;
@@ -226,7 +226,7 @@ mcp_http_reply(http_exchange *x, unsigned status, const char *type, const char *
         if (x->new_session)
                 (void) MHD_add_response_header(resp, "Mcp-Session-Id", x->sid);
         x->bytes_out = len;
-        enum MHD_Result r = queue(x, status, resp);
+        enum MHD_Result r = mcp_http_queue(x, status, resp);
         MHD_destroy_response(resp);
         x->replied = true;
         return r;
@@ -288,7 +288,7 @@ reply_pending(http_exchange *x)
         (void) MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
         if (x->new_session)
                 (void) MHD_add_response_header(resp, "Mcp-Session-Id", x->sid);
-        enum MHD_Result r = queue(x, 200, resp);
+        enum MHD_Result r = mcp_http_queue(x, 200, resp);
         MHD_destroy_response(resp);
         x->replied = true;
         return r;
@@ -429,33 +429,17 @@ content_type_json(const char *ct)
         return ct[16] == '\0' || ct[16] == ';' || ct[16] == ' ';
 }
 
-/* 401 with the challenge (RFC 6750): error="invalid_token" when a token was presented. */
-static enum MHD_Result
-reply_unauthorized(http_exchange *x, bool presented)
-{
-        struct MHD_Response *resp = MHD_create_response_from_buffer(13, (void *) "unauthorized\n",
-                                                                    MHD_RESPMEM_PERSISTENT);
-        if (!resp)
-                return MHD_NO;
-        (void) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain");
-        (void) MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-                                       presented ? "Bearer realm=\"msp-mcp\", error=\"invalid_token\""
-                                                 : "Bearer realm=\"msp-mcp\"");
-        enum MHD_Result r = queue(x, 401, resp);
-        MHD_destroy_response(resp);
-        x->replied = true;
-        return r;
-}
-
-/* With --auth-tokens: "Authorization: Bearer TOKEN" names the tenant, or false. */
+/* "Authorization: Bearer TOKEN": a line of --auth-tokens, or a JWT of --oauth-issuer,
+ * names the tenant; false and why without one (never the token). */
 static bool
-authenticate(http_exchange *x, bool *presented)
+authenticate(http_exchange *x, bool *presented, char *why, size_t size)
 {
         mcp_http *h = x->http;
         *presented = false;
-        if (!h->auth)
+        if (!h->auth && !h->oauth)
                 return true;
         const char *a = header(x, MHD_HTTP_HEADER_AUTHORIZATION);
+        snprintf(why, size, "no bearer token");
         if (!a || strncasecmp(a, "Bearer ", 7) != 0)
                 return false;
         *presented = true;
@@ -463,10 +447,12 @@ authenticate(http_exchange *x, bool *presented)
         while (*token == ' ')
                 token++;
         const char *tenant = mcp_auth_tenant(h->auth, token, strlen(token));
-        if (!tenant)
-                return false;
-        snprintf(x->tenant, sizeof x->tenant, "%s", tenant);
-        return true;
+        if (tenant) {
+                snprintf(x->tenant, sizeof x->tenant, "%s", tenant);
+                return true;
+        }
+        snprintf(why, size, "unknown token");
+        return h->oauth && mcp_oauth_verify(h->oauth, token, strlen(token), x->tenant, why, size) == 0;
 }
 
 /* The first call for a request: what can be decided from the headers. */
@@ -480,16 +466,22 @@ start(http_exchange *x, const char *url, const char *method)
                 return mcp_http_reply(x, 200, "text/plain", "ok\n", 3, NULL);
         if (strcmp(url, "/readyz") == 0 && get)
                 return mcp_http_reply_ready(x);
+        if (h->oauth && get && mcp_oauth_metadata_path(h->oauth, url)) {
+                size_t n;
+                const char *doc = mcp_oauth_metadata(h->oauth, &n);
+                return mcp_http_reply(x, 200, "application/json", doc, n, NULL);
+        }
         if (h->draining)
                 return mcp_http_reply(x, 503, "text/plain", "the server is stopping\n", 23, NULL);
         bool metrics = strcmp(url, "/metrics") == 0 && get;
         if (strcmp(url, ENDPOINT) != 0 && !metrics)
                 return mcp_http_reply(x, 404, "text/plain", "not found\n", 10, NULL);
         bool presented;
-        if (!authenticate(x, &presented)) {
-                mcp_log(h->log, MCP_LOG_NOTICE, "HTTP request %s: 401", presented ? "with an unknown token" : "without a bearer token");
-                mcp_http_audit_auth(x, presented ? "unknown token" : "no bearer token");
-                return reply_unauthorized(x, presented);
+        char why[160];
+        if (!authenticate(x, &presented, why, sizeof why)) {
+                mcp_log(h->log, MCP_LOG_NOTICE, "HTTP request refused (401): %s", why);
+                mcp_http_audit_auth(x, why);
+                return mcp_http_reply_unauthorized(x, presented);
         }
         const char *origin = header(x, "Origin");
         if (origin && !origin_allowed(h, origin)) {
@@ -761,8 +753,9 @@ mcp_http_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logg
         h->epoll_fd = di->epoll_fd;
         (void) on_sweep(loop, h);
         rearm(h);
-        mcp_log(log, MCP_LOG_INFO, "listening on %s (%s)", h->url,
-                h->auth ? "bearer tokens" : "no authentication");
+        mcp_log(log, MCP_LOG_INFO, "listening on %s (%s%s%s)", h->url,
+                h->auth ? "bearer tokens" : "", h->auth && h->oauth ? " and " : "",
+                h->oauth ? "OAuth access tokens" : h->auth ? "" : "no authentication");
         *ret = h;
         return 0;
 }
@@ -791,6 +784,7 @@ mcp_http_free(mcp_http *h)
                 explicit_bzero(h->tls_key, strlen(h->tls_key));
         free(h->tls_key);
         mcp_auth_free(h->auth);
+        mcp_oauth_free(h->oauth);
         mcp_owners_free(h->owners);
         mcp_metrics_free(h->metrics);
         mcp_http_free_windows(h);

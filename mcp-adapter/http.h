@@ -2,7 +2,7 @@
  * driven from the event loop (no threads of its own). Every HTTP session (Mcp-Session-Id,
  * issued at initialize) is its own MCP server state (server.h) on the shared engine.
  * Owner: http.c (daemon, requests, exchanges), http-admin.c (quotas, probes, metrics, TLS
- * and token files, draining), http-listen.c (the listening socket). */
+ * and token files, the 401 challenge, draining), http-listen.c (the listening socket). */
 #pragma once
 
 #include <stdbool.h>
@@ -22,14 +22,17 @@ int mcp_http_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_
 /* Ends every session (their runs are cancelled), closes every connection. */
 mcp_http *mcp_http_free(mcp_http *http);
 
-/* The files of --tls-cert/--tls-key and --auth-tokens, checked before anything starts. */
+/* The files of --tls-cert/--tls-key, --auth-tokens and the --oauth-* flags, checked before
+ * anything starts. */
 int mcp_http_validate(const mcp_config *cfg, msp_err *err);
 /* SIGTERM: stop accepting connections (and answer 503 to new requests on open ones), let
  * the requests in progress finish within --drain-timeout, then call drained. */
 void mcp_http_drain(mcp_http *http, void (*drained)(void *data), void *data);
-/* SIGHUP: --auth-tokens is read again; on an error the old tokens stay (logged). */
+/* SIGHUP: --auth-tokens and --oauth-jwks are read again; on an error the old tokens or
+ * keys stay (logged). */
 void mcp_http_reload(mcp_http *http);
-/* --check: the HTTP transport's line (a warning without authentication; the token file). */
+/* --check: the HTTP transport's lines (a warning without authentication; the token file,
+ * the OAuth mode). */
 void mcp_http_check(const mcp_config *cfg, FILE *out);
 
 /* http-listen.c: a listening socket for "HOST:PORT", "PORT" (loopback) or "unix:PATH";

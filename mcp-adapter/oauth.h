@@ -1,0 +1,42 @@
+/* OAuth 2.1 resource-server mode of the HTTP transport, as the MCP authorization spec
+ * asks: access tokens are JWTs the authorization server (--oauth-issuer) signed with one
+ * of the keys of a JWKS file (--oauth-jwks), for this server (--resource, their audience).
+ * The tenant is a claim of the token (--oauth-tenant-claim, default sub). The RFC 9728
+ * protected-resource metadata tells clients where to get a token. Tokens and keys are
+ * never logged; a verified token is not cached (each request verifies its signature).
+ * Owner: oauth.c. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "auth.h"
+#include "config.h"
+#include "err.h"
+
+typedef struct mcp_oauth mcp_oauth;
+
+/* *ret stays NULL without --oauth-issuer, --oauth-jwks and --resource. Checks the three
+ * together and reads the JWKS; err names the flag (or the key) and what is wrong. */
+int mcp_oauth_load(const mcp_config *cfg, mcp_oauth **ret, msp_err *err);
+mcp_oauth *mcp_oauth_free(mcp_oauth *oauth);
+/* The keys of the JWKS that can verify tokens. */
+size_t mcp_oauth_key_count(const mcp_oauth *oauth);
+
+/* 0 and the tenant of a valid token (len bytes, NUL-terminated); -EACCES and why it is
+ * not (never the token). */
+int mcp_oauth_verify(const mcp_oauth *oauth, const char *token, size_t len,
+                     char tenant[MCP_TENANT_MAX + 1], char *why, size_t size);
+
+/* RFC 9728: where the metadata is (WWW-Authenticate's resource_metadata), whether a
+ * request path is one it is served at, and the document (JSON). */
+const char *mcp_oauth_metadata_url(const mcp_oauth *oauth);
+bool mcp_oauth_metadata_path(const mcp_oauth *oauth, const char *path);
+const char *mcp_oauth_metadata(const mcp_oauth *oauth, size_t *ret_len);
+
+static inline void
+mcp_oauth_freep(mcp_oauth **o)
+{
+        mcp_oauth_free(*o);
+}
+#define _cleanup_oauth_ __attribute__((cleanup(mcp_oauth_freep)))

@@ -1,0 +1,256 @@
+// OAuth 2.1 resource-server mode of msp-mcp's HTTP transport (--oauth-issuer, --oauth-jwks,
+// --resource): the RFC 9728 metadata, the 401 challenge, JWT access tokens signed here with
+// node:crypto (RSA and EC keys made by the test, published in a JWKS file) and refused for
+// every way they can be wrong, tenants from a claim, SIGHUP reloading the keys, bad
+// configurations refused at start.
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { skipReason, finishAll, spawnHttpServer, stopProcess, waitFor, LATEST, text, runSync,
+         tmpStateDir, MSP_MCP, MSP } from "./lib.mjs";
+
+const skip = skipReason();
+after(finishAll);
+
+const ISSUER = "https://auth.example";
+const RESOURCE = "https://sandbox.example/mcp";
+const METADATA_URL = "https://sandbox.example/.well-known/oauth-protected-resource/mcp";
+const JSON_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+const INIT = { jsonrpc: "2.0", id: 1, method: "initialize",
+               params: { protocolVersion: LATEST, capabilities: {}, clientInfo: { name: "oauth-test", version: "0" } } };
+const ping = { jsonrpc: "2.0", id: 2, method: "ping" };
+
+async function post(url, body, headers = {}) {
+        const res = await fetch(url, { method: "POST", headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) });
+        return { status: res.status, headers: res.headers, text: await res.text() };
+}
+
+const bearer = (t) => ({ authorization: `Bearer ${t}` });
+
+// Keys made for the test: kid, the private key, its public JWK.
+function rsaKey(kid, bits = 2048) {
+        const { privateKey, publicKey } = crypto.generateKeyPairSync("rsa", { modulusLength: bits });
+        return { kid, alg: "RS256", privateKey, publicKey, jwk: { ...publicKey.export({ format: "jwk" }), kid, use: "sig", alg: "RS256" } };
+}
+function ecKey(kid) {
+        const { privateKey, publicKey } = crypto.generateKeyPairSync("ec", { namedCurve: "P-256" });
+        return { kid, alg: "ES256", privateKey, publicKey, jwk: { ...publicKey.export({ format: "jwk" }), kid } };
+}
+
+function jwksFile(keys) {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "msp-mcp-jwks-"));
+        const file = path.join(dir, "jwks.json");
+        const write = (ks) => fs.writeFileSync(file, typeof ks === "string" ? ks : JSON.stringify({ keys: ks.map((k) => k.jwk ?? k) }));
+        write(keys);
+        return { file, dir, write };
+}
+
+const b64 = (b) => Buffer.from(b).toString("base64url");
+const now = () => Math.floor(Date.now() / 1000);
+
+// A JWT signed with key (RS256: PKCS#1 v1.5; ES256: R||S as JWS wants).
+function sign(key, claims, header = {}) {
+        const h = { alg: key.alg, typ: "JWT", kid: key.kid, ...header };
+        const input = `${b64(JSON.stringify(h))}.${b64(JSON.stringify(claims))}`;
+        const sig = key.alg === "ES256"
+                ? crypto.sign("sha256", Buffer.from(input), { key: key.privateKey, dsaEncoding: "ieee-p1363" })
+                : crypto.sign("sha256", Buffer.from(input), key.privateKey);
+        return `${input}.${b64(sig)}`;
+}
+
+const claims = (extra = {}) => ({ iss: ISSUER, aud: RESOURCE, sub: "alice", exp: now() + 300, iat: now(), ...extra });
+const oauthArgs = (jwks, extra = []) => ["--oauth-issuer", ISSUER, "--oauth-jwks", jwks, "--resource", RESOURCE, ...extra];
+
+test("metadata (RFC 9728), the 401 challenge, RS256 and ES256 tokens, every bad token refused", { skip, timeout: 60_000 }, async () => {
+        const rsa = rsaKey("r1"), ec = ecKey("e1"), other = rsaKey("r1");
+        const j = jwksFile([rsa, ec, { kty: "oct", k: "c2VjcmV0", kid: "h1" }, { ...rsaKey("enc").jwk, use: "enc" }]);
+        const s = await spawnHttpServer({ args: oauthArgs(j.file) });
+        assert.match(s.log(), /OAuth access tokens/);
+        const base = s.url.replace(/\/mcp$/, "");
+        const expected = { resource: RESOURCE, authorization_servers: [ISSUER], bearer_methods_supported: ["header"],
+                           resource_name: "msp-mcp" };
+        for (const p of ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"]) {
+                const r = await fetch(base + p);
+                assert.equal(r.status, 200, p);
+                assert.equal(r.headers.get("content-type"), "application/json");
+                assert.deepEqual(await r.json(), expected, p);
+        }
+
+        const none = await post(s.url, INIT);
+        assert.equal(none.status, 401);
+        assert.equal(none.headers.get("www-authenticate"), `Bearer realm="msp-mcp", resource_metadata="${METADATA_URL}"`);
+
+        // Valid: either key; a clock a little behind the issuer's is allowed for.
+        for (const t of [sign(rsa, claims()), sign(ec, claims()), sign(rsa, claims({ exp: now() - 10 })),
+                         sign(rsa, claims({ aud: ["https://other.example", RESOURCE] }))]) {
+                const r = await post(s.url, INIT, bearer(t));
+                assert.equal(r.status, 200, r.text);
+                assert.ok(r.headers.get("mcp-session-id"));
+        }
+
+        const pem = rsa.publicKey.export({ type: "spki", format: "pem" });
+        const hs256 = (() => {
+                const input = `${b64(JSON.stringify({ alg: "HS256", typ: "JWT", kid: "r1" }))}.${b64(JSON.stringify(claims()))}`;
+                return `${input}.${b64(crypto.createHmac("sha256", pem).update(input).digest())}`;
+        })();
+        const unsigned = `${b64(JSON.stringify({ alg: "none", typ: "JWT" }))}.${b64(JSON.stringify(claims()))}.`;
+        const good = sign(rsa, claims());
+        const bad = [
+                ["wrong audience", sign(rsa, claims({ aud: "https://other.example/mcp" })), /aud does not name --resource/],
+                ["no audience", sign(rsa, claims({ aud: undefined })), /aud does not name/],
+                ["wrong issuer", sign(rsa, claims({ iss: "https://evil.example" })), /iss is not --oauth-issuer/],
+                ["expired", sign(ec, claims({ exp: now() - 120 })), /the token expired/],
+                ["no exp", sign(rsa, claims({ exp: undefined })), /exp is missing/],
+                ["not yet valid", sign(rsa, claims({ nbf: now() + 600 })), /not valid before/],
+                ["bad signature", sign(other, claims()), /the signature does not verify/],
+                ["changed claims", good.replace(/\.[^.]+\./, `.${b64(JSON.stringify(claims({ sub: "mallory" })))}.`),
+                 /the signature does not verify/],
+                ["unknown kid", sign(rsa, claims(), { kid: "nope" }), /no RS256 key with the token's kid/],
+                ["alg none", unsigned, /alg none is not accepted/],
+                ["HS256 with the public key as secret", hs256, /alg HS256 is not accepted/],
+                ["ES256 under an RSA kid", sign({ ...ec, kid: "r1" }, claims()), /no ES256 key with the token's kid/],
+                ["encryption key", sign({ ...rsa, kid: "enc" }, claims()), /no RS256 key/],
+                ["no tenant claim", sign(rsa, claims({ sub: undefined })), /claim sub is missing or not a tenant name/],
+                ["tenant claim with a slash", sign(rsa, claims({ sub: "a/b" })), /claim sub is missing or not a tenant name/],
+                ["typ at+jwt (libjwt 1.10 verifies typ JWT only)", sign(rsa, claims(), { typ: "at+jwt" }),
+                 /typ at\+jwt is not accepted/],
+                ["not a JWT", "abc.def", /not a JWT/],
+        ];
+        for (const [what, token, why] of bad) {
+                const mark = s.log().length;
+                const r = await post(s.url, INIT, bearer(token));
+                assert.equal(r.status, 401, what);
+                assert.equal(r.headers.get("www-authenticate"),
+                             `Bearer realm="msp-mcp", resource_metadata="${METADATA_URL}", error="invalid_token"`, what);
+                await waitFor(`the reason for ${what}`, () => why.test(s.log().slice(mark)), 5_000);
+        }
+        // A session needs a valid token on every request.
+        const sid = (await post(s.url, INIT, bearer(good))).headers.get("mcp-session-id");
+        assert.equal((await post(s.url, ping, { "mcp-session-id": sid })).status, 401);
+        assert.equal((await post(s.url, ping, { "mcp-session-id": sid, ...bearer(bad[3][1]) })).status, 401);
+        assert.equal((await post(s.url, ping, { "mcp-session-id": sid, ...bearer(good) })).status, 200);
+
+        // The SDK client with an access token, end to end.
+        const transport = new StreamableHTTPClientTransport(new URL(s.url), { requestInit: { headers: bearer(sign(ec, claims())) } });
+        const client = new Client({ name: "sdk-oauth", version: "0" }, { capabilities: {} });
+        await client.connect(transport);
+        const r = await client.callTool({ name: "run_code", arguments: { language: "sh", code: "echo with-jwt" } });
+        assert.equal(r.structuredContent.stdout, "with-jwt\n", text(r));
+        await client.close();
+
+        for (const [, token] of [...bad, ["", good]])
+                assert.ok(!s.log().includes(token.split(".")[2] || token), "no token in the log");
+        assert.ok(!s.log().includes(rsa.jwk.n.slice(0, 40)), "no key in the log");
+        assert.deepEqual(await stopProcess(s.proc), { code: 0, signal: null });
+        fs.rmSync(j.dir, { recursive: true, force: true });
+});
+
+test("tenants from a claim (--oauth-tenant-claim), beside --auth-tokens", { skip, timeout: 120_000 }, async () => {
+        const key = rsaKey("k");
+        const j = jwksFile([key]);
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "msp-mcp-tokens-"));
+        const TOKEN_C = "tok-carol-0123456789abcdef";
+        fs.writeFileSync(path.join(dir, "tokens"), `${TOKEN_C} alice\n`, { mode: 0o600 });
+        const s = await spawnHttpServer({ args: [...oauthArgs(j.file, ["--oauth-tenant-claim", "org"]),
+                                                 "--auth-tokens", path.join(dir, "tokens")] });
+        assert.match(s.log(), /bearer tokens and OAuth access tokens/);
+        // Two users of org alice, one of org bob: the tenant is the org, not the user.
+        const alice1 = sign(key, claims({ sub: "u1", org: "alice" })), alice2 = sign(key, claims({ sub: "u2", org: "alice" }));
+        const bob = sign(key, claims({ sub: "u1", org: "bob" }));
+        assert.equal((await post(s.url, INIT, bearer(sign(key, claims({ sub: "u1" }))))).status, 401, "no org claim");
+        const connect = async (token) => {
+                const transport = new StreamableHTTPClientTransport(new URL(s.url), { requestInit: { headers: bearer(token) } });
+                const client = new Client({ name: "tenant", version: "0" }, { capabilities: {} });
+                await client.connect(transport);
+                return { client, sid: transport.sessionId };
+        };
+        const tool = (c, name, args) => c.client.callTool({ name, arguments: args }, undefined, { timeout: 60_000 });
+        const a1 = await connect(alice1), a2 = await connect(alice2), b = await connect(bob), c = await connect(TOKEN_C);
+        const created = await tool(a1, "session_create", {});
+        const sid = created.structuredContent.session_id;
+        assert.ok(sid, text(created));
+        assert.ok(!(await tool(a1, "write_file", { session_id: sid, path: "secret.txt", content: "org alice" })).isError);
+        // Bob's org: not found. Alice's other user, and alice's static token: found.
+        const r = await tool(b, "read_file", { session_id: sid, path: "secret.txt" });
+        assert.ok(r.isError);
+        assert.match(text(r), /no such session/);
+        assert.deepEqual((await tool(b, "session_list", {})).structuredContent.sessions, []);
+        assert.equal((await tool(a2, "read_file", { session_id: sid, path: "secret.txt" })).structuredContent.content, "org alice");
+        assert.equal((await tool(c, "read_file", { session_id: sid, path: "secret.txt" })).structuredContent.content, "org alice");
+        // The HTTP session itself belongs to the tenant too.
+        assert.equal((await post(s.url, ping, { "mcp-session-id": a1.sid, ...bearer(bob) })).status, 404);
+        assert.equal((await post(s.url, ping, { "mcp-session-id": a1.sid, ...bearer(alice2) })).status, 200);
+        assert.ok(!(await tool(a1, "session_close", { session_id: sid })).isError);
+        for (const x of [a1, a2, b, c]) await x.client.close();
+        assert.deepEqual(await stopProcess(s.proc), { code: 0, signal: null });
+        fs.rmSync(j.dir, { recursive: true, force: true });
+        fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test("SIGHUP reloads the JWKS; a broken one keeps the keys", { skip, timeout: 60_000 }, async () => {
+        const k1 = rsaKey("k1"), k2 = ecKey("k2");
+        const j = jwksFile([k1]);
+        const s = await spawnHttpServer({ args: oauthArgs(j.file) });
+        const t1 = sign(k1, claims()), t2 = sign(k2, claims());
+        assert.equal((await post(s.url, INIT, bearer(t1))).status, 200);
+        assert.equal((await post(s.url, INIT, bearer(t2))).status, 401);
+        // Rotation: k2 in, k1 out.
+        j.write([k2]);
+        s.proc.kill("SIGHUP");
+        await waitFor("the reload", () => /OAuth keys reloaded from .*: 1/.test(s.log()), 10_000);
+        assert.equal((await post(s.url, INIT, bearer(t2))).status, 200);
+        assert.equal((await post(s.url, INIT, bearer(t1))).status, 401);
+        j.write("{\"keys\": [");
+        s.proc.kill("SIGHUP");
+        await waitFor("the refused reload", () => /OAuth keys not reloaded, the old ones stay: .*jwks\.json/.test(s.log()), 10_000);
+        assert.equal((await post(s.url, INIT, bearer(t2))).status, 200);
+        assert.deepEqual(await stopProcess(s.proc), { code: 0, signal: null });
+        fs.rmSync(j.dir, { recursive: true, force: true });
+});
+
+test("bad OAuth configurations are refused at start naming the problem; --check reports the mode", { skip, timeout: 120_000 }, async () => {
+        const stateDir = tmpStateDir();
+        const run = (args) => runSync(MSP_MCP, ["--state-dir", stateDir, "--runtime", MSP, "--listen", "127.0.0.1:0", ...args]);
+        const good = jwksFile([rsaKey("k"), ecKey("e")]);
+        const c = run(["--check", ...oauthArgs(good.file)]);
+        assert.match(c.stdout, new RegExp(`ok\\s+http oauth\\s+OAuth access tokens of ${ISSUER} for ${RESOURCE}: 2 keys in \\S+jwks\\.json, tenant from claim sub`));
+        assert.doesNotMatch(c.stdout, /warning\s+http auth/);
+        const small = rsaKey("small", 1024);
+        const cases = [
+                [["--oauth-issuer", ISSUER, "--oauth-jwks", good.file], /--resource URL is missing/],
+                [["--resource", RESOURCE], /--oauth-issuer URL is missing/],
+                [oauthArgs("https://auth.example/jwks"), /--oauth-jwks https:\/\/auth\.example\/jwks: msp-mcp reads the keys from a file, not a URL/],
+                [oauthArgs("/nonexistent/jwks.json"), /--oauth-jwks \/nonexistent\/jwks\.json: No such file/],
+                [["--oauth-issuer", ISSUER, "--oauth-jwks", good.file, "--resource", "https://sandbox.example/mcp#x"], /--resource https:\/\/sandbox\.example\/mcp#x: expected an http/],
+                [["--oauth-issuer", "auth.example", "--oauth-jwks", good.file, "--resource", RESOURCE], /--oauth-issuer auth\.example: expected an http/],
+                [[...oauthArgs(good.file), "--oauth-tenant-claim", "c".repeat(65)], /--oauth-tenant-claim "c{65}": expected a claim name of 1 to 64/],
+        ];
+        for (const [content, why] of [["not json", /jwks\.json: /],
+                                      [JSON.stringify({ nokeys: [] }), /expected a JWKS, an object with a "keys" array/],
+                                      [JSON.stringify({ keys: [small.jwk] }), /keys\[0\] \(kid small\): a 1024-bit RSA key \(at least 2048 bits\)/],
+                                      [JSON.stringify({ keys: [{ kty: "oct", k: "c2VjcmV0" }] }), /no signing key of a kind msp-mcp verifies/],
+                                      [JSON.stringify({ keys: [{ kty: "EC", crv: "P-256", x: "AA", y: "AA", kid: "e" }] }), /keys\[0\] \(kid e\): an EC key needs "x" and "y" of 32 bytes/],
+                                      [JSON.stringify({ keys: [{ kty: "RSA", e: "AQAB", kid: "r" }] }), /keys\[0\] \(kid r\): an RSA key needs "n" and "e"/]]) {
+                const j = jwksFile(content);
+                cases.push([oauthArgs(j.file), why]);
+        }
+        for (const [args, why] of cases) {
+                const r = run(args);
+                assert.equal(r.status, 1, `${args.join(" ")}: ${r.stderr}`);
+                assert.match(r.stderr, why);
+        }
+        // --check names the same problem.
+        assert.match(run(["--check", ...oauthArgs("/nonexistent/jwks.json")]).stdout, /MISSING\s+http oauth\s+--oauth-jwks \/nonexistent/);
+        // OAuth alone authenticates: a listener beyond loopback is allowed (checked, not started).
+        assert.doesNotMatch(runSync(MSP_MCP, ["--state-dir", stateDir, "--runtime", MSP, "--check", "--listen", "0.0.0.0:0",
+                                              ...oauthArgs(good.file)]).stdout, /warning\s+http auth/);
+        // A server that refused to start left nothing behind.
+        assert.deepEqual(fs.readdirSync(stateDir).filter((n) => n.startsWith("inst-")), []);
+        fs.rmSync(stateDir, { recursive: true, force: true });
+        fs.rmSync(good.dir, { recursive: true, force: true });
+});
