@@ -224,6 +224,7 @@ main(int argc, char **argv)
         ctx.rootless = rt_rootless_detect();
         ctx.caller_euid = geteuid();
         ctx.caller_egid = getegid();
+        ctx.setgroups_denied = ctx.rootless && rt_rootless_setgroups_denied();
         while ((c = getopt_long(argc, argv, "+hv", opts, NULL)) != -1) {
                 switch (c) {
                 case 'r': root_arg = optarg; break;

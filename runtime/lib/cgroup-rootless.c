@@ -8,7 +8,10 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "cgroup-internal.h"
@@ -146,6 +149,53 @@ systemd_user_root(char *buf, size_t bufsz)
         return 1;
 }
 
+/* The user's session bus, where its systemd manager listens: the unix path of
+ * $DBUS_SESSION_BUS_ADDRESS ("unix:path=P[,guid=...]"), else $XDG_RUNTIME_DIR/bus (where
+ * sd_bus_open_user and runc look). 0, or -ENOENT with why filled. */
+static int
+user_bus_path(char *buf, size_t bufsz, char *why, size_t whysz)
+{
+        const char *addr = getenv("DBUS_SESSION_BUS_ADDRESS");
+        const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+        if (addr && strncmp(addr, "unix:path=", 10) == 0) {
+                size_t n = strcspn(addr + 10, ",;");
+                if (n && n < bufsz) {
+                        memcpy(buf, addr + 10, n);
+                        buf[n] = '\0';
+                        return 0;
+                }
+        }
+        if (xdg && *xdg == '/' && (size_t) snprintf(buf, bufsz, "%s/bus", xdg) < bufsz)
+                return 0;
+        snprintf(why, whysz, "neither DBUS_SESSION_BUS_ADDRESS (a unix:path= address) nor "
+                 "XDG_RUNTIME_DIR is set");
+        return -ENOENT;
+}
+
+/* --systemd-cgroup run by a user: the cgroup belongs to the user's systemd manager (runc
+ * asks it over D-Bus). msp does not talk D-Bus; it makes the cgroup itself where that
+ * manager would, so it requires that one runs: its bus accepts a connection. 0, or
+ * -errno with why filled. */
+static int
+user_manager_reachable(char *why, size_t whysz)
+{
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        _cleanup_close_ int fd = -1;
+        int r = user_bus_path(sa.sun_path, sizeof sa.sun_path, why, whysz);
+
+        if (r < 0)
+                return r;
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        if (connect(fd, (struct sockaddr *) &sa, sizeof sa) == 0)
+                return 0;
+        r = -errno;
+        snprintf(why, whysz, "connect '%s': %s", sa.sun_path, strerror(-r));
+        return r;
+}
+
 int
 rt_cgroup_choose_path(const rt_ctx *ctx, const oci_linux *lx, const char *id, char *buf,
                       size_t bufsz, msp_err *err)
@@ -155,6 +205,11 @@ rt_cgroup_choose_path(const rt_ctx *ctx, const oci_linux *lx, const char *id, ch
         int r;
 
         buf[0] = '\0';
+        if (ctx->rootless && ctx->cgroup_manager == RT_CGROUP_SYSTEMD &&
+            (r = user_manager_reachable(why, sizeof why)) < 0)
+                return msp_err_set(err, -r, "--systemd-cgroup: rootless, the container's cgroup "
+                                   "is the user's systemd manager's, and none is reachable: %s "
+                                   "(no user manager runs: use --cgroup-manager cgroupfs)", why);
         if (!ctx->rootless || (path && *path && (*path == '/' || !strchr(path, ':'))))
                 return rt_cgroup_path_for(path, id, buf, bufsz, err);
         if (path && *path) {

@@ -26,6 +26,8 @@ typedef struct rt_ctx {
         bool rootless;
         uid_t caller_euid;              /* the caller's ids at startup, in its own namespace */
         gid_t caller_egid;
+        bool setgroups_denied;          /* the caller's user namespace says "deny" in
+                                         * /proc/self/setgroups (rootless.h) */
         bool systemd_cgroup;
         rt_cgroup_manager cgroup_manager;
         const char *argv0;

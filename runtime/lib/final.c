@@ -199,8 +199,8 @@ steps_identity(final_run *fr, msp_err *err)
         const oci_process *p = f->proc;
         int r;
 
-        r = rt_user_switch(&p->user, !f->in_userns || !f->linux_ ||
-                                          !rt_userns_setgroups_denied(f->ctx, f->linux_), err);
+        r = rt_user_switch(&p->user, rt_userns_setgroups_allowed(f->ctx, f->linux_, f->in_userns),
+                           err);
         if (r < 0)
                 return r;
         r = enter_cwd(fr, true, err);

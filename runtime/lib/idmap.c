@@ -39,6 +39,14 @@ rt_userns_setgroups_denied(const rt_ctx *ctx, const oci_linux *lx)
         return ctx->caller_euid != 0 && !rt_userns_needs_helpers(ctx, lx);
 }
 
+bool
+rt_userns_setgroups_allowed(const rt_ctx *ctx, const oci_linux *lx, bool in_userns)
+{
+        if (ctx->setgroups_denied)
+                return false;
+        return !in_userns || !lx || !rt_userns_setgroups_denied(ctx, lx);
+}
+
 static int
 format_map(const oci_id_mapping *m, size_t n, const char *sep, char *buf, size_t bufsz)
 {

@@ -42,6 +42,10 @@ bool rt_userns_needs_helpers(const rt_ctx *ctx, const oci_linux *lx);
  * rule); through newgidmap it stays "allow", as with runc. The final steps apply
  * supplementary groups only where it is allowed. */
 bool rt_userns_setgroups_denied(const rt_ctx *ctx, const oci_linux *lx);
+/* Whether a container process may call setgroups(2): not where the runtime's own user
+ * namespace says "deny" (every namespace made below it inherits that, and a process that
+ * stays in it is bound by it), nor in a new namespace rt_userns_setgroups_denied denies. */
+bool rt_userns_setgroups_allowed(const rt_ctx *ctx, const oci_linux *lx, bool in_userns);
 /* Write uid_map/gid_map of `pid`, itself or through the helpers. A mapping the helpers
  * refuse is an error naming the field, the mapping and the helper's message. */
 int rt_userns_write_maps(const rt_ctx *ctx, int procfd, pid_t pid, const oci_linux *lx,

@@ -1,8 +1,12 @@
 /* Rootless detection (rootless.h). */
 #include "rootless.h"
 
+#include <fcntl.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "macros.h"
 
 /* The inode of the initial user namespace (PROC_USER_INIT_INO). */
 #define RT_INIT_USERNS_INO 0xEFFFFFFDU
@@ -19,4 +23,15 @@ rt_rootless_detect(void)
         if (stat("/proc/self/ns/user", &st) < 0)
                 return false;
         return st.st_ino != RT_INIT_USERNS_INO;
+}
+
+bool
+rt_rootless_setgroups_denied(void)
+{
+        _cleanup_close_ int fd = open("/proc/self/setgroups", O_RDONLY | O_CLOEXEC);
+        char buf[16] = "";
+
+        if (fd < 0 || read(fd, buf, sizeof buf - 1) < 4)
+                return false;
+        return strncmp(buf, "deny", 4) == 0;
 }

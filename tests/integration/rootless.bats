@@ -467,3 +467,72 @@ JSON
         rl_msp delete "$CID"
         rl_assert_nothing_left "$CID"
 }
+
+# A user without subordinate ranges (msp-mcp's one-id fallback): the caller is root of a
+# user namespace the user made with only its own id mapped, so its setgroups says "deny",
+# and so does every namespace made in it (the kernel's rule). runc 1.1.5 then leaves
+# supplementary groups alone, and so does msp; additionalGids it cannot apply are refused
+# naming the field (runc runs without them).
+rl_one_id() {
+        rl_as unshare --user --map-root-user --mount "$@"
+}
+
+@test "rootless: in a user namespace of the user's one id (setgroups deny) run and exec work as with runc; additionalGids are refused naming the field" {
+        update_config '.linux.uidMappings = [{containerID: 0, hostID: 0, size: 1}] |
+                .linux.gidMappings = [{containerID: 0, hostID: 0, size: 1}]'
+        set_args /bin/sh -c 'cat /proc/self/setgroups; id -u; id -g'
+        run rl_one_id "$RL_MSP" run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$output" = "$(printf 'deny\n0\n0')" ]
+        rl_assert_nothing_left "$CID"
+        run rl_one_id /usr/sbin/runc run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$output" = "$(printf 'deny\n0\n0')" ]
+        # exec goes through the same final steps (one namespace of the user's for all of it)
+        set_args /bin/sleep 1000
+        run rl_one_id sh -c "m=$RL_MSP; \$m create -b $BUNDLE $CID && \$m start $CID &&
+                \$m exec $CID /bin/sh -c 'cat /proc/self/setgroups; id -u'; s=\$?;
+                \$m delete --force $CID; exit \$s" </dev/null
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$output" = "$(printf 'deny\n0')" ]
+        rl_assert_nothing_left "$CID"
+        update_config '.process.user.additionalGids = [0]'
+        set_args /bin/true
+        run rl_one_id "$RL_MSP" run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"process.user.additionalGids requested, but setgroups is denied in this user namespace"* ]]
+        rl_assert_nothing_left "$CID"
+}
+
+# --systemd-cgroup makes the container's cgroup the user's systemd manager's (runc asks it
+# over D-Bus). msp talks no D-Bus: it requires that the manager's bus answers, and none
+# runs here (PID 1 is not systemd).
+@test "rootless: --systemd-cgroup without a reachable user manager bus is refused naming why; nothing left (runc refuses too)" {
+        set_args /bin/true
+        for cgpath in "" "user.slice:libpod:$CID"; do
+                update_config ".linux.cgroupsPath = \"$cgpath\""
+                for flag in --systemd-cgroup "--cgroup-manager=systemd"; do
+                        run rl_msp "$flag" run -b "$BUNDLE" "$CID" </dev/null
+                        echo "$output"
+                        [ "$status" -ne 0 ]
+                        [[ "$output" == *"--systemd-cgroup: rootless, the container's cgroup is the user's systemd manager's, and none is reachable: connect '$RL_RUN/bus': No such file or directory"* ]]
+                        rl_assert_nothing_left "$CID"
+                done
+                run rl_runc --systemd-cgroup run -b "$BUNDLE" "$CID" </dev/null
+                echo "$output"
+                [ "$status" -ne 0 ]
+                [[ "$output" == *"systemd not running on this host, cannot use systemd cgroups manager"* ]]
+        done
+        # without DBUS_SESSION_BUS_ADDRESS and XDG_RUNTIME_DIR there is no bus to look for
+        run setpriv --reuid="$RL_UID" --regid="$RL_GID" --clear-groups --inh-caps=-all \
+                env -u XDG_RUNTIME_DIR -u DBUS_SESSION_BUS_ADDRESS "$RL_MSP" --root "$RL_RUN/msp" \
+                --systemd-cgroup run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"none is reachable: neither DBUS_SESSION_BUS_ADDRESS (a unix:path= address) nor XDG_RUNTIME_DIR is set"* ]]
+        rl_assert_nothing_left "$CID"
+}

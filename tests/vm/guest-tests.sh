@@ -16,6 +16,9 @@ n=0
 # output of passing tests is shown too.
 verbose=0
 grep -qw msp_vm_verbose=1 /proc/cmdline && verbose=1
+# MSP_VM_ONLY=WORD on the host puts msp_vm_only=WORD there: only the tests whose function
+# name contains WORD run (the others are reported as skipped).
+only=$(sed -n 's/.*msp_vm_only=\([^ ]*\).*/\1/p' /proc/cmdline)
 
 say() {
         echo "VMTAP $*"
@@ -77,6 +80,11 @@ usage_us() {
 }
 
 t() {
+        if [ -n "$only" ] && [ "${2#*"$only"}" = "$2" ]; then
+                n=$((n + 1))
+                say "ok $n - $1 # SKIP not selected by MSP_VM_ONLY=$only"
+                return
+        fi
         out=$( (set -e; "$2") 2>&1 )
         rc=$?
         for id in $(ls "$ROOT" 2>/dev/null); do
@@ -513,21 +521,19 @@ t_rootless_delegated() {
         as_user "$MSP" delete rl2
         [ ! -e "$RL_D/rl2" ]
         [ -z "$(ls "$W/xdg/msp")" ]
-        # podman's systemd form: below the user's manager (user@UID.service), as runc's
-        # systemd driver has that manager place it
+        # --systemd-cgroup: the cgroup would be the user's systemd manager's, and none
+        # runs in the guest (no bus at $XDG_RUNTIME_DIR/bus): refused, nothing made
         jq '.linux.cgroupsPath = "user.slice:libpod:rl3"' "$W/rl/config.json" >"$W/rl/c.json"
         mv "$W/rl/c.json" "$W/rl/config.json"
         chown $RL_UID:$RL_UID "$W/rl/config.json"
-        as_user "$MSP" --systemd-cgroup run -d -b "$W/rl" rl3 </dev/null >"$W/rl3.out" 2>&1 ||
-                { cat "$W/rl3.out"; false; }
-        pid=$(as_user "$MSP" state rl3 | jq -r .pid)
-        grep -qx "$pid" "$RL_D/user.slice/libpod-rl3.scope/cgroup.procs"
-        [ "$(cat "$RL_D/user.slice/libpod-rl3.scope/memory.max")" = 33554432 ]
-        as_user "$MSP" kill rl3 KILL
-        until_true 10 rl_stopped rl3
-        as_user "$MSP" delete rl3
-        [ ! -e "$RL_D/user.slice/libpod-rl3.scope" ]
-        rmdir "$RL_D/user.slice" "$RL_D/app.scope" "$RL_D"
+        rc=0
+        as_user "$MSP" --systemd-cgroup run -d -b "$W/rl" rl3 </dev/null >"$W/rl3.out" 2>&1 || rc=$?
+        cat "$W/rl3.out"
+        [ "$rc" -ne 0 ]
+        grep -q "none is reachable: connect '$W/xdg/bus'" "$W/rl3.out"
+        [ ! -e "$RL_D/user.slice" ]
+        [ -z "$(ls "$W/xdg/msp")" ]
+        rmdir "$RL_D/app.scope" "$RL_D"
 }
 
 # The runtime/lib unit tests that are mode-aware (OOM, pids, destroy, eBPF, freeze...),
@@ -567,7 +573,7 @@ else
         n=$((n + 1))
         say "ok $n - apparmor: a loaded profile confines the container's process # SKIP no apparmor_parser on the host (Debian package apparmor)"
 fi
-t "rootless: without delegation a limit is refused; with a delegated subtree the container's cgroup beside the user's scope (or, systemd form, below user@UID.service), limits, pause, delete" t_rootless_delegated
+t "rootless: without delegation a limit is refused; with a delegated subtree the container's cgroup beside the user's scope, limits, pause, delete; --systemd-cgroup refused without a user manager" t_rootless_delegated
 if [ -d /vm/unit ]; then
         t "runtime/lib unit tests in cgroup v2 mode" t_unit
 fi

@@ -16,7 +16,8 @@
 # Environment: MSP, MSP_HELPER (default: build/...), MSP_RT_UNIT_DIR (unit test binaries;
 # test-rt-cgroup*), MSP_VM_KERNEL (a vmlinuz), MSP_VM_TIMEOUT (seconds, default 420),
 # MSP_VM_LOG (keep the console log there), MSP_VM_VERBOSE=1 (show the output of passing
-# tests too). Missing qemu or kernel: `1..0 # SKIP`
+# tests too), MSP_VM_ONLY=WORD (run only the guest tests whose function name contains WORD,
+# e.g. rootless; the others are reported as skipped). Missing qemu or kernel: `1..0 # SKIP`
 # (contrib/install-deps.sh vm installs them).
 set -uo pipefail
 
@@ -108,7 +109,7 @@ start=$(date +%s)
 timeout -k 10 "$MSP_VM_TIMEOUT" qemu-system-x86_64 \
         -accel tcg -m 1024 -smp 2 -nographic -no-reboot -monitor none -nic none \
         -kernel "$kernel" -initrd "$work/initrd.gz" \
-        -append "console=ttyS0 cgroup_no_v1=all loglevel=1 panic=-1 msp_vm_verbose=${MSP_VM_VERBOSE:-0}" \
+        -append "console=ttyS0 cgroup_no_v1=all loglevel=1 panic=-1 msp_vm_verbose=${MSP_VM_VERBOSE:-0} msp_vm_only=${MSP_VM_ONLY:-}" \
         </dev/null >"$log" 2>&1
 qemu_rc=$?
 secs=$(( $(date +%s) - start ))
