@@ -142,6 +142,15 @@ mcp_audit_egress(mcp_server *srv, const char *run_id, mcp_proxy_event ev, const 
 }
 
 void
+mcp_audit_refused(mcp_server *srv, const char *tool, const char *reason)
+{
+        oci_jw *w = mcp_audit_begin_srv(srv, "quota_refused");
+        mcp_audit_str(w, "tool", tool);
+        mcp_audit_str(w, "reason", reason);
+        mcp_audit_end(audit_of(srv), w);
+}
+
+void
 mcp_audit_session(mcp_server *srv, const char *event, const mcp_session_info *info,
                   const char *session_id, const char *reason)
 {

@@ -1079,8 +1079,10 @@ mcp_server_admit(mcp_server *srv, const mcp_rpc_id *id, mcp_admit what)
 {
         char msg[256] = "";
         int r = srv->admit ? srv->admit(srv, what, msg, sizeof msg, srv->admit_data) : 0;
-        if (r < 0)
+        if (r < 0) {
+                mcp_audit_refused(srv, what == MCP_ADMIT_RUN ? "run_code" : "session_create", msg);
                 mcp_tool_error(srv, id, msg);
+        }
         return r;
 }
 

@@ -110,6 +110,8 @@ void mcp_audit_run_end(mcp_server *srv, mcp_run_audit *ra, mcp_outcome o, const 
                        const char *reason);
 void mcp_audit_egress(mcp_server *srv, const char *run_id, mcp_proxy_event ev, const char *host,
                       uint16_t port, const char *reason, uint64_t up, uint64_t down);
+/* A call the tenant's quota refused (reason: the tool error's text). */
+void mcp_audit_refused(mcp_server *srv, const char *tool, const char *reason);
 /* session_create (info) or session_close (session_id). */
 void mcp_audit_session(mcp_server *srv, const char *event, const mcp_session_info *info,
                        const char *session_id, const char *reason);

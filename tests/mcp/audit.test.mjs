@@ -149,7 +149,7 @@ test("HTTP: access lines with status, tenant and remote address; auth failures; 
         const TOKEN = "tok-audit-secret-0123456789", WRONG = "tok-audit-wrong-9876543210";
         const file = auditFile();
         const tokens = path.join(path.dirname(file), "tokens");
-        fs.writeFileSync(tokens, `${TOKEN} alice\n`, { mode: 0o600 });
+        fs.writeFileSync(tokens, `${TOKEN} alice sessions=1\n`, { mode: 0o600 });
         fs.chownSync(tokens, serverIds().uid, serverIds().gid);
         const s = await spawnHttpServer({ args: ["--audit-log", file, "--auth-tokens", tokens] });
         const post = (body, headers = {}) => fetch(s.url, { method: "POST", headers: { ...JSON_HEADERS, ...headers },
@@ -161,6 +161,19 @@ test("HTTP: access lines with status, tenant and remote address; auth failures; 
         assert.equal(init.status, 200);
         const body = await init.text();
         const sid = init.headers.get("mcp-session-id");
+        const auth = { "mcp-session-id": sid, authorization: `Bearer ${TOKEN}` };
+        assert.equal((await post({ jsonrpc: "2.0", method: "notifications/initialized" }, auth)).status, 202);
+        const tool = async (id, name, args) => {
+                const r = await post({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } }, auth);
+                assert.equal(r.status, 200);
+                return (await r.json()).result;
+        };
+        // The tenant's quota of one live session refuses the second.
+        const first = await tool(2, "session_create", {});
+        assert.ok(!first.isError, JSON.stringify(first));
+        const second = await tool(3, "session_create", {});
+        assert.equal(second.isError, true);
+        assert.ok(!(await tool(4, "session_close", { session_id: first.structuredContent.session_id })).isError);
         const del = await fetch(s.url, { method: "DELETE", headers: { "mcp-session-id": sid, authorization: `Bearer ${TOKEN}` } });
         assert.equal(del.status, 204);
         // The access line is written when libmicrohttpd reports the request complete.
@@ -172,7 +185,8 @@ test("HTTP: access lines with status, tenant and remote address; auth failures; 
         const lines = readAudit(file);
         const access = lines.filter((l) => l.event === "http");
         const statuses = access.map((l) => `${l.method} ${l.path} ${l.status}`);
-        assert.deepEqual(statuses, ["GET /healthz 200", "POST /mcp 401", "POST /mcp 401", "POST /mcp 200", "DELETE /mcp 204"]);
+        assert.deepEqual(statuses, ["GET /healthz 200", "POST /mcp 401", "POST /mcp 401", "POST /mcp 200", "POST /mcp 202",
+                                    "POST /mcp 200", "POST /mcp 200", "POST /mcp 200", "DELETE /mcp 204"]);
         for (const l of access) {
                 assert.match(l.time, TIME);
                 assert.equal(l.transport, "http");
@@ -185,7 +199,14 @@ test("HTTP: access lines with status, tenant and remote address; auth failures; 
         assert.equal(access[3].mcp_session, sid);
         assert.equal(access[3].bytes_out, Buffer.byteLength(body));
         assert.equal(access[3].bytes_in, Buffer.byteLength(JSON.stringify(INIT)));
-        assert.equal(access[4].mcp_session, sid);
+        assert.equal(access[8].mcp_session, sid);
+        const refused = lines.filter((l) => l.event === "quota_refused");
+        assert.equal(refused.length, 1);
+        assert.equal(refused[0].tool, "session_create");
+        assert.equal(refused[0].tenant, "alice");
+        assert.equal(refused[0].mcp_session, sid);
+        assert.match(refused[0].reason, /tenant alice has its quota of 1 live session/);
+        assert.deepEqual(lines.filter((l) => l.event.startsWith("session_")).map((l) => l.event), ["session_create", "session_close"]);
         const fails = lines.filter((l) => l.event === "auth_failure");
         assert.deepEqual(fails.map((l) => l.reason), ["no bearer token", "unknown token"]);
         assert.equal(fails[0].path, "/mcp");
