@@ -430,18 +430,19 @@ content_type_json(const char *ct)
 }
 
 /* "Authorization: Bearer TOKEN": a line of --auth-tokens, or a JWT of --oauth-issuer,
- * names the tenant; false and why without one (never the token). */
+ * names the tenant; false and err saying why without one (never the token). */
 static bool
-authenticate(http_exchange *x, bool *presented, char *why, size_t size)
+authenticate(http_exchange *x, bool *presented, msp_err *err)
 {
         mcp_http *h = x->http;
         *presented = false;
         if (!h->auth && !h->oauth)
                 return true;
         const char *a = header(x, MHD_HTTP_HEADER_AUTHORIZATION);
-        snprintf(why, size, "no bearer token");
-        if (!a || strncasecmp(a, "Bearer ", 7) != 0)
+        if (!a || strncasecmp(a, "Bearer ", 7) != 0) {
+                (void) msp_err_set(err, EACCES, "no bearer token");
                 return false;
+        }
         *presented = true;
         const char *token = a + 7;
         while (*token == ' ')
@@ -451,8 +452,11 @@ authenticate(http_exchange *x, bool *presented, char *why, size_t size)
                 snprintf(x->tenant, sizeof x->tenant, "%s", tenant);
                 return true;
         }
-        snprintf(why, size, "unknown token");
-        return h->oauth && mcp_oauth_verify(h->oauth, token, strlen(token), x->tenant, why, size) == 0;
+        if (!h->oauth) {
+                (void) msp_err_set(err, EACCES, "unknown token");
+                return false;
+        }
+        return mcp_oauth_verify(h->oauth, token, strlen(token), x->tenant, err) == 0;
 }
 
 /* The first call for a request: what can be decided from the headers. */
@@ -477,10 +481,10 @@ start(http_exchange *x, const char *url, const char *method)
         if (strcmp(url, ENDPOINT) != 0 && !metrics)
                 return mcp_http_reply(x, 404, "text/plain", "not found\n", 10, NULL);
         bool presented;
-        char why[160];
-        if (!authenticate(x, &presented, why, sizeof why)) {
-                mcp_log(h->log, MCP_LOG_NOTICE, "HTTP request refused (401): %s", why);
-                mcp_http_audit_auth(x, why);
+        msp_err why = { 0 };
+        if (!authenticate(x, &presented, &why)) {
+                mcp_log(h->log, MCP_LOG_NOTICE, "HTTP request refused (401): %s", why.msg);
+                mcp_http_audit_auth(x, why.msg);
                 return mcp_http_reply_unauthorized(x, presented);
         }
         const char *origin = header(x, "Origin");

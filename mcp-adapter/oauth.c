@@ -352,19 +352,6 @@ mcp_oauth_metadata(const mcp_oauth *o, size_t *ret_len)
 
 /* ---- tokens ---- */
 
-static int
-refuse(char *why, size_t size, const char *fmt, ...) _printf_(3, 4);
-
-static int
-refuse(char *why, size_t size, const char *fmt, ...)
-{
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, size, fmt, ap);
-        va_end(ap);
-        return -EACCES;
-}
-
 /* A base64url segment of JSON: its document. */
 static int
 decode_json(const char *seg, size_t len, oci_json_doc **ret)
@@ -384,22 +371,22 @@ decode_json(const char *seg, size_t len, oci_json_doc **ret)
 
 /* The key the header names (kid), or the only key for its algorithm; its alg in *ret_alg. */
 static const jwk *
-select_key(const mcp_oauth *o, const oci_json *head, jwt_alg_t *ret_alg, char *why, size_t size)
+select_key(const mcp_oauth *o, const oci_json *head, jwt_alg_t *ret_alg, msp_err *err)
 {
         const char *alg = member(head, "alg"), *kid = member(head, "kid"), *typ = member(head, "typ");
         jwt_alg_t a = alg ? jwt_str_alg(alg) : JWT_ALG_INVAL;
         if (oci_json_get(head, "crit")) {
-                refuse(why, size, "the token's header has \"crit\" extensions");
+                msp_err_set(err, EACCES, "the token's header has \"crit\" extensions");
                 return NULL;
         }
         /* libjwt 1.10 verifies no other type (RFC 9068's at+jwt included). */
         if (typ && strcasecmp(typ, "JWT") != 0) {
-                refuse(why, size, "typ %.16s is not accepted (only JWT)", typ);
+                msp_err_set(err, EACCES, "typ %.16s is not accepted (only JWT)", typ);
                 return NULL;
         }
         if (a == JWT_ALG_INVAL || a == JWT_ALG_NONE || a == JWT_ALG_HS256 || a == JWT_ALG_HS384 ||
             a == JWT_ALG_HS512) {
-                refuse(why, size, "alg %.16s is not accepted", alg ? alg : "(none given)");
+                msp_err_set(err, EACCES, "alg %.16s is not accepted", alg ? alg : "(none given)");
                 return NULL;
         }
         const jwk *found = NULL;
@@ -415,9 +402,9 @@ select_key(const mcp_oauth *o, const oci_json *head, jwt_alg_t *ret_alg, char *w
                 matches++;
         }
         if (!found)
-                refuse(why, size, kid ? "no %s key with the token's kid" : "no %s key", alg);
+                msp_err_set(err, EACCES, kid ? "no %s key with the token's kid" : "no %s key", alg);
         else if (!kid && matches > 1)
-                refuse(why, size, "the token names no kid and %zu keys could verify it", matches);
+                msp_err_set(err, EACCES, "the token names no kid and %zu keys could verify it", matches);
         *ret_alg = a;
         return found && (kid || matches == 1) ? found : NULL;
 }
@@ -452,28 +439,27 @@ audience_has(const oci_json *aud, const char *resource)
 }
 
 static int
-check_claims(const mcp_oauth *o, const oci_json *c, char tenant[MCP_TENANT_MAX + 1], char *why,
-             size_t size)
+check_claims(const mcp_oauth *o, const oci_json *c, char tenant[MCP_TENANT_MAX + 1], msp_err *err)
 {
         const char *iss = member(c, "iss");
         if (!iss || strcmp(iss, o->issuer) != 0)
-                return refuse(why, size, "iss is not --oauth-issuer");
+                return msp_err_set(err, EACCES, "iss is not --oauth-issuer");
         const oci_json *aud = oci_json_get(c, "aud");
         if (!aud || !audience_has(aud, o->resource))
-                return refuse(why, size, "aud does not name --resource");
+                return msp_err_set(err, EACCES, "aud does not name --resource");
         double exp = 0, nbf = 0, now = (double) time(NULL);
         bool has_exp, has_nbf;
         if (!numeric_date(c, "exp", &exp, &has_exp) || !has_exp)
-                return refuse(why, size, "exp is missing or not a number");
+                return msp_err_set(err, EACCES, "exp is missing or not a number");
         if (now > exp + LEEWAY_S)
-                return refuse(why, size, "the token expired %.0f s ago", now - exp);
+                return msp_err_set(err, EACCES, "the token expired %.0f s ago", now - exp);
         if (!numeric_date(c, "nbf", &nbf, &has_nbf))
-                return refuse(why, size, "nbf is not a number");
+                return msp_err_set(err, EACCES, "nbf is not a number");
         if (has_nbf && now + LEEWAY_S < nbf)
-                return refuse(why, size, "the token is not valid before %.0f s from now", nbf - now);
+                return msp_err_set(err, EACCES, "the token is not valid before %.0f s from now", nbf - now);
         const char *t = member(c, o->claim);
         if (!t || !mcp_tenant_valid(t))
-                return refuse(why, size, "claim %s is missing or not a tenant name (1 to %d of A-Z a-z 0-9 . _ -)",
+                return msp_err_set(err, EACCES, "claim %s is missing or not a tenant name (1 to %d of A-Z a-z 0-9 . _ -)",
                               o->claim, MCP_TENANT_MAX);
         snprintf(tenant, MCP_TENANT_MAX + 1, "%s", t);
         return 0;
@@ -481,31 +467,31 @@ check_claims(const mcp_oauth *o, const oci_json *c, char tenant[MCP_TENANT_MAX +
 
 int
 mcp_oauth_verify(const mcp_oauth *o, const char *token, size_t len, char tenant[MCP_TENANT_MAX + 1],
-                 char *why, size_t size)
+                 msp_err *err)
 {
         const char *dot1 = memchr(token, '.', len);
         const char *dot2 = dot1 ? memchr(dot1 + 1, '.', len - (size_t) (dot1 + 1 - token)) : NULL;
         if (len > TOKEN_MAX || !dot2 || memchr(dot2 + 1, '.', len - (size_t) (dot2 + 1 - token)))
-                return refuse(why, size, "not a JWT (three base64url parts)");
+                return msp_err_set(err, EACCES, "not a JWT (three base64url parts)");
         _cleanup_json_doc_ oci_json_doc *head = NULL;
         if (decode_json(token, (size_t) (dot1 - token), &head) < 0)
-                return refuse(why, size, "the token's header is not base64url JSON");
+                return msp_err_set(err, EACCES, "the token's header is not base64url JSON");
         jwt_alg_t alg;
-        const jwk *key = select_key(o, oci_json_doc_root(head), &alg, why, size);
+        const jwk *key = select_key(o, oci_json_doc_root(head), &alg, err);
         if (!key)
                 return -EACCES;
         jwt_t *jwt = NULL;
         if (jwt_decode(&jwt, token, (const unsigned char *) key->pem, (int) key->pem_len) != 0 || !jwt)
-                return refuse(why, size, "the signature does not verify");
+                return msp_err_set(err, EACCES, "the signature does not verify");
         char *claims = jwt_get_alg(jwt) == alg ? jwt_get_grants_json(jwt, NULL) : NULL;
         jwt_free(jwt);
         if (!claims)
-                return refuse(why, size, "the signature does not verify");
+                return msp_err_set(err, EACCES, "the signature does not verify");
         _cleanup_json_doc_ oci_json_doc *doc = NULL;
-        msp_err err = { 0 };
-        int r = oci_json_parse_limits("claims", claims, strlen(claims), TOKEN_MAX, TOKEN_MAX, &doc, &err);
+        msp_err jerr = { 0 };
+        int r = oci_json_parse_limits("claims", claims, strlen(claims), TOKEN_MAX, TOKEN_MAX, &doc, &jerr);
         free(claims);
         if (r < 0 || oci_json_type_of(oci_json_doc_root(doc)) != OCI_JSON_OBJECT)
-                return refuse(why, size, "the claims are not a JSON object");
-        return check_claims(o, oci_json_doc_root(doc), tenant, why, size);
+                return msp_err_set(err, EACCES, "the claims are not a JSON object");
+        return check_claims(o, oci_json_doc_root(doc), tenant, err);
 }

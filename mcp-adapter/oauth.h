@@ -23,10 +23,10 @@ mcp_oauth *mcp_oauth_free(mcp_oauth *oauth);
 /* The keys of the JWKS that can verify tokens. */
 size_t mcp_oauth_key_count(const mcp_oauth *oauth);
 
-/* 0 and the tenant of a valid token (len bytes, NUL-terminated); -EACCES and why it is
- * not (never the token). */
+/* 0 and the tenant of a valid token (len bytes, NUL-terminated); -EACCES and err saying
+ * why it is not (never the token). */
 int mcp_oauth_verify(const mcp_oauth *oauth, const char *token, size_t len,
-                     char tenant[MCP_TENANT_MAX + 1], char *why, size_t size);
+                     char tenant[MCP_TENANT_MAX + 1], msp_err *err);
 
 /* RFC 9728: where the metadata is (WWW-Authenticate's resource_metadata), whether a
  * request path is one it is served at, and the document (JSON). */

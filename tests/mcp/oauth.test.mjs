@@ -69,7 +69,8 @@ const oauthArgs = (jwks, extra = []) => ["--oauth-issuer", ISSUER, "--oauth-jwks
 test("metadata (RFC 9728), the 401 challenge, RS256 and ES256 tokens, every bad token refused", { skip, timeout: 60_000 }, async () => {
         const rsa = rsaKey("r1"), ec = ecKey("e1"), other = rsaKey("r1");
         const j = jwksFile([rsa, ec, { kty: "oct", k: "c2VjcmV0", kid: "h1" }, { ...rsaKey("enc").jwk, use: "enc" }]);
-        const s = await spawnHttpServer({ args: oauthArgs(j.file) });
+        const audit = path.join(j.dir, "audit.jsonl");
+        const s = await spawnHttpServer({ args: [...oauthArgs(j.file), "--audit-log", audit] });
         assert.match(s.log(), /OAuth access tokens/);
         const base = s.url.replace(/\/mcp$/, "");
         const expected = { resource: RESOURCE, authorization_servers: [ISSUER], bearer_methods_supported: ["header"],
@@ -146,6 +147,15 @@ test("metadata (RFC 9728), the 401 challenge, RS256 and ES256 tokens, every bad 
         for (const [, token] of [...bad, ["", good]])
                 assert.ok(!s.log().includes(token.split(".")[2] || token), "no token in the log");
         assert.ok(!s.log().includes(rsa.jwk.n.slice(0, 40)), "no key in the log");
+        // The audit log's auth_failure lines give the same reasons, and no token either.
+        const lines = fs.readFileSync(audit, "utf8").split("\n").filter((l) => l).map((l) => JSON.parse(l));
+        const reasons = lines.filter((l) => l.event === "auth_failure").map((l) => l.reason);
+        assert.equal(reasons[0], "no bearer token");
+        assert.ok(reasons.includes("aud does not name --resource"), reasons.join(" | "));
+        assert.ok(reasons.some((r) => /^the token expired \d+ s ago$/.test(r)), reasons.join(" | "));
+        assert.ok(!fs.readFileSync(audit, "utf8").includes(good.split(".")[2]), "no token in the audit log");
+        const tenants = lines.filter((l) => l.event === "http" && l.path === "/mcp" && l.status === 200).map((l) => l.tenant);
+        assert.ok(tenants.length > 0 && tenants.every((t) => t === "alice"), tenants.join(" "));
         assert.deepEqual(await stopProcess(s.proc), { code: 0, signal: null });
         fs.rmSync(j.dir, { recursive: true, force: true });
 });
