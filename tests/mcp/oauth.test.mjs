@@ -53,13 +53,14 @@ function jwksFile(keys) {
 const b64 = (b) => Buffer.from(b).toString("base64url");
 const now = () => Math.floor(Date.now() / 1000);
 
-// A JWT signed with key (RS256: PKCS#1 v1.5; ES256: R||S as JWS wants).
+// A JWT signed with key (RS*: PKCS#1 v1.5; ES*: R||S as JWS wants).
 function sign(key, claims, header = {}) {
         const h = { alg: key.alg, typ: "JWT", kid: key.kid, ...header };
         const input = `${b64(JSON.stringify(h))}.${b64(JSON.stringify(claims))}`;
-        const sig = key.alg === "ES256"
-                ? crypto.sign("sha256", Buffer.from(input), { key: key.privateKey, dsaEncoding: "ieee-p1363" })
-                : crypto.sign("sha256", Buffer.from(input), key.privateKey);
+        const hash = `sha${h.alg.slice(2)}`;
+        const sig = h.alg.startsWith("ES")
+                ? crypto.sign(hash, Buffer.from(input), { key: key.privateKey, dsaEncoding: "ieee-p1363" })
+                : crypto.sign(hash, Buffer.from(input), key.privateKey);
         return `${input}.${b64(sig)}`;
 }
 
@@ -200,6 +201,35 @@ test("tenants from a claim (--oauth-tenant-claim), beside --auth-tokens", { skip
         assert.deepEqual(await stopProcess(s.proc), { code: 0, signal: null });
         fs.rmSync(j.dir, { recursive: true, force: true });
         fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test("tokens without kid, RS384 with a key that names no alg, a resource without a path", { skip, timeout: 60_000 }, async () => {
+        const rsa = rsaKey("r"), ec = ecKey("e"), rsa2 = rsaKey("r2");
+        const j = jwksFile([{ ...rsa.jwk, kid: undefined, alg: undefined }, { ...ec.jwk, kid: undefined }]);
+        const resource = "https://sandbox.example";
+        const s = await spawnHttpServer({ args: ["--oauth-issuer", ISSUER, "--oauth-jwks", j.file, "--resource", resource] });
+        const base = s.url.replace(/\/mcp$/, "");
+        assert.equal((await fetch(`${base}/.well-known/oauth-protected-resource`).then((r) => r.json())).resource, resource);
+        const none = await post(s.url, INIT);
+        assert.equal(none.headers.get("www-authenticate"),
+                     `Bearer realm="msp-mcp", resource_metadata="${resource}/.well-known/oauth-protected-resource"`);
+        const c = claims({ aud: resource });
+        // One key of each kind: a token without kid finds it.
+        for (const t of [sign(rsa, c, { kid: undefined }), sign(ec, c, { kid: undefined }),
+                         sign({ ...rsa, alg: "RS384" }, c, { kid: undefined })])
+                assert.equal((await post(s.url, INIT, bearer(t))).status, 200);
+        // Two RSA keys: a token without kid names neither.
+        j.write([{ ...rsa.jwk, kid: undefined }, rsa2]);
+        s.proc.kill("SIGHUP");
+        await waitFor("the reload", () => /OAuth keys reloaded from .*: 2/.test(s.log()), 10_000);
+        const mark = s.log().length;
+        assert.equal((await post(s.url, INIT, bearer(sign(rsa, c, { kid: undefined })))).status, 401);
+        await waitFor("the reason", () => /the token names no kid and 2 keys could verify it/.test(s.log().slice(mark)), 5_000);
+        assert.equal((await post(s.url, INIT, bearer(sign(rsa2, c)))).status, 200, "with its kid it does");
+        // A key bound to RS256 verifies no RS384 token.
+        assert.equal((await post(s.url, INIT, bearer(sign({ ...rsa2, alg: "RS384" }, c)))).status, 401);
+        assert.deepEqual(await stopProcess(s.proc), { code: 0, signal: null });
+        fs.rmSync(j.dir, { recursive: true, force: true });
 });
 
 test("SIGHUP reloads the JWKS; a broken one keeps the keys", { skip, timeout: 60_000 }, async () => {
