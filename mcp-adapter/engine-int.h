@@ -76,6 +76,8 @@ struct mcp_engine {
         mcp_run *qhead, **qtail;
         unsigned n_running, n_queued;
         mcp_runlogs logs;
+        mcp_resolver *resolver;         /* the egress proxies' (resolver.h), from the first
+                                         * allowlist run */
         bool rootfs_mounted[MCP_ROOTFS_MAX];    /* <inst>/rootfs-<i>: overlay of cfg->rootfs[i] */
 };
 

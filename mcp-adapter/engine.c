@@ -630,6 +630,7 @@ mcp_engine_free(mcp_engine *e)
                 run->runner.run = run->runner.killer = run->runner.deleter = NULL;
                 run_cleanup(run);
         }
+        e->resolver = mcp_resolver_free(e->resolver);
         e->sessions = e->sessions ? mcp_sessions_free(e->sessions) : NULL;
         e->seccomp = e->seccomp ? oci_json_doc_free(e->seccomp) : NULL;
         e->landlock = e->landlock ? oci_json_doc_free(e->landlock) : NULL;

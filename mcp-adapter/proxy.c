@@ -1,6 +1,6 @@
 /* The egress proxy of one run (see proxy.h). Each client connection goes through:
  * head (read and parse the request) -> check (policy, limits) -> resolve (pin, literal,
- * or the resolver child) -> connect (each acceptable address in turn) -> relay (both
+ * or the resolver helper) -> connect (each acceptable address in turn) -> relay (both
  * directions until both are shut, an error, a limit, or the idle timeout). */
 #include "proxy.h"
 
@@ -24,7 +24,7 @@
 #include "proxy-http.h"
 
 #define BUF_SIZE 65536
-#define MAX_ADDRS 8
+#define MAX_ADDRS MCP_RESOLVER_MAX_ADDRS
 #define MAX_CLIENTS 256         /* connections open at once, whatever their state */
 
 typedef enum { ST_HEAD, ST_RESOLVING, ST_CONNECTING, ST_RELAY } conn_state;
@@ -37,18 +37,12 @@ typedef struct pipe_buf {
         uint64_t total;                 /* bytes for the far side (c2u: the forwarded head too) */
 } pipe_buf;
 
-/* What the resolver child writes: up to MAX_ADDRS of these, then EOF. */
-typedef struct resolved {
-        sa_family_t family;
-        unsigned char addr[16];
-} resolved;
-
 typedef struct conn {
         mcp_proxy *p;
         struct conn *prev, *next;
         conn_state state;
-        int cfd, ufd, rfd;              /* client, upstream, resolver pipe */
-        pid_t rpid;
+        int cfd, ufd;                   /* client, upstream */
+        uint64_t lookup;                /* the resolver's ticket while ST_RESOLVING */
         uint32_t cev, uev;              /* registered interest; 0: not registered */
         mcp_proxy_request req;
         bool pinned;
@@ -178,14 +172,8 @@ conn_free(conn *c)
         mcp_proxy *p = c->p;
         interest(c, c->cfd, &c->cev, 0, NULL);
         interest(c, c->ufd, &c->uev, 0, NULL);
-        if (c->rfd >= 0) {
-                mcp_loop_del_io(p->loop, c->rfd);
-                close(c->rfd);
-        }
-        if (c->rpid > 0) {
-                (void) kill(c->rpid, SIGKILL);
-                (void) waitpid(c->rpid, NULL, 0);
-        }
+        if (c->state == ST_RESOLVING)
+                mcp_resolver_cancel(p->conf.resolver, c->lookup);
         if (c->cfd >= 0)
                 close(c->cfd);
         if (c->ufd >= 0)
@@ -425,54 +413,13 @@ resolved_now(conn *c)
 
 /* ---- resolve ---- */
 
-_noreturn_ static void
-resolver_child(const char *host, int fd)
+static void
+on_resolved(const struct sockaddr_storage *addrs, size_t n, void *data)
 {
-        struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_family = AF_UNSPEC };
-        struct addrinfo *res = NULL;
-        resolved out[MAX_ADDRS];
-        size_t n = 0;
-        if (getaddrinfo(host, NULL, &hints, &res) == 0)
-                for (struct addrinfo *a = res; a && n < MAX_ADDRS; a = a->ai_next) {
-                        out[n] = (resolved) { .family = (sa_family_t) a->ai_family };
-                        if (a->ai_family == AF_INET)
-                                memcpy(out[n++].addr,
-                                       &((struct sockaddr_in *) a->ai_addr)->sin_addr, 4);
-                        else if (a->ai_family == AF_INET6)
-                                memcpy(out[n++].addr,
-                                       &((struct sockaddr_in6 *) a->ai_addr)->sin6_addr, 16);
-                }
-        (void) !write(fd, out, n * sizeof out[0]);
-        _exit(0);
-}
-
-static int
-on_resolved(mcp_loop *l, int fd, uint32_t events, void *data)
-{
-        (void) l;
-        (void) events;
         conn *c = data;
-        resolved in[MAX_ADDRS];
-        ssize_t n = read(fd, in, sizeof in);    /* one write of < PIPE_BUF: all or nothing */
-        if (n < 0 && errno == EAGAIN)
-                return 0;
-        mcp_loop_del_io(c->p->loop, fd);
-        close(fd);
-        c->rfd = -1;
-        (void) waitpid(c->rpid, NULL, 0);
-        c->rpid = 0;
-        c->n_addrs = 0;
-        for (ssize_t i = 0; n > 0 && i < n / (ssize_t) sizeof in[0]; i++) {
-                struct sockaddr_storage *ss = &c->addrs[c->n_addrs++];
-                memset(ss, 0, sizeof *ss);
-                ss->ss_family = in[i].family;
-                if (in[i].family == AF_INET)
-                        memcpy(&((struct sockaddr_in *) ss)->sin_addr, in[i].addr, 4);
-                else
-                        memcpy(&((struct sockaddr_in6 *) ss)->sin6_addr, in[i].addr, 16);
-        }
+        c->n_addrs = n;
+        memcpy(c->addrs, addrs, n * sizeof addrs[0]);
         resolved_now(c);
-        return 0;
 }
 
 static void
@@ -498,28 +445,11 @@ resolve(conn *c)
                 resolved_now(c);
                 return;
         }
-        int fds[2];
-        if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0) {
-                refuse(c, 502, "resolver: no pipe", false);
-                return;
-        }
-        pid_t pid = fork();
-        if (pid == 0) {
-                close(fds[0]);
-                resolver_child(c->req.host, fds[1]);
-        }
-        close(fds[1]);
-        if (pid < 0 || mcp_loop_add_io(p->loop, fds[0], EPOLLIN, on_resolved, c) < 0) {
-                close(fds[0]);
-                if (pid > 0) {
-                        (void) kill(pid, SIGKILL);
-                        (void) waitpid(pid, NULL, 0);
-                }
+        if (!p->conf.resolver ||
+            mcp_resolver_ask(p->conf.resolver, c->req.host, on_resolved, c, &c->lookup) < 0) {
                 refuse(c, 502, "resolver: could not start", false);
                 return;
         }
-        c->rfd = fds[0];
-        c->rpid = pid;
         c->state = ST_RESOLVING;
 }
 
@@ -656,7 +586,7 @@ on_accept(mcp_loop *l, int fd, uint32_t events, void *data)
                         close(cfd);
                         continue;
                 }
-                *c = (conn) { .p = p, .cfd = cfd, .ufd = -1, .rfd = -1, .cev = EPOLLIN,
+                *c = (conn) { .p = p, .cfd = cfd, .ufd = -1, .cev = EPOLLIN,
                               .c2u = { .data = buf, .cap = BUF_SIZE },
                               .last_active = mcp_now_usec(), .next = p->conns };
                 if (p->conns)

@@ -3,8 +3,8 @@
  * the sandbox's init hands over (egress-listener.h). Owner: proxy.c.
  *
  * Each request is checked against the run's policy (proxy-policy.h), its name resolved by
- * a short-lived resolver child (the system resolver, so /etc/hosts counts, without
- * blocking the loop) or taken from a pin (--resolve HOST=ADDR), and every resolved address
+ * msp-mcp's resolver helper (resolver.h: the system resolver, so /etc/hosts counts,
+ * without blocking the loop) or taken from a pin (--resolve HOST=ADDR), and every resolved address
  * that is loopback, private, link-local, multicast or a metadata address is refused unless
  * it came from a pin. Per run: at most max_conns requests let through to resolution and
  * connect (whether or not they get connected) and max_bytes relayed
@@ -21,6 +21,7 @@
 #include "err.h"
 #include "loop.h"
 #include "proxy-policy.h"
+#include "resolver.h"
 
 typedef struct mcp_proxy_pin {
         char host[MCP_EGRESS_HOST_MAX + 1];     /* lower case */
@@ -35,6 +36,8 @@ typedef struct mcp_proxy_conf {
         const mcp_egress_policy *policy;        /* outlives the proxy */
         const mcp_proxy_pin *pins;
         size_t n_pins;
+        mcp_resolver *resolver;                 /* outlives the proxy; NULL: names other
+                                                 * than pins do not resolve */
         unsigned max_conns;
         uint64_t max_bytes;
         uint64_t idle_ms;
@@ -60,7 +63,7 @@ typedef struct mcp_proxy mcp_proxy;
  * the run without a proxy. fn may be NULL. */
 int mcp_proxy_new(mcp_loop *loop, int handover_fd, const mcp_proxy_conf *conf,
                   mcp_proxy_event_fn fn, void *data, mcp_proxy **ret, msp_err *err);
-/* Closes every connection (their events emitted; resolver children killed and reaped) and
+/* Closes every connection (their events emitted; their lookups cancelled) and
  * accepts no more; the denied list and the byte count stay. */
 void mcp_proxy_shutdown(mcp_proxy *p);
 /* mcp_proxy_shutdown(), then frees. */

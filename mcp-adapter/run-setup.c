@@ -109,8 +109,10 @@ make_proxy(mcp_run *run, int bfd, int cfd, unsigned host_gid, char *sock_path, s
             fchmodat(bfd, "proxy.sock", 0660, 0) < 0)
                 return msp_err_sys(err, errno, "egress proxy: chown 'proxy.sock'");
         snprintf(sock_path, size, "%s/proxy.sock", run->bundle);
+        if (!e->resolver && (r = mcp_resolver_new(e->loop, &e->resolver, err)) < 0)
+                return r;
         mcp_proxy_conf conf = { .policy = &run->allow, .pins = e->cfg->resolve,
-                                .n_pins = e->cfg->n_resolve,
+                                .n_pins = e->cfg->n_resolve, .resolver = e->resolver,
                                 .max_conns = e->cfg->network_max_conns,
                                 .max_bytes = e->cfg->network_max_bytes,
                                 .idle_ms = e->cfg->network_idle_ms };

@@ -67,6 +67,7 @@ upstream_serve(int lfd, size_t extra)
 typedef struct world {
         mcp_loop *loop;
         mcp_proxy *proxy;
+        mcp_resolver *resolver;
         mcp_egress_policy policy;
         mcp_proxy_pin pin;
         pid_t upstream;
@@ -122,7 +123,10 @@ world_up(world *w, unsigned max_conns, uint64_t max_bytes, uint64_t idle_ms, siz
         if (mcp_proxy_pin_parse("pinned.test=127.0.0.1", &w->pin, &err) < 0 ||
             mcp_loop_new(&w->loop) < 0)
                 return -EINVAL;
+        if (mcp_resolver_new(w->loop, &w->resolver, &err) < 0)
+                return -ENOMEM;
         mcp_proxy_conf conf = { .policy = &w->policy, .pins = &w->pin, .n_pins = 1,
+                                .resolver = w->resolver,
                                 .max_conns = max_conns, .max_bytes = max_bytes,
                                 .idle_ms = idle_ms };
         int r = mcp_proxy_new(w->loop, lfd, &conf, on_event, w, &w->proxy, &err);
@@ -137,6 +141,7 @@ static void
 world_down(world *w)
 {
         mcp_proxy_free(w->proxy);
+        mcp_resolver_free(w->resolver);
         mcp_loop_free(w->loop);
         mcp_egress_policy_done(&w->policy);
         kill(w->upstream, SIGKILL);

@@ -1,0 +1,147 @@
+/* mcp-adapter/resolver.c in a real loop: `localhost` resolves through /etc/hosts to a
+ * loopback address, many lookups at once all get their answer from one helper that stays
+ * (forked once), a cancelled lookup gets no callback, a name that does not resolve gets no
+ * address, the helper holds none of the test's fds and runs as nobody when the test is
+ * root, and a killed helper fails the pending lookups and is started again by the next. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../unit/tap.h"
+#include "loop.h"
+#include "resolver.h"
+
+typedef struct answers {
+        mcp_loop *loop;
+        int called, loopback, empty, waiting;
+} answers;
+
+static void
+on_answer(const struct sockaddr_storage *addrs, size_t n, void *data)
+{
+        answers *a = data;
+        a->called++;
+        if (n == 0)
+                a->empty++;
+        for (size_t i = 0; i < n; i++) {
+                const struct sockaddr_in *v4 = (const struct sockaddr_in *) &addrs[i];
+                const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *) &addrs[i];
+                if ((addrs[i].ss_family == AF_INET && ntohl(v4->sin_addr.s_addr) == INADDR_LOOPBACK) ||
+                    (addrs[i].ss_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr))) {
+                        a->loopback++;
+                        break;
+                }
+        }
+        if (--a->waiting == 0)
+                mcp_loop_exit(a->loop, 0);
+}
+
+static int
+on_deadline(mcp_loop *l, void *data)
+{
+        (void) data;
+        mcp_loop_exit(l, -ETIMEDOUT);
+        return 0;
+}
+
+static int
+wait_answers(answers *a)
+{
+        mcp_timer *t = NULL;
+        mcp_loop_add_timer(a->loop, 20 * 1000000, on_deadline, NULL, &t);
+        int r = mcp_loop_run(a->loop);
+        mcp_timer_cancel(a->loop, t);
+        return r;
+}
+
+static long
+status_field(pid_t pid, const char *field)
+{
+        char path[64], line[256];
+        snprintf(path, sizeof path, "/proc/%d/status", (int) pid);
+        FILE *f = fopen(path, "re");
+        long v = -1;
+        while (f && fgets(line, sizeof line, f))
+                if (strncmp(line, field, strlen(field)) == 0)
+                        v = strtol(line + strlen(field), NULL, 10);
+        if (f)
+                fclose(f);
+        return v;
+}
+
+/* fds the helper holds besides 0-2 and its socket (fd 3). */
+static int
+helper_extra_fds(pid_t pid)
+{
+        int n = 0;
+        for (int fd = 4; fd < 64; fd++) {
+                char path[64];
+                snprintf(path, sizeof path, "/proc/%d/fd/%d", (int) pid, fd);
+                n += access(path, F_OK) == 0;
+        }
+        return n;
+}
+
+TEST(lookups)
+{
+        mcp_loop *loop = NULL;
+        mcp_resolver *r = NULL;
+        msp_err err = { 0 };
+        ASSERT_OK(mcp_loop_new(&loop));
+        ASSERT_OK_ERR(mcp_resolver_new(loop, &r, &err), err);
+        ASSERT_EQ_INT(mcp_resolver_pid(r), 0);
+        int canary = open("/dev/null", O_RDONLY);       /* not CLOEXEC: still not the helper's */
+        answers a = { .loop = loop };
+        uint64_t t, cancelled;
+        for (int i = 0; i < 40; i++) {
+                ASSERT_OK(mcp_resolver_ask(r, "localhost", on_answer, &a, &t));
+                a.waiting++;
+        }
+        ASSERT_OK(mcp_resolver_ask(r, "localhost", on_answer, &a, &cancelled));
+        mcp_resolver_cancel(r, cancelled);
+        ASSERT_OK(mcp_resolver_ask(r, "no-such-name.invalid", on_answer, &a, &t));
+        a.waiting++;
+        pid_t pid = mcp_resolver_pid(r);
+        ASSERT_TRUE(pid > 0);
+        ASSERT_OK(wait_answers(&a));
+        ASSERT_EQ_INT(a.called, 41);
+        ASSERT_EQ_INT(a.loopback, 40);
+        ASSERT_EQ_INT(a.empty, 1);
+        ASSERT_EQ_INT(mcp_resolver_pid(r), pid);
+        ASSERT_EQ_INT(helper_extra_fds(pid), 0);
+        if (geteuid() == 0) {
+                ASSERT_EQ_INT(status_field(pid, "Uid:"), 65534);
+                ASSERT_EQ_INT(status_field(pid, "Gid:"), 65534);
+        }
+        ASSERT_EQ_INT(status_field(pid, "NoNewPrivs:"), 1);
+        ASSERT_EQ_INT(status_field(pid, "CapEff:"), 0);
+        close(canary);
+
+        /* The helper dies with a lookup pending: no address; the next lookup starts another. */
+        a = (answers) { .loop = loop, .waiting = 1 };
+        ASSERT_OK(mcp_resolver_ask(r, "localhost", on_answer, &a, &t));
+        kill(pid, SIGKILL);
+        ASSERT_OK(wait_answers(&a));
+        ASSERT_EQ_INT(a.called, 1);
+        ASSERT_TRUE(a.empty == 1 || a.loopback == 1);    /* the answer may have been sent */
+        ASSERT_EQ_INT(mcp_resolver_pid(r), 0);
+        a = (answers) { .loop = loop, .waiting = 1 };
+        ASSERT_OK(mcp_resolver_ask(r, "localhost", on_answer, &a, &t));
+        ASSERT_OK(wait_answers(&a));
+        ASSERT_EQ_INT(a.loopback, 1);
+        ASSERT_TRUE(mcp_resolver_pid(r) > 0 && mcp_resolver_pid(r) != pid);
+        mcp_resolver_free(r);
+        mcp_loop_free(loop);
+}
+
+int
+main(void)
+{
+        RUN(lookups);
+        return tap_done();
+}
