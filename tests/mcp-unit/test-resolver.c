@@ -1,12 +1,14 @@
 /* mcp-adapter/resolver.c in a real loop: `localhost` resolves through /etc/hosts to a
  * loopback address, many lookups at once all get their answer from one helper that stays
- * (forked once), a cancelled lookup gets no callback, a name that does not resolve gets no
+ * (forked once), a cancelled lookup gets no callback, a name that cannot resolve (not a
+ * host name: no DNS query, whatever the network) gets no
  * address, the helper holds none of the test's fds and runs as nobody when the test is
  * root, and a killed helper fails the pending lookups and is started again by the next. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +76,23 @@ status_field(pid_t pid, const char *field)
         return v;
 }
 
+/* The process is stopped (state T in /proc/PID/stat). */
+static bool
+stopped(pid_t pid)
+{
+        char path[64], buf[512];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+        if (fd >= 0)
+                close(fd);
+        if (n <= 0)
+                return false;
+        buf[n] = '\0';
+        const char *end = strrchr(buf, ')');
+        return end && end[1] == ' ' && end[2] == 'T';
+}
+
 /* fds the helper holds besides 0-2 and its socket (fd 3). */
 static int
 helper_extra_fds(pid_t pid)
@@ -104,7 +123,7 @@ TEST(lookups)
         }
         ASSERT_OK(mcp_resolver_ask(r, "localhost", on_answer, &a, &cancelled));
         mcp_resolver_cancel(r, cancelled);
-        ASSERT_OK(mcp_resolver_ask(r, "no-such-name.invalid", on_answer, &a, &t));
+        ASSERT_OK(mcp_resolver_ask(r, "not a host name!", on_answer, &a, &t));
         a.waiting++;
         pid_t pid = mcp_resolver_pid(r);
         ASSERT_TRUE(pid > 0);
@@ -122,13 +141,17 @@ TEST(lookups)
         ASSERT_EQ_INT(status_field(pid, "CapEff:"), 0);
         close(canary);
 
-        /* The helper dies with a lookup pending: no address; the next lookup starts another. */
+        /* The helper dies with a lookup pending (stopped first, so that it cannot answer): no
+         * address; the next lookup starts another. */
+        ASSERT_OK(kill(pid, SIGSTOP));
+        while (!stopped(pid))
+                usleep(1000);
         a = (answers) { .loop = loop, .waiting = 1 };
         ASSERT_OK(mcp_resolver_ask(r, "localhost", on_answer, &a, &t));
-        kill(pid, SIGKILL);
+        ASSERT_OK(kill(pid, SIGKILL));
         ASSERT_OK(wait_answers(&a));
         ASSERT_EQ_INT(a.called, 1);
-        ASSERT_TRUE(a.empty == 1 || a.loopback == 1);    /* the answer may have been sent */
+        ASSERT_EQ_INT(a.empty, 1);
         ASSERT_EQ_INT(mcp_resolver_pid(r), 0);
         a = (answers) { .loop = loop, .waiting = 1 };
         ASSERT_OK(mcp_resolver_ask(r, "localhost", on_answer, &a, &t));
