@@ -273,6 +273,12 @@ mcp_engine_language_off(const mcp_engine *e, size_t i, const char **why)
 }
 
 void
+mcp_engine_language_drop(mcp_engine *e, const char *name, const char *why)
+{
+        mcp_languages_drop(&e->langs, name, why);
+}
+
+void
 mcp_engine_load(const mcp_engine *e, unsigned *ret_running, unsigned *ret_queued)
 {
         *ret_running = e->n_running;

@@ -111,6 +111,8 @@ const char *const *mcp_engine_languages(const mcp_engine *engine);
 /* The i-th language present on the host but not working in the sandbox, and why; NULL past
  * the last. */
 const char *mcp_engine_language_off(const mcp_engine *engine, size_t i, const char **why);
+/* Before any server uses the engine: the language is not listed, for why. */
+void mcp_engine_language_drop(mcp_engine *engine, const char *name, const char *why);
 
 /* Runs running and runs queued now. */
 void mcp_engine_load(const mcp_engine *engine, unsigned *ret_running, unsigned *ret_queued);

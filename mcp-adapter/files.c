@@ -448,3 +448,22 @@ mcp_remove_tree_at(int dirfd, const char *name, msp_err *err)
                 return msp_err_sys(err, errno, "remove \"%s\": fstat", name);
         return remove_tree(dirfd, name, st.st_dev, 0, err);
 }
+
+int
+mcp_mkdir_parents(const char *path, mode_t mode, msp_err *err)
+{
+        char buf[PATH_MAX];
+        if (snprintf(buf, sizeof buf, "%s", path) >= (int) sizeof buf)
+                return msp_err_set(err, ENAMETOOLONG, "\"%.100s...\": too long", path);
+        for (char *p = buf + 1;; p++) {
+                if (*p != '/' && *p != '\0')
+                        continue;
+                char c = *p;
+                *p = '\0';
+                if (mkdir(buf, mode) < 0 && errno != EEXIST)
+                        return msp_err_sys(err, errno, "mkdir \"%s\"", buf);
+                if (!(*p = c))
+                        break;
+        }
+        return 0;
+}

@@ -40,3 +40,6 @@ int mcp_workspace_list_files(int workspace_fd, const char *path, size_t max_entr
 /* Remove name (a file or a tree) under dirfd without following symlinks or crossing into
  * other mounts (a mount point inside fails with -EBUSY). -ENOENT is success. */
 int mcp_remove_tree_at(int dirfd, const char *name, msp_err *err);
+
+/* The absolute directory path and its missing parents, each made with mode. */
+int mcp_mkdir_parents(const char *path, mode_t mode, msp_err *err);

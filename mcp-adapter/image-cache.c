@@ -51,19 +51,9 @@ remove_leftovers(int cache_fd)
 static int
 open_cache(const char *dir, msp_err *err)
 {
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s", dir);
         /* its parents too (/var/cache/msp-mcp): each 0700 when made here */
-        for (char *p = path + 1;; p++) {
-                if (*p != '/' && *p != '\0')
-                        continue;
-                char c = *p;
-                *p = '\0';
-                if (mkdir(path, 0700) < 0 && errno != EEXIST)
-                        return msp_err_sys(err, errno, "--image-cache \"%s\": mkdir \"%s\"", dir, path);
-                if (!(*p = c))
-                        break;
-        }
+        if (mcp_mkdir_parents(dir, 0700, err) < 0)
+                return msp_err_prefix(err, "--image-cache \"%s\"", dir);
         int fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return msp_err_sys(err, errno, "--image-cache \"%s\"", dir);

@@ -29,6 +29,7 @@ done(mcp_run *run, const mcp_run_result *r, void *data)
          * configuration still prints, with warnings). */
         p->ran = !r->sandbox_failed && !r->term_signal && !r->timed_out && r->exit_code == 0 &&
                  r->stdout_len == 3 && memcmp(r->stdout_buf, "ok\n", 3) == 0 && r->stderr_len == 0;
+        p->conclusive = !r->sandbox_failed && !r->timed_out;
         if (r->sandbox_failed)
                 snprintf(p->why, sizeof p->why, "%.1023s", r->error);
         else if (r->timed_out)

@@ -17,6 +17,8 @@
 typedef struct mcp_langprobe {
         const char *name;               /* in: the language */
         bool ran;                       /* out: printed "ok", nothing on stderr, exited 0 */
+        bool conclusive;                /* out: the program ran to its end (no timeout, the
+                                         * sandbox started): ran says whether it works */
         uint64_t ms;
         char why[1100];                 /* when !ran */
 } mcp_langprobe;

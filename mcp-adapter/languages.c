@@ -119,6 +119,22 @@ usable(mcp_hostview *view, mcp_sysdeps *deps, const mcp_language *lang, const ch
 }
 
 void
+mcp_languages_drop(mcp_languages *l, const char *name, const char *why)
+{
+        int i = mcp_language_find(l, name);
+        if (i < 0 || l->n_off >= MCP_LANG_MAX)
+                return;
+        l->off[l->n_off] = l->langs[i];
+        snprintf(l->why[l->n_off++], sizeof l->why[0], "%s", why);
+        for (size_t j = (size_t) i; j + 1 < l->n; j++) {
+                l->langs[j] = l->langs[j + 1];
+                l->names[j] = l->names[j + 1];
+                memcpy(l->interp[j], l->interp[j + 1], sizeof l->interp[j]);
+        }
+        l->names[--l->n] = NULL;
+}
+
+void
 mcp_languages_detect(int root_fd, mcp_hostview *view, mcp_languages *ret)
 {
         mcp_languages l = { 0 };

@@ -49,6 +49,8 @@ typedef struct mcp_hostview mcp_hostview;
  * view->sys, and a language whose interpreter or needs do not resolve in the view is left
  * out (off, with why). */
 void mcp_languages_detect(int root_fd, mcp_hostview *view, mcp_languages *ret);
+/* Move the listed language name to the ones not listed, with why. */
+void mcp_languages_drop(mcp_languages *l, const char *name, const char *why);
 /* The table's entry of that name, or NULL. */
 const mcp_language *mcp_language_named(const char *name);
 /* Index in l, or -1. */

@@ -20,6 +20,7 @@
 #include "engine.h"
 #include "http.h"
 #include "image-cache.h"
+#include "langcache.h"
 #include "log.h"
 #include "loop.h"
 #include "server.h"
@@ -177,6 +178,18 @@ serve(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
                 return 1;
         }
 
+        /* With the signals blocked (one that comes meanwhile stops the server cleanly after)
+         * and stdio taken (the probing child writes nothing into the stream). */
+        mcp_lang_verdicts verdicts;
+        char cache[4200];
+        mcp_langcache_path(cache, sizeof cache);
+        if (mcp_langcache_verdicts(cfg, cache, &verdicts, &err) < 0)
+                mcp_log(lg, MCP_LOG_WARNING, "languages listed untried: %s", err.msg);
+        else if (verdicts.n_probed)
+                mcp_log(lg, MCP_LOG_INFO, "languages: %zu programs run in the sandbox, verdicts "
+                        "kept in %s%s%s", verdicts.n_probed, cache[0] ? cache : "(nowhere)",
+                        verdicts.note[0] ? "; " : "", verdicts.note);
+
         _cleanup_loop_ mcp_loop *loop = NULL;
         signals sg = { .lg = lg, .audit = audit,
                        .audit_file = cfg->audit_log && strcmp(cfg->audit_log, "-") != 0 };
@@ -191,6 +204,8 @@ serve(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
                 fprintf(stderr, "msp-mcp: %s\n", err.msg[0] ? err.msg : strerror(-r));
                 return 1;
         }
+        for (size_t i = 0; i < verdicts.n_broken; i++)
+                mcp_engine_language_drop(engine, verdicts.broken[i], verdicts.why[i]);
         /* One transport: --listen serves HTTP, otherwise stdio. */
         mcp_server *srv = NULL;
         if (cfg->listen)

@@ -959,6 +959,18 @@ on_network(mcp_proxy_event ev, const char *host, uint16_t port, const char *reas
         mcp_audit_egress(c->srv, run_id, ev, host, port, reason, up, down);
 }
 
+/* A language the host has but the sandbox cannot run: the message says so and why. */
+static void
+language_off(mcp_server *srv, targs *a)
+{
+        const char *name = NULL, *off, *why;
+        (void) mcp_arg_str(a, "language", true, 256, &name);
+        for (size_t i = 0; name && srv->engine && (off = mcp_engine_language_off(srv->engine, i, &why)); i++)
+                if (strcmp(off, name) == 0)
+                        snprintf(a->msg, sizeof a->msg, "language: \"%s\" is not available: %s",
+                                 off, why);
+}
+
 static void
 t_run_code(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *token)
 {
@@ -967,8 +979,9 @@ t_run_code(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *to
         mcp_run_request req = { 0 };
         run_args ra = { 0 };
         int r;
-        if ((r = mcp_arg_enum(a, "language", true, languages, &req.language)) < 0 ||
-            (r = mcp_arg_str(a, "code", true, CODE_MAX, &req.code)) < 0 ||
+        if ((r = mcp_arg_enum(a, "language", true, languages, &req.language)) < 0)
+                language_off(srv, a);
+        if (r < 0 || (r = mcp_arg_str(a, "code", true, CODE_MAX, &req.code)) < 0 ||
             (r = mcp_arg_str(a, "stdin", false, STDIN_MAX, &req.stdin_data)) < 0 ||
             (r = t_files(a, &ra)) < 0 || (r = t_args(a, &ra)) < 0 || (r = t_env(a, &ra)) < 0 ||
             (r = mcp_arg_limits(a, srv->cfg, &req.limits)) < 0 ||

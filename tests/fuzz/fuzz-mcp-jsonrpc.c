@@ -116,6 +116,7 @@ int mcp_engine_submit(mcp_engine *e, const mcp_run_request *q, mcp_run_output_fn
                       void *x, mcp_run **r, msp_err *err) { (void) e, (void) q, (void) o, (void) d, (void) x, (void) r, (void) err; abort(); }
 void mcp_engine_cancel(mcp_engine *e, mcp_run *r) { (void) e, (void) r; abort(); }
 const char *mcp_engine_run_id(const mcp_run *r) { (void) r; abort(); }
+const char *mcp_engine_language_off(const mcp_engine *e, size_t i, const char **w) { (void) e, (void) i, (void) w; abort(); }
 int mcp_engine_run_log(mcp_engine *e, const char *id, mcp_stream s, char **r, size_t *l, msp_err *err)
 { (void) e, (void) id, (void) s, (void) r, (void) l, (void) err; abort(); }
 int mcp_session_create(mcp_session_store *st, const mcp_session_opts *o, mcp_session_info *r, msp_err *err)

@@ -7,7 +7,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
-import { startServer, languagesOf, skipReason, finishAll, call, runCode, assertOk } from "./lib.mjs";
+import { startServer, languagesOf, skipReason, finishAll, call, runCode, assertOk, text } from "./lib.mjs";
 
 const skip = skipReason();
 let srv, languages;
@@ -226,10 +226,13 @@ test("--check names every language listed, with its interpreter", { skip, timeou
 });
 
 // Detection decides from files; --check runs a program per language and names a listed one
-// that fails: here R, whose /etc configuration a Landlock policy keeps it from reading.
-test("--check: a listed language whose program fails in the sandbox is named broken, with the failure", { skip, timeout: 120_000 }, (t) => {
+// that fails: here R, whose /etc configuration a Landlock policy keeps it from reading. The
+// server runs the same programs once per interpreter and policy (langcache.h) and does not
+// list such a language; a call naming it says why.
+test("--check and the server: a language whose program fails in the sandbox is named broken by --check, not listed by the server, refused by a call with the failure", { skip, timeout: 240_000 }, async (t) => {
         if (!languages.includes("R")) return t.skip("Rscript is not installed (contrib/install-deps.sh languages)");
         const dir = fs.mkdtempSync("/tmp/msp-mcp-test-"), state = fs.mkdtempSync("/tmp/msp-mcp-test-");
+        fs.chmodSync(dir, 0o755);      // the policy file, for a server run by the test user
         try {
                 const policy = JSON.parse(fs.readFileSync(new URL("../../contrib/profiles/landlock-default.json", import.meta.url)));
                 for (const rule of policy.rules.pathBeneath)
@@ -241,6 +244,23 @@ test("--check: a listed language whose program fails in the sandbox is named bro
                 assert.equal(r.status, 0, r.stdout + r.stderr);
                 assert.match(r.stdout, /^broken +lang R +\/\S+: listed, but its program fails in the sandbox: exit \d+, .*stderr: .+$/m, r.stdout);
                 assert.match(r.stdout, /^ok +lang sh +\/\S+ \(a program ran in the sandbox/m, r.stdout);
+
+                // What --check names broken (R; node too, whose OpenSSL reads /etc/ssl) is not listed.
+                const named = [...r.stdout.matchAll(/^broken +lang (\S+)/gm)].map((m) => m[1]);
+                const listed = languages.filter((l) => !named.includes(l));
+                const broken = await startServer({ args: ["--landlock-profile", `${dir}/landlock.json`] });
+                assert.deepEqual(await languagesOf(broken), listed, broken.log());
+                assert.match(broken.log(), /language R not listed: its program fails in the sandbox: exit \d+/);
+                const res = await runCode(broken, "R", "cat('hi')");
+                assert.ok(res.isError, JSON.stringify(res));
+                assert.match(text(res), /^language: "R" is not available: its program fails in the sandbox: exit \d+, .*stderr: .+/);
+                assert.equal(assertOk(await runCode(broken, "sh", "echo ok"), broken).stdout, "ok\n");
+                await broken.close();
+                // The verdicts are kept: a second start runs no program and lists the same.
+                const again = await startServer({ args: ["--landlock-profile", `${dir}/landlock.json`] });
+                assert.deepEqual(await languagesOf(again), listed, again.log());
+                assert.doesNotMatch(again.log(), /programs run in the sandbox/);
+                await again.close();
         } finally {
                 fs.rmSync(dir, { recursive: true, force: true });
                 fs.rmSync(state, { recursive: true, force: true });
