@@ -119,10 +119,10 @@ make_instance(mcp_engine *e, msp_err *err)
         for (size_t i = 0; i < ARRAY_SIZE(sub); i++)
                 if (mkdirat(e->inst_fd, sub[i].name, sub[i].mode) < 0)
                         return msp_err_sys(err, errno, "mkdir '%s/%s'", e->inst_path, sub[i].name);
-        _cleanup_close_ int fd = openat(e->inst_fd, "runtime-path",
-                                        O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        if (fd < 0 || write(fd, e->cfg->runtime_path, strlen(e->cfg->runtime_path)) < 0)
-                return msp_err_sys(err, errno, "write '%s/runtime-path'", e->inst_path);
+        r = mcp_write_new_at(e->inst_fd, "runtime-path", e->cfg->runtime_path,
+                             strlen(e->cfg->runtime_path), 0600, err);
+        if (r < 0)
+                return msp_err_prefix(err, "instance dir '%s'", e->inst_path);
         snprintf(e->runtime_root, sizeof e->runtime_root, "%s/runtime", e->inst_path);
         snprintf(e->skeleton, sizeof e->skeleton, "%s/rootfs", e->inst_path);
         if (e->cfg->init_path)

@@ -467,3 +467,22 @@ mcp_mkdir_parents(const char *path, mode_t mode, msp_err *err)
         }
         return 0;
 }
+
+int
+mcp_write_new_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
+                 msp_err *err)
+{
+        _cleanup_close_ int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+        if (fd < 0)
+                return msp_err_sys(err, errno, "create '%s'", name);
+        for (const char *p = data; len > 0;) {
+                ssize_t n = write(fd, p, len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return msp_err_sys(err, n < 0 ? errno : EIO, "write '%s'", name);
+                p += n;
+                len -= (size_t) n;
+        }
+        return 0;
+}

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "err.h"
 #include "session.h"
@@ -43,3 +44,8 @@ int mcp_remove_tree_at(int dirfd, const char *name, msp_err *err);
 
 /* The absolute directory path and its missing parents, each made with mode. */
 int mcp_mkdir_parents(const char *path, mode_t mode, msp_err *err);
+
+/* A new file name under dirfd (O_EXCL: an existing one or a symlink is -EEXIST) holding
+ * all of data; err names the file. The server's own files: bundles, the instance, images. */
+int mcp_write_new_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
+                     msp_err *err);

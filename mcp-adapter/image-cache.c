@@ -140,21 +140,6 @@ import_storage(const mcp_image_opts *o, const char *name, char *dir, size_t size
         return 0;
 }
 
-static int
-write_file(int dir_fd, const char *name, const char *data, size_t len)
-{
-        _cleanup_close_ int fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        if (fd < 0)
-                return -errno;
-        for (size_t done = 0; done < len;) {
-                ssize_t n = write(fd, data + done, len - done);
-                if (n < 0 && errno != EINTR)
-                        return -errno;
-                done += n > 0 ? (size_t) n : 0;
-        }
-        return 0;
-}
-
 /* Every layer into <cache>/tmp-XXXXXX/rootfs, then the rename to entry. */
 static int
 unpack_image(const mcp_image_opts *o, int cache_fd, const mcp_image_layout *l,
@@ -192,8 +177,9 @@ unpack_image(const mcp_image_opts *o, int cache_fd, const mcp_image_layout *l,
                                                 &budget, err)) < 0)
                         goto fail;
         }
-        if ((r = write_file(tfd, "config.json", l->config_json, l->config_len)) < 0) {
-                msp_err_sys(err, -r, "image cache: %s/config.json", path);
+        if ((r = mcp_write_new_at(tfd, "config.json", l->config_json, l->config_len, 0600,
+                                  err)) < 0) {
+                msp_err_prefix(err, "image cache: %s", path);
                 goto fail;
         }
         if (renameat(cache_fd, tmp, cache_fd, entry) < 0) {

@@ -61,24 +61,6 @@ fresh_workspace(mcp_run *run, uint64_t bytes, msp_err *err)
         return 0;
 }
 
-static int
-write_at(int dirfd, const char *name, const char *data, size_t len, mode_t mode, msp_err *err)
-{
-        _cleanup_close_ int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-        if (fd < 0)
-                return msp_err_sys(err, errno, "create '%s'", name);
-        while (len > 0) {
-                ssize_t n = write(fd, data, len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        return msp_err_sys(err, n < 0 ? errno : EIO, "write '%s'", name);
-                data += n;
-                len -= (size_t) n;
-        }
-        return 0;
-}
-
 static void
 net_event(mcp_proxy_event ev, const char *host, uint16_t port, const char *reason,
           uint64_t up, uint64_t down, void *data)
@@ -97,7 +79,7 @@ make_proxy(mcp_run *run, int bfd, int cfd, unsigned host_gid, char *sock_path, s
            msp_err *err)
 {
         mcp_engine *e = run->engine;
-        int r = write_at(cfd, "proxy.sock", "", 0, 0600, err);
+        int r = mcp_write_new_at(cfd, "proxy.sock", "", 0, 0600, err);
         if (r < 0)
                 return r;
         _cleanup_close_ int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -140,14 +122,14 @@ make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
         _cleanup_close_ int cfd = openat(bfd, "code", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         char prog[64], code_path[4200], cg[256];
         snprintf(prog, sizeof prog, "main.%s", lang->ext);
-        int r = write_at(cfd, prog, req->code, req->code_len, 0640, err);
+        int r = mcp_write_new_at(cfd, prog, req->code, req->code_len, 0640, err);
         if (r < 0)
                 return r;
         mcp_run_ids ids = mcp_rootfs_ids(rootfs);
         if (fchownat(cfd, prog, 0, MCP_HOST_ID(ids.gid), AT_SYMLINK_NOFOLLOW) < 0)
                 return msp_err_sys(err, errno, "chown '%s'", prog);
         /* The mount point of the init's bind (the code dir is mounted read-only first). */
-        if ((r = write_at(cfd, "init", "", 0, 0600, err)) < 0)
+        if ((r = mcp_write_new_at(cfd, "init", "", 0, 0600, err)) < 0)
                 return r;
 
         /* argv: the language's template, then the request's args. */
@@ -200,7 +182,7 @@ make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
         size_t json_len;
         if ((r = mcp_bundle_config(&spec, &json, &json_len, err)) < 0)
                 return r;
-        if ((r = write_at(bfd, "config.json", json, json_len, 0600, err)) < 0)
+        if ((r = mcp_write_new_at(bfd, "config.json", json, json_len, 0600, err)) < 0)
                 return r;
         if (network && (r = mcp_usernet_prepare(bfd, &run->usernet_fd, err)) < 0)
                 return r;
