@@ -29,13 +29,12 @@ read_range(const char *file, const char *name, unsigned long id, unsigned long *
         char line[512], idtext[32];
         snprintf(idtext, sizeof idtext, "%lu", id);
         while (f && fgets(line, sizeof line, f)) {
-                char *save = NULL, *who = strtok_r(line, ":", &save);
-                char *s = strtok_r(NULL, ":", &save), *c = strtok_r(NULL, ":\n", &save);
-                if (!who || !s || !c || (strcmp(who, name) != 0 && strcmp(who, idtext) != 0))
+                size_t who_len;
+                unsigned long vs, vc;
+                if (!mcp_subid_parse(line, &who_len, &vs, &vc) || vc <= 1000)
                         continue;
-                char *end1, *end2;
-                unsigned long vs = strtoul(s, &end1, 10), vc = strtoul(c, &end2, 10);
-                if (*end1 || *end2 || vc <= 1000)
+                line[who_len] = '\0';
+                if (strcmp(line, name) != 0 && strcmp(line, idtext) != 0)
                         continue;
                 *start = vs;
                 *n = vc < MCP_ROOTLESS_IDS_MAX ? vc : MCP_ROOTLESS_IDS_MAX;

@@ -18,7 +18,24 @@ mcp_sandbox_ids mcp_sandbox_map = { .host_id = MCP_SANDBOX_ROOT_BASE, .size = 65
  * the accounts, groups and subordinate ranges are read for the first only. */
 static unsigned long settled_base;
 
-/* The first "who:start:count" line of FILE whose range meets [lo, hi]; "" when none. */
+bool
+mcp_subid_parse(const char *line, size_t *who_len, unsigned long *start, unsigned long *count)
+{
+        const char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        char *end;
+        if (!c2 || c2 == c1 + 1)
+                return false;
+        *start = strtoul(c1 + 1, &end, 10);
+        if (end != c2)
+                return false;
+        *count = strtoul(c2 + 1, &end, 10);
+        if (end == c2 + 1 || end[strspn(end, " \t\r\n")] != '\0')
+                return false;
+        *who_len = (size_t) (c1 - line);
+        return true;
+}
+
+/* The first line of FILE whose range meets [lo, hi]; "" when none. */
 static void
 subid_overlap(const char *file, unsigned long lo, unsigned long hi, char *line, size_t size)
 {
@@ -26,14 +43,10 @@ subid_overlap(const char *file, unsigned long lo, unsigned long hi, char *line, 
         char buf[512];
         line[0] = '\0';
         while (f && fgets(buf, sizeof buf, f)) {
-                char *c1 = strchr(buf, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL, *end;
-                if (!c2)
-                        continue;
-                unsigned long start = strtoul(c1 + 1, &end, 10);
-                if (end != c2)
-                        continue;
-                unsigned long count = strtoul(c2 + 1, &end, 10);
-                if (count == 0 || start > hi || start + count - 1 < lo)
+                size_t who_len;
+                unsigned long start, count;
+                if (!mcp_subid_parse(buf, &who_len, &start, &count) || count == 0 || start > hi ||
+                    start + count - 1 < lo)
                         continue;
                 buf[strcspn(buf, "\n")] = '\0';
                 snprintf(line, size, "%s", buf);

@@ -12,6 +12,9 @@
  * workspace files). */
 #pragma once
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "err.h"
 
 /* 2^30: above the subordinate ranges useradd allots (login.defs SUB_UID_MAX 600100000). */
@@ -30,6 +33,11 @@ extern mcp_sandbox_ids mcp_sandbox_map;
  * settled, claiming it again returns 0 without reading them again; another base is checked
  * afresh. */
 int mcp_sandbox_ids_claim(unsigned long base, msp_err *err);
+
+/* One line of /etc/subuid or /etc/subgid, "who:start:count" (a name or a uid): false for
+ * any other line; who is the line's first who_len bytes. */
+bool mcp_subid_parse(const char *line, size_t *who_len, unsigned long *start,
+                     unsigned long *count);
 
 #define MCP_SANDBOX_HOST_BASE (mcp_sandbox_map.host_id)        /* of container id 0 */
 #define MCP_SANDBOX_ID_COUNT (mcp_sandbox_map.size)

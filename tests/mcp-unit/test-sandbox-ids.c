@@ -1,8 +1,8 @@
-/* The sandboxes' host ids as root (sandbox-ids.c): a range a subordinate-id file grants is
- * refused naming the file and its line, and a settled base is claimed again without reading
- * the files again. /etc/subuid and /etc/subgid are the test's own: in a private mount
- * namespace, /etc is an overlay whose upper layer is a tmpfs (root only: skipped otherwise,
- * with the reason). */
+/* The sandboxes' host ids as root (sandbox-ids.c): the lines of the subordinate-id files, a
+ * range such a file grants refused naming the file and its line, and a settled base claimed
+ * again without reading the files again. /etc/subuid and /etc/subgid are the test's own: in
+ * a private mount namespace, /etc is an overlay whose upper layer is a tmpfs (root only:
+ * skipped otherwise, with the reason). */
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -29,6 +29,24 @@ write_file(const char *path, const char *text)
                 return -errno;
         int r = fputs(text, f) < 0 ? -EIO : 0;
         return fclose(f) < 0 ? -errno : r;
+}
+
+/* The lines rootless.c takes a range from and the claim refuses a range for. */
+TEST(subid_lines)
+{
+        size_t n;
+        unsigned long start, count;
+        ASSERT_TRUE(mcp_subid_parse("alice:100000:65536\n", &n, &start, &count));
+        ASSERT_EQ_INT(n, 5);
+        ASSERT_EQ_INT(start, 100000);
+        ASSERT_EQ_INT(count, 65536);
+        ASSERT_TRUE(mcp_subid_parse("1000:3000000000:10", &n, &start, &count));
+        ASSERT_EQ_INT(n, 4);
+        ASSERT_EQ_INT(start, 3000000000ul);
+        static const char *const bad[] = { "alice:100000\n", "alice::65536\n", "alice:1x:2\n",
+                                           "alice:1:\n", "alice:1:2x\n", "# alice\n", "" };
+        for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+                ASSERT_FALSE(mcp_subid_parse(bad[i], &n, &start, &count));
 }
 
 TEST(range_outside_ids_refused)
@@ -89,6 +107,7 @@ main(void)
             write_file(subuid, "") < 0 || write_file(subgid, "") < 0) {
                 printf("Bail out! /etc of our own: %s\n", strerror(errno));
         } else {
+                RUN(subid_lines);
                 RUN(range_outside_ids_refused);
                 RUN(granted_range_refused);
                 RUN(settled_base_claimed_once);
