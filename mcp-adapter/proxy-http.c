@@ -9,9 +9,9 @@
 
 #include "macros.h"
 
-/* Hop-by-hop headers of the client's hop, never forwarded. */
+/* Hop-by-hop headers of the client's hop, never forwarded, and Host (made from the URL). */
 static const char *const dropped_headers[] = { "proxy-connection", "proxy-authorization",
-                                               "connection", "keep-alive" };
+                                               "connection", "keep-alive", "host" };
 
 /* The end of the head: the byte after the empty line (CRLF or bare LF), or 0. */
 static size_t
@@ -102,9 +102,11 @@ append(char *out, size_t *pos, const char *s, size_t n)
         *pos += n;
 }
 
-/* The origin-form head (NUL-terminated): request line, the client's headers minus the hop-by-hop ones, Host
- * when it had none, Connection: close. Header lines checked on the way (no folding, each
- * has a name and a colon). */
+/* The origin-form head (NUL-terminated): request line, Host from the URL, the client's
+ * headers minus the hop-by-hop ones and its own Host lines, Connection: close. The
+ * connection goes to the URL's host, so the upstream must hear that one (RFC 9112 3.2.2),
+ * not another name served on the same address. Header lines checked on the way (no
+ * folding, each has a name and a colon). */
 static int
 build_forward(const char *buf, size_t head_len, const char *method, size_t mlen,
               const char *path, size_t plen, const char *version, const char *authority,
@@ -116,12 +118,14 @@ build_forward(const char *buf, size_t head_len, const char *method, size_t mlen,
         if (!out)
                 return -ENOMEM;
         size_t pos = 0;
-        bool has_host = false;
         append(out, &pos, method, mlen);
         append(out, &pos, " ", 1);
         append(out, &pos, plen ? path : "/", plen ? plen : 1);
         append(out, &pos, " ", 1);
         append(out, &pos, version, 8);
+        append(out, &pos, "\r\n", 2);
+        append(out, &pos, "Host: ", 6);
+        append(out, &pos, authority, alen);
         append(out, &pos, "\r\n", 2);
         const char *line = memchr(buf, '\n', head_len) + 1;
         const char *end = buf + head_len;
@@ -139,17 +143,10 @@ build_forward(const char *buf, size_t head_len, const char *method, size_t mlen,
                         return 400;
                 }
                 if (!header_dropped(line, n)) {
-                        if ((size_t) (colon - line) == 4 && strncasecmp(line, "host", 4) == 0)
-                                has_host = true;
                         append(out, &pos, line, n);
                         append(out, &pos, "\r\n", 2);
                 }
                 line = nl + 1;
-        }
-        if (!has_host) {
-                append(out, &pos, "Host: ", 6);
-                append(out, &pos, authority, alen);
-                append(out, &pos, "\r\n", 2);
         }
         append(out, &pos, conn_close, sizeof conn_close);       /* with the NUL */
         pos--;

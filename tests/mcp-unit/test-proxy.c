@@ -184,6 +184,22 @@ TEST(head_absolute_url)
         ASSERT_STREQ(fwd2, "HEAD / HTTP/1.0\r\nHost: Example.test:8080\r\nConnection: close\r\n\r\n");
 }
 
+/* The connection goes to the URL's host, so the upstream hears that host too: a client's own
+ * Host lines (another name on the same front end, or two of them) are dropped (RFC 9112
+ * 3.2.2). */
+TEST(head_host_from_url)
+{
+        static const char req[] = "GET http://pypi.org/simple/ HTTP/1.1\r\n"
+                                  "Host: evil.test\r\nAccept: */*\r\nhOsT: pypi.org\r\n\r\n";
+        mcp_proxy_request r;
+        const char *why = NULL;
+        ASSERT_EQ_INT(mcp_proxy_parse_head(req, sizeof req - 1, &r, &why), 0);
+        _cleanup_free_ char *fwd = r.forward;
+        ASSERT_STREQ(r.host, "pypi.org");
+        ASSERT_STREQ(fwd, "GET /simple/ HTTP/1.1\r\nHost: pypi.org\r\nAccept: */*\r\n"
+                          "Connection: close\r\n\r\n");
+}
+
 TEST(head_refused)
 {
         static const struct { const char *req; int status; } c[] = {
@@ -247,6 +263,7 @@ main(void)
         RUN(address_ranges);
         RUN(head_connect);
         RUN(head_absolute_url);
+        RUN(head_host_from_url);
         RUN(head_refused);
         RUN(head_incomplete_and_too_large);
         RUN(error_response);
