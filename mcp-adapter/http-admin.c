@@ -245,6 +245,8 @@ mcp_http_drain(mcp_http *h, void (*drained)(void *data), void *data)
                 close(fd);
         if (h->unix_path)
                 (void) unlink(h->unix_path);
+        /* The GET streams never finish by themselves: they end now. */
+        mcp_http_streams_drain(h);
         mcp_log(h->log, MCP_LOG_INFO, "draining: %zu HTTP requests open, at most %" PRIu64 " s",
                 h->n_exchanges, h->cfg->drain_timeout_s);
         (void) on_drain_check(h->loop, h);

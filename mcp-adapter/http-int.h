@@ -1,5 +1,5 @@
-/* Internal to the HTTP transport (http.c, http-admin.c): its state and the steps the two
- * files share. */
+/* Internal to the HTTP transport (http.c, http-admin.c, http-stream.c): its state and the
+ * steps the files share. */
 #pragma once
 
 #include <microhttpd.h>
@@ -15,10 +15,12 @@
 #define MAX_SESSIONS 4096u
 #define SSE_HIGH_WATER (4u * 1024 * 1024) /* above: droppable notifications are dropped */
 #define SSE_BLOCK (16u * 1024)
+#define SSE_REPLAY (64u * 1024)     /* per stream: sent events kept for Last-Event-ID */
 #define ENDPOINT "/mcp"
 
 typedef struct http_session http_session;
 typedef struct http_exchange http_exchange;
+typedef struct http_stream http_stream;
 
 typedef enum x_mode { X_PENDING, X_JSON, X_SSE } x_mode;
 
@@ -40,8 +42,9 @@ struct http_exchange {
         bool too_large;
         mcp_rpc_id id;                  /* the request's id */
         x_mode mode;
-        char *out;                      /* JSON: the response; SSE: events not sent yet */
-        size_t olen, ooff;
+        char *out;                      /* JSON: the response */
+        size_t olen;
+        http_stream *stream;            /* SSE: what it sends (NULL: its response ends) */
         char sid[2 * SESSION_ID_BYTES + 1];     /* the session's, once known */
         /* for the audit log's access line */
         uint64_t start_usec;
@@ -58,6 +61,8 @@ struct http_session {
         mcp_logger log;                 /* its own: logging/setLevel is per session */
         mcp_server *srv;
         http_exchange *pending;         /* newest first */
+        http_stream *streams;           /* newest first (http-stream.c) */
+        unsigned n_streams;             /* streams opened: numbers them */
         uint64_t last_used;
         http_session *next, *prev;
 };
@@ -94,7 +99,7 @@ struct mcp_http {
         char *url;
         char *unix_path;
         char *tls_cert, *tls_key;       /* PEM, read at start */
-        mcp_timer *timer, *sweep;
+        mcp_timer *timer, *sweep, *stream_timer;
         http_session *sessions;
         size_t n_sessions;
 };
@@ -103,6 +108,39 @@ struct mcp_http {
 enum MHD_Result mcp_http_queue(http_exchange *x, unsigned status, struct MHD_Response *resp);
 enum MHD_Result mcp_http_reply(http_exchange *x, unsigned status, const char *type,
                                const char *body, size_t len, const char *allow);
+/* A suspended exchange's connection goes on (MHD asks for its response again). */
+void mcp_http_wake(http_exchange *x);
+/* Until mcp_http_wake(); the client closing the connection wakes it too (client_gone). */
+void mcp_http_suspend(http_exchange *x);
+
+/* http-stream.c: the SSE streams of the sessions, resumable with Last-Event-ID */
+/* x, a POST of s whose request sends notifications, becomes that request's stream. */
+int mcp_http_stream_start(http_exchange *x, http_session *s);
+/* The stream of request (not answered yet); the newest such; the GET stream. */
+http_stream *mcp_http_stream_find(http_session *s, const mcp_rpc_id *request);
+http_stream *mcp_http_stream_newest_call(http_session *s);
+http_stream *mcp_http_stream_get(http_session *s);
+/* One message as an event; response: the stream's last. -ENOBUFS: a droppable one dropped. */
+int mcp_http_stream_push(http_stream *st, const char *json, size_t len, bool response,
+                         bool droppable);
+/* notifications/cancelled for request: its stream ends without a response. */
+void mcp_http_stream_cancelled(http_session *s, const mcp_rpc_id *request);
+/* A GET on the endpoint: x becomes s's GET stream, or resumes the stream of
+ * last_event_id (may be NULL). 0, or the HTTP status to answer with *why. */
+unsigned mcp_http_stream_open_get(http_exchange *x, http_session *s, const char *last_event_id,
+                                  const char **why);
+/* The content reader of an SSE response (x as cls). */
+ssize_t mcp_http_stream_read(void *cls, uint64_t pos, char *buf, size_t max);
+/* x's connection is done: its stream waits for a resume (or goes when fully sent). */
+void mcp_http_stream_detach(http_exchange *x);
+/* A stream has a connection or a call without its response: the session is in use. */
+bool mcp_http_streams_busy(const http_session *s);
+/* The session ends: its streams go, their connections end. */
+void mcp_http_streams_end(http_session *s);
+/* Draining: the GET streams end (they never finish by themselves). */
+void mcp_http_streams_drain(mcp_http *h);
+/* The keepalive and expiry timer (stream_timer). */
+void mcp_http_streams_start(mcp_http *h);
 
 /* http-admin.c */
 /* The audit log's "http" line of a finished exchange, and its "auth_failure" line. */

@@ -4,10 +4,12 @@
  * An exchange is one POST. Its message goes to its session's MCP server; what the server
  * says about the request (the response, the call's progress, log messages while it runs)
  * goes to the exchange: a response that comes before any notification is answered as
- * application/json, otherwise the exchange becomes a text/event-stream that ends with the
- * response. Until there is something to send the connection is suspended; MHD does not
- * watch a suspended connection, so its socket is watched here for the client leaving,
- * which cancels the run. */
+ * application/json, otherwise the exchange becomes a text/event-stream (http-stream.c) that
+ * ends with the response. A GET opens the session's stream for messages tied to no request,
+ * or resumes a stream with Last-Event-ID. Until there is something to send the connection
+ * is suspended; MHD does not watch a suspended connection, so its socket is watched here
+ * for the client leaving, which cancels a run still answered as JSON (a stream waits for
+ * the client to resume it). */
 #include <errno.h>
 #include <inttypes.h>
 #include <microhttpd.h>
@@ -102,8 +104,8 @@ unwatch(http_exchange *x)
         x->watch_fd = -1;
 }
 
-static void
-wake(http_exchange *x)
+void
+mcp_http_wake(http_exchange *x)
 {
         if (!x->suspended)
                 return;
@@ -126,12 +128,12 @@ on_client_gone(mcp_loop *loop _unused_, int fd _unused_, uint32_t events _unused
         }
         unlink_exchange(x);
         x->answered = true;
-        wake(x);
+        mcp_http_wake(x);
         return 0;
 }
 
-static void
-suspend(http_exchange *x)
+void
+mcp_http_suspend(http_exchange *x)
 {
         MHD_suspend_connection(x->conn);
         x->suspended = true;
@@ -141,41 +143,24 @@ suspend(http_exchange *x)
                 x->watch_fd = ci->connect_fd;
 }
 
-/* Appends one server-sent event carrying json. */
-static int
-append_event(http_exchange *x, const char *json, size_t len)
-{
-        static const char head[] = "event: message\ndata: ", tail[] = "\n\n";
-        size_t need = sizeof head - 1 + len + sizeof tail - 1;
-        if (x->ooff > 0) {
-                memmove(x->out, x->out + x->ooff, x->olen - x->ooff);
-                x->olen -= x->ooff;
-                x->ooff = 0;
-        }
-        char *p = realloc(x->out, x->olen + need);
-        if (!p)
-                return -ENOMEM;
-        x->out = p;
-        memcpy(p + x->olen, head, sizeof head - 1);
-        memcpy(p + x->olen + sizeof head - 1, json, len);
-        memcpy(p + x->olen + sizeof head - 1 + len, tail, sizeof tail - 1);
-        x->olen += need;
-        return 0;
-}
-
-/* The session's transport: a message for the exchange of the request it belongs to; a
- * notification of no request goes to the newest open exchange (or is dropped). */
+/* The session's transport: a message for the stream or exchange of the request it belongs
+ * to. A message of no request (a log message) most likely comes of the newest request still
+ * waiting: it goes there, in order with that request's response; with none waiting, to the
+ * GET stream (or it is dropped). */
 static int
 session_sink(void *data, const char *json, size_t len, const mcp_rpc_id *request,
              bool response, bool droppable)
 {
         http_session *s = data;
         http_exchange *x = NULL;
-        if (request)
+        http_stream *st = NULL;
+        if (request && !(st = mcp_http_stream_find(s, request)))
                 for (x = s->pending; x && !mcp_rpc_id_equal(&x->id, request); x = x->next)
                         ;
-        if (!x && !response)
-                x = s->pending;
+        if (!request && !response && !(x = s->pending) && !(st = mcp_http_stream_newest_call(s)))
+                st = mcp_http_stream_get(s);
+        if (st)
+                return mcp_http_stream_push(st, json, len, response, droppable);
         if (!x)
                 return droppable ? -ENOBUFS : 0;
         if (response && x->mode == X_PENDING) {
@@ -185,20 +170,17 @@ session_sink(void *data, const char *json, size_t len, const mcp_rpc_id *request
                 memcpy(x->out, json, len);
                 x->olen = len;
                 x->mode = X_JSON;
-        } else {
-                if (droppable && x->olen - x->ooff > SSE_HIGH_WATER)
-                        return -ENOBUFS;
-                x->mode = X_SSE;
-                int r = append_event(x, json, len);
-                if (r < 0)
-                        return r;
-        }
-        if (response) {
                 x->answered = true;
                 unlink_exchange(x);
+                mcp_http_wake(x);
+                return 0;
         }
-        wake(x);
-        return 0;
+        /* The exchange becomes its request's stream (no longer a pending exchange). */
+        unlink_exchange(x);
+        int r = mcp_http_stream_start(x, s);
+        if (r < 0)
+                return r;
+        return mcp_http_stream_push(x->stream, json, len, response, droppable);
 }
 
 /* ---- responses ---- */
@@ -244,25 +226,22 @@ reply_error(http_exchange *x, unsigned status, const mcp_rpc_id *id, int code, c
         return mcp_http_reply(x, status, "application/json", json, len, NULL);
 }
 
-static ssize_t
-sse_reader(void *cls, uint64_t pos _unused_, char *buf, size_t max)
+/* An SSE response: x's stream (none: one that ends at once, a cancelled call's). */
+static enum MHD_Result
+reply_stream(http_exchange *x)
 {
-        http_exchange *x = cls;
-        if (x->client_gone)
-                return MHD_CONTENT_READER_END_WITH_ERROR;
-        if (x->ooff < x->olen) {
-                size_t n = x->olen - x->ooff < max ? x->olen - x->ooff : max;
-                memcpy(buf, x->out + x->ooff, n);
-                x->ooff += n;
-                x->bytes_out += n;
-                if (x->ooff == x->olen)
-                        x->ooff = x->olen = 0;
-                return (ssize_t) n;
-        }
-        if (x->answered)
-                return MHD_CONTENT_READER_END_OF_STREAM;
-        suspend(x);
-        return 0;
+        struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, SSE_BLOCK,
+                                                                      mcp_http_stream_read, x, NULL);
+        if (!resp)
+                return MHD_NO;
+        (void) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+        (void) MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+        if (x->new_session)
+                (void) MHD_add_response_header(resp, "Mcp-Session-Id", x->sid);
+        enum MHD_Result r = mcp_http_queue(x, 200, resp);
+        MHD_destroy_response(resp);
+        x->replied = true;
+        return r;
 }
 
 /* The exchange's request was handed to its session: answer what there is, or wait. */
@@ -276,22 +255,10 @@ reply_pending(http_exchange *x)
         if (x->mode == X_PENDING && x->ended)
                 return reply_error(x, 404, &x->id, MCP_RPC_INVALID_REQUEST, "Session ended");
         if (x->mode == X_PENDING && !x->answered) {
-                suspend(x);
+                mcp_http_suspend(x);
                 return MHD_YES;
         }
-        /* Events (or none: a call the client cancelled ends its stream empty). */
-        struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, SSE_BLOCK,
-                                                                      sse_reader, x, NULL);
-        if (!resp)
-                return MHD_NO;
-        (void) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
-        (void) MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
-        if (x->new_session)
-                (void) MHD_add_response_header(resp, "Mcp-Session-Id", x->sid);
-        enum MHD_Result r = mcp_http_queue(x, 200, resp);
-        MHD_destroy_response(resp);
-        x->replied = true;
-        return r;
+        return reply_stream(x);
 }
 
 /* ---- sessions ---- */
@@ -313,8 +280,9 @@ end_session(mcp_http *h, http_session *s, const char *why)
                 http_exchange *x = s->pending;
                 unlink_exchange(x);
                 x->ended = x->answered = true;
-                wake(x);
+                mcp_http_wake(x);
         }
+        mcp_http_streams_end(s);
         free(s);
 }
 
@@ -377,7 +345,7 @@ on_sweep(mcp_loop *loop, void *data)
         uint64_t now = mcp_now_usec(), idle = h->cfg->http_session_idle_s * 1000000;
         for (http_session *s = h->sessions, *next; s; s = next) {
                 next = s->next;
-                if (!s->pending && now - s->last_used >= idle)
+                if (!s->pending && !mcp_http_streams_busy(s) && now - s->last_used >= idle)
                         end_session(h, s, "idle");
         }
         uint64_t every = idle / 4;
@@ -459,6 +427,33 @@ authenticate(http_exchange *x, bool *presented, msp_err *err)
         return mcp_oauth_verify(h->oauth, token, strlen(token), x->tenant, err) == 0;
 }
 
+/* GET: the session's stream of messages tied to no request, or a stream resumed. */
+static enum MHD_Result
+open_stream(http_exchange *x)
+{
+        const char *accept = header(x, MHD_HTTP_HEADER_ACCEPT);
+        if (!accept || (!strstr(accept, "text/event-stream") && !strstr(accept, "*/*")))
+                return reply_error(x, 406, NULL, MCP_RPC_INVALID_REQUEST,
+                                   "Not acceptable: a GET must accept text/event-stream");
+        const char *sid = header(x, "Mcp-Session-Id");
+        if (!sid)
+                return reply_error(x, 400, NULL, MCP_RPC_INVALID_REQUEST,
+                                   "Bad request: Mcp-Session-Id header missing");
+        http_session *s = find_session(x->http, sid, x->tenant);
+        if (!s)
+                return reply_error(x, 404, NULL, MCP_RPC_INVALID_REQUEST, "Session not found");
+        const char *pv = header(x, "MCP-Protocol-Version");
+        if (pv && !mcp_version_known(pv))
+                return reply_error(x, 400, NULL, MCP_RPC_INVALID_REQUEST,
+                                   "Bad request: unsupported MCP-Protocol-Version");
+        const char *why = NULL;
+        unsigned status = mcp_http_stream_open_get(x, s, header(x, "Last-Event-ID"), &why);
+        if (status)
+                return reply_error(x, status, NULL, MCP_RPC_INVALID_REQUEST, why);
+        s->last_used = mcp_now_usec();
+        return reply_stream(x);
+}
+
 /* The first call for a request: what can be decided from the headers. */
 static enum MHD_Result
 start(http_exchange *x, const char *url, const char *method)
@@ -512,8 +507,9 @@ start(http_exchange *x, const char *url, const char *method)
                 end_session(h, s, "deleted by the client");
                 return mcp_http_reply(x, 204, NULL, "", 0, NULL);
         }
-        /* No server-to-client stream (GET): nothing is ever sent outside a request. */
-        return mcp_http_reply(x, 405, "text/plain", "method not allowed\n", 19, "POST, DELETE");
+        if (get)
+                return open_stream(x);
+        return mcp_http_reply(x, 405, "text/plain", "method not allowed\n", 19, "GET, POST, DELETE");
 }
 
 /* A notifications/cancelled for one of the session's waiting requests ends that exchange. */
@@ -528,9 +524,10 @@ end_cancelled(http_session *s, const oci_json *params)
                 if (mcp_rpc_id_equal(&x->id, &id)) {
                         unlink_exchange(x);
                         x->answered = true;
-                        wake(x);
+                        mcp_http_wake(x);
                         break;
                 }
+        mcp_http_stream_cancelled(s, &id);
         mcp_rpc_id_clear(&id);
 }
 
@@ -677,6 +674,7 @@ on_completed(void *cls _unused_, struct MHD_Connection *conn _unused_, void **co
                 mcp_tools_cancel(x->sess->srv, &x->id);
         unlink_exchange(x);
         unwatch(x);
+        mcp_http_stream_detach(x);
         mcp_rpc_id_clear(&x->id);
         free(x->body);
         free(x->out);
@@ -756,6 +754,7 @@ mcp_http_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logg
         }
         h->epoll_fd = di->epoll_fd;
         (void) on_sweep(loop, h);
+        mcp_http_streams_start(h);
         rearm(h);
         mcp_log(log, MCP_LOG_INFO, "listening on %s (%s%s%s)", h->url,
                 h->auth ? "bearer tokens" : "", h->auth && h->oauth ? " and " : "",
@@ -775,6 +774,7 @@ mcp_http_free(mcp_http *h)
                 mcp_loop_del_io(h->loop, h->epoll_fd);
         mcp_timer_cancel(h->loop, h->timer);
         mcp_timer_cancel(h->loop, h->sweep);
+        mcp_timer_cancel(h->loop, h->stream_timer);
         mcp_timer_cancel(h->loop, h->drain_timer);
         /* Every suspended connection was resumed by end_session(): MHD may stop. */
         if (h->d)

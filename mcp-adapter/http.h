@@ -1,8 +1,9 @@
 /* msp-mcp over MCP Streamable HTTP (--listen): one endpoint, /mcp, served by libmicrohttpd
  * driven from the event loop (no threads of its own). Every HTTP session (Mcp-Session-Id,
  * issued at initialize) is its own MCP server state (server.h) on the shared engine.
- * Owner: http.c (daemon, requests, exchanges), http-admin.c (quotas, probes, metrics, TLS
- * and token files, the 401 challenge, draining), http-listen.c (the listening socket). */
+ * Owner: http.c (daemon, requests, exchanges), http-stream.c (SSE streams, resumption),
+ * http-admin.c (quotas, probes, metrics, TLS and token files, the 401 challenge, draining),
+ * http-listen.c (the listening socket). */
 #pragma once
 
 #include <stdbool.h>

@@ -13,7 +13,7 @@ import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { skipReason, finishAll, spawnHttpServer, stopProcess, instanceOf, containersOf,
-         waitFor, LATEST, text, runSync, tmpStateDir, MSP_MCP, MSP } from "./lib.mjs";
+         waitFor, LATEST, text, runSync, tmpStateDir, MSP_MCP, MSP, AS_USER } from "./lib.mjs";
 
 const skip = skipReason();
 after(finishAll);
@@ -42,6 +42,50 @@ async function session(url, headers = {}) {
 
 const ping = (id = 2) => ({ jsonrpc: "2.0", id, method: "ping" });
 
+// SSE: the events of a text (id, event, data; comments as { comment }).
+function parseEvents(textBody) {
+        return textBody.split("\n\n").filter(Boolean).map((block) => {
+                const e = {};
+                for (const line of block.split("\n")) {
+                        const m = /^([^:]*): ?(.*)$/.exec(line);
+                        if (!m) continue;
+                        if (m[1] === "") e.comment = m[2];
+                        else e[m[1]] = m[2];
+                }
+                return e;
+        });
+}
+
+// An open SSE response read as it comes: next(pred, ms) waits for an event pred takes.
+function sseReader(res) {
+        const reader = res.body.getReader();
+        const dec = new TextDecoder();
+        let buf = "", ended = false;
+        const events = [];
+        const pump = (async () => {
+                for (;;) {
+                        const { value, done } = await reader.read().catch(() => ({ done: true }));
+                        if (done) { ended = true; return; }
+                        buf += dec.decode(value, { stream: true });
+                        const cut = buf.lastIndexOf("\n\n");
+                        if (cut >= 0) {
+                                events.push(...parseEvents(buf.slice(0, cut + 2)));
+                                buf = buf.slice(cut + 2);
+                        }
+                }
+        })();
+        return {
+                events, pump,
+                ended: () => ended,
+                next: async (what, pred, ms = 15_000) => {
+                        let found;
+                        await waitFor(what, () => (found = events.find(pred)) !== undefined, ms, 20);
+                        return found;
+                },
+                cancel: () => reader.cancel().catch(() => {}),
+        };
+}
+
 test("session ids: issued at initialize, required after, unknown 404, DELETE ends", { skip, timeout: 60_000 }, async () => {
         const s = await spawnHttpServer();
         const a = await session(s.url), b = await session(s.url);
@@ -62,7 +106,7 @@ test("session ids: issued at initialize, required after, unknown 404, DELETE end
         assert.equal((await post(s.url, ping(), { "mcp-session-id": a })).status, 404, "a deleted session is gone");
         assert.equal((await post(s.url, ping(), { "mcp-session-id": b })).status, 200, "the other one is not");
         assert.equal((await fetch(s.url, { method: "DELETE" })).status, 400);
-        assert.equal((await fetch(s.url, { method: "GET" })).status, 405, "no GET stream is offered");
+        assert.equal((await fetch(s.url, { method: "PUT" })).status, 405);
         assert.equal((await post(s.url.replace(/\/mcp$/, "/other"), ping())).status, 404);
 
         // A failed initialize keeps no session.
@@ -179,10 +223,10 @@ test("a call answers JSON, or SSE when it streams progress", { skip, timeout: 60
                                              params: { _meta: { progressToken: "p" }, name: "run_code",
                                                        arguments: { language: "sh", code: "echo one; sleep 0.5; echo two" } } }, h);
         assert.equal(streamed.headers.get("content-type"), "text/event-stream");
-        const events = streamed.text.split("\n\n").filter(Boolean).map((e) => {
-                const data = e.split("\n").find((l) => l.startsWith("data: "));
-                return JSON.parse(data.slice(6));
-        });
+        const all = parseEvents(streamed.text);
+        assert.deepEqual(all[0], { id: all[0].id, data: "" }, "a priming event: an id, empty data");
+        assert.equal(new Set(all.map((e) => e.id)).size, all.length, "every event has its own id");
+        const events = all.slice(1).map((e) => JSON.parse(e.data));
         assert.ok(events.length >= 2, streamed.text);
         assert.equal(events.at(-1).id, 6, "the response ends the stream");
         assert.equal(events.at(-1).result.structuredContent.stdout, "one\ntwo\n");
@@ -212,6 +256,159 @@ test("a client that disconnects mid-run cancels the run", { skip, timeout: 60_00
         // The session lives on.
         assert.equal((await post(s.url, ping(), { "mcp-session-id": sid })).status, 200);
         await stopProcess(s.proc);
+});
+
+const getStream = (url, headers = {}) =>
+        fetch(url, { method: "GET", headers: { accept: "text/event-stream", ...headers } });
+const seqOf = (id) => Number(id.split("-")[1]);
+const streamCall = (id, code) => JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call",
+                                                  params: { _meta: { progressToken: "p" }, name: "run_code",
+                                                            arguments: { language: "sh", code } } });
+
+test("GET opens the session's stream: 400/404/406, one per session (409), keepalives, no message of a waiting call; DELETE and SIGTERM end it", { skip, timeout: 60_000 }, async () => {
+        const s = await spawnHttpServer({ args: ["--http-timeout", "2"] });
+        const sid = await session(s.url);
+        const h = { "mcp-session-id": sid };
+        assert.equal((await getStream(s.url)).status, 400, "no Mcp-Session-Id");
+        assert.equal((await getStream(s.url, { "mcp-session-id": "0".repeat(32) })).status, 404);
+        assert.equal((await getStream(s.url, { ...h, accept: "application/json" })).status, 406);
+        const res = await getStream(s.url, h);
+        assert.equal(res.status, 200);
+        assert.equal(res.headers.get("content-type"), "text/event-stream");
+        const r = sseReader(res);
+        assert.equal((await r.next("the priming event", (e) => e.id !== undefined)).data, "");
+        const second = await getStream(s.url, h);
+        assert.equal(second.status, 409, "one GET stream per session");
+        await second.text();
+        // Past --http-timeout (2 s) the quiet stream lives on: a comment every second.
+        await r.next("a keepalive comment", (e) => e.comment === "keepalive", 10_000);
+        await new Promise((resolve) => setTimeout(resolve, 2500));
+        assert.ok(!r.ended(), "a quiet GET stream is not cut by --http-timeout");
+        // A log message while a call waits belongs to that call: on its stream, before its
+        // response, not on the GET stream.
+        assert.equal((await post(s.url, { jsonrpc: "2.0", id: 3, method: "logging/setLevel", params: { level: "debug" } }, h)).status, 200);
+        const call = await post(s.url, { jsonrpc: "2.0", id: 4, method: "tools/call",
+                                         params: { name: "run_code", arguments: { language: "sh", code: "echo hi" } } }, h);
+        assert.equal(call.headers.get("content-type"), "text/event-stream");
+        const callMsgs = parseEvents(call.text).filter((e) => e.data).map((e) => JSON.parse(e.data));
+        assert.ok(callMsgs.some((m) => m.method === "notifications/message" && /run_code sh started/.test(m.params.data)), call.text);
+        assert.equal(callMsgs.at(-1).id, 4);
+        assert.deepEqual(r.events.filter((e) => e.data), [], "nothing of the call on the GET stream");
+        const ids = r.events.filter((e) => e.id).map((e) => e.id);
+        assert.equal(new Set(ids).size, ids.length, "event ids are unique");
+        assert.equal((await fetch(s.url, { method: "DELETE", headers: h })).status, 204);
+        await waitFor("DELETE to end the GET stream", () => r.ended(), 10_000);
+
+        // SIGTERM: the GET streams end at once (they do not hold the drain).
+        const r2 = sseReader(await getStream(s.url, { "mcp-session-id": await session(s.url) }));
+        await r2.next("the priming event", (e) => e.id !== undefined);
+        const t0 = Date.now();
+        assert.deepEqual(await stopProcess(s.proc), { code: 0, signal: null });
+        await waitFor("SIGTERM to end the GET stream", () => r2.ended(), 10_000);
+        assert.ok(Date.now() - t0 < 10_000, `stopped ${Date.now() - t0} ms after SIGTERM`);
+});
+
+test("a broken call stream resumes with Last-Event-ID: every event after it, then the response; unknown ids 400", { skip, timeout: 60_000 }, async () => {
+        const s = await spawnHttpServer();
+        const sid = await session(s.url);
+        const h = { "mcp-session-id": sid };
+        const ac = new AbortController();
+        const res = await fetch(s.url, { method: "POST", signal: ac.signal, headers: { ...JSON_HEADERS, ...h },
+                                         body: streamCall(6, "echo one; sleep 1; echo two; sleep 1; echo three") });
+        assert.equal(res.headers.get("content-type"), "text/event-stream");
+        const r = sseReader(res);
+        const first = await r.next("the first progress", (e) => /one/.test(e.data ?? ""));
+        ac.abort();
+        await waitFor("the server to see the connection go", () => /SSE stream \d+ lost its connection/.test(s.log()), 10_000);
+        const stream = first.id.split("-")[0];
+        for (const bad of ["99-1", "x", `${stream}-999999`, `-${stream}-1`]) {
+                const b = await getStream(s.url, { ...h, "last-event-id": bad });
+                assert.equal(b.status, 400, bad);
+                assert.match(JSON.parse(await b.text()).error.message, /Last-Event-ID/);
+        }
+        const resumed = await getStream(s.url, { ...h, "last-event-id": first.id });
+        assert.equal(resumed.status, 200);
+        const r2 = sseReader(resumed);
+        await waitFor("the resumed stream to end", () => r2.ended(), 30_000);
+        const got = r2.events.filter((e) => e.id);
+        assert.deepEqual(got.map((e) => e.id), got.map((_, i) => `${stream}-${seqOf(first.id) + 1 + i}`),
+                         "the events right after Last-Event-ID, none missing, none twice");
+        const msgs = got.map((e) => JSON.parse(e.data));
+        assert.equal(msgs.at(-1).id, 6, "the response ends the resumed stream");
+        assert.equal(msgs.at(-1).result.structuredContent.stdout, "one\ntwo\nthree\n");
+        assert.ok(msgs.slice(0, -1).some((m) => m.method === "notifications/progress" && /three/.test(m.params.message)),
+                  "progress sent while no connection was there is delivered");
+        assert.match(s.log(), /SSE stream \d+ resumed after/);
+        // Delivered to the end, the stream is gone.
+        assert.equal((await getStream(s.url, { ...h, "last-event-id": got.at(-1).id })).status, 400);
+        assert.deepEqual(await stopProcess(s.proc), { code: 0, signal: null });
+});
+
+test("a call stream not resumed within --http-timeout: its run is cancelled, the GET stream says so", { skip, timeout: 60_000 }, async () => {
+        const s = await spawnHttpServer({ args: ["--http-timeout", "2"] });
+        const sid = await session(s.url);
+        const inst = instanceOf(s.stateDir, s.proc.pid);
+        assert.equal((await post(s.url, { jsonrpc: "2.0", id: 3, method: "logging/setLevel", params: { level: "notice" } },
+                                 { "mcp-session-id": sid })).status, 200);
+        const g = sseReader(await getStream(s.url, { "mcp-session-id": sid }));
+        const ac = new AbortController();
+        const res = await fetch(s.url, { method: "POST", signal: ac.signal, headers: { ...JSON_HEADERS, "mcp-session-id": sid },
+                                         body: streamCall(7, "echo started; sleep 40") });
+        await sseReader(res).next("the first progress", (e) => /started/.test(e.data ?? ""));
+        ac.abort();
+        await waitFor("the server to see the connection go", () => /SSE stream \d+ lost its connection/.test(s.log()), 10_000);
+        assert.equal(containersOf(s.stateDir, inst).length, 1, "the run goes on while the client may resume");
+        await waitFor("the run's container to go", () => containersOf(s.stateDir, inst).length === 0, 15_000);
+        assert.match(s.log(), /SSE stream \d+ not resumed within --http-timeout: its call is cancelled/);
+        // The client hears it on its GET stream: a message of no request still waiting.
+        const m = await g.next("the cancellation on the GET stream", (e) => /not resumed/.test(e.data ?? ""));
+        assert.equal(JSON.parse(m.data).method, "notifications/message");
+        assert.equal((await post(s.url, ping(), { "mcp-session-id": sid })).status, 200, "the session lives on");
+        assert.deepEqual(await stopProcess(s.proc), { code: 0, signal: null });
+});
+
+test("the SDK client resumes a call stream the network broke (GET with Last-Event-ID) and gets its result", { skip, timeout: 60_000 }, async () => {
+        const s = await spawnHttpServer();
+        let broken = false;
+        // The first call stream breaks after its first progress event, as a network would.
+        const breaking = async (url, init) => {
+                const res = await fetch(url, init);
+                if (broken || init?.method !== "POST" || res.headers.get("content-type") !== "text/event-stream")
+                        return res;
+                broken = true;
+                const reader = res.body.getReader();
+                let seen = "", cut = false;
+                const body = new ReadableStream({
+                        async pull(ctl) {
+                                if (cut) {
+                                        await reader.cancel();
+                                        ctl.error(new TypeError("network connection lost"));
+                                        return;
+                                }
+                                const { value, done } = await reader.read();
+                                if (done) return ctl.close();
+                                seen += new TextDecoder().decode(value);
+                                cut = /notifications\/progress/.test(seen);
+                                ctl.enqueue(value);
+                        },
+                });
+                return new Response(body, { status: res.status, headers: res.headers });
+        };
+        const transport = new StreamableHTTPClientTransport(new URL(s.url), {
+                fetch: breaking,
+                reconnectionOptions: { initialReconnectionDelay: 100, maxReconnectionDelay: 1000,
+                                       reconnectionDelayGrowFactor: 1.5, maxRetries: 3 } });
+        const client = new Client({ name: "resume", version: "0" }, { capabilities: {} });
+        await client.connect(transport);
+        const progress = [];
+        const r = await client.callTool({ name: "run_code", arguments: { language: "sh", code: "echo one; sleep 1; echo two; sleep 1; echo three" } },
+                                        undefined, { timeout: 60_000, onprogress: (n) => progress.push(n.message ?? "") });
+        assert.ok(broken, "the call streamed and its stream broke");
+        assert.equal(r.structuredContent.stdout, "one\ntwo\nthree\n", text(r));
+        assert.match(s.log(), /SSE stream \d+ resumed after/);
+        assert.ok(progress.some((m) => /three/.test(m)), `progress after the break arrives: ${JSON.stringify(progress)}`);
+        await client.close();
+        assert.deepEqual(await stopProcess(s.proc), { code: 0, signal: null });
 });
 
 test("50 SDK clients at once, each its own session; no fd of msp-mcp left after", { skip, timeout: 180_000 }, async () => {
@@ -502,6 +699,25 @@ test("/healthz, /readyz and /metrics (runs by language and outcome, durations, s
         assert.match(m.text, /# TYPE msp_mcp_run_duration_seconds histogram/);
         assert.deepEqual(await stopProcess(s.proc), { code: 0, signal: null });
         fs.rmSync(t.dir, { recursive: true, force: true });
+});
+
+test("/metrics: a run the OOM killer ends is counted with outcome oom", { skip: skip || (AS_USER && "run by a user msp-mcp has no memory cgroup: RLIMIT_DATA refuses the allocation, nothing is OOM-killed"), timeout: 120_000 }, async () => {
+        const s = await spawnHttpServer();
+        const sid = await session(s.url);
+        // b"x" * n writes every page (as in limits.test.mjs).
+        const r = await post(s.url, { jsonrpc: "2.0", id: 3, method: "tools/call",
+                                      params: { name: "run_code", arguments: { language: "python", memory_mb: 32, timeout_ms: 30_000,
+                                                                               code: "a = []\nwhile True:\n    a.append(b'x' * (1 << 20))" } } },
+                             { "mcp-session-id": sid });
+        assert.equal(r.status, 200);
+        const out = JSON.parse(r.text).result.structuredContent;
+        assert.equal(out.oom_killed, true, r.text);
+        const m = await (await fetch(s.url.replace(/\/mcp$/, "/metrics"))).text();
+        for (const [o, n] of [["oom", 1], ["ok", 0], ["error", 0], ["timeout", 0], ["cancelled", 0]])
+                assert.equal(sample(m, `msp_mcp_runs_total{language="python",outcome="${o}"}`), n, o);
+        assert.equal(sample(m, 'msp_mcp_tenant_runs_total{tenant="",outcome="oom"}'), 1);
+        assert.equal(sample(m, "msp_mcp_run_duration_seconds_count"), 1, "an OOM-killed run has a duration");
+        assert.deepEqual(await stopProcess(s.proc), { code: 0, signal: null });
 });
 
 test("/readyz is 503 while the run queue is full", { skip, timeout: 120_000 }, async () => {
