@@ -115,7 +115,7 @@ def stats(t, speeds):
 allow = {"allow": [f"internet.test:{port}", f"localhost:{port}"]}
 modes = [("full", "full", [f"http://198.19.77.2:{port}"]),
          ("allowlist", allow, [f"http://internet.test:{port}"]),
-         ("refused", allow, [f"http://other.test:{port}"]),
+         ("refused", allow, [f"http://other.test:{port}", "none"]),
          ("resolved", allow, [f"http://localhost:{port}", "none"])]
 samples = {name: ([], []) for name, _, _ in modes}
 n = 10
