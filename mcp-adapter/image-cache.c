@@ -28,6 +28,7 @@
 #include "image-unpack.h"
 #include "image-user.h"
 #include "json.h"
+#include "rootless.h"
 #include "macros.h"
 #include "sandbox-ids.h"
 
@@ -142,8 +143,8 @@ import_storage(const mcp_image_opts *o, const char *name, char *dir, size_t size
 
 /* Every layer into <cache>/tmp-XXXXXX/rootfs, then the rename to entry. */
 static int
-unpack_image(const mcp_image_opts *o, int cache_fd, const mcp_image_layout *l,
-             const char *entry, msp_err *err)
+unpack_here(const mcp_image_opts *o, int cache_fd, const mcp_image_layout *l, const char *entry,
+            msp_err *err)
 {
         char tmp[] = "tmp-XXXXXX";
         char path[PATH_MAX];
@@ -164,7 +165,8 @@ unpack_image(const mcp_image_opts *o, int cache_fd, const mcp_image_layout *l,
                 msp_err_sys(err, -r, "image cache: %s", path);
                 goto fail;
         }
-        mcp_unpack_budget budget = { .max_bytes = o->max_bytes, .chown = geteuid() == 0 };
+        mcp_unpack_budget budget = { .max_bytes = o->max_bytes,
+                                     .chown = geteuid() == 0 && MCP_SANDBOX_ID_COUNT > 1 };
         if (budget.chown)
                 (void) fchownat(rfd, "", MCP_SANDBOX_HOST_BASE, MCP_SANDBOX_HOST_BASE, AT_EMPTY_PATH);
         for (size_t i = 0; i < l->n_layers; i++) {
@@ -190,6 +192,53 @@ unpack_image(const mcp_image_opts *o, int cache_fd, const mcp_image_layout *l,
 fail:
         (void) mcp_remove_tree_at(cache_fd, tmp, &scratch);
         return r;
+}
+
+/* Run by a user, owners can be given to the sandbox's ids only inside a user namespace like
+ * the one msp-mcp makes for itself (rootless.h: the user is 0 there, its subordinate range
+ * 1..): the unpack runs in a child that enters one, so that the cache holds the ids the
+ * sandboxes will see. The child's error comes back over a pipe. */
+static int
+unpack_image(const mcp_image_opts *o, int cache_fd, const mcp_image_layout *l,
+             const char *entry, msp_err *err)
+{
+        if (geteuid() == 0)
+                return unpack_here(o, cache_fd, l, entry, err);
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return msp_err_sys(err, errno, "image cache: pipe");
+        pid_t pid = fork();
+        if (pid < 0) {
+                close(p[0]);
+                close(p[1]);
+                return msp_err_sys(err, errno, "image cache: fork");
+        }
+        if (pid == 0) {
+                close(p[0]);
+                mcp_rootless rl;
+                mcp_rootless_probe(&rl);
+                msp_err e = { 0 };
+                int r = mcp_rootless_enter(&rl, &e);
+                if (r == 0)
+                        r = unpack_here(o, cache_fd, l, entry, &e);
+                if (r < 0 && write(p[1], &r, sizeof r) == (ssize_t) sizeof r)
+                        (void) !write(p[1], e.msg, strlen(e.msg));
+                _exit(r < 0 ? 1 : 0);
+        }
+        close(p[1]);
+        int code = 0;
+        char msg[sizeof err->msg] = "";
+        ssize_t n = read(p[0], &code, sizeof code);
+        ssize_t m = n == (ssize_t) sizeof code ? read(p[0], msg, sizeof msg - 1) : 0;
+        msg[m > 0 ? m : 0] = '\0';
+        close(p[0]);
+        int st = 0;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+                ;
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+                return 0;
+        return msp_err_set(err, code < 0 ? -code : EIO, "%s",
+                           msg[0] ? msg : "image cache: the unpacking process failed");
 }
 
 static int

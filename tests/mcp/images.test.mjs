@@ -8,17 +8,25 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { startServer, skipReason, finishAll, call, runCode, assertOk, tmpStateDir, serverArgs,
-         MSP_MCP } from "./lib.mjs";
+         MSP_MCP, AS_USER, asUser, serverIds } from "./lib.mjs";
 
 const skip = skipReason() || (!fs.existsSync("/bin/busybox") && "no /bin/busybox (busybox-static)");
 const MAKER = path.join(import.meta.dirname, "..", "helper", "oci-layout.py");
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "msp-mcp-images-"));
+fs.chmodSync(work, 0o755);      // the layouts, for a server run by the test user
 after(async () => {
         await finishAll();
         fs.rmSync(work, { recursive: true, force: true });
 });
 
 let n = 0;
+// A cache directory under work for the servers' user (made by it, run as a user).
+function cacheDir(name) {
+        const dir = path.join(work, name);
+        fs.mkdirSync(dir);
+        if (AS_USER) fs.chownSync(dir, serverIds().uid, serverIds().gid);
+        return dir;
+}
 // An OCI layout from spec; {dir, manifest, layers}.
 function layout(spec, dir = path.join(work, `layout-${n++}`)) {
         const r = spawnSync("python3", [MAKER, dir], { input: JSON.stringify(spec), encoding: "utf8" });
@@ -39,8 +47,8 @@ function baseLayer(extra = []) {
 
 // msp-mcp started with argv; its exit status and stderr when it refuses to start.
 function startFails(args) {
-        const r = spawnSync(MSP_MCP, serverArgs(tmpStateDir(), { args }),
-                            { input: "", encoding: "utf8", timeout: 120_000 });
+        const [cmd, ...argv] = asUser([MSP_MCP, ...serverArgs(tmpStateDir(), { args })]);
+        const r = spawnSync(cmd, argv, { input: "", encoding: "utf8", timeout: 120_000 });
         return { status: r.status, stderr: r.stderr };
 }
 
@@ -72,7 +80,7 @@ test("an image's layers, whiteouts, opaque dirs, Env and WorkingDir; the cache i
                         ] },
                         { compression: "none", entries: [{ path: "./etc//newer", data: "plain tar" }] },
                 ] });
-        const cache = path.join(work, "cache");
+        const cache = cacheDir("cache");
         const srv = await startServer({ args: ["--image", `img=oci:${img.dir}:v1`, "--image-cache", cache] });
         const entry = path.join(cache, `sha256-${img.manifest.slice(7)}`);
         assert.ok(fs.statSync(path.join(entry, "rootfs")).isDirectory(), srv.log());
@@ -109,7 +117,7 @@ function userImage(user) {
 }
 
 test("an image's User (name, uid, name:group from the image's /etc/passwd and /etc/group) runs the code and owns the workspace", { skip, timeout: 180_000 }, async () => {
-        const cache = path.join(work, "cache-user");
+        const cache = cacheDir("cache-user");
         const args = [];
         const want = { app: "1234 1235", "1000": "1000 0", "app:staff": "1234 50", "app:7": "1234 7" };
         for (const [i, user] of Object.keys(want).entries())
@@ -135,7 +143,7 @@ test("an image's User (name, uid, name:group from the image's /etc/passwd and /e
 });
 
 test("an image's User missing from its /etc/passwd (or outside the sandbox's ids) refuses the start", { skip, timeout: 60_000 }, () => {
-        const cache = path.join(work, "cache-bad-user");
+        const cache = cacheDir("cache-bad-user");
         for (const [user, want] of [
                 ["nobody", /--image bad: image "oci:.*": User "nobody": no user "nobody" in the image's \/etc\/passwd/],
                 ["app:wheel", /User "app:wheel": no group "wheel" in the image's \/etc\/group/],
@@ -148,7 +156,7 @@ test("an image's User missing from its /etc/passwd (or outside the sandbox's ids
 
 // Each bad image refuses the start with a message naming what is wrong; nothing is cached.
 function assertRefused(img, want, extra = []) {
-        const cache = path.join(work, `cache-${n++}`);
+        const cache = cacheDir(`cache-${n++}`);
         const r = startFails(["--image", `bad=oci:${img.dir}`, "--image-cache", cache, ...extra]);
         assert.equal(r.status, 1, r.stderr);
         assert.match(r.stderr, want);
@@ -194,7 +202,11 @@ test("an image larger than --image-max-size is refused", { skip, timeout: 60_000
 });
 
 const podman = spawnSync("podman", ["--version"]).status === 0;
-test("containers-storage: an image podman built (ENV, WORKDIR, COPY)", { skip: skip || (!podman && "podman not installed (contrib/install-deps.sh podman)"), timeout: 300_000 }, async () => {
+// Run by a user, containers-storage: names an image in that user's own rootless store,
+// which this file (root) does not build into; tests/podman-rootless sets one up.
+const podmanSkip = !podman ? "podman not installed (contrib/install-deps.sh podman)"
+        : AS_USER && "as a user: containers-storage: is the test user's rootless podman store, which this file does not build into";
+test("containers-storage: an image podman built (ENV, WORKDIR, COPY)", { skip: skip || podmanSkip, timeout: 300_000 }, async () => {
         const tag = `localhost/msp-mcp-image-test:${process.pid}`;
         const lowerDir = path.join(os.tmpdir(), `msp-mcp-image-base-${process.pid}`);
         // podman names what it pulls from oci:DIR after DIR, which must then be lowercase.
@@ -212,7 +224,7 @@ test("containers-storage: an image podman built (ENV, WORKDIR, COPY)", { skip: s
         const b = spawnSync("podman", ["build", "-q", "-t", tag, ctx], { encoding: "utf8", timeout: 240_000 });
         assert.equal(b.status, 0, b.stderr);
         try {
-                const cache = path.join(work, "cache-pm");
+                const cache = cacheDir("cache-pm");
                 const args = ["--image", `pm=containers-storage:${tag}`, "--image-cache", cache];
                 const srv = await startServer({ args });
                 assert.match(srv.log(), /image pm: unpacked into/);
