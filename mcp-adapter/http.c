@@ -516,9 +516,8 @@ start(http_exchange *x, const char *url, const char *method)
 static void
 end_cancelled(http_session *s, const oci_json *params)
 {
-        const oci_json *req = params ? oci_json_get(params, "requestId") : NULL;
         mcp_rpc_id id;
-        if (!req || mcp_rpc_id_from_json(req, &id) < 0)
+        if (mcp_rpc_cancelled_id(params, &id) < 0)
                 return;
         for (http_exchange *x = s->pending; x; x = x->next)
                 if (mcp_rpc_id_equal(&x->id, &id)) {

@@ -36,6 +36,9 @@ void mcp_rpc_id_clear(mcp_rpc_id *id);
 bool mcp_rpc_id_equal(const mcp_rpc_id *a, const mcp_rpc_id *b);
 /* From a JSON value: 0 for an integer or a string, -EINVAL otherwise (null included). */
 int mcp_rpc_id_from_json(const oci_json *v, mcp_rpc_id *ret);
+/* The requestId of a notifications/cancelled's params (NULL when absent): as above, and
+ * -EINVAL without one. */
+int mcp_rpc_cancelled_id(const oci_json *params, mcp_rpc_id *ret);
 /* Writes the id (null for MCP_ID_NONE). */
 void mcp_rpc_id_write(oci_jw *w, const mcp_rpc_id *id);
 /* The request's id in a line the parser refused (a limit, a \u0000, invalid UTF-8, bad

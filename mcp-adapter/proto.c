@@ -148,9 +148,8 @@ set_level(mcp_server *srv, const mcp_rpc_id *id, const oci_json *params)
 static void
 cancelled(mcp_server *srv, const oci_json *params)
 {
-        const oci_json *req = params ? oci_json_get(params, "requestId") : NULL;
         mcp_rpc_id id;
-        if (!req || mcp_rpc_id_from_json(req, &id) < 0)
+        if (mcp_rpc_cancelled_id(params, &id) < 0)
                 return;
         mcp_tools_cancel(srv, &id);
         mcp_rpc_id_clear(&id);

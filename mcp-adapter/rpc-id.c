@@ -70,6 +70,17 @@ mcp_rpc_id_from_json(const oci_json *v, mcp_rpc_id *ret)
         }
 }
 
+int
+mcp_rpc_cancelled_id(const oci_json *params, mcp_rpc_id *ret)
+{
+        const oci_json *req = params ? oci_json_get(params, "requestId") : NULL;
+        if (!req) {
+                *ret = (mcp_rpc_id) { .kind = MCP_ID_NONE };
+                return -EINVAL;
+        }
+        return mcp_rpc_id_from_json(req, ret);
+}
+
 void
 mcp_rpc_id_write(oci_jw *w, const mcp_rpc_id *id)
 {
