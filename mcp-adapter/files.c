@@ -486,3 +486,14 @@ mcp_write_new_at(int dirfd, const char *name, const void *data, size_t len, mode
         }
         return 0;
 }
+
+int
+mcp_write_text(const char *path, const char *text)
+{
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        size_t len = strlen(text);
+        ssize_t n = write(fd, text, len);
+        return n == (ssize_t) len ? 0 : n < 0 ? -errno : -EIO;
+}

@@ -49,3 +49,7 @@ int mcp_mkdir_parents(const char *path, mode_t mode, msp_err *err);
  * all of data; err names the file. The server's own files: bundles, the instance, images. */
 int mcp_write_new_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
                      msp_err *err);
+
+/* An existing file (one of /proc's) given all of text in one write, as /proc files want:
+ * 0, or -errno (-EIO for a short write). */
+int mcp_write_text(const char *path, const char *text);

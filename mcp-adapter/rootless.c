@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "macros.h"
 #include "runner.h"
 #include "sandbox-ids.h"
@@ -83,16 +84,6 @@ mcp_rootless_probe(mcp_rootless *ret)
         *ret = rl;
 }
 
-static int
-write_proc(const char *file, const char *text)
-{
-        _cleanup_close_ int fd = open(file, O_WRONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        ssize_t n = write(fd, text, strlen(text));
-        return n == (ssize_t) strlen(text) ? 0 : n < 0 ? -errno : -EIO;
-}
-
 /* In a child still in the parent namespace: the setuid helpers write our maps, root to
  * the user and 1.. to the ranges. */
 _noreturn_ static void
@@ -120,14 +111,14 @@ static int
 map_self(const mcp_rootless *rl, msp_err *err)
 {
         char map[64];
-        int r = write_proc("/proc/self/setgroups", "deny");
+        int r = mcp_write_text("/proc/self/setgroups", "deny");
         if (r < 0)
                 return msp_err_sys(err, -r, "user namespace: write /proc/self/setgroups");
         snprintf(map, sizeof map, "0 %u 1\n", (unsigned) rl->uid);
-        if ((r = write_proc("/proc/self/uid_map", map)) < 0)
+        if ((r = mcp_write_text("/proc/self/uid_map", map)) < 0)
                 return msp_err_sys(err, -r, "user namespace: write uid_map '%s'", map);
         snprintf(map, sizeof map, "0 %u 1\n", (unsigned) rl->gid);
-        if ((r = write_proc("/proc/self/gid_map", map)) < 0)
+        if ((r = mcp_write_text("/proc/self/gid_map", map)) < 0)
                 return msp_err_sys(err, -r, "user namespace: write gid_map '%s'", map);
         return 0;
 }

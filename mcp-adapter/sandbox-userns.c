@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "macros.h"
 #include "sandbox-ids.h"
 
@@ -98,10 +99,10 @@ write_map(pid_t pid, const char *file, msp_err *err)
 {
         char path[64], map[64];
         snprintf(path, sizeof path, "/proc/%d/%s", (int) pid, file);
-        int len = snprintf(map, sizeof map, "0 %u %u\n", MCP_SANDBOX_HOST_BASE, MCP_SANDBOX_ID_COUNT);
-        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
-        if (fd < 0 || write(fd, map, (size_t) len) != len)
-                return msp_err_sys(err, errno, "sandbox user namespace: write %s", path);
+        snprintf(map, sizeof map, "0 %u %u\n", MCP_SANDBOX_HOST_BASE, MCP_SANDBOX_ID_COUNT);
+        int r = mcp_write_text(path, map);
+        if (r < 0)
+                return msp_err_sys(err, -r, "sandbox user namespace: write %s", path);
         return 0;
 }
 

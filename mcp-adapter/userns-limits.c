@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "json.h"
 #include "macros.h"
 
@@ -77,13 +78,12 @@ mcp_userns_limits_hook(FILE *in)
         /* /proc/sys/user is the set of the caller's user namespace: the sandbox's now. */
         for (size_t i = 0; i < ARRAY_SIZE(limits); i++) {
                 snprintf(path, sizeof path, "/proc/sys/user/%s", limits[i].name);
-                _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
-                if (fd < 0 && errno == ENOENT)
+                int r = mcp_write_text(path, limits[i].value);
+                if (r == -ENOENT)
                         continue;       /* an older kernel without this budget */
-                size_t len = strlen(limits[i].value);
-                if (fd < 0 || write(fd, limits[i].value, len) != (ssize_t) len) {
+                if (r < 0) {
                         fprintf(stderr, "msp-mcp userns limits: write %s: %s\n", path,
-                                strerror(errno));
+                                strerror(-r));
                         return 1;
                 }
         }
