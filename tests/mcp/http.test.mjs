@@ -234,6 +234,17 @@ test("a call answers JSON, or SSE when it streams progress", { skip, timeout: 60
                 assert.equal(e.method, "notifications/progress");
                 assert.equal(e.params.progressToken, "p");
         }
+        // A 2025-06-18 client gets no priming event (empty data): every event carries a message.
+        const old = await post(s.url, { ...INIT, params: { ...INIT.params, protocolVersion: "2025-06-18" } });
+        const oh = { "mcp-session-id": old.headers.get("mcp-session-id"), "mcp-protocol-version": "2025-06-18" };
+        assert.equal((await post(s.url, { jsonrpc: "2.0", method: "notifications/initialized" }, oh)).status, 202);
+        const older = await post(s.url, { jsonrpc: "2.0", id: 7, method: "tools/call",
+                                          params: { _meta: { progressToken: "p" }, name: "run_code",
+                                                    arguments: { language: "sh", code: "echo one" } } }, oh);
+        assert.equal(older.headers.get("content-type"), "text/event-stream");
+        const oe = parseEvents(older.text);
+        assert.ok(oe.length >= 2 && oe.every((e) => e.id && e.data), older.text);
+        assert.equal(JSON.parse(oe.at(-1).data).id, 7);
         await stopProcess(s.proc);
 });
 
