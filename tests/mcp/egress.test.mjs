@@ -210,6 +210,21 @@ test("--audit-log: an allowed and a refused host, with the reason and the bytes 
         assert.ok(lines.indexOf(closed) < lines.indexOf(end), "the connection's lines come before the run's end");
 });
 
+// runc runs the same init, which hands the listener over the same way; without Landlock the
+// namespace alone keeps a raw connect() from going anywhere.
+const RUNC = ["/usr/sbin/runc", "/usr/bin/runc", "/usr/local/sbin/runc", "/usr/local/bin/runc"].find((p) => fs.existsSync(p));
+test("with --runtime runc: curl through the allowlist, and nothing else reachable", { skip: skip || (!RUNC ? "runc not installed" : false), timeout: 120_000 }, async () => {
+        const { addr, p1 } = net_;
+        const srv = await startServer({ runtime: RUNC, args: serverArgs() });
+        const r = assertOk(await runCode(srv, "sh", `
+                curl -sS --max-time 20 http://pypi.test:${p1}/hello.txt
+                curl -s --max-time 5 --noproxy '*' http://${addr}:${p1}/hello.txt; echo "direct rc=$?"`,
+                { network: { allow: [`pypi.test:${p1}`] } }), srv);
+        assert.equal(r.exit_code, 0, r.stderr);
+        assert.match(r.stdout, /^hello from the internet\ndirect rc=7\n$/);
+        assert.equal((await srv.close()).code, 0);
+});
+
 test("pip installs a wheel from the allowed index over HTTPS", { skip, timeout: 180_000 }, async () => {
         const { p2 } = net_;
         const srv = await startServer({ args: serverArgs() });
