@@ -234,16 +234,17 @@ charge(unpack *u, uint64_t bytes, const char *path)
         return 0;
 }
 
+/* The entry's data, all of it within the size it named (and was charged for). */
 static int
-write_data(unpack *u, struct archive *a, int fd, const char *path)
+write_data(unpack *u, struct archive *a, int fd, const char *path, uint64_t size)
 {
         const void *buf;
         size_t len;
         la_int64_t off;
         int r;
         while ((r = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
-                if ((r = charge(u, len, path)) < 0)
-                        return r;
+                if (off < 0 || (uint64_t) off > size || len > size - (uint64_t) off)
+                        return fail(u, EINVAL, path, "data beyond the size it names");
                 for (size_t done = 0; done < len;) {
                         ssize_t n = pwrite(fd, (const char *) buf + done, len - done,
                                            (off_t) off + (off_t) done);
@@ -314,13 +315,20 @@ apply_entry(unpack *u, struct archive *a, struct archive_entry *e, const char *p
                         return msp_err_sys(u->err, errno, "layer %s: chmod \"%.200s\"", u->digest, path);
                 break;
         case AE_IFREG: {
+                /* The size the entry names is what it costs: a sparse entry carries less
+                 * data than that, and its file still has that size. */
+                la_int64_t size = archive_entry_size(e);
+                if (size < 0)
+                        return fail(u, EINVAL, path, "a negative size");
+                if ((r = charge(u, (uint64_t) size, path)) < 0)
+                        return r;
                 _cleanup_close_ int fd = openat(pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
                                                 O_CLOEXEC, 0600);
                 if (fd < 0)
                         return msp_err_sys(u->err, errno, "layer %s: create \"%.200s\"", u->digest, path);
-                if ((r = write_data(u, a, fd, path)) < 0)
+                if ((r = write_data(u, a, fd, path, (uint64_t) size)) < 0)
                         return r;
-                if (ftruncate(fd, archive_entry_size(e)) < 0 || fchmod(fd, perm) < 0)
+                if (ftruncate(fd, (off_t) size) < 0 || fchmod(fd, perm) < 0)
                         return msp_err_sys(u->err, errno, "layer %s: \"%.200s\"", u->digest, path);
                 break;
         }

@@ -10,7 +10,9 @@ SPEC: {"tag": "latest", "config": {"Env": [...], "WorkingDir": "/w"},
                                {"path": "bin/busybox", "file": "/bin/busybox", "mode": 493},
                                {"path": "etc/motd", "data": "text", "uid": 0, "gid": 0},
                                {"path": "d", "dir": true}, {"path": "h", "hardlink": "etc/motd"},
-                               {"path": "dev/x", "chr": [1, 3]}, {"path": "big", "size": 65536}]}]}
+                               {"path": "dev/x", "chr": [1, 3]}, {"path": "big", "size": 65536},
+                               {"path": "holes", "data": "end", "sparse": 1099511627776}]}]}
+"sparse": a PAX sparse file (GNU 0.1) of that many bytes whose data is only at its end.
 """
 import gzip
 import hashlib
@@ -48,6 +50,10 @@ def tar_layer(entries):
                 else:
                     data = e.get("data", "").encode()
                 ti.size, ti.mode = len(data), e.get("mode", 0o644)
+                if "sparse" in e:
+                    ti.pax_headers = {"GNU.sparse.size": str(e["sparse"]),
+                                      "GNU.sparse.numblocks": "1",
+                                      "GNU.sparse.map": f"{e['sparse'] - len(data)},{len(data)}"}
             t.addfile(ti, io.BytesIO(data) if data is not None else None)
     return buf.getvalue()
 

@@ -201,6 +201,14 @@ test("an image larger than --image-max-size is refused", { skip, timeout: 60_000
                       ["--image-max-size", "3M"]);
 });
 
+// A sparse entry writes a few bytes but names a size of 1 TiB: the size it names is what it
+// costs, not the data it carries.
+test("a sparse file larger than --image-max-size is refused", { skip, timeout: 60_000 }, () => {
+        const img = layout({ layers: [baseLayer([{ path: "holes", data: "end", sparse: 2 ** 40 }])] });
+        assertRefused(img, /the unpacked image exceeds the limit of 8388608 bytes \(--image-max-size\) at "holes"/,
+                      ["--image-max-size", "8M"]);
+});
+
 const podman = spawnSync("podman", ["--version"]).status === 0;
 // Run by a user, containers-storage: names an image in that user's own rootless store,
 // which this file (root) does not build into; tests/podman-rootless sets one up.
