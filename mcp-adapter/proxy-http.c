@@ -40,6 +40,18 @@ is_token(const char *s, size_t n)
         return true;
 }
 
+/* A control byte (NUL, a CR not ending the line, DEL; a tab only where tab_ok): an
+ * upstream may end a line there, or a C string, where this parser does not (RFC 9110 5.5,
+ * RFC 9112 2.2). */
+static bool
+has_ctl(const char *s, size_t n, bool tab_ok)
+{
+        for (size_t i = 0; i < n; i++)
+                if (((unsigned char) s[i] < 0x20 && !(tab_ok && s[i] == '\t')) || s[i] == 0x7f)
+                        return true;
+        return false;
+}
+
 /* host[:port] or [v6][:port] of n bytes; port required when default_port is 0. */
 static int
 parse_authority(const char *s, size_t n, uint16_t default_port, mcp_proxy_request *r)
@@ -106,7 +118,7 @@ append(char *out, size_t *pos, const char *s, size_t n)
  * headers minus the hop-by-hop ones and its own Host lines, Connection: close. The
  * connection goes to the URL's host, so the upstream must hear that one (RFC 9112 3.2.2),
  * not another name served on the same address. Header lines checked on the way (no
- * folding, each has a name and a colon). */
+ * folding, each has a name and a colon, no control byte). */
 static int
 build_forward(const char *buf, size_t head_len, const char *method, size_t mlen,
               const char *path, size_t plen, const char *version, const char *authority,
@@ -138,7 +150,7 @@ build_forward(const char *buf, size_t head_len, const char *method, size_t mlen,
                         break;
                 const char *colon = memchr(line, ':', n);
                 if (line[0] == ' ' || line[0] == '\t' || !colon ||
-                    !is_token(line, (size_t) (colon - line))) {
+                    !is_token(line, (size_t) (colon - line)) || has_ctl(line, n, true)) {
                         *why = "malformed header line";
                         return 400;
                 }
@@ -171,7 +183,7 @@ mcp_proxy_parse_head(const char *buf, size_t len, mcp_proxy_request *ret, const 
         const char *sp1 = memchr(buf, ' ', llen);
         const char *sp2 = sp1 ? memchr(sp1 + 1, ' ', llen - (size_t) (sp1 + 1 - buf)) : NULL;
         *why = "malformed request line";
-        if (!sp1 || !sp2 || !is_token(buf, (size_t) (sp1 - buf)))
+        if (!sp1 || !sp2 || !is_token(buf, (size_t) (sp1 - buf)) || has_ctl(buf, llen, false))
                 return 400;
         const char *target = sp1 + 1, *version = sp2 + 1;
         size_t tlen = (size_t) (sp2 - target), mlen = (size_t) (sp1 - buf);

@@ -214,6 +214,12 @@ TEST(head_refused)
                 { "GET http://pypi.org/ HTTP/1.1\r\nno colon\r\n\r\n", 400 },
                 { "G@T http://pypi.org/ HTTP/1.1\r\n\r\n", 400 },
                 { "GET  http://pypi.org/ HTTP/1.1\r\n\r\n", 400 },
+                /* control bytes an upstream may read as a line end, or that hide one */
+                { "GET http://pypi.org/\rHost: evil.test HTTP/1.1\r\n\r\n", 400 },
+                { "GET http://pypi.org/\x01 HTTP/1.1\r\n\r\n", 400 },
+                { "GET http://pypi.org/ HTTP/1.1\r\nX: a\rHost: evil.test\r\n\r\n", 400 },
+                { "GET http://pypi.org/ HTTP/1.1\r\nX: a\x7f\r\n\r\n", 400 },
+                { "CONNECT pypi.org:443\r HTTP/1.1\r\n\r\n", 400 },
         };
         for (size_t i = 0; i < ARRAY_SIZE(c); i++) {
                 mcp_proxy_request r = { 0 };
@@ -223,6 +229,19 @@ TEST(head_refused)
                           s, why ? why : "");
                 free(r.forward);
         }
+}
+
+/* A NUL ends a C string: in the URL it would cut the host short and be forwarded. */
+TEST(head_nul_refused)
+{
+        static const char url[] = "GET http://pypi.org\0.evil.test/ HTTP/1.1\r\n\r\n";
+        static const char hdr[] = "GET http://pypi.org/ HTTP/1.1\r\nX: a\0b\r\n\r\n";
+        mcp_proxy_request r = { 0 };
+        const char *why = NULL;
+        ASSERT_EQ_INT(mcp_proxy_parse_head(url, sizeof url - 1, &r, &why), 400);
+        ASSERT_NULL(r.forward);
+        ASSERT_EQ_INT(mcp_proxy_parse_head(hdr, sizeof hdr - 1, &r, &why), 400);
+        ASSERT_NULL(r.forward);
 }
 
 TEST(head_incomplete_and_too_large)
@@ -265,6 +284,7 @@ main(void)
         RUN(head_absolute_url);
         RUN(head_host_from_url);
         RUN(head_refused);
+        RUN(head_nul_refused);
         RUN(head_incomplete_and_too_large);
         RUN(error_response);
         return tap_done();
