@@ -24,6 +24,7 @@
 #include "languages.h"
 #include "macros.h"
 #include "rootless.h"
+#include "rootless-cgroup.h"
 #include "runner.h"
 #include "sandbox-ids.h"
 #include "sandbox-userns.h"
@@ -133,15 +134,17 @@ check_rootless(checker *c, const mcp_rootless *rl, bool require_cgroups)
                         !rl->subuid_n || !rl->subgid_n ? "no range of 1000 ids or more"
                                                        : "no newuidmap/newgidmap",
                         (unsigned) rl->uid);
-        char why[512];
+        char why[1024];
         bool deleg = mcp_rootless_delegated(why, sizeof why);
-        if (require_cgroups)
-                line(c, false, "cgroup", "--require-cgroups: msp-mcp run by a user applies no "
-                     "cgroup limits (%s)", why);
+        if (deleg)
+                line(c, true, "cgroup", "%s: each sandbox gets a cgroup below it (msp-mcp moves "
+                     "itself into a leaf there)", why);
+        else if (require_cgroups)
+                line(c, false, "cgroup", "--require-cgroups: no cgroup for the sandboxes (%s)", why);
         else
-                line(c, true, "cgroup", "none for the sandboxes (%s%s): each limit holds by "
-                     "the means below", why, deleg ? "; not used" : "");
-        static const char *const limits[][2] = {
+                line(c, true, "cgroup", "none for the sandboxes (%s): each limit holds by the "
+                     "means below", why);
+        static const char *const by_rlimits[][2] = {
                 { "memory", "RLIMIT_DATA = memory_mb, per process (an allocation past it "
                             "fails: no OOM kill, oom_killed stays false)" },
                 { "pids", "RLIMIT_NPROC = pids, counted in the sandbox's own user namespace" },
@@ -150,7 +153,16 @@ check_rootless(checker *c, const mcp_rootless *rl, bool require_cgroups)
                 { "disk", "tmpfs sizes (/workspace, /tmp, /dev/shm) and RLIMIT_FSIZE" },
                 { "timeout", "the runtime kills pid 1: the whole pid namespace ends with it" },
         };
-        for (size_t i = 0; c->out && i < ARRAY_SIZE(limits); i++)
+        static const char *const by_cgroup[][2] = {
+                { "memory", "cgroup memory.max = memory_mb, no swap (an OOM kill is reported as "
+                            "oom_killed)" },
+                { "pids", "cgroup pids.max = pids" },
+                { "cpu", "cgroup cpu.max (the CPU quota) and the wall-clock timeout" },
+                { "disk", "tmpfs sizes (/workspace, /tmp, /dev/shm) and RLIMIT_FSIZE" },
+                { "timeout", "cgroup.kill: every process of the sandbox" },
+        };
+        const char *const (*limits)[2] = deleg ? by_cgroup : by_rlimits;
+        for (size_t i = 0; c->out && i < ARRAY_SIZE(by_cgroup); i++)
                 fprintf(c->out, "%-8s %-14s %s\n", "limit", limits[i][0], limits[i][1]);
 }
 

@@ -12,6 +12,7 @@
 #include "languages.h"
 #include "proxy.h"
 #include "rootless.h"
+#include "rootless-cgroup.h"
 #include "runlogs.h"
 #include "runner.h"
 #include "sandbox-userns.h"
@@ -67,6 +68,8 @@ struct mcp_engine {
         mcp_rootless rootless;          /* run by a user: in a user namespace of our own */
         bool no_cgroup;                 /* rootless without a delegated cgroup: the limits are
                                          * rlimits, tmpfs sizes and the timeout (bundle.h) */
+        mcp_user_cgroup user_cg;        /* rootless with one: the sandboxes' cgroups below it */
+        char cg_parent[512];            /* the sandboxes' cgroups' parent, from the root */
         mcp_hostview view;
         mcp_languages langs;
         oci_json_doc *seccomp, *landlock;

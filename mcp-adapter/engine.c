@@ -189,6 +189,31 @@ check_init(const char *path, msp_err *err)
         return 0;
 }
 
+/* Where the sandboxes' cgroups go: as root /msp-mcp/<inst>; run by a user, below the
+ * cgroup it was delegated (rootless-cgroup.h), recorded in <inst>/cgroup for a later
+ * server's recovery; else none, and the limits hold by other means (bundle.h). */
+static int
+choose_cgroups(mcp_engine *e, msp_err *err)
+{
+        char why[1024], dir[600];
+        snprintf(e->cg_parent, sizeof e->cg_parent, "/msp-mcp/%s", e->inst_name);
+        if (!e->rootless.on)
+                return 0;
+        e->no_cgroup = mcp_user_cgroup_enter(&e->user_cg, e->inst_name, why, sizeof why) < 0;
+        if (e->no_cgroup && e->cfg->require_cgroups)
+                return msp_err_set(err, ENOTSUP, "--require-cgroups: no cgroup for the sandboxes: %s",
+                                   why);
+        if (e->no_cgroup)
+                return 0;
+        snprintf(e->cg_parent, sizeof e->cg_parent, "%s", e->user_cg.inst);
+        mcp_user_cgroup_dir(&e->user_cg, dir, sizeof dir);
+        _cleanup_close_ int fd = openat(e->inst_fd, "cgroup", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                                        0600);
+        if (fd < 0 || write(fd, dir, strlen(dir)) != (ssize_t) strlen(dir))
+                return msp_err_sys(err, errno, "write '%s/cgroup'", e->inst_path);
+        return 0;
+}
+
 int
 mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine **ret, msp_err *err)
 {
@@ -242,9 +267,10 @@ mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine **ret, msp_err 
             (r = load_profile("landlock", cfg->landlock_profile, mcp_profile_landlock,
                               &e->landlock, err)) < 0)
                 goto fail;
-        e->no_cgroup = e->rootless.on;
         e->v2 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
         e->unified = !e->v2 && access("/sys/fs/cgroup/unified/cgroup.controllers", F_OK) == 0;
+        if ((r = choose_cgroups(e, err)) < 0)
+                goto fail;
         if ((r = mcp_runlogs_init(&e->logs, e->inst_fd, cfg->run_log_keep, err)) < 0)
                 goto fail;
         if ((r = mcp_sessions_new(loop, cfg, &e->sessions, err)) < 0)
@@ -637,6 +663,7 @@ mcp_engine_free(mcp_engine *e)
                 run_cleanup(run);
         }
         e->resolver = mcp_resolver_free(e->resolver);
+        mcp_user_cgroup_leave(&e->user_cg);
         e->sessions = e->sessions ? mcp_sessions_free(e->sessions) : NULL;
         e->seccomp = e->seccomp ? oci_json_doc_free(e->seccomp) : NULL;
         e->landlock = e->landlock ? oci_json_doc_free(e->landlock) : NULL;

@@ -96,6 +96,25 @@ remove_cgroups(const char *name)
         }
 }
 
+/* Run by a user, the instance's cgroup is below the user's own (rootless-cgroup.h): its
+ * path is in <inst>/cgroup. Only a directory of that instance's name below the hierarchy. */
+static void
+remove_recorded_cgroup(const char *path, const char *name)
+{
+        char file[4200], dir[4096] = "";
+        snprintf(file, sizeof file, "%s/cgroup", path);
+        _cleanup_close_ int fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, dir, sizeof dir - 1) : -1;
+        if (n <= 0)
+                return;
+        dir[n] = '\0';
+        const char *last = strrchr(dir, '/');
+        if (strncmp(dir, CGROUP_ROOT "/", sizeof CGROUP_ROOT) != 0 || strstr(dir, "/..") ||
+            !last || strcmp(last + 1, name) != 0)
+                return;
+        rmdir_cgroup(dir, 0);
+}
+
 static void
 unmount_workspaces(const char *path)
 {
@@ -118,6 +137,7 @@ mcp_recover_instance(const mcp_config *cfg, const char *path, const char *name, 
         if (containers)
                 delete_containers(cfg, path);
         remove_cgroups(name);
+        remove_recorded_cgroup(path, name);
         unmount_workspaces(path);
         const char *slash = strrchr(path, '/');
         char parent[4096];

@@ -48,9 +48,3 @@ int mcp_rootless_state_check(const char *path, msp_err *err);
  * covered, in this namespace only, by a 0711 tmpfs holding nothing but the state dir bound
  * back in place: every path keeps its name. Higher directories must be searchable. */
 int mcp_rootless_reach(const char *state, msp_err *err);
-
-/* Whether the user was delegated the cgroup2 subtree it is in, with the memory, pids and cpu
- * controllers (systemd's user@UID.service); why holds what was found, either way. msp-mcp
- * run by a user does not place sandboxes there: it only reports it (--check) and
- * --require-cgroups refuses to start. */
-bool mcp_rootless_delegated(char *why, size_t size);

@@ -120,7 +120,7 @@ make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
         if (bfd < 0 || mkdirat(bfd, "code", 0711) < 0)
                 return msp_err_sys(err, errno, "bundle '%s'", run->bundle);
         _cleanup_close_ int cfd = openat(bfd, "code", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        char prog[64], code_path[4200], cg[256];
+        char prog[64], code_path[4200], cg[600];
         snprintf(prog, sizeof prog, "main.%s", lang->ext);
         int r = mcp_write_new_at(cfd, prog, req->code, req->code_len, 0640, err);
         if (r < 0)
@@ -145,7 +145,7 @@ make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
                                      sizeof sock_path, err)) < 0)
                 return r;
         snprintf(code_path, sizeof code_path, "%s/code", run->bundle);
-        snprintf(cg, sizeof cg, "/msp-mcp/%s/%s", e->inst_name, run->id);
+        snprintf(cg, sizeof cg, "%s/%s", e->cg_parent, run->id);
         /* Counted per user id; without a cgroup it is the processes limit itself, and each
          * sandbox's own user namespace keeps the count to that sandbox (the kernel counts
          * per namespace since Linux 5.14). */

@@ -70,8 +70,8 @@ struct mcp_runner {
         size_t stdin_len;
         uint64_t timeout_ms;
         bool init_status;               /* pid 1 is msp-sandbox-init: give it a status pipe */
-        char oom_file[512];             /* memory.oom_control (v1) or memory.events (v2) */
-        char kill_file[512];            /* cgroup.kill (v2), "" when none */
+        char oom_file[700];             /* memory.oom_control (v1) or memory.events (v2) */
+        char kill_file[700];            /* cgroup.kill (v2), "" when none */
         mcp_runner_output_fn on_output;
         mcp_runner_exit_fn on_exit;
         mcp_runner_gone_fn on_gone;

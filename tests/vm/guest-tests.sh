@@ -536,6 +536,87 @@ t_rootless_delegated() {
         rmdir "$RL_D/app.scope" "$RL_D"
 }
 
+# msp-mcp run by the user, started alone in the delegated app.scope (as a user service or
+# `systemd-run --user --scope` would start it): it moves itself into a leaf there and gives
+# each sandbox a cgroup with real limits. Driven over stdio with JSON lines through a FIFO
+# (stdin stays open until every answer is in).
+mcp_send() {
+        printf '%s\n' "$1" >&3
+}
+
+# (grep, not jq -e: this jq exits 0 on an empty file)
+mcp_answered() {
+        grep -q "^{\"jsonrpc\":\"2.0\",\"id\":$1," "$W/mcp.out" 2>/dev/null
+}
+
+mcp_call() {
+        mcp_send '{"jsonrpc":"2.0","id":'"$1"',"method":"tools/call","params":{"name":"run_code","arguments":'"$2"'}}'
+        until_true 120 mcp_answered "$1"
+        jq -c --argjson id "$1" 'select(.id == $id) | .result.structuredContent' "$W/mcp.out"
+}
+
+t_rootless_mcp() {
+        [ -x /usr/bin/msp-mcp ] || { echo "msp-mcp not in the guest"; false; }
+        mkdir -p "$CG/$PFX"
+        echo "+cpu +memory +pids" >"$CG/cgroup.subtree_control"
+        echo "+cpu +memory +pids" >"$CG/$PFX/cgroup.subtree_control"
+        mkdir "$RL_D" "$RL_D/app.scope"
+        # what user@UID.service gets: the subtree the user's, its controllers for the units
+        chown $RL_UID:$RL_UID "$RL_D" "$RL_D/cgroup.procs" "$RL_D/cgroup.subtree_control" \
+                "$RL_D/cgroup.threads"
+        chown -R $RL_UID:$RL_UID "$RL_D/app.scope"
+        echo "+cpu +memory +pids" >"$RL_D/cgroup.subtree_control"
+        echo "user:200000:65536" >/etc/subuid
+        echo "user:200000:65536" >/etc/subgid
+        mkdir -p "$W/xdg"
+        chown $RL_UID:$RL_UID "$W/xdg"
+        chmod 0700 "$W/xdg"
+        C=$RL_D/app.scope
+        set -- --runtime "$MSP" --allow-weak-policy --require-cgroups
+        # --check: the cgroup, and which mechanism holds each limit
+        as_user /usr/bin/msp-mcp "$@" --check >"$W/check.out" 2>&1 || true
+        cat "$W/check.out"
+        grep -q "^ok *cgroup *$C: delegated, controllers \"cpu memory pids\": each sandbox gets a cgroup" "$W/check.out"
+        grep -q "^limit *memory *cgroup memory.max" "$W/check.out"
+        grep -q "^limit *pids *cgroup pids.max" "$W/check.out"
+        grep -q "^limit *cpu *cgroup cpu.max" "$W/check.out"
+        [ -z "$(find "$C" -mindepth 1 -type d)" ]
+        # the server, with --require-cgroups
+        mkfifo "$W/mcp.in"
+        as_user /usr/bin/msp-mcp "$@" <"$W/mcp.in" >"$W/mcp.out" 2>"$W/mcp.err" &
+        srv=$!
+        exec 3>"$W/mcp.in"
+        mcp_send '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"vm","version":"1"}}}'
+        until_true 60 mcp_answered 1 || { cat "$W/mcp.err"; false; }
+        mcp_send '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+        # msp-mcp left its cgroup for a leaf; the sandboxes' parent gives them controllers
+        inst=$(find "$C" -mindepth 1 -maxdepth 1 -type d -name 'inst-*')
+        echo "instance cgroup: $inst"
+        [ -n "$inst" ] || { cat "$W/mcp.err"; false; }
+        [ -n "$(cat "$inst/server/cgroup.procs")" ]
+        [ -z "$(cat "$C/cgroup.procs")" ]
+        [ "$(cat "$inst/cgroup.subtree_control")" = "cpu memory pids" ]
+        r=$(mcp_call 2 '{"language":"sh","code":"exec /usr/bin/msp-helper oom","memory_mb":32}')
+        echo "memory hog: $r"
+        echo "$r" | jq -e '.oom_killed == true'
+        r=$(mcp_call 3 '{"language":"sh","code":"exec /usr/bin/msp-helper forkbomb 1000","pids":20}')
+        echo "fork bomb: $r"
+        echo "$r" | jq -e '.stdout | test("fork=EAGAIN")'
+        forks=$(echo "$r" | jq -r '.stdout' | sed -n 's/^forks=//p')
+        [ "$forks" -ge 10 ] && [ "$forks" -lt 20 ]
+        r=$(mcp_call 4 '{"language":"sh","code":"echo alive"}')
+        echo "$r" | jq -e '.stdout == "alive\n"'
+        # each run's cgroup went with its run
+        [ -z "$(find "$inst" -mindepth 1 -maxdepth 1 -type d -name 'r-*')" ]
+        exec 3>&-
+        wait "$srv" || { cat "$W/mcp.err"; false; }
+        cat "$W/mcp.err"
+        # nothing left: msp-mcp moved back and gave the controllers back before it ended
+        [ -z "$(find "$C" -mindepth 1 -type d)" ]
+        [ -z "$(cat "$C/cgroup.subtree_control")" ]
+        rmdir "$C" "$RL_D"
+}
+
 # The runtime/lib unit tests that are mode-aware (OOM, pids, destroy, eBPF, freeze...),
 # and test-rt-lsm with an LSM (AppArmor) active,
 # run here against real cgroup v2.
@@ -574,6 +655,7 @@ else
         say "ok $n - apparmor: a loaded profile confines the container's process # SKIP no apparmor_parser on the host (Debian package apparmor)"
 fi
 t "rootless: without delegation a limit is refused; with a delegated subtree the container's cgroup beside the user's scope, limits, pause, delete; --systemd-cgroup refused without a user manager" t_rootless_delegated
+t "rootless msp-mcp in a delegated subtree: --check names the cgroup limits; a memory hog is oom_killed, a fork bomb stops at pids.max 20, the cgroups are gone after" t_rootless_mcp
 if [ -d /vm/unit ]; then
         t "runtime/lib unit tests in cgroup v2 mode" t_unit
 fi
