@@ -9,92 +9,12 @@
 // and python `print(1)` after 10 warm-up calls; throughput: --calls calls of sh `echo hi`
 // from --callers concurrent callers on the same connection. Every result is checked (exit
 // 0, the expected stdout): a wrong answer fails the benchmark.
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
-import path from "node:path";
-import readline from "node:readline";
+import { die, options, status, stdioServer, summary } from "./mcp-client.mjs";
 
-const opt = { runs: 200, calls: 200, callers: 4 };
-for (let i = 2; i < process.argv.length; i++) {
-        const k = process.argv[i].replace(/^--/, "");
-        const v = process.argv[++i];
-        if (v === undefined) die(`--${k} needs a value`);
-        opt[k.replace(/-(.)/g, (_, c) => c.toUpperCase())] = ["runs", "calls", "callers"].includes(k) ? Number(v) : v;
-}
+const opt = options({ runs: 200, calls: 200, callers: 4 }, ["runs", "calls", "callers"]);
 if (!opt.mspMcp || !opt.msp) die("--msp-mcp and --msp are required");
-
-function die(msg) {
-        console.error(`bench: ${msg}`);
-        process.exit(1);
-}
-
-// State dirs still there at exit (a failed run): removed, once their server is gone.
-const stateDirs = new Set();
-process.on("exit", () => {
-        for (const d of stateDirs) fs.rmSync(d, { recursive: true, force: true });
-});
-
-function server(runtime) {
-        const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "msp-mcp-bench-"));
-        stateDirs.add(stateDir);
-        const child = spawn(opt.mspMcp, ["--state-dir", stateDir, "--runtime", runtime],
-                            { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env } });
-        let log = "";
-        child.stderr.on("data", (b) => { log = (log + b).slice(-4096); });
-        const waiting = new Map();
-        let next = 1;
-        const exited = new Promise((r) => child.once("exit", (code, sig) => {
-                for (const [, w] of waiting) w.reject(new Error(`msp-mcp exited (${code ?? sig}): ${log}`));
-                r(code);
-        }));
-        child.stdin.on("error", () => {});
-        readline.createInterface({ input: child.stdout }).on("line", (l) => {
-                const m = JSON.parse(l);
-                if (m.id !== undefined && waiting.has(m.id)) {
-                        waiting.get(m.id).resolve(m);
-                        waiting.delete(m.id);
-                }
-        });
-        const request = (method, params) => new Promise((resolve, reject) => {
-                const id = next++;
-                waiting.set(id, { resolve, reject });
-                child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n");
-        });
-        return {
-                child, stateDir, request, log: () => log,
-                async init() {
-                        const r = await request("initialize", { protocolVersion: "2025-11-25", capabilities: {},
-                                                                clientInfo: { name: "bench", version: "0" } });
-                        if (!r.result) die(`initialize failed: ${JSON.stringify(r)} ${log}`);
-                        child.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
-                        await request("ping");
-                },
-                async run(language, code, expect) {
-                        const r = await request("tools/call", { name: "run_code", arguments: { language, code } });
-                        const sc = r.result?.structuredContent;
-                        if (!sc || r.result.isError || sc.stdout !== expect)
-                                die(`${language} ${JSON.stringify(code)}: unexpected answer ${JSON.stringify(r).slice(0, 600)} ${log}`);
-                },
-                async close() {
-                        child.stdin.end();
-                        const code = await exited;
-                        fs.rmSync(stateDir, { recursive: true, force: true });
-                        stateDirs.delete(stateDir);
-                        return code;
-                },
-        };
-}
-
-function status(pid) {
-        const s = fs.readFileSync(`/proc/${pid}/status`, "utf8");
-        const kb = (k) => Number((s.match(new RegExp(`^${k}:\\s+(\\d+) kB`, "m")) ?? [0, NaN])[1]);
-        return { hwm: kb("VmHWM"), rss: kb("VmRSS") };
-}
-
-function pct(sorted, p) {
-        return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
 
 async function latency(srv, language, code, expect) {
         for (let i = 0; i < 10; i++) await srv.run(language, code, expect);
@@ -104,8 +24,7 @@ async function latency(srv, language, code, expect) {
                 await srv.run(language, code, expect);
                 t.push(Number(process.hrtime.bigint() - t0) / 1e6);
         }
-        t.sort((a, b) => a - b);
-        return { p50: pct(t, 50), p95: pct(t, 95), min: t[0], max: t[t.length - 1] };
+        return summary(t);
 }
 
 async function throughput(srv) {
@@ -119,7 +38,7 @@ async function throughput(srv) {
 }
 
 async function measure(name, runtime) {
-        const srv = server(runtime);
+        const srv = stdioServer(opt.mspMcp, ["--runtime", runtime]);
         await srv.init();
         const idle = status(srv.child.pid);
         const sh = await latency(srv, "sh", "echo hi", "hi\n");

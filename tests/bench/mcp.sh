@@ -3,6 +3,8 @@
 # runc side by side, and msp-mcp's idle RSS.
 #
 #   tests/bench/mcp.sh [--runs N] [--calls N] [--callers N] [--no-install]
+#   tests/bench/mcp.sh --http [--runs N] [--pings N] [--calls N] [--rounds N]
+#                      [--sessions N] [--no-install]
 #
 # As root. Installs what is missing (contrib/install-deps.sh build bench, and mcp when
 # node is missing), builds a release msp and msp-mcp in build-bench-mcp/ (BUILD_DIR
@@ -18,20 +20,34 @@
 # then the goals of issue 7: sh p50 < 15 ms, >= 100 runs/s with 4 callers, idle RSS < 4 MiB.
 # A missed goal is reported, not failed: the exit status is 0 unless the benchmark itself
 # could not run. The JSON with every number is kept in BUILD_DIR/bench/mcp.json.
+#
+# --http runs tests/bench/http.mjs instead: msp-mcp on stdio and on --listen 127.0.0.1:0
+# at once (both --runtime msp), and a third time on HTTP for the memory figure:
+#
+#   latency      --runs (200) sh `echo hi` calls on each, alternating, after 10 warm-up
+#                calls each: p50 and p95; the same for --pings (1000) `ping` requests
+#                (the transport without a sandbox)
+#   throughput   --rounds (3) rounds of --calls (200) calls of sh `echo hi` from 4 callers
+#                on the stdio connection and from 16 HTTP clients (own session and
+#                kept-alive connection each), which goes first alternating
+#   memory       VmRSS/VmHWM of msp-mcp after start and with --sessions (100) idle HTTP
+#                sessions, each client keeping its connection
+#
+# then the goals of issue 16: sh p50 over HTTP within 1 ms of stdio's, HTTP runs/s at
+# least stdio's, RSS with 100 idle sessions under 16 MiB; the JSON in
+# BUILD_DIR/bench/http.json.
 set -euo pipefail
 
 . "$(dirname "$0")/lib.sh"
 build=${BUILD_DIR:-$repo/build-bench-mcp}
-runs=200
-calls=200
-callers=4
+opts=()
+http=0
 install=1
 
 while [ $# -gt 0 ]; do
         case "$1" in
-        --runs) runs=$2; shift ;;
-        --calls) calls=$2; shift ;;
-        --callers) callers=$2; shift ;;
+        --runs|--calls|--callers|--pings|--rounds|--sessions) opts+=("$1" "$2"); shift ;;
+        --http) http=1 ;;
         --no-install) install=0 ;;
         -h|--help) bench_usage; exit 0 ;;
         *) die "unknown argument '$1' (see --help)" ;;
@@ -51,6 +67,13 @@ bench_require "contrib/install-deps.sh build mcp" node meson ninja
 # Everything (-Dtests=false: the runtime and msp-mcp with its helpers, e.g. msp-sandbox-init).
 bench_build "$build"
 
+mkdir -p "$build/bench"
+if [ "$http" = 1 ]; then
+        node "$here/http.mjs" --msp-mcp "$build/mcp-adapter/msp-mcp" --msp "$build/runtime/msp" \
+                "${opts[@]}" --json "$build/bench/http.json" || die "tests/bench/http.mjs failed"
+        exit 0
+fi
+
 runc_args=()
 if command -v runc >/dev/null; then
         runc_args=(--runc "$(command -v runc)")
@@ -58,7 +81,5 @@ else
         echo "bench: runc is not installed: measuring msp only" >&2
 fi
 
-mkdir -p "$build/bench"
 node "$here/mcp.mjs" --msp-mcp "$build/mcp-adapter/msp-mcp" --msp "$build/runtime/msp" \
-        "${runc_args[@]}" --runs "$runs" --calls "$calls" --callers "$callers" \
-        --json "$build/bench/mcp.json" || die "tests/bench/mcp.mjs failed"
+        "${runc_args[@]}" "${opts[@]}" --json "$build/bench/mcp.json" || die "tests/bench/mcp.mjs failed"

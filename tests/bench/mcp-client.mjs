@@ -1,0 +1,174 @@
+// What the msp-mcp benchmarks share: msp-mcp over stdio or Streamable HTTP with a minimal
+// client (no SDK: the numbers are msp-mcp's, not a client library's schema validation),
+// its memory from /proc, percentiles. Used by mcp.mjs and http.mjs.
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import readline from "node:readline";
+
+export function die(msg) {
+        console.error(`bench: ${msg}`);
+        process.exit(1);
+}
+
+// State dirs still there at exit (a failed run): removed, once their server is gone.
+const stateDirs = new Set();
+process.on("exit", () => {
+        for (const d of stateDirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+const INIT = { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "bench", version: "0" } };
+
+function check(language, code, expect, r, log) {
+        const sc = r.result?.structuredContent;
+        if (!sc || r.result.isError || sc.stdout !== expect)
+                die(`${language} ${JSON.stringify(code)}: unexpected answer ${JSON.stringify(r).slice(0, 600)} ${log()}`);
+}
+
+// start(mspMcp, args): msp-mcp with its own temporary --state-dir; stderr's tail kept.
+function start(mspMcp, args) {
+        const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "msp-mcp-bench-"));
+        stateDirs.add(stateDir);
+        const child = spawn(mspMcp, ["--state-dir", stateDir, ...args],
+                            { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env } });
+        let log = "";
+        const listeners = [];
+        child.stderr.on("data", (b) => {
+                log = (log + b).slice(-4096);
+                for (const f of listeners) f(log);
+        });
+        const exited = new Promise((r) => child.once("exit", (code, sig) => r(code ?? sig)));
+        child.stdin.on("error", () => {});
+        return {
+                child, stateDir, exited, log: () => log,
+                onLog: (f) => listeners.push(f),
+                async stop(how) {
+                        if (how === "eof") child.stdin.end();
+                        else child.kill("SIGTERM");
+                        const code = await exited;
+                        fs.rmSync(stateDir, { recursive: true, force: true });
+                        stateDirs.delete(stateDir);
+                        return code;
+                },
+        };
+}
+
+// One stdio connection; calls may be concurrent (matched by id).
+export function stdioServer(mspMcp, args = []) {
+        const s = start(mspMcp, args);
+        const waiting = new Map();
+        let next = 1;
+        s.exited.then((code) => {
+                for (const [, w] of waiting) w.reject(new Error(`msp-mcp exited (${code}): ${s.log()}`));
+        });
+        readline.createInterface({ input: s.child.stdout }).on("line", (l) => {
+                const m = JSON.parse(l);
+                if (m.id !== undefined && waiting.has(m.id)) {
+                        waiting.get(m.id).resolve(m);
+                        waiting.delete(m.id);
+                }
+        });
+        const request = (method, params) => new Promise((resolve, reject) => {
+                const id = next++;
+                waiting.set(id, { resolve, reject });
+                s.child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n");
+        });
+        return {
+                child: s.child, log: s.log, request,
+                async init() {
+                        const r = await request("initialize", INIT);
+                        if (!r.result) die(`initialize failed: ${JSON.stringify(r)} ${s.log()}`);
+                        s.child.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
+                        await request("ping");
+                },
+                async run(language, code, expect) {
+                        const r = await request("tools/call", { name: "run_code", arguments: { language, code } });
+                        check(language, code, expect, r, s.log);
+                },
+                close: () => s.stop("eof"),
+        };
+}
+
+// msp-mcp --listen 127.0.0.1:0; resolves when it logged its URL.
+export async function httpServer(mspMcp, args = []) {
+        const s = start(mspMcp, ["--listen", "127.0.0.1:0", ...args]);
+        const port = await new Promise((resolve, reject) => {
+                const t = setTimeout(() => reject(new Error(`msp-mcp did not listen within 60 s: ${s.log()}`)), 60_000);
+                const look = (log) => {
+                        const m = log.match(/listening on http:\/\/127\.0\.0\.1:(\d+)\/mcp/);
+                        if (m) { clearTimeout(t); resolve(Number(m[1])); }
+                };
+                s.onLog(look);
+                s.exited.then((c) => reject(new Error(`msp-mcp exited (${c}): ${s.log()}`)));
+        });
+        return { child: s.child, log: s.log, port, client: () => httpClient(port, s.log), close: () => s.stop("term") };
+}
+
+// One HTTP client: its own MCP session on its own kept-alive connection.
+function httpClient(port, log) {
+        const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+        let sid = null;
+        let next = 1;
+        const post = (msg) => new Promise((resolve, reject) => {
+                const body = JSON.stringify(msg);
+                const headers = { "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                                  "Content-Length": Buffer.byteLength(body) };
+                if (sid) headers["Mcp-Session-Id"] = sid;
+                const req = http.request({ host: "127.0.0.1", port, path: "/mcp", method: "POST", agent, headers }, (res) => {
+                        const chunks = [];
+                        res.on("data", (c) => chunks.push(c));
+                        res.on("end", () => {
+                                if (res.headers["mcp-session-id"]) sid = res.headers["mcp-session-id"];
+                                const text = Buffer.concat(chunks).toString();
+                                if (res.statusCode === 202) return resolve(null);
+                                if (res.statusCode !== 200) return reject(new Error(`HTTP ${res.statusCode}: ${text.slice(0, 300)} ${log()}`));
+                                resolve(JSON.parse(text));
+                        });
+                });
+                req.on("error", reject);
+                req.end(body);
+        });
+        const request = (method, params) => post({ jsonrpc: "2.0", id: next++, method, params });
+        return {
+                request,
+                async init() {
+                        const r = await request("initialize", INIT);
+                        if (!r?.result || !sid) die(`initialize over HTTP failed: ${JSON.stringify(r)} ${log()}`);
+                        await post({ jsonrpc: "2.0", method: "notifications/initialized" });
+                },
+                async run(language, code, expect) {
+                        const r = await request("tools/call", { name: "run_code", arguments: { language, code } });
+                        check(language, code, expect, r, log);
+                },
+                close: () => agent.destroy(),
+        };
+}
+
+export function status(pid) {
+        const s = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+        const kb = (k) => Number((s.match(new RegExp(`^${k}:\\s+(\\d+) kB`, "m")) ?? [0, NaN])[1]);
+        return { hwm: kb("VmHWM"), rss: kb("VmRSS"), anon: kb("RssAnon"), file: kb("RssFile") };
+}
+
+export function pct(sorted, p) {
+        return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+export function summary(t) {
+        const s = [...t].sort((a, b) => a - b);
+        return { p50: pct(s, 50), p95: pct(s, 95), min: s[0], max: s[s.length - 1] };
+}
+
+// Options --name value; the names in `numeric` are numbers.
+export function options(defaults, numeric) {
+        const opt = { ...defaults };
+        for (let i = 2; i < process.argv.length; i++) {
+                const k = process.argv[i].replace(/^--/, "");
+                const v = process.argv[++i];
+                if (v === undefined) die(`--${k} needs a value`);
+                opt[k.replace(/-(.)/g, (_, c) => c.toUpperCase())] = numeric.includes(k) ? Number(v) : v;
+        }
+        return opt;
+}
