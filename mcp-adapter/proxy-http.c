@@ -125,7 +125,9 @@ build_forward(const char *buf, size_t head_len, const char *method, size_t mlen,
               size_t alen, mcp_proxy_request *r, const char **why)
 {
         static const char conn_close[] = "Connection: close\r\n\r\n";
-        size_t cap = head_len + plen + alen + 64 + sizeof conn_close;
+        /* Each line of the head at most once more than its length (a bare LF becomes
+         * CRLF), the path "/" when it has none, the Host line, the last line. */
+        size_t cap = 2 * head_len + 1 + alen + 8 + sizeof conn_close;
         _cleanup_free_ char *out = malloc(cap);
         if (!out)
                 return -ENOMEM;

@@ -244,6 +244,29 @@ TEST(head_nul_refused)
         ASSERT_NULL(r.forward);
 }
 
+/* Every bare-LF line is forwarded one byte longer (CRLF): a head of nothing but short
+ * lines grows by a third, and the forwarded head must still fit. */
+TEST(head_bare_lf_lines_grow)
+{
+        static const char start[] = "GET http://a.test/ HTTP/1.1\n";
+        size_t n = MCP_PROXY_HEAD_MAX - 1;
+        _cleanup_free_ char *req = malloc(n);
+        ASSERT_NOT_NULL(req);
+        memcpy(req, start, sizeof start - 1);
+        size_t pos = sizeof start - 1;
+        for (; pos + 3 + 1 <= n; pos += 3)
+                memcpy(req + pos, "a:\n", 3);
+        req[pos++] = '\n';
+        mcp_proxy_request r = { 0 };
+        const char *why = NULL;
+        ASSERT_EQ_INT(mcp_proxy_parse_head(req, pos, &r, &why), 0);
+        _cleanup_free_ char *fwd = r.forward;
+        size_t lines = (pos - sizeof start) / 3;
+        ASSERT_EQ_INT(r.forward_len, strlen("GET / HTTP/1.1\r\nHost: a.test\r\n") + 4 * lines +
+                                     strlen("Connection: close\r\n\r\n"));
+        ASSERT_EQ_INT(strlen(fwd), r.forward_len);
+}
+
 TEST(head_incomplete_and_too_large)
 {
         mcp_proxy_request r;
@@ -285,6 +308,7 @@ main(void)
         RUN(head_host_from_url);
         RUN(head_refused);
         RUN(head_nul_refused);
+        RUN(head_bare_lf_lines_grow);
         RUN(head_incomplete_and_too_large);
         RUN(error_response);
         return tap_done();
