@@ -21,6 +21,7 @@
 #include "http.h"
 #include "image-cache.h"
 #include "langcache.h"
+#include "rootless.h"
 #include "log.h"
 #include "loop.h"
 #include "server.h"
@@ -99,6 +100,13 @@ prepare_images(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
 {
         mcp_image_opts o = { .cache_dir = cfg->image_cache, .max_bytes = cfg->image_max_bytes,
                              .podman = "podman" };
+        /* The sandboxes' ids: settled as root; run by a user, what its namespace will map. */
+        unsigned ids = MCP_SANDBOX_ID_COUNT;
+        if (geteuid() != 0) {
+                mcp_rootless rl;
+                mcp_rootless_probe(&rl);
+                ids = mcp_rootless_id_count(&rl);
+        }
         for (size_t i = 0; i < cfg->n_rootfs; i++) {
                 mcp_rootfs *rf = &cfg->rootfs[i];
                 if (!rf->image)
@@ -114,12 +122,10 @@ prepare_images(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
                 rf->read_dirs = (const char *const *) images[i].top_dirs;
                 rf->has_user = images[i].has_user;
                 rf->user = (mcp_run_ids) { images[i].uid, images[i].gid };
-                if (rf->has_user && (images[i].uid >= MCP_SANDBOX_ID_COUNT ||
-                                     images[i].gid >= MCP_SANDBOX_ID_COUNT)) {
+                if (rf->has_user && (images[i].uid >= ids || images[i].gid >= ids)) {
                         fprintf(stderr, "msp-mcp: --image %s: User \"%s\" is %u:%u, outside the "
                                 "sandboxes' %u ids (0..%u)\n", rf->name, images[i].defaults.user,
-                                images[i].uid, images[i].gid, MCP_SANDBOX_ID_COUNT,
-                                MCP_SANDBOX_ID_COUNT - 1);
+                                images[i].uid, images[i].gid, ids, ids - 1);
                         return -1;
                 }
                 mcp_log(lg, MCP_LOG_INFO, "image %s: %s %s (%s)", rf->name,

@@ -123,6 +123,14 @@ map_self(const mcp_rootless *rl, msp_err *err)
         return 0;
 }
 
+unsigned
+mcp_rootless_id_count(const mcp_rootless *rl)
+{
+        if (!rl->multi)
+                return 1;
+        return (unsigned) (rl->subuid_n < rl->subgid_n ? rl->subuid_n : rl->subgid_n);
+}
+
 int
 mcp_rootless_enter(const mcp_rootless *rl, msp_err *err)
 {
@@ -161,10 +169,10 @@ mcp_rootless_enter(const mcp_rootless *rl, msp_err *err)
                 /* The user's supplementary groups are not mapped: drop them. */
                 if (setgroups(0, NULL) < 0)
                         return msp_err_sys(err, errno, "setgroups");
-                unsigned long n = rl->subuid_n < rl->subgid_n ? rl->subuid_n : rl->subgid_n;
                 /* Not our 0: the kernel lets no child namespace map it (the user's own id
                  * needs CAP_SETFCAP over the initial namespace). */
-                mcp_sandbox_map = (mcp_sandbox_ids){ .host_id = 1, .size = (unsigned) n };
+                mcp_sandbox_map = (mcp_sandbox_ids){ .host_id = 1,
+                                                     .size = mcp_rootless_id_count(rl) };
         } else {
                 /* newuidmap refused (its message is on stderr): nothing is mapped yet. */
                 int r = map_self(rl, err);

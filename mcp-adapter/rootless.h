@@ -33,6 +33,10 @@ typedef struct mcp_rootless {
 /* What this process can use; on is false for root. */
 void mcp_rootless_probe(mcp_rootless *ret);
 
+/* How many ids the sandboxes map once msp-mcp entered its namespace: the ranges' when
+ * both are there with their helpers (multi), else one (the user's). */
+unsigned mcp_rootless_id_count(const mcp_rootless *rl);
+
 /* Enter a user namespace of our own (see above) and set the sandbox's id mapping
  * (sandbox-ids.h) for it. Once, single-threaded, before any mount or child. */
 int mcp_rootless_enter(const mcp_rootless *rl, msp_err *err);
