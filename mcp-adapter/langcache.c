@@ -251,7 +251,7 @@ mcp_langcache_verdicts(const mcp_config *cfg, const char *cache_path, mcp_lang_v
                 if (!p->ran && p->conclusive) {
                         ret->broken[ret->n_broken] = p->name;
                         snprintf(ret->why[ret->n_broken++], sizeof ret->why[0],
-                                 "its program fails in the sandbox: %s", p->why);
+                                 "its program fails in the sandbox: %.280s", p->why);
                 }
                 if (!p->conclusive) {
                         snprintf(ret->note, sizeof ret->note, "%s untried: %.280s", p->name,
