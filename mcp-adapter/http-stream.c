@@ -1,6 +1,6 @@
 /* The server-sent event streams of the HTTP sessions: a POST's stream (its request's
- * progress and log messages, then its response) and the session's GET stream (messages tied
- * to no request). Every event has an id "<stream>-<n>", unique in the session; a stream
+ * progress and log messages, then its response) and the session's GET stream (messages of no
+ * waiting request). Every event has an id "<stream>-<n>", unique in the session; a stream
  * keeps what it sent, up to SSE_REPLAY bytes, so that a client whose connection broke
  * resumes it with a GET carrying Last-Event-ID (MCP Streamable HTTP, resumability).
  *
