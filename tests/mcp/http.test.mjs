@@ -324,8 +324,10 @@ test("a broken call stream resumes with Last-Event-ID: every event after it, the
         const sid = await session(s.url);
         const h = { "mcp-session-id": sid };
         const ac = new AbortController();
+        // The last sleep: progress goes out at most every 250 ms and none after the run ends,
+        // so "three" gets its own notification only if the run outlives it.
         const res = await fetch(s.url, { method: "POST", signal: ac.signal, headers: { ...JSON_HEADERS, ...h },
-                                         body: streamCall(6, "echo one; sleep 1; echo two; sleep 1; echo three") });
+                                         body: streamCall(6, "echo one; sleep 1; echo two; sleep 1; echo three; sleep 1") });
         assert.equal(res.headers.get("content-type"), "text/event-stream");
         const r = sseReader(res);
         const first = await r.next("the first progress", (e) => /one/.test(e.data ?? ""));
@@ -412,7 +414,8 @@ test("the SDK client resumes a call stream the network broke (GET with Last-Even
         const client = new Client({ name: "resume", version: "0" }, { capabilities: {} });
         await client.connect(transport);
         const progress = [];
-        const r = await client.callTool({ name: "run_code", arguments: { language: "sh", code: "echo one; sleep 1; echo two; sleep 1; echo three" } },
+        // The last sleep: "three" gets a progress notification before the run ends (as above).
+        const r = await client.callTool({ name: "run_code", arguments: { language: "sh", code: "echo one; sleep 1; echo two; sleep 1; echo three; sleep 1" } },
                                         undefined, { timeout: 60_000, onprogress: (n) => progress.push(n.message ?? "") });
         assert.ok(broken, "the call streamed and its stream broke");
         assert.equal(r.structuredContent.stdout, "one\ntwo\nthree\n", text(r));
