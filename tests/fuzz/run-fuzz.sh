@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Fuzz the oci/ parsers (config.json, exec --process, update --resources, state) and
-# msp-mcp's JSON-RPC decoder (15 s more, MSP_FUZZ_MCP_SECONDS) with libFuzzer for a
-# bounded time.
+# Fuzz the oci/ parsers (config.json, exec --process, update --resources, state),
+# msp-mcp's JSON-RPC decoder (10 s more, MSP_FUZZ_MCP_SECONDS) and its egress proxy's
+# request heads (5 s more, MSP_FUZZ_PROXY_SECONDS) with libFuzzer for a bounded time.
 #
 #   tests/fuzz/run-fuzz.sh [SECONDS]          default 30
 #
@@ -43,7 +43,7 @@ if [ ! -f "$build/build.ninja" ]; then
         CC=clang meson setup "$build" -Dfuzzing=enabled >/dev/null ||
                 { echo "run-fuzz.sh: meson setup $build failed" >&2; exit 1; }
 fi
-ninja -C "$build" tests/fuzz-oci-parse tests/fuzz-mcp-jsonrpc >/dev/null ||
+ninja -C "$build" tests/fuzz-oci-parse tests/fuzz-mcp-jsonrpc tests/fuzz-mcp-proxy-head >/dev/null ||
         { echo "run-fuzz.sh: building the fuzz targets in $build failed" >&2; exit 1; }
 
 top=$(pwd)
@@ -74,8 +74,8 @@ if [ "$rc" -ne 0 ]; then
         exit 1
 fi
 
-# msp-mcp's JSON-RPC decoder: MSP_FUZZ_MCP_SECONDS more (default 15), its own corpus.
-mcp_seconds=${MSP_FUZZ_MCP_SECONDS:-15}
+# msp-mcp's JSON-RPC decoder: MSP_FUZZ_MCP_SECONDS more (default 10), its own corpus.
+mcp_seconds=${MSP_FUZZ_MCP_SECONDS:-10}
 mkdir "$scratch/mcp-corpus"
 cp tests/fuzz/mcp-corpus/* "$scratch/mcp-corpus/"
 echo "run-fuzz.sh: fuzzing the msp-mcp JSON-RPC decoder for ${mcp_seconds}s"
@@ -86,6 +86,22 @@ echo "run-fuzz.sh: fuzzing the msp-mcp JSON-RPC decoder for ${mcp_seconds}s"
 tail -n 12 "$scratch/mcp.log"
 if [ "$rc" -ne 0 ]; then
         echo "run-fuzz.sh: msp-mcp JSON-RPC fuzzing FAILED (exit $rc); newest files in $artifacts/:" >&2
+        ls -t "$artifacts" | head -5 >&2
+        exit 1
+fi
+
+# The egress proxy's request heads: MSP_FUZZ_PROXY_SECONDS more (default 5), its own corpus.
+proxy_seconds=${MSP_FUZZ_PROXY_SECONDS:-5}
+mkdir "$scratch/proxy-corpus"
+cp tests/fuzz/proxy-corpus/* "$scratch/proxy-corpus/"
+echo "run-fuzz.sh: fuzzing the egress proxy's request heads for ${proxy_seconds}s"
+(cd "$scratch" && "$top/$build/tests/fuzz-mcp-proxy-head" \
+        -max_total_time="$proxy_seconds" -timeout=10 -rss_limit_mb=2048 -max_len=17000 \
+        -artifact_prefix="$artifacts/" -error_exitcode=1 -timeout_exitcode=1 \
+        -print_final_stats=1 "${extra[@]}" proxy-corpus >proxy.log 2>&1) || rc=$?
+tail -n 12 "$scratch/proxy.log"
+if [ "$rc" -ne 0 ]; then
+        echo "run-fuzz.sh: egress proxy head fuzzing FAILED (exit $rc); newest files in $artifacts/:" >&2
         ls -t "$artifacts" | head -5 >&2
         exit 1
 fi
