@@ -497,3 +497,26 @@ mcp_write_text(const char *path, const char *text)
         ssize_t n = write(fd, text, len);
         return n == (ssize_t) len ? 0 : n < 0 ? -errno : -EIO;
 }
+
+int
+mcp_read_fd(int fd, size_t max, char **ret, size_t *ret_len, msp_err *err)
+{
+        _cleanup_free_ char *buf = malloc(max + 1);
+        if (!buf)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        size_t len = 0;
+        while (len < max) {
+                ssize_t n = read(fd, buf + len, max - len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return msp_err_sys(err, errno, "read");
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+        }
+        buf[len] = '\0';
+        *ret = TAKE_PTR(buf);
+        *ret_len = len;
+        return 0;
+}

@@ -53,3 +53,7 @@ int mcp_write_new_at(int dirfd, const char *name, const void *data, size_t len, 
 /* An existing file (one of /proc's) given all of text in one write, as /proc files want:
  * 0, or -errno (-EIO for a short write). */
 int mcp_write_text(const char *path, const char *text);
+
+/* What fd holds from its offset, at most max bytes (a caller that refuses more passes its
+ * limit + 1 and compares), in a malloc'd copy with a NUL after it. */
+int mcp_read_fd(int fd, size_t max, char **ret, size_t *ret_len, msp_err *err);

@@ -249,13 +249,11 @@ read_config(int cache_fd, const char *entry, mcp_image_defaults *ret, msp_err *e
         _cleanup_close_ int fd = openat(cache_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return msp_err_sys(err, errno, "image cache: %s", name);
-        _cleanup_free_ char *buf = malloc(OCI_CONFIG_MAX_BYTES + 1);
-        if (!buf)
-                return msp_err_set(err, ENOMEM, "out of memory");
-        ssize_t n = read(fd, buf, OCI_CONFIG_MAX_BYTES + 1);
-        if (n < 0)
-                return msp_err_sys(err, errno, "image cache: %s", name);
-        return mcp_image_defaults_parse(buf, (size_t) n, ret, err);
+        _cleanup_free_ char *buf = NULL;
+        size_t n;
+        if (mcp_read_fd(fd, OCI_CONFIG_MAX_BYTES + 1, &buf, &n, err) < 0)
+                return msp_err_prefix(err, "image cache: %s", name);
+        return mcp_image_defaults_parse(buf, n, ret, err);
 }
 
 /* WorkingDir is the runs' cwd only when the image has that directory (the rootfs is

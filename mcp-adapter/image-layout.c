@@ -16,6 +16,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "json.h"
 #include "macros.h"
 
@@ -314,16 +315,14 @@ mcp_image_layout_open(const char *dir, const char *tag, mcp_image_layout *ret, m
         _cleanup_close_ int ifd = open_beneath(dfd, "index.json", O_RDONLY);
         if (ifd < 0)
                 return msp_err_sys(err, -ifd, "%s/index.json", dir);
-        _cleanup_free_ char *buf = malloc(OCI_CONFIG_MAX_BYTES + 1);
-        if (!buf)
-                return msp_err_set(err, ENOMEM, "out of memory");
-        ssize_t n = read(ifd, buf, OCI_CONFIG_MAX_BYTES + 1);
-        if (n < 0)
-                return msp_err_sys(err, errno, "%s/index.json", dir);
+        _cleanup_free_ char *buf = NULL;
+        size_t n;
+        if (mcp_read_fd(ifd, OCI_CONFIG_MAX_BYTES + 1, &buf, &n, err) < 0)
+                return msp_err_prefix(err, "%s/index.json", dir);
         char name[PATH_MAX];
         snprintf(name, sizeof name, "%s/index.json", dir);
         _cleanup_json_doc_ oci_json_doc *index = NULL;
-        int r = oci_json_parse(name, buf, (size_t) n, &index, err);
+        int r = oci_json_parse(name, buf, n, &index, err);
         if (r < 0)
                 return r;
         const oci_json *d = choose_in_index(oci_json_get(oci_json_doc_root(index), "manifests"),

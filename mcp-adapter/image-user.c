@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "macros.h"
 
 #define ACCOUNTS_MAX (1u << 20)         /* more of /etc/passwd or /etc/group is not read */
@@ -25,23 +26,13 @@ read_accounts(int rootfs_fd, const char *name, char **ret, msp_err *err)
         _cleanup_close_ int fd = (int) syscall(SYS_openat2, rootfs_fd, name, &how, sizeof how);
         if (fd < 0 && errno != ENOENT)
                 return msp_err_sys(err, errno, "the image's /%s", name);
-        _cleanup_free_ char *buf = malloc(ACCOUNTS_MAX + 1);
-        if (!buf)
-                return msp_err_set(err, ENOMEM, "out of memory");
-        size_t len = 0;
-        while (fd >= 0 && len < ACCOUNTS_MAX) {
-                ssize_t n = read(fd, buf + len, ACCOUNTS_MAX - len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return msp_err_sys(err, errno, "the image's /%s", name);
-                if (n == 0)
-                        break;
-                len += (size_t) n;
+        if (fd < 0) {
+                *ret = strdup("");
+                return *ret ? 0 : msp_err_set(err, ENOMEM, "out of memory");
         }
-        buf[len] = '\0';
-        *ret = TAKE_PTR(buf);
-        return 0;
+        size_t len;
+        int r = mcp_read_fd(fd, ACCOUNTS_MAX, ret, &len, err);
+        return r < 0 ? msp_err_prefix(err, "the image's /%s", name) : 0;
 }
 
 /* A decimal id; false for anything else. */

@@ -72,19 +72,12 @@ static char *
 read_cache(const char *path)
 {
         _cleanup_close_ int fd = path[0] ? open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
-        char *buf = malloc(CACHE_MAX + 1);
-        size_t len = 0;
-        while (buf && fd >= 0 && len < CACHE_MAX) {
-                ssize_t n = read(fd, buf + len, CACHE_MAX - len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        break;
-                len += (size_t) n;
-        }
-        if (buf)
-                buf[len] = '\0';
-        return buf;
+        char *buf = NULL;
+        size_t len;
+        msp_err err = { 0 };
+        if (fd >= 0 && mcp_read_fd(fd, CACHE_MAX, &buf, &len, &err) == 0)
+                return buf;
+        return strdup("");
 }
 
 /* The cached line of key: its verdict and why (NUL-terminated copies). */
