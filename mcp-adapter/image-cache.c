@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child-call.h"
 #include "files.h"
 #include "image-unpack.h"
 #include "image-user.h"
@@ -197,48 +198,32 @@ fail:
 /* Run by a user, owners can be given to the sandbox's ids only inside a user namespace like
  * the one msp-mcp makes for itself (rootless.h: the user is 0 there, its subordinate range
  * 1..): the unpack runs in a child that enters one, so that the cache holds the ids the
- * sandboxes will see. The child's error comes back over a pipe. */
+ * sandboxes will see. */
+typedef struct unpack_job {
+        const mcp_image_opts *o;
+        int cache_fd;
+        const mcp_image_layout *l;
+        const char *entry;
+} unpack_job;
+
+static int
+unpack_in_namespace(void *data, void *out _unused_, msp_err *err)
+{
+        const unpack_job *j = data;
+        mcp_rootless rl;
+        mcp_rootless_probe(&rl);
+        int r = mcp_rootless_enter(&rl, err);
+        return r < 0 ? r : unpack_here(j->o, j->cache_fd, j->l, j->entry, err);
+}
+
 static int
 unpack_image(const mcp_image_opts *o, int cache_fd, const mcp_image_layout *l,
              const char *entry, msp_err *err)
 {
         if (geteuid() == 0)
                 return unpack_here(o, cache_fd, l, entry, err);
-        int p[2];
-        if (pipe2(p, O_CLOEXEC) < 0)
-                return msp_err_sys(err, errno, "image cache: pipe");
-        pid_t pid = fork();
-        if (pid < 0) {
-                close(p[0]);
-                close(p[1]);
-                return msp_err_sys(err, errno, "image cache: fork");
-        }
-        if (pid == 0) {
-                close(p[0]);
-                mcp_rootless rl;
-                mcp_rootless_probe(&rl);
-                msp_err e = { 0 };
-                int r = mcp_rootless_enter(&rl, &e);
-                if (r == 0)
-                        r = unpack_here(o, cache_fd, l, entry, &e);
-                if (r < 0 && write(p[1], &r, sizeof r) == (ssize_t) sizeof r)
-                        (void) !write(p[1], e.msg, strlen(e.msg));
-                _exit(r < 0 ? 1 : 0);
-        }
-        close(p[1]);
-        int code = 0;
-        char msg[sizeof err->msg] = "";
-        ssize_t n = read(p[0], &code, sizeof code);
-        ssize_t m = n == (ssize_t) sizeof code ? read(p[0], msg, sizeof msg - 1) : 0;
-        msg[m > 0 ? m : 0] = '\0';
-        close(p[0]);
-        int st = 0;
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-                ;
-        if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-                return 0;
-        return msp_err_set(err, code < 0 ? -code : EIO, "%s",
-                           msg[0] ? msg : "image cache: the unpacking process failed");
+        unpack_job j = { .o = o, .cache_fd = cache_fd, .l = l, .entry = entry };
+        return mcp_child_call(unpack_in_namespace, &j, NULL, 0, err);
 }
 
 static int

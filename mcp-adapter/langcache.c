@@ -6,16 +6,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bundle.h"
+#include "child-call.h"
 #include "files.h"
 #include "langprobe.h"
 #include "macros.h"
@@ -103,59 +101,28 @@ lookup(const char *cache, const char *key, bool *broken, char *why, size_t why_s
 
 /* The misses' programs in a child: namespaces the probe engine enters stay in it. */
 static int
-probe_in_child(const mcp_config *cfg, mcp_langprobe *probes, size_t n, msp_err *err)
+probe(void *data, void *out, msp_err *err)
 {
-        int p[2];
-        if (pipe2(p, O_CLOEXEC) < 0)
-                return msp_err_sys(err, errno, "language programs: pipe");
-        pid_t ppid = getpid(), pid = fork();
-        if (pid < 0) {
-                close(p[0]);
-                close(p[1]);
-                return msp_err_sys(err, errno, "language programs: fork");
-        }
-        if (pid == 0) {
-                close(p[0]);
-                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
-                if (getppid() != ppid)
-                        _exit(1);
-                /* The hook is the server's executable by its pid: this process's now (the
-                 * runtime, in the sandbox's user namespace, may not reach the parent's). */
-                mcp_config mine = *cfg;
-                char self[32];
-                snprintf(self, sizeof self, "/proc/%d/exe", (int) getpid());
-                if (cfg->userns_hook)
-                        mine.userns_hook = self;
-                msp_err e = { 0 };
-                if (mcp_langprobe_run(&mine, probes, n, &e) < 0)
-                        _exit(1);
-                ssize_t w = write(p[1], probes, n * sizeof *probes);
-                _exit(w == (ssize_t) (n * sizeof *probes) ? 0 : 1);
-        }
-        close(p[1]);
-        size_t want = n * sizeof *probes, got = 0;
-        _cleanup_free_ mcp_langprobe *out = malloc(want);
-        while (out && got < want) {
-                ssize_t r = read(p[0], (char *) out + got, want - got);
-                if (r < 0 && errno == EINTR)
-                        continue;
-                if (r <= 0)
-                        break;
-                got += (size_t) r;
-        }
-        close(p[0]);
-        int status = 0;
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                ;
-        if (!out || got != want)
-                return msp_err_set(err, EIO, "language programs: the probing process failed "
-                                   "(status %d)", status);
-        for (size_t i = 0; i < n; i++) {
-                const char *name = probes[i].name;
-                probes[i] = out[i];
-                probes[i].name = name;
-        }
-        return 0;
+        const mcp_config *cfg = data;
+        mcp_langprobe *probes = out;
+        /* The hook is the server's executable by its pid: this process's now (the runtime,
+         * in the sandbox's user namespace, may not reach the parent's). */
+        mcp_config mine = *cfg;
+        char self[32];
+        snprintf(self, sizeof self, "/proc/%d/exe", (int) getpid());
+        if (cfg->userns_hook)
+                mine.userns_hook = self;
+        size_t n = 0;
+        while (n < MCP_LANG_MAX && probes[n].name)
+                n++;
+        return mcp_langprobe_run(&mine, probes, n, err);
+}
+
+static int
+probe_in_child(const mcp_config *cfg, mcp_langprobe *probes, msp_err *err)
+{
+        int r = mcp_child_call(probe, (void *) cfg, probes, MCP_LANG_MAX * sizeof *probes, err);
+        return r < 0 ? msp_err_prefix(err, "language programs") : 0;
 }
 
 static void
@@ -236,7 +203,7 @@ mcp_langcache_verdicts(const mcp_config *cfg, const char *cache_path, mcp_lang_v
         if (n_miss == 0)
                 return 0;
         ret->n_probed = n_miss;
-        if ((r = probe_in_child(cfg, miss, n_miss, err)) < 0)
+        if ((r = probe_in_child(cfg, miss, err)) < 0)
                 return r;
         size_t n_lines = 0;
         for (size_t i = 0; i < n_miss; i++) {
