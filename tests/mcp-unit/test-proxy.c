@@ -58,6 +58,9 @@ TEST(matching)
                 { "2001:db8::2", 443, false },  { "host.test", 81, true },
                 { "127.0.0.1", 80, false },     { "127.1", 80, false },
                 { "pypi.org:80", 80, false },   { "", 80, false },
+                { "pypi.org..", 443, false },   { "pypi%2eorg", 443, false },
+                { "pyp\xc3\xad.org", 443, false }, { "2001:db8::1%eth0", 443, false },
+                { "[2001:db8::1]x", 443, false }, { "pypi.org\\", 443, false },
         };
         for (size_t i = 0; i < ARRAY_SIZE(c); i++)
                 tap_check(mcp_egress_allows(&p, c[i].host, c[i].port) == c[i].ok, "%s:%u %s",
@@ -207,6 +210,10 @@ TEST(head_refused)
                 { "GET https://pypi.org/ HTTP/1.1\r\n\r\n", 405 },
                 { "GET ftp://pypi.org/ HTTP/1.1\r\n\r\n", 400 },
                 { "GET http://user@pypi.org/ HTTP/1.1\r\n\r\n", 400 },
+                { "GET http://pypi.org\\@evil.test/ HTTP/1.1\r\n\r\n", 400 },
+                { "GET http://pypi.org:80@evil.test/ HTTP/1.1\r\n\r\n", 400 },
+                { "GET http://pypi.org:/ HTTP/1.1\r\n\r\n", 400 },
+                { "CONNECT [pypi.org:443 HTTP/1.1\r\n\r\n", 400 },
                 { "GET http://pypi.org:99999/ HTTP/1.1\r\n\r\n", 400 },
                 { "CONNECT pypi.org HTTP/1.1\r\n\r\n", 400 },
                 { "CONNECT pypi.org:443 HTTP/2\r\n\r\n", 505 },
