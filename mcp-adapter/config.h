@@ -107,7 +107,8 @@ typedef struct mcp_config {
         const char *allow_origins;      /* --allow-origin: comma-separated Origin values */
         const char *auth_tokens;        /* --auth-tokens FILE (NULL: no authentication) */
         const char *oauth_issuer;       /* --oauth-issuer URL: who signs access tokens (oauth.h) */
-        const char *oauth_jwks;         /* --oauth-jwks FILE: the issuer's public keys */
+        const char *oauth_jwks;         /* --oauth-jwks FILE|URL: the issuer's public keys */
+        const char *oauth_jwks_ca;      /* --oauth-jwks-ca FILE: trust for an https:// one */
         const char *resource;           /* --resource URL: this server, the tokens' audience */
         const char *oauth_tenant_claim; /* --oauth-tenant-claim: the claim naming the tenant */
         uint64_t http_timeout_s;        /* --http-timeout: idle/slow HTTP connection */

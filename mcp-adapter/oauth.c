@@ -15,6 +15,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "https-get.h"
 #include "json.h"
 #include "macros.h"
 #include "text.h"
@@ -24,6 +25,7 @@
 #define KID_MAX 128
 #define TOKEN_MAX 16384
 #define RSA_BITS_MIN 2048
+#define FETCH_TIMEOUT_MS 10000       /* an https:// --oauth-jwks, at start and on SIGHUP */
 #define LEEWAY_S 30                     /* clock skew allowed for exp and nbf */
 #define WELL_KNOWN "/.well-known/oauth-protected-resource"
 
@@ -173,21 +175,45 @@ parse_key(const oci_json *k, const char *what, jwk *out, msp_err *err)
         return 1;
 }
 
+/* The JWKS document: the file, or the answer to GET of an https:// URL. */
 static int
-load_jwks(mcp_oauth *o, const char *path, msp_err *err)
+read_jwks(const mcp_config *cfg, char **ret, size_t *ret_len, msp_err *err)
 {
-        if (strncmp(path, "http://", 7) == 0 || strncmp(path, "https://", 8) == 0)
-                return msp_err_set(err, EINVAL, "--oauth-jwks %s: msp-mcp reads the keys from a file, not a URL: save the issuer's jwks_uri document to a file, name it, and send SIGHUP after each refresh",
-                                   path);
-        _cleanup_fclose_ FILE *f = fopen(path, "re");
+        const char *src = cfg->oauth_jwks;
+        bool url = strncmp(src, "https://", 8) == 0;
+        if (strncmp(src, "http://", 7) == 0)
+                return msp_err_set(err, EINVAL, "--oauth-jwks %s: keys fetched over plain HTTP could be anyone's: use https:// or a file",
+                                   src);
+        if (cfg->oauth_jwks_ca && !url)
+                return msp_err_set(err, EINVAL, "--oauth-jwks-ca goes with an https:// --oauth-jwks, not %s", src);
+        if (url) {
+                int r = mcp_https_get(src, cfg->oauth_jwks_ca, JWKS_MAX, FETCH_TIMEOUT_MS, ret, ret_len, err);
+                return r < 0 ? msp_err_prefix(err, "--oauth-jwks") : 0;
+        }
+        _cleanup_fclose_ FILE *f = fopen(src, "re");
         if (!f)
-                return msp_err_sys(err, errno, "--oauth-jwks %s", path);
+                return msp_err_sys(err, errno, "--oauth-jwks %s", src);
         _cleanup_free_ char *buf = malloc(JWKS_MAX + 1);
         if (!buf)
                 return msp_err_set(err, ENOMEM, "out of memory");
         size_t n = fread(buf, 1, JWKS_MAX + 1, f);
         if (ferror(f) || n > JWKS_MAX)
-                return msp_err_set(err, EINVAL, "--oauth-jwks %s: expected a JSON file of at most 1 MiB", path);
+                return msp_err_set(err, EINVAL, "--oauth-jwks %s: expected a JSON file of at most 1 MiB", src);
+        buf[n] = '\0';
+        *ret = TAKE_PTR(buf);
+        *ret_len = n;
+        return 0;
+}
+
+static int
+load_jwks(mcp_oauth *o, const mcp_config *cfg, msp_err *err)
+{
+        const char *path = cfg->oauth_jwks;
+        _cleanup_free_ char *buf = NULL;
+        size_t n = 0;
+        int r = read_jwks(cfg, &buf, &n, err);
+        if (r < 0)
+                return r;
         _cleanup_json_doc_ oci_json_doc *doc = NULL;
         msp_err jerr = { 0 };
         if (oci_json_parse_limits("--oauth-jwks", buf, n, JWKS_MAX, JWKS_MAX, &doc, &jerr) < 0)
@@ -211,7 +237,7 @@ load_jwks(mcp_oauth *o, const char *path, msp_err *err)
                          kid ? " (kid " : "", kid ? kid : "", kid ? ")" : "");
                 if (oci_json_type_of(k) != OCI_JSON_OBJECT)
                         return msp_err_set(err, EINVAL, "%s: expected an object", what);
-                int r = parse_key(k, what, &o->keys[o->n_keys], err);
+                r = parse_key(k, what, &o->keys[o->n_keys], err);
                 if (r < 0)
                         return r;
                 o->n_keys += (size_t) r;
@@ -300,7 +326,7 @@ mcp_oauth_load(const mcp_config *cfg, mcp_oauth **ret, msp_err *err)
                 return msp_err_set(err, ENOMEM, "out of memory");
         r = build_metadata(o, o->resource + (path - cfg->resource), err);
         if (r == 0)
-                r = load_jwks(o, cfg->oauth_jwks, err);
+                r = load_jwks(o, cfg, err);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(o);

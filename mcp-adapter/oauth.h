@@ -1,6 +1,7 @@
 /* OAuth 2.1 resource-server mode of the HTTP transport, as the MCP authorization spec
  * asks: access tokens are JWTs the authorization server (--oauth-issuer) signed with one
- * of the keys of a JWKS file (--oauth-jwks), for this server (--resource, their audience).
+ * of the keys of a JWKS (--oauth-jwks: a file, or an https:// URL fetched through
+ * https-get.h), for this server (--resource, their audience).
  * The tenant is a claim of the token (--oauth-tenant-claim, default sub). The RFC 9728
  * protected-resource metadata tells clients where to get a token. Tokens and keys are
  * never logged; a verified token is not cached (each request verifies its signature).
@@ -17,7 +18,8 @@
 typedef struct mcp_oauth mcp_oauth;
 
 /* *ret stays NULL without --oauth-issuer, --oauth-jwks and --resource. Checks the three
- * together and reads the JWKS; err names the flag (or the key) and what is wrong. */
+ * together and reads (or fetches) the JWKS; err names the flag (or the key) and what is
+ * wrong. */
 int mcp_oauth_load(const mcp_config *cfg, mcp_oauth **ret, msp_err *err);
 mcp_oauth *mcp_oauth_free(mcp_oauth *oauth);
 /* The keys of the JWKS that can verify tokens. */

@@ -6,7 +6,9 @@
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import crypto from "node:crypto";
+import { spawn } from "node:child_process";
 import fs from "node:fs";
+import https from "node:https";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -264,7 +266,8 @@ test("bad OAuth configurations are refused at start naming the problem; --check 
         const cases = [
                 [["--oauth-issuer", ISSUER, "--oauth-jwks", good.file], /--resource URL is missing/],
                 [["--resource", RESOURCE], /--oauth-issuer URL is missing/],
-                [oauthArgs("https://auth.example/jwks"), /--oauth-jwks https:\/\/auth\.example\/jwks: msp-mcp reads the keys from a file, not a URL/],
+                [oauthArgs("http://auth.example/jwks"), /--oauth-jwks http:\/\/auth\.example\/jwks: keys fetched over plain HTTP could be anyone's/],
+                [[...oauthArgs(good.file), "--oauth-jwks-ca", good.file], /--oauth-jwks-ca goes with an https:\/\/ --oauth-jwks/],
                 [oauthArgs("/nonexistent/jwks.json"), /--oauth-jwks \/nonexistent\/jwks\.json: No such file/],
                 [["--oauth-issuer", ISSUER, "--oauth-jwks", good.file, "--resource", "https://sandbox.example/mcp#x"], /--resource https:\/\/sandbox\.example\/mcp#x: expected an http/],
                 [["--oauth-issuer", "auth.example", "--oauth-jwks", good.file, "--resource", RESOURCE], /--oauth-issuer auth\.example: expected an http/],
@@ -293,4 +296,84 @@ test("bad OAuth configurations are refused at start naming the problem; --check 
         assert.deepEqual(fs.readdirSync(stateDir).filter((n) => n.startsWith("inst-")), []);
         fs.rmSync(stateDir, { recursive: true, force: true });
         fs.rmSync(good.dir, { recursive: true, force: true });
+});
+
+// An HTTPS server of the test's: a certificate openssl makes for the names given, the JWKS
+// (or status) it serves at /jwks changed at will.
+function certificate(dir, san) {
+        const key = path.join(dir, `${san.replace(/\W/g, "_")}.key`), cert = path.join(dir, `${san.replace(/\W/g, "_")}.pem`);
+        const gen = runSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                                        "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=jwks-test",
+                                        "-addext", `subjectAltName=${san}`]);
+        assert.equal(gen.status, 0, `openssl (contrib/install-deps.sh test installs it): ${gen.stderr}`);
+        return { key, cert };
+}
+
+async function jwksServer(c) {
+        const state = { status: 200, body: "" };
+        const server = https.createServer({ key: fs.readFileSync(c.key), cert: fs.readFileSync(c.cert) }, (req, res) => {
+                state.requests = (state.requests ?? 0) + 1;
+                res.writeHead(req.url === "/jwks" ? state.status : 404, { "content-type": "application/json" });
+                res.end(state.body);
+        });
+        await new Promise((r) => server.listen(0, "127.0.0.1", r));
+        return { state, url: `https://127.0.0.1:${server.address().port}/jwks`, close: () => new Promise((r) => server.close(r)) };
+}
+
+// msp-mcp started and left to exit on its own, without blocking this process (whose HTTPS
+// server it may be fetching from).
+function runAsync(args) {
+        return new Promise((resolve) => {
+                const p = spawn(MSP_MCP, args, { stdio: ["ignore", "pipe", "pipe"] });
+                let out = "", err = "";
+                p.stdout.on("data", (b) => { out += b; });
+                p.stderr.on("data", (b) => { err += b; });
+                p.on("exit", (status) => resolve({ status, stdout: out, stderr: err }));
+        });
+}
+
+test("an https:// JWKS: fetched at start and on SIGHUP, trusted through --oauth-jwks-ca, its host checked", { skip, timeout: 120_000 }, async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "msp-mcp-jwks-tls-"));
+        const good = certificate(dir, "IP:127.0.0.1"), other = certificate(dir, "DNS:other.example");
+        const k1 = rsaKey("k1"), k2 = ecKey("k2");
+        const srv = await jwksServer(good);
+        srv.state.body = JSON.stringify({ keys: [k1.jwk] });
+        const s = await spawnHttpServer({ args: [...oauthArgs(srv.url), "--oauth-jwks-ca", good.cert] });
+        // Fetched at start (by the check before the engine starts, then by the listener).
+        const fetched = srv.state.requests;
+        assert.ok(fetched >= 1 && fetched <= 2, `${fetched} fetches at start`);
+        assert.equal((await post(s.url, INIT, bearer(sign(k1, claims())))).status, 200);
+        assert.equal(srv.state.requests, fetched, "not fetched per request");
+        // Rotation on the issuer's side, then SIGHUP.
+        srv.state.body = JSON.stringify({ keys: [k2.jwk] });
+        s.proc.kill("SIGHUP");
+        await waitFor("the reload", () => /OAuth keys reloaded from https:\/\/127\.0\.0\.1:\d+\/jwks: 1/.test(s.log()), 15_000);
+        assert.equal((await post(s.url, INIT, bearer(sign(k2, claims())))).status, 200);
+        assert.equal((await post(s.url, INIT, bearer(sign(k1, claims())))).status, 401);
+        // The issuer failing: the keys stay.
+        srv.state.status = 500;
+        s.proc.kill("SIGHUP");
+        await waitFor("the refused reload", () => /OAuth keys not reloaded, the old ones stay: --oauth-jwks: https:\S+: HTTP status 500/.test(s.log()), 15_000);
+        assert.equal((await post(s.url, INIT, bearer(sign(k2, claims())))).status, 200);
+        assert.deepEqual(await stopProcess(s.proc), { code: 0, signal: null });
+
+        // At start: an untrusted certificate, one for another host, a status other than 200.
+        srv.state.status = 200;
+        const stateDir = tmpStateDir();
+        const start = (args) => runAsync(["--state-dir", stateDir, "--runtime", MSP, "--listen", "127.0.0.1:0", ...args]);
+        let r = await start(oauthArgs(srv.url));
+        assert.equal(r.status, 1);
+        assert.match(r.stderr, /--oauth-jwks: https:\S+: the server's certificate is not trusted: .*issuer is unknown/);
+        r = await start([...oauthArgs(srv.url.replace(/jwks$/, "nope")), "--oauth-jwks-ca", good.cert]);
+        assert.match(r.stderr, /HTTP status 404 \(expected 200\)/);
+        await srv.close();
+        const wrong = await jwksServer(other);
+        wrong.state.body = JSON.stringify({ keys: [k1.jwk] });
+        r = await start([...oauthArgs(wrong.url), "--oauth-jwks-ca", other.cert]);
+        assert.equal(r.status, 1);
+        assert.match(r.stderr, /the server's certificate is not trusted: .*does not match/);
+        await wrong.close();
+        assert.deepEqual(fs.readdirSync(stateDir).filter((n) => n.startsWith("inst-")), []);
+        fs.rmSync(stateDir, { recursive: true, force: true });
+        fs.rmSync(dir, { recursive: true, force: true });
 });
