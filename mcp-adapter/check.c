@@ -20,6 +20,7 @@
 
 #include "bundle.h"
 #include "engine.h"
+#include "files.h"
 #include "langprobe.h"
 #include "languages.h"
 #include "macros.h"
@@ -57,12 +58,7 @@ line(checker *c, bool ok, const char *name, const char *fmt, ...)
 static void
 read_small(const char *path, char *buf, size_t size)
 {
-        buf[0] = '\0';
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return;
-        ssize_t n = read(fd, buf, size - 1);
-        buf[n > 0 ? n : 0] = '\0';
+        (void) mcp_read_text(path, buf, size);
         char *nl = strchr(buf, '\n');
         if (nl && nl[1] == '\0')
                 *nl = '\0';

@@ -498,6 +498,20 @@ mcp_write_text(const char *path, const char *text)
         return n == (ssize_t) len ? 0 : n < 0 ? -errno : -EIO;
 }
 
+ssize_t
+mcp_read_text(const char *path, char *buf, size_t size)
+{
+        buf[0] = '\0';
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        ssize_t n = read(fd, buf, size - 1);
+        if (n < 0)
+                return -errno;
+        buf[n] = '\0';
+        return n;
+}
+
 int
 mcp_read_fd(int fd, size_t max, char **ret, size_t *ret_len, msp_err *err)
 {

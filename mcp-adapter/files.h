@@ -53,6 +53,9 @@ int mcp_write_new_at(int dirfd, const char *name, const void *data, size_t len, 
 /* An existing file (one of /proc's) given all of text in one write, as /proc files want:
  * 0, or -errno (-EIO for a short write). */
 int mcp_write_text(const char *path, const char *text);
+/* The start of a small file (one of /proc's or /sys's) in one read, NUL-terminated in buf
+ * ("" on failure): its length, or -errno. */
+ssize_t mcp_read_text(const char *path, char *buf, size_t size);
 
 /* What fd holds from its offset, at most max bytes (a caller that refuses more passes its
  * limit + 1 and compares), in a malloc'd copy with a NUL after it. */

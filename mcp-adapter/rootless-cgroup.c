@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "macros.h"
 
 static const char *const controllers[] = { "cpu", "memory", "pids" };
@@ -45,15 +46,9 @@ read_file(const char *dir, const char *name, char *buf, size_t size)
 {
         char path[1024];
         snprintf(path, sizeof path, "%s/%s", dir, name);
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        ssize_t n = read(fd, buf, size - 1);
-        if (n < 0)
-                return -errno;
-        buf[n] = '\0';
+        ssize_t n = mcp_read_text(path, buf, size);
         buf[strcspn(buf, "\n")] = '\0';
-        return 0;
+        return n < 0 ? (int) n : 0;
 }
 
 static int
@@ -61,11 +56,7 @@ write_file(const char *dir, const char *name, const char *text)
 {
         char path[1024];
         snprintf(path, sizeof path, "%s/%s", dir, name);
-        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        ssize_t n = write(fd, text, strlen(text));
-        return n == (ssize_t) strlen(text) ? 0 : n < 0 ? -errno : -EIO;
+        return mcp_write_text(path, text);
 }
 
 static bool

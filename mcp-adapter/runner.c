@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "json.h"
 #include "macros.h"
 #include "runner.h"
@@ -395,13 +396,8 @@ static bool
 read_oom(const char *path)
 {
         char buf[1024];
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+        if (mcp_read_text(path, buf, sizeof buf) <= 0)
                 return false;
-        ssize_t n = read(fd, buf, sizeof buf - 1);
-        if (n <= 0)
-                return false;
-        buf[n] = '\0';
         /* v1 memory.oom_control and v2 memory.events both have "oom_kill N". */
         const char *p = strstr(buf, "oom_kill ");
         return p && strtoull(p + 9, NULL, 10) > 0;
@@ -412,12 +408,9 @@ static uint64_t
 read_cgroup_number(const char *dir, const char *file, const char *key)
 {
         char path[600], buf[1024];
-        snprintf(path, sizeof path, "%s/%s", dir, file);
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
-        if (n <= 0)
+        if (snprintf(path, sizeof path, "%s/%s", dir, file) >= (int) sizeof path ||
+            mcp_read_text(path, buf, sizeof buf) <= 0)
                 return 0;
-        buf[n] = '\0';
         const char *p = buf;
         if (key) {
                 size_t k = strlen(key);
@@ -465,13 +458,8 @@ static bool
 runtime_error(mcp_runner *r)
 {
         char buf[8192];
-        _cleanup_close_ int fd = open(r->log_path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+        if (mcp_read_text(r->log_path, buf, sizeof buf) <= 0)
                 return false;
-        ssize_t n = read(fd, buf, sizeof buf - 1);
-        if (n <= 0)
-                return false;
-        buf[n] = '\0';
         bool found = false;
         for (char *line = buf, *nl; line && *line; line = nl ? nl + 1 : NULL) {
                 nl = strchr(line, '\n');

@@ -21,11 +21,10 @@ host_root(void)
 {
         if (geteuid() != 0)
                 return false;
-        char map[64] = "";
-        _cleanup_close_ int fd = open("/proc/self/uid_map", O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd < 0 ? -1 : read(fd, map, sizeof map - 1);
+        char map[64];
         unsigned in, out, count;
-        return n > 0 && sscanf(map, "%u %u %u", &in, &out, &count) == 3 && in == 0 && out == 0 &&
+        return mcp_read_text("/proc/self/uid_map", map, sizeof map) > 0 &&
+               sscanf(map, "%u %u %u", &in, &out, &count) == 3 && in == 0 && out == 0 &&
                count == 4294967295u;
 }
 
@@ -36,11 +35,8 @@ static bool
 has_sys_resource(void)
 {
         char buf[4096];
-        _cleanup_close_ int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
-        if (n <= 0)
+        if (mcp_read_text("/proc/self/status", buf, sizeof buf) <= 0)
                 return false;
-        buf[n] = '\0';
         const char *eff = strstr(buf, "\nCapEff:");
         unsigned long long caps;
         return eff && sscanf(eff + 8, "%llx", &caps) == 1 && (caps >> CAP_SYS_RESOURCE & 1);
