@@ -283,22 +283,12 @@ mcp_workspace_read_file(int workspace_fd, const char *path, size_t max, char **r
                 return path_fail(err, S_ISDIR(st.st_mode) ? EISDIR : EINVAL, path,
                                  type_name(st.st_mode));
         size_t cap = (uint64_t) st.st_size < max ? (size_t) st.st_size : max;
-        _cleanup_free_ char *buf = malloc(cap + 1);
-        if (!buf)
-                return path_fail(err, ENOMEM, path, "out of memory");
-        size_t len = 0;
-        while (len < cap) {
-                ssize_t n = pread(fd, buf + len, cap - len, (off_t) len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return path_sys(err, errno, path, "read");
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-        }
-        buf[len] = '\0';
-        *ret = TAKE_PTR(buf);
+        char *buf;
+        size_t len;
+        msp_err e = { 0 };
+        if (mcp_read_fd(fd, cap, &buf, &len, &e) < 0)
+                return path_fail(err, e.errnum, path, e.msg);
+        *ret = buf;
         *ret_len = len;
         *ret_size = (uint64_t) st.st_size;
         *ret_truncated = (uint64_t) st.st_size > len;
