@@ -57,16 +57,18 @@ find_helper(const char *name, char *buf, size_t size)
         buf[0] = '\0';
 }
 
-/* The process enters its namespace once; every later engine in it (--check's language
- * probes run one before the server's) finds it there and sees what the first one saw. */
-static bool entered;
-static mcp_rootless entered_as;
+/* The process probes once: the start-up's callers (main, the host check, the image cache,
+ * the engine) share what the first read of the account, the ranges and the helpers found,
+ * which inside the namespace the process enters once could not be read the same way. Every
+ * later engine (--check's language probes run one before the server's) finds it there. */
+static bool probed, entered;
+static mcp_rootless probed_as;
 
 void
 mcp_rootless_probe(mcp_rootless *ret)
 {
-        if (entered) {
-                *ret = entered_as;
+        if (probed) {
+                *ret = probed_as;
                 return;
         }
         mcp_rootless rl = { .on = geteuid() != 0, .uid = geteuid(), .gid = getegid() };
@@ -81,6 +83,8 @@ mcp_rootless_probe(mcp_rootless *ret)
                 find_helper("newgidmap", rl.newgidmap, sizeof rl.newgidmap);
                 rl.multi = rl.subuid_n && rl.subgid_n && rl.newuidmap[0] && rl.newgidmap[0];
         }
+        probed = true;
+        probed_as = rl;
         *ret = rl;
 }
 
@@ -183,7 +187,6 @@ mcp_rootless_enter(const mcp_rootless *rl, msp_err *err)
         if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
                 return msp_err_sys(err, errno, "become root of the user namespace");
         entered = true;
-        entered_as = *rl;
         return 0;
 }
 

@@ -1,10 +1,13 @@
-/* msp-mcp run by a user: the state dir it may use (rootless.c) and the default it picks
- * (config.c). Real directories under /tmp; the defaults are read in a child that becomes
- * uid 65534 (root only: skipped otherwise, with the reason). */
+/* msp-mcp run by a user: the state dir it may use (rootless.c), the default it picks
+ * (config.c), and the range it probes once. Real directories under /tmp; the defaults and
+ * the probe are read in a child that becomes uid 65534 (root only: skipped otherwise, with
+ * the reason). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -115,6 +118,60 @@ TEST(default_state_dir_of_a_user)
         ASSERT_TRUE(strstr(got, "--state-dir") != NULL);
 }
 
+static int
+write_text(const char *path, const char *text)
+{
+        FILE *f = fopen(path, "we");
+        if (!f)
+                return -1;
+        int r = fputs(text, f) < 0 ? -1 : 0;
+        return fclose(f) < 0 ? -1 : r;
+}
+
+/* In a child with an /etc of its own (an overlay whose upper layer is a tmpfs), as uid
+ * 65534: the range probed, then probed again after /etc/subuid names another one. Exit 0
+ * when both probes saw the first range: start-up's callers share one read. */
+static int
+probe_twice_as_user(void)
+{
+        char dir[128], opts[512];
+        snprintf(dir, sizeof dir, "%s/etc-upper", base);
+        if (mkdir(dir, 0700) < 0)
+                return -1;
+        pid_t pid = fork();
+        if (pid == 0) {
+                snprintf(opts, sizeof opts, "lowerdir=/etc,upperdir=%s/up,workdir=%s/work", dir,
+                         dir);
+                if (unshare(CLONE_NEWNS) < 0 ||
+                    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+                    mount("tmpfs", dir, "tmpfs", 0, "mode=0700") < 0 || chdir(dir) < 0 ||
+                    mkdir("up", 0755) < 0 || mkdir("work", 0700) < 0 ||
+                    mount("overlay", "/etc", "overlay", 0, opts) < 0 ||
+                    write_text("/etc/subuid", "65534:200000:65536\n") < 0 ||
+                    write_text("/etc/subgid", "65534:200000:65536\n") < 0 ||
+                    chmod("/etc/subuid", 0666) < 0 ||
+                    setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+                        _exit(2);
+                mcp_rootless first, again;
+                mcp_rootless_probe(&first);
+                if (!first.on || first.subuid != 200000 || first.subuid_n != 65536)
+                        _exit(3);
+                if (write_text("/etc/subuid", "65534:300000:65536\n") < 0)
+                        _exit(2);
+                mcp_rootless_probe(&again);
+                _exit(again.subuid == 200000 && again.subgid == 200000 ? 0 : 1);
+        }
+        int st;
+        waitpid(pid, &st, 0);
+        rmdir(dir);
+        return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+TEST(range_probed_once)
+{
+        ASSERT_EQ_INT(probe_twice_as_user(), 0);
+}
+
 int
 main(void)
 {
@@ -128,6 +185,7 @@ main(void)
         RUN(state_dir_made_private);
         RUN(state_dir_refused);
         RUN(default_state_dir_of_a_user);
+        RUN(range_probed_once);
         char cmd[128];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
         if (system(cmd) != 0)
