@@ -26,8 +26,8 @@ DEB[bundles]="busybox-static python3"
 FEDORA[bundles]="busybox python3"
 
 ABOUT[test]="run tests/run.sh (bats, bundles, the libFuzzer smoke run)"
-DEB[test]="bats jq busybox-static python3 python3-pip python3-yaml curl openssl iproute2 util-linux procps slirp4netns clang? libclang-rt-dev?"
-FEDORA[test]="bats jq busybox python3 python3-pip python3-pyyaml curl openssl iproute util-linux procps-ng slirp4netns clang compiler-rt"
+DEB[test]="bats jq busybox-static python3 python3-pip python3-yaml haproxy curl openssl iproute2 util-linux procps slirp4netns clang? libclang-rt-dev?"
+FEDORA[test]="bats jq busybox python3 python3-pip python3-pyyaml haproxy curl openssl iproute util-linux procps-ng slirp4netns clang compiler-rt"
 
 ABOUT[bench]="run tests/bench (hyperfine; runc, bwrap and crun to compare; GNU time for RSS)"
 DEB[bench]="hyperfine runc bubblewrap time jq busybox-static crun?"

@@ -45,6 +45,12 @@ mcp_call() {
                 "${h[@]}" -d "$body"
 }
 
+# The session id of the last response (header names are case-insensitive; HAProxy sends
+# them in lower case).
+session_id() {
+        awk -F': *' 'tolower($1) == "mcp-session-id" { sub(/\r$/, "", $2); print $2 }' "$K_DIR/headers"
+}
+
 INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"k8s-test","version":"0"}}}'
 RUN='{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_code","arguments":{"language":"python","code":"print(6*7)"}}}'
 
@@ -53,8 +59,11 @@ setup_file() {
                 { echo "python3-yaml is missing (contrib/install-deps.sh test)" >&2; return 1; }
         K_DIR=$(mktemp -d /tmp/msp-k8s.XXXXXX)
         export K_DIR
+        # The sandboxes' uid must reach the state dirs' rootfs below it (mktemp makes 0700).
+        chmod 0755 "$K_DIR"
         mkdir -p "$K_DIR/tokens" "$K_DIR/state"
         echo "$TOKEN k8s" >"$K_DIR/tokens/tokens"
+        chmod 0600 "$K_DIR/tokens/tokens"
         # A live msp-mcp on loopback, as the Deployment configures it but for the address.
         "$MSP_MCP" --listen 127.0.0.1:0 --auth-tokens "$K_DIR/tokens/tokens" \
                 --state-dir "$K_DIR/state" 2>"$K_DIR/server.log" 3>&- &
@@ -64,10 +73,12 @@ setup_file() {
 
 teardown_file() {
         [ -n "${K_DIR:-}" ] && [ -d "$K_DIR" ] || return 0
-        if [ -f "$K_DIR/server.pid" ]; then
-                kill -TERM "$(cat "$K_DIR/server.pid")" 2>/dev/null || true
-                wait "$(cat "$K_DIR/server.pid")" 2>/dev/null || true
-        fi
+        local f
+        for f in "$K_DIR"/*.pid; do
+                [ -f "$f" ] || continue
+                kill -TERM "$(cat "$f")" 2>/dev/null || true
+                wait "$(cat "$f")" 2>/dev/null || true
+        done
         if [ -d "$K_DIR/pm" ]; then
                 pm rm -af -t 0 >/dev/null 2>&1 || true
                 pm rmi -af >/dev/null 2>&1 || true
@@ -144,6 +155,85 @@ pm() {
         grep -q '^Mcp-Session-Id: [0-9a-f]\{32\}' "$K_DIR/headers"
 }
 
+# haproxy_start NAME WITH_SNIPPET: HAProxy on a free loopback port ($port) balancing round
+# robin over the two servers, with the Ingress's backend snippet or without it. Not in a
+# command substitution: the test's own child, stopped and reaped with haproxy_stop.
+haproxy_start() {
+        local name=$1 with=$2 snippet=
+        port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+        [ "$with" = 1 ] && snippet=$(get 'm["Ingress"]["metadata"]["annotations"]["haproxy.org/backend-config-snippet"]')
+        cat >"$K_DIR/$name.cfg" <<CFG
+global
+  maxconn 256
+defaults
+  mode http
+  timeout connect 5s
+  timeout client 60s
+  timeout server 60s
+frontend f
+  bind 127.0.0.1:$port
+  default_backend pods
+backend pods
+  balance $(get 'm["Ingress"]["metadata"]["annotations"]["haproxy.org/load-balance"]')
+$(sed 's/^/  /' <<<"$snippet")
+  server a 127.0.0.1:$(cat "$K_DIR/port")
+  server b 127.0.0.1:$(cat "$K_DIR/port2")
+CFG
+        haproxy -c -q -f "$K_DIR/$name.cfg" >&2 || return 1
+        haproxy -db -f "$K_DIR/$name.cfg" >"$K_DIR/$name.log" 2>&1 3>&- &
+        echo $! >"$K_DIR/$name.pid"
+        for _ in $(seq 100); do
+                (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+                sleep 0.1
+        done
+        cat "$K_DIR/$name.log" >&2
+        return 1
+}
+
+haproxy_stop() {
+        kill "$(cat "$K_DIR/$1.pid")" && wait "$(cat "$K_DIR/$1.pid")" || true
+        rm -f "$K_DIR/$1.pid"
+}
+
+LIST='{"jsonrpc":"2.0","id":3,"method":"tools/list"}'
+
+@test "HAProxy with the Ingress's snippet keeps each session on the server that issued it" {
+        command -v haproxy >/dev/null || skip "haproxy is not installed (contrib/install-deps.sh test)"
+        "$MSP_MCP" --listen 127.0.0.1:0 --auth-tokens "$K_DIR/tokens/tokens" \
+                --state-dir "$K_DIR/state2" 2>"$K_DIR/server2.log" 3>&- &
+        echo $! >"$K_DIR/server2.pid"
+        wait_listening "$K_DIR/server2.log" >"$K_DIR/port2"
+        # The control: round robin alone sends a session's next request to the other
+        # server, which does not know it (404). Each curl is a new connection.
+        haproxy_start plain 0
+        [ "$(mcp_call "$port" "" "$INIT")" = 200 ]
+        sid=$(session_id)
+        [ -n "$sid" ]
+        [ "$(mcp_call "$port" "$sid" "$LIST")" = 404 ]
+        haproxy_stop plain
+        # With the snippet: six sessions, started round robin on both servers, each
+        # answered three times and a run of sh by the server holding it.
+        haproxy_start sticky 1
+        for i in 1 2 3 4 5 6; do
+                [ "$(mcp_call "$port" "" "$INIT")" = 200 ]
+                sid=$(session_id)
+                for j in 1 2 3; do
+                        code=$(mcp_call "$port" "$sid" "$LIST")
+                        [ "$code" = 200 ] || { echo "session $i request $j: $code"; return 1; }
+                done
+                [ "$(mcp_call "$port" "$sid" "$RUN")" = 200 ]
+                grep -q '"stdout":"42\\n"' "$K_DIR/body" || { cat "$K_DIR/body"; return 1; }
+        done
+        # Both servers hold sessions: the stickiness did not just send everything to one.
+        for p in "$(cat "$K_DIR/port")" "$(cat "$K_DIR/port2")"; do
+                [ "$(http "$p" /metrics -H "Authorization: Bearer $TOKEN")" = 200 ]
+                n=$(sed -n 's/^msp_mcp_http_sessions \([0-9]*\)$/\1/p' "$K_DIR/body")
+                echo "server on $p: $n sessions"
+                [ "$n" -ge 3 ]
+        done
+        haproxy_stop sticky
+}
+
 @test "securityContext: the fields docs/MCP.md lists, tokens from the Secret, state on emptyDir" {
         [ "$(get 'c["securityContext"]["privileged"]')" = true ]
         [ "$(get 'c["securityContext"]["runAsUser"]')" = 0 ]
@@ -190,7 +280,7 @@ pm() {
         [ "$(http "$port" /healthz)" = 200 ]
         [ "$(http "$port" /readyz)" = 200 ]
         [ "$(mcp_call "$port" "" "$INIT")" = 200 ]
-        sid=$(sed -n 's/^Mcp-Session-Id: \([0-9a-f]*\).*/\1/p' "$K_DIR/headers")
+        sid=$(session_id)
         [ "$(mcp_call "$port" "$sid" "$RUN")" = 200 ]
         cat "$K_DIR/body"
         python3 -c 'import json, sys
