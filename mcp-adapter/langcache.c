@@ -108,6 +108,9 @@ probe(void *data, void *out, msp_err *err)
         /* The hook is the server's executable by its pid: this process's now (the runtime,
          * in the sandbox's user namespace, may not reach the parent's). */
         mcp_config mine = *cfg;
+        /* Its programs need no cgroup, and it cannot make one: it shares the server's
+         * cgroup, which a delegated one must hold alone (rootless-cgroup.h). */
+        mine.require_cgroups = false;
         char self[32];
         snprintf(self, sizeof self, "/proc/%d/exe", (int) getpid());
         if (cfg->userns_hook)

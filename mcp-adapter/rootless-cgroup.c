@@ -147,7 +147,7 @@ mcp_user_cgroup_enter(mcp_user_cgroup *cg, const char *name, char *why, size_t s
         if (!mcp_rootless_delegated(why, size))
                 return -ENOTSUP;
         const char *mnt = cgroup2_mount();
-        char base[512], inst[600], server[700], enabled[512] = "";
+        char base[512], inst[600], server[700];
         int r = own_cgroup(cg->base, sizeof cg->base);
         if (r < 0 || (size_t) snprintf(cg->inst, sizeof cg->inst, "%s/%s",
                                        strcmp(cg->base, "/") == 0 ? "" : cg->base, name) >=
@@ -169,10 +169,10 @@ mcp_user_cgroup_enter(mcp_user_cgroup *cg, const char *name, char *why, size_t s
                 goto fail;
         }
         cg->moved = true;
-        (void) read_file(base, "cgroup.subtree_control", enabled, sizeof enabled);
+        (void) read_file(base, "cgroup.subtree_control", cg->before, sizeof cg->before);
         for (size_t i = 0; i < ARRAY_SIZE(controllers); i++) {
                 char op[16];
-                if (has_word(enabled, controllers[i]))
+                if (has_word(cg->before, controllers[i]))
                         continue;
                 snprintf(op, sizeof op, "+%s", controllers[i]);
                 if ((r = write_file(base, "cgroup.subtree_control", op)) < 0) {
@@ -180,8 +180,6 @@ mcp_user_cgroup_enter(mcp_user_cgroup *cg, const char *name, char *why, size_t s
                                  controllers[i], base, strerror(-r));
                         goto fail;
                 }
-                size_t o = strlen(cg->enabled);
-                snprintf(cg->enabled + o, sizeof cg->enabled - o, "%s%s", o ? " " : "", op);
         }
         if ((r = write_file(inst, "cgroup.subtree_control", "+cpu +memory +pids")) < 0) {
                 snprintf(why, size, "enable cpu, memory, pids in '%s/cgroup.subtree_control': %s",
@@ -194,6 +192,21 @@ fail:
         return r;
 }
 
+/* Disable every controller in dir's cgroup.subtree_control that `keep` does not list. */
+static void
+give_back(const char *dir, const char *keep)
+{
+        char now[256] = "";
+        (void) read_file(dir, "cgroup.subtree_control", now, sizeof now);
+        for (char *save = NULL, *c = strtok_r(now, " ", &save); c; c = strtok_r(NULL, " ", &save)) {
+                char op[40];
+                if (has_word(keep, c))
+                        continue;
+                snprintf(op, sizeof op, "-%s", c);
+                (void) write_file(dir, "cgroup.subtree_control", op);
+        }
+}
+
 void
 mcp_user_cgroup_leave(mcp_user_cgroup *cg)
 {
@@ -203,14 +216,10 @@ mcp_user_cgroup_leave(mcp_user_cgroup *cg)
         abs_dir(cg->mnt, cg->base, base, sizeof base);
         abs_dir(cg->mnt, cg->inst, inst, sizeof inst);
         snprintf(server, sizeof server, "%s/server", inst);
-        (void) write_file(inst, "cgroup.subtree_control", "-cpu -memory -pids");
-        /* Only what we enabled, as "-x": a controller another instance still gives its
-         * children stays (the kernel refuses with EBUSY), and so do we, below. */
-        for (char *save = NULL, *op = strtok_r(cg->enabled, " ", &save); op;
-             op = strtok_r(NULL, " ", &save)) {
-                op[0] = '-';
-                (void) write_file(base, "cgroup.subtree_control", op);
-        }
+        give_back(inst, "");
+        /* What another instance still gives its children stays (the kernel refuses with
+         * EBUSY), and so do we, below. */
+        give_back(base, cg->before);
         if (cg->moved && write_file(base, "cgroup.procs", "0") == 0)
                 cg->moved = false;
         /* Still in it: the next server's recovery removes it (engine.c records it). */

@@ -11,7 +11,9 @@
  *   C/<inst>/<run id>/    each sandbox, made and removed by the runtime (linux.cgroupsPath)
  * So C must hold no process but msp-mcp's own: started alone in it (a systemd user service
  * or `systemd-run --user --scope`), not in its MCP client's. When msp-mcp ends it moves back
- * into C, gives back the controllers it enabled and removes what it made. */
+ * into C, gives back the controllers enabled there since it started (by it, or by the
+ * runtime, which enables every controller it manages on the way to a container's cgroup)
+ * and removes what it made. */
 #pragma once
 
 #include <stdbool.h>
@@ -21,7 +23,7 @@ typedef struct mcp_user_cgroup {
         char mnt[32];                   /* the cgroup2 mount, "" when not entered */
         char base[400];                 /* C, from the hierarchy's root */
         char inst[480];                 /* C/<inst>, from the root: the sandboxes' parent */
-        char enabled[64];               /* controllers msp-mcp enabled in C, "+cpu +memory" */
+        char before[256];               /* C's cgroup.subtree_control before msp-mcp's start */
         bool moved;                     /* msp-mcp is in C/<inst>/server */
 } mcp_user_cgroup;
 

@@ -551,8 +551,12 @@ mcp_answered() {
 
 mcp_call() {
         mcp_send '{"jsonrpc":"2.0","id":'"$1"',"method":"tools/call","params":{"name":"run_code","arguments":'"$2"'}}'
-        until_true 120 mcp_answered "$1"
+        until_true 120 mcp_answered "$1" >&2 || { tail -n 5 "$W/mcp.err" >&2; return 1; }
         jq -c --argjson id "$1" 'select(.id == $id) | .result.structuredContent' "$W/mcp.out"
+}
+
+no_run_cgroups() {
+        [ -z "$(find "$1" -mindepth 1 -maxdepth 1 -type d -name 'r-*')" ]
 }
 
 t_rootless_mcp() {
@@ -596,23 +600,24 @@ t_rootless_mcp() {
         [ -n "$(cat "$inst/server/cgroup.procs")" ]
         [ -z "$(cat "$C/cgroup.procs")" ]
         [ "$(cat "$inst/cgroup.subtree_control")" = "cpu memory pids" ]
-        r=$(mcp_call 2 '{"language":"sh","code":"exec /usr/bin/msp-helper oom","memory_mb":32}')
+        r=$(mcp_call 2 '{"language":"sh","code":"exec /usr/bin/msp-helper oom","memory_mb":32,"timeout_ms":60000}')
         echo "memory hog: $r"
         echo "$r" | jq -e '.oom_killed == true'
-        r=$(mcp_call 3 '{"language":"sh","code":"exec /usr/bin/msp-helper forkbomb 1000","pids":20}')
+        r=$(mcp_call 3 '{"language":"sh","code":"exec /usr/bin/msp-helper forkbomb 1000","pids":20,"timeout_ms":60000}')
         echo "fork bomb: $r"
         echo "$r" | jq -e '.stdout | test("fork=EAGAIN")'
         forks=$(echo "$r" | jq -r '.stdout' | sed -n 's/^forks=//p')
         [ "$forks" -ge 10 ] && [ "$forks" -lt 20 ]
-        r=$(mcp_call 4 '{"language":"sh","code":"echo alive"}')
+        r=$(mcp_call 4 '{"language":"sh","code":"echo alive","timeout_ms":60000}')
+        echo "a plain run: $r"
         echo "$r" | jq -e '.stdout == "alive\n"'
-        # each run's cgroup went with its run
-        [ -z "$(find "$inst" -mindepth 1 -maxdepth 1 -type d -name 'r-*')" ]
+        # each run's cgroup goes with its run (the runtime's delete follows the answer)
+        until_true 30 no_run_cgroups "$inst"
         exec 3>&-
         wait "$srv" || { cat "$W/mcp.err"; false; }
         cat "$W/mcp.err"
         # nothing left: msp-mcp moved back and gave the controllers back before it ended
-        [ -z "$(find "$C" -mindepth 1 -type d)" ]
+        [ -z "$(find "$C" -mindepth 1 -type d)" ] || { echo "C: $(cat "$C/cgroup.subtree_control") procs $(cat "$C/cgroup.procs")"; for d in $(find "$C" -mindepth 1 -type d); do echo "$d: $(cat "$d/cgroup.subtree_control") procs $(cat "$d/cgroup.procs")"; done; false; }
         [ -z "$(cat "$C/cgroup.subtree_control")" ]
         rmdir "$C" "$RL_D"
 }
