@@ -18,8 +18,8 @@ set -euo pipefail
 declare -A DEB FEDORA ABOUT
 
 ABOUT[build]="compile msp and msp-mcp"
-DEB[build]="meson ninja-build pkg-config gcc libc6-dev libseccomp-dev libcap-dev libyajl-dev libmnl-dev libmicrohttpd-dev libarchive-dev libjwt-dev"
-FEDORA[build]="meson ninja-build pkgconf-pkg-config gcc glibc-devel libseccomp-devel libcap-devel yajl-devel libmnl-devel libmicrohttpd-devel libarchive-devel libjwt-devel"
+DEB[build]="meson ninja-build pkg-config gcc libc6-dev libseccomp-dev libcap-dev libyajl-dev libmnl-dev libmicrohttpd-dev libarchive-dev"
+FEDORA[build]="meson ninja-build pkgconf-pkg-config gcc glibc-devel libseccomp-devel libcap-devel yajl-devel libmnl-devel libmicrohttpd-devel libarchive-devel"
 
 ABOUT[bundles]="prepare bundles/busybox and bundles/python"
 DEB[bundles]="busybox-static python3"

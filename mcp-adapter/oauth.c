@@ -1,14 +1,16 @@
-/* OAuth access tokens (see oauth.h). libjwt checks a token's signature against one key;
- * choosing that key, refusing the algorithms a public key must not verify (none, the HMAC
- * ones: a public key is no secret), and the claims are decided here. The JWKS keys become
- * PEM public keys through GnuTLS when the file is read, not per request. */
+/* OAuth access tokens (see oauth.h). A token is a JWS in compact form (RFC 7515): the
+ * header chooses a key of the JWKS, the signature over "header.payload" is verified with
+ * GnuTLS (already linked for TLS), then the claims are checked. Only the public-key
+ * algorithms of RFC 7518 that a JWKS key's kind allows are accepted: none and the HMAC
+ * ones never (a public key is no secret). The JWKS keys are imported once, when the file
+ * is read, not per request. */
 #include "oauth.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <gnutls/abstract.h>
+#include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
-#include <jwt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,11 +31,37 @@
 #define LEEWAY_S 30                     /* clock skew allowed for exp and nbf */
 #define WELL_KNOWN "/.well-known/oauth-protected-resource"
 
+/* The JWS algorithms accepted (RFC 7518 §3.1), by index. */
+enum { RS256, RS384, RS512, ES256, ES384, ES512, ALGS };
+#define ALG(a) (1u << (a))
+
+static const struct {
+        const char *name;
+        gnutls_sign_algorithm_t sign;
+        size_t ec_len;                  /* ES*: bytes of r and of s in the signature; RS*: 0 */
+} algs[ALGS] = {
+        [RS256] = { "RS256", GNUTLS_SIGN_RSA_SHA256, 0 },
+        [RS384] = { "RS384", GNUTLS_SIGN_RSA_SHA384, 0 },
+        [RS512] = { "RS512", GNUTLS_SIGN_RSA_SHA512, 0 },
+        [ES256] = { "ES256", GNUTLS_SIGN_ECDSA_SHA256, 32 },
+        [ES384] = { "ES384", GNUTLS_SIGN_ECDSA_SHA384, 48 },
+        [ES512] = { "ES512", GNUTLS_SIGN_ECDSA_SHA512, 66 },
+};
+
+/* The index of an alg name (case-sensitive, RFC 7515 §4.1.1), ALGS for any other. */
+static unsigned
+alg_index(const char *name)
+{
+        unsigned a = 0;
+        while (a < ALGS && (!name || strcmp(algs[a].name, name) != 0))
+                a++;
+        return a;
+}
+
 typedef struct jwk {
         char kid[KID_MAX + 1];          /* "" when the key has none */
-        jwt_alg_t algs[3];              /* what it verifies; JWT_ALG_NONE ends the list */
-        char *pem;
-        size_t pem_len;
+        unsigned algs;                  /* ALG() bits of what it verifies */
+        gnutls_pubkey_t pk;
 } jwk;
 
 struct mcp_oauth {
@@ -120,12 +148,12 @@ parse_key(const oci_json *k, const char *what, jwk *out, msp_err *err)
                 const char *kty, *crv;
                 gnutls_ecc_curve_t curve;
                 size_t coord;
-                jwt_alg_t algs[3];
+                unsigned algs;
         } kinds[] = {
-                { "RSA", NULL, 0, 0, { JWT_ALG_RS256, JWT_ALG_RS384, JWT_ALG_RS512 } },
-                { "EC", "P-256", GNUTLS_ECC_CURVE_SECP256R1, 32, { JWT_ALG_ES256 } },
-                { "EC", "P-384", GNUTLS_ECC_CURVE_SECP384R1, 48, { JWT_ALG_ES384 } },
-                { "EC", "P-521", GNUTLS_ECC_CURVE_SECP521R1, 66, { JWT_ALG_ES512 } },
+                { "RSA", NULL, 0, 0, ALG(RS256) | ALG(RS384) | ALG(RS512) },
+                { "EC", "P-256", GNUTLS_ECC_CURVE_SECP256R1, 32, ALG(ES256) },
+                { "EC", "P-384", GNUTLS_ECC_CURVE_SECP384R1, 48, ALG(ES384) },
+                { "EC", "P-521", GNUTLS_ECC_CURVE_SECP521R1, 66, ALG(ES512) },
         };
         const char *kty = member(k, "kty"), *crv = member(k, "crv"), *use = member(k, "use");
         const char *alg = member(k, "alg"), *kid = member(k, "kid");
@@ -139,18 +167,13 @@ parse_key(const oci_json *k, const char *what, jwk *out, msp_err *err)
                 i++;
         if (i == ARRAY_SIZE(kinds))
                 return 0;
-        *out = (jwk) { 0 };
-        memcpy(out->algs, kinds[i].algs, sizeof out->algs);
+        *out = (jwk) { .algs = kinds[i].algs };
         if (alg) {
                 /* A key bound to one algorithm verifies only that one. */
-                jwt_alg_t a = jwt_str_alg(alg);
-                bool fits = false;
-                for (size_t j = 0; j < ARRAY_SIZE(out->algs); j++)
-                        fits |= a != JWT_ALG_NONE && out->algs[j] == a;
-                if (!fits)
+                unsigned a = alg_index(alg);
+                if (a == ALGS || !(out->algs & ALG(a)))
                         return 0;
-                out->algs[0] = a;
-                out->algs[1] = out->algs[2] = JWT_ALG_NONE;
+                out->algs = ALG(a);
         }
         if (kid && (strlen(kid) > KID_MAX || !*kid))
                 return msp_err_set(err, EINVAL, "%s: \"kid\" must be 1 to %d characters", what, KID_MAX);
@@ -161,17 +184,11 @@ parse_key(const oci_json *k, const char *what, jwk *out, msp_err *err)
                 return msp_err_set(err, ENOMEM, "out of memory");
         int r = kinds[i].crv ? import_ec(pk, k, kinds[i].curve, kinds[i].coord, what, err)
                              : import_rsa(pk, k, what, err);
-        gnutls_datum_t pem = { 0 };
-        if (r == 0 && gnutls_pubkey_export2(pk, GNUTLS_X509_FMT_PEM, &pem) < 0)
-                r = msp_err_set(err, EINVAL, "%s: the key could not be exported", what);
-        gnutls_pubkey_deinit(pk);
-        if (r < 0)
+        if (r < 0) {
+                gnutls_pubkey_deinit(pk);
                 return r;
-        out->pem = strndup((const char *) pem.data, pem.size);
-        out->pem_len = pem.size;
-        gnutls_free(pem.data);
-        if (!out->pem)
-                return msp_err_set(err, ENOMEM, "out of memory");
+        }
+        out->pk = pk;
         return 1;
 }
 
@@ -339,7 +356,7 @@ mcp_oauth_free(mcp_oauth *o)
         if (!o)
                 return NULL;
         for (size_t i = 0; i < o->n_keys; i++)
-                free(o->keys[i].pem);
+                gnutls_pubkey_deinit(o->keys[i].pk);
         free(o->keys);
         free(o->issuer);
         free(o->resource);
@@ -395,23 +412,31 @@ decode_json(const char *seg, size_t len, oci_json_doc **ret)
         return r;
 }
 
+/* RFC 7515 §4.1.9: typ is a media type, compared case-insensitively, "application/"
+ * left out or not. A JWT (RFC 7519) or an access token (RFC 9068), or no typ at all. */
+static bool
+typ_accepted(const char *typ)
+{
+        if (strncasecmp(typ, "application/", 12) == 0)
+                typ += 12;
+        return strcasecmp(typ, "JWT") == 0 || strcasecmp(typ, "at+jwt") == 0;
+}
+
 /* The key the header names (kid), or the only key for its algorithm; its alg in *ret_alg. */
 static const jwk *
-select_key(const mcp_oauth *o, const oci_json *head, jwt_alg_t *ret_alg, msp_err *err)
+select_key(const mcp_oauth *o, const oci_json *head, unsigned *ret_alg, msp_err *err)
 {
         const char *alg = member(head, "alg"), *kid = member(head, "kid"), *typ = member(head, "typ");
-        jwt_alg_t a = alg ? jwt_str_alg(alg) : JWT_ALG_INVAL;
+        unsigned a = alg_index(alg);
         if (oci_json_get(head, "crit")) {
                 msp_err_set(err, EACCES, "the token's header has \"crit\" extensions");
                 return NULL;
         }
-        /* libjwt 1.10 verifies no other type (RFC 9068's at+jwt included). */
-        if (typ && strcasecmp(typ, "JWT") != 0) {
-                msp_err_set(err, EACCES, "typ %.16s is not accepted (only JWT)", typ);
+        if (oci_json_get(head, "typ") && (!typ || !typ_accepted(typ))) {
+                msp_err_set(err, EACCES, "typ %.32s is not accepted (JWT or at+jwt)", typ ? typ : "(not a string)");
                 return NULL;
         }
-        if (a == JWT_ALG_INVAL || a == JWT_ALG_NONE || a == JWT_ALG_HS256 || a == JWT_ALG_HS384 ||
-            a == JWT_ALG_HS512) {
+        if (a == ALGS) {
                 msp_err_set(err, EACCES, "alg %.16s is not accepted", alg ? alg : "(none given)");
                 return NULL;
         }
@@ -419,10 +444,7 @@ select_key(const mcp_oauth *o, const oci_json *head, jwt_alg_t *ret_alg, msp_err
         size_t matches = 0;
         for (size_t i = 0; i < o->n_keys; i++) {
                 const jwk *k = &o->keys[i];
-                bool fits = false;
-                for (size_t j = 0; j < ARRAY_SIZE(k->algs); j++)
-                        fits |= k->algs[j] == a;
-                if (!fits || (kid && strcmp(k->kid, kid) != 0))
+                if (!(k->algs & ALG(a)) || (kid && strcmp(k->kid, kid) != 0))
                         continue;
                 found = found ? found : k;
                 matches++;
@@ -433,6 +455,52 @@ select_key(const mcp_oauth *o, const oci_json *head, jwt_alg_t *ret_alg, msp_err
                 msp_err_set(err, EACCES, "the token names no kid and %zu keys could verify it", matches);
         *ret_alg = a;
         return found && (kid || matches == 1) ? found : NULL;
+}
+
+/* A JWS ECDSA signature is r||s, each of the curve's size (RFC 7518 §3.4); GnuTLS takes
+ * the DER SEQUENCE of two INTEGERs. A DER signature (a signer's mistake) is refused by its
+ * length. */
+static int
+ecdsa_der(const char *alg, const unsigned char *sig, size_t len, size_t half, gnutls_datum_t *ret,
+          msp_err *err)
+{
+        if (len != 2 * half)
+                return msp_err_set(err, EACCES, "the %s signature is %zu bytes, not r||s of %zu", alg, len,
+                                   2 * half);
+        size_t rz = 0, sz = 0;
+        while (rz < half - 1 && sig[rz] == 0)
+                rz++;
+        while (sz < half - 1 && sig[half + sz] == 0)
+                sz++;
+        gnutls_datum_t r = { (unsigned char *) sig + rz, (unsigned) (half - rz) };
+        gnutls_datum_t s = { (unsigned char *) sig + half + sz, (unsigned) (half - sz) };
+        if (gnutls_encode_rs_value(ret, &r, &s) < 0)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        return 0;
+}
+
+/* The signature (base64url sig, sig_len bytes) of the signing input (RFC 7515 §5.2). */
+static int
+verify_signature(const jwk *key, unsigned alg, const char *input, size_t input_len, const char *sig,
+                 size_t sig_len, msp_err *err)
+{
+        _cleanup_free_ unsigned char *raw = NULL;
+        size_t n = 0;
+        if (b64url_decode(sig, sig_len, &raw, &n) < 0)
+                return msp_err_set(err, EACCES, "the token's signature is not base64url");
+        if (n == 0)
+                return msp_err_set(err, EACCES, "the token has no signature");
+        gnutls_datum_t data = { (unsigned char *) input, (unsigned) input_len };
+        gnutls_datum_t signature = { raw, (unsigned) n }, der = { 0 };
+        if (algs[alg].ec_len) {
+                int r = ecdsa_der(algs[alg].name, raw, n, algs[alg].ec_len, &der, err);
+                if (r < 0)
+                        return r;
+                signature = der;
+        }
+        int r = gnutls_pubkey_verify_data2(key->pk, algs[alg].sign, 0, &data, &signature);
+        gnutls_free(der.data);
+        return r < 0 ? msp_err_set(err, EACCES, "the signature does not verify") : 0;
 }
 
 /* A NumericDate claim (seconds, a fraction allowed): false when present and not a number. */
@@ -502,22 +570,16 @@ mcp_oauth_verify(const mcp_oauth *o, const char *token, size_t len, char tenant[
         _cleanup_json_doc_ oci_json_doc *head = NULL;
         if (decode_json(token, (size_t) (dot1 - token), &head) < 0)
                 return msp_err_set(err, EACCES, "the token's header is not base64url JSON");
-        jwt_alg_t alg;
+        unsigned alg;
         const jwk *key = select_key(o, oci_json_doc_root(head), &alg, err);
         if (!key)
                 return -EACCES;
-        jwt_t *jwt = NULL;
-        if (jwt_decode(&jwt, token, (const unsigned char *) key->pem, (int) key->pem_len) != 0 || !jwt)
-                return msp_err_set(err, EACCES, "the signature does not verify");
-        char *claims = jwt_get_alg(jwt) == alg ? jwt_get_grants_json(jwt, NULL) : NULL;
-        jwt_free(jwt);
-        if (!claims)
-                return msp_err_set(err, EACCES, "the signature does not verify");
-        _cleanup_json_doc_ oci_json_doc *doc = NULL;
-        msp_err jerr = { 0 };
-        int r = oci_json_parse_limits("claims", claims, strlen(claims), TOKEN_MAX, TOKEN_MAX, &doc, &jerr);
-        free(claims);
-        if (r < 0 || oci_json_type_of(oci_json_doc_root(doc)) != OCI_JSON_OBJECT)
-                return msp_err_set(err, EACCES, "the claims are not a JSON object");
-        return check_claims(o, oci_json_doc_root(doc), tenant, err);
+        int r = verify_signature(key, alg, token, (size_t) (dot2 - token), dot2 + 1,
+                                 len - (size_t) (dot2 + 1 - token), err);
+        if (r < 0)
+                return r;
+        _cleanup_json_doc_ oci_json_doc *claims = NULL;
+        if (decode_json(dot1 + 1, (size_t) (dot2 - dot1 - 1), &claims) < 0)
+                return msp_err_set(err, EACCES, "the claims are not base64url JSON of an object");
+        return check_claims(o, oci_json_doc_root(claims), tenant, err);
 }

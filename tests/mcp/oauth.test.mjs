@@ -39,9 +39,10 @@ function rsaKey(kid, bits = 2048) {
         const { privateKey, publicKey } = crypto.generateKeyPairSync("rsa", { modulusLength: bits });
         return { kid, alg: "RS256", privateKey, publicKey, jwk: { ...publicKey.export({ format: "jwk" }), kid, use: "sig", alg: "RS256" } };
 }
-function ecKey(kid) {
-        const { privateKey, publicKey } = crypto.generateKeyPairSync("ec", { namedCurve: "P-256" });
-        return { kid, alg: "ES256", privateKey, publicKey, jwk: { ...publicKey.export({ format: "jwk" }), kid } };
+function ecKey(kid, curve = "P-256") {
+        const { privateKey, publicKey } = crypto.generateKeyPairSync("ec", { namedCurve: curve });
+        const alg = { "P-256": "ES256", "P-384": "ES384", "P-521": "ES512" }[curve];
+        return { kid, alg, privateKey, publicKey, jwk: { ...publicKey.export({ format: "jwk" }), kid } };
 }
 
 function jwksFile(keys) {
@@ -55,13 +56,14 @@ function jwksFile(keys) {
 const b64 = (b) => Buffer.from(b).toString("base64url");
 const now = () => Math.floor(Date.now() / 1000);
 
-// A JWT signed with key (RS*: PKCS#1 v1.5; ES*: R||S as JWS wants).
-function sign(key, claims, header = {}) {
+// A JWT signed with key (RS*: PKCS#1 v1.5; ES*: R||S as JWS wants, or DER with
+// dsaEncoding "der" as some signers get it wrong).
+function sign(key, claims, header = {}, dsaEncoding = "ieee-p1363") {
         const h = { alg: key.alg, typ: "JWT", kid: key.kid, ...header };
         const input = `${b64(JSON.stringify(h))}.${b64(JSON.stringify(claims))}`;
         const hash = `sha${h.alg.slice(2)}`;
         const sig = h.alg.startsWith("ES")
-                ? crypto.sign(hash, Buffer.from(input), { key: key.privateKey, dsaEncoding: "ieee-p1363" })
+                ? crypto.sign(hash, Buffer.from(input), { key: key.privateKey, dsaEncoding })
                 : crypto.sign(hash, Buffer.from(input), key.privateKey);
         return `${input}.${b64(sig)}`;
 }
@@ -69,9 +71,10 @@ function sign(key, claims, header = {}) {
 const claims = (extra = {}) => ({ iss: ISSUER, aud: RESOURCE, sub: "alice", exp: now() + 300, iat: now(), ...extra });
 const oauthArgs = (jwks, extra = []) => ["--oauth-issuer", ISSUER, "--oauth-jwks", jwks, "--resource", RESOURCE, ...extra];
 
-test("metadata (RFC 9728), the 401 challenge, RS256 and ES256 tokens, every bad token refused", { skip, timeout: 60_000 }, async () => {
+test("metadata (RFC 9728), the 401 challenge, RS256 and ES256/384/512 tokens, every bad token refused", { skip, timeout: 60_000 }, async () => {
         const rsa = rsaKey("r1"), ec = ecKey("e1"), other = rsaKey("r1");
-        const j = jwksFile([rsa, ec, { kty: "oct", k: "c2VjcmV0", kid: "h1" }, { ...rsaKey("enc").jwk, use: "enc" }]);
+        const ec384 = ecKey("e2", "P-384"), ec521 = ecKey("e3", "P-521");
+        const j = jwksFile([rsa, ec, ec384, ec521, { kty: "oct", k: "c2VjcmV0", kid: "h1" }, { ...rsaKey("enc").jwk, use: "enc" }]);
         const audit = path.join(j.dir, "audit.jsonl");
         const s = await spawnHttpServer({ args: [...oauthArgs(j.file), "--audit-log", audit] });
         assert.match(s.log(), /OAuth access tokens/);
@@ -89,9 +92,13 @@ test("metadata (RFC 9728), the 401 challenge, RS256 and ES256 tokens, every bad 
         assert.equal(none.status, 401);
         assert.equal(none.headers.get("www-authenticate"), `Bearer realm="msp-mcp", resource_metadata="${METADATA_URL}"`);
 
-        // Valid: either key; a clock a little behind the issuer's is allowed for.
-        for (const t of [sign(rsa, claims()), sign(ec, claims()), sign(rsa, claims({ exp: now() - 10 })),
-                         sign(rsa, claims({ aud: ["https://other.example", RESOURCE] }))]) {
+        // Valid: any key; a clock a little behind the issuer's is allowed for; typ JWT,
+        // RFC 9068's at+jwt (a media type: any case, "application/" or not) or none.
+        for (const t of [sign(rsa, claims()), sign(ec, claims()), sign(ec384, claims()), sign(ec521, claims()),
+                         sign(rsa, claims({ exp: now() - 10 })),
+                         sign(rsa, claims({ aud: ["https://other.example", RESOURCE] })),
+                         sign(rsa, claims(), { typ: "at+jwt" }), sign(ec, claims(), { typ: "application/AT+JWT" }),
+                         sign(rsa, claims(), { typ: undefined })]) {
                 const r = await post(s.url, INIT, bearer(t));
                 assert.equal(r.status, 200, r.text);
                 assert.ok(r.headers.get("mcp-session-id"));
@@ -104,6 +111,10 @@ test("metadata (RFC 9728), the 401 challenge, RS256 and ES256 tokens, every bad 
         })();
         const unsigned = `${b64(JSON.stringify({ alg: "none", typ: "JWT" }))}.${b64(JSON.stringify(claims()))}.`;
         const good = sign(rsa, claims());
+        // An ES256 signature one byte short, and the same signature as DER.
+        const ecGood = sign(ec, claims());
+        const ecShort = ecGood.replace(/[^.]+$/, (sig) => b64(Buffer.from(sig, "base64url").subarray(1)));
+        const ecDer = sign(ec, claims(), {}, "der");
         const bad = [
                 ["wrong audience", sign(rsa, claims({ aud: "https://other.example/mcp" })), /aud does not name --resource/],
                 ["no audience", sign(rsa, claims({ aud: undefined })), /aud does not name/],
@@ -121,8 +132,12 @@ test("metadata (RFC 9728), the 401 challenge, RS256 and ES256 tokens, every bad 
                 ["encryption key", sign({ ...rsa, kid: "enc" }, claims()), /no RS256 key/],
                 ["no tenant claim", sign(rsa, claims({ sub: undefined })), /claim sub is missing or not a tenant name/],
                 ["tenant claim with a slash", sign(rsa, claims({ sub: "a/b" })), /claim sub is missing or not a tenant name/],
-                ["typ at+jwt (libjwt 1.10 verifies typ JWT only)", sign(rsa, claims(), { typ: "at+jwt" }),
-                 /typ at\+jwt is not accepted/],
+                ["typ foo", sign(rsa, claims(), { typ: "foo" }), /typ foo is not accepted \(JWT or at\+jwt\)/],
+                ["ES256 signature of 63 bytes", ecShort, /the ES256 signature is 63 bytes, not r\|\|s of 64/],
+                ["ES256 signature in DER", ecDer, /the ES256 signature is 7[0-2] bytes, not r\|\|s of 64/],
+                ["ES512 signed with the P-256 key", sign({ ...ec, alg: "ES512", kid: "e3" }, claims()),
+                 /the ES512 signature is 64 bytes, not r\|\|s of 132/],
+                ["signature not base64url", `${good}=`, /the token's signature is not base64url/],
                 ["not a JWT", "abc.def", /not a JWT/],
         ];
         for (const [what, token, why] of bad) {
