@@ -207,11 +207,7 @@ choose_cgroups(mcp_engine *e, msp_err *err)
                 return 0;
         snprintf(e->cg_parent, sizeof e->cg_parent, "%s", e->user_cg.inst);
         mcp_user_cgroup_dir(&e->user_cg, dir, sizeof dir);
-        _cleanup_close_ int fd = openat(e->inst_fd, "cgroup", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-                                        0600);
-        if (fd < 0 || write(fd, dir, strlen(dir)) != (ssize_t) strlen(dir))
-                return msp_err_sys(err, errno, "write '%s/cgroup'", e->inst_path);
-        return 0;
+        return mcp_write_new_at(e->inst_fd, "cgroup", dir, strlen(dir), 0600, err);
 }
 
 int

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "files.h"
 #include "macros.h"
 
 static const char *const controllers[] = { "cpu", "memory", "pids" };
@@ -41,6 +42,7 @@ own_cgroup(char *buf, size_t size)
         return -ENOENT;
 }
 
+/* A control file of the cgroup directory dir: its first line, or the whole text written. */
 static int
 read_file(const char *dir, const char *name, char *buf, size_t size)
 {
