@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "image-cache.h"
 #include "json.h"
 #include "macros.h"
 
@@ -544,20 +545,21 @@ default_runtime(mcp_config *c, msp_err *err)
                            "--runtime: no msp binary beside msp-mcp (or in ../runtime/); name one with --runtime PATH");
 }
 
-/* Beside msp-mcp (the build tree: both in <build>/mcp-adapter/), then where meson
- * installs it. Not found: init_path stays NULL and the engine says so at start. */
+/* A helper program (msp-sandbox-init, msp-mcp-unpack) beside msp-mcp (the build tree:
+ * all in <build>/mcp-adapter/), then where meson installs it. Not found: *ret stays NULL
+ * and what needs it says so (the engine at start, an image when unpacked). */
 static int
-default_init(mcp_config *c, msp_err *err)
+default_beside(mcp_config *c, const char *name, const char *installed, const char **ret,
+               msp_err *err)
 {
         char buf[PATH_MAX + 32];
-        const char *p = self_dir_file(buf, sizeof buf, "msp-sandbox-init");
+        const char *p = self_dir_file(buf, sizeof buf, name);
         if (!p || access(p, X_OK) < 0)
-                p = access(MCP_SANDBOX_INIT_INSTALLED, X_OK) == 0 ? MCP_SANDBOX_INIT_INSTALLED
-                                                                 : NULL;
+                p = access(installed, X_OK) == 0 ? installed : NULL;
         if (!p)
                 return 0;
-        c->init_path = keep(c, p);
-        return c->init_path ? 0 : msp_err_set(err, ENOMEM, "out of memory");
+        *ret = keep(c, p);
+        return *ret ? 0 : msp_err_set(err, ENOMEM, "out of memory");
 }
 
 /* slirp4netns in PATH (an absolute path: the runtime runs the hook that starts it with its
@@ -723,10 +725,14 @@ mcp_config_load(mcp_config *c, int argc, char **argv, mcp_config_action *ret_act
                         return r;
         }
         if (!c->init_path) {
-                int r = default_init(c, err);
+                int r = default_beside(c, "msp-sandbox-init", MCP_SANDBOX_INIT_INSTALLED,
+                                       &c->init_path, err);
                 if (r < 0)
                         return r;
         }
+        int ur = default_beside(c, "msp-mcp-unpack", MCP_UNPACK_INSTALLED, &c->unpack_path, err);
+        if (ur < 0)
+                return ur;
         if (!c->usernet_path) {
                 int r = default_usernet(c, err);
                 if (r < 0)

@@ -61,6 +61,8 @@ typedef struct mcp_config {
         const char *init_path;          /* --sandbox-init PATH: pid 1 of the sandboxes (default:
                                          * msp-sandbox-init beside msp-mcp, then installed);
                                          * NULL when not found: the engine refuses to start */
+        const char *unpack_path;        /* msp-mcp-unpack beside msp-mcp, then installed; NULL
+                                         * when not found: images are refused */
         const char *state_dir;          /* --state-dir (default /run/msp-mcp) */
         mcp_limits defaults;            /* --memory, --pids, --cpus, --timeout, ... */
         mcp_limits maxima;              /* --max-memory, ... (requests are clamped/refused above) */

@@ -191,8 +191,8 @@ open_parent_for_write(int wsfd, const split_path *sp, const char *path, mcp_run_
         return TAKE_FD(cur);
 }
 
-static int
-write_all(int fd, const void *data, size_t len)
+int
+mcp_write_all(int fd, const void *data, size_t len)
 {
         const char *p = data;
         while (len > 0) {
@@ -248,7 +248,7 @@ mcp_workspace_write_file(int workspace_fd, const char *path, const void *data, s
         }
         if (ftruncate(fd, 0) < 0)
                 return path_sys(err, errno, path, "truncate");
-        r = write_all(fd, data, len);
+        r = mcp_write_all(fd, data, len);
         if (r < 0) {
                 (void) ftruncate(fd, 0);
                 if (r == -ENOSPC || r == -EDQUOT || r == -EFBIG)
@@ -437,6 +437,18 @@ mcp_remove_tree_at(int dirfd, const char *name, msp_err *err)
         if (fstat(dirfd, &st) < 0)
                 return msp_err_sys(err, errno, "remove \"%s\": fstat", name);
         return remove_tree(dirfd, name, st.st_dev, 0, err);
+}
+
+DIR *
+mcp_image_opendir_at(int dir_fd, const char *name)
+{
+        int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return NULL;
+        DIR *d = fdopendir(fd);
+        if (!d)
+                close(fd);
+        return d;
 }
 
 int

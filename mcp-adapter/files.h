@@ -11,6 +11,7 @@
  * blocks: O_NONBLOCK, then fstat). Errors name the path. */
 #pragma once
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -41,6 +42,12 @@ int mcp_workspace_list_files(int workspace_fd, const char *path, size_t max_entr
 /* Remove name (a file or a tree) under dirfd without following symlinks or crossing into
  * other mounts (a mount point inside fails with -EBUSY). -ENOENT is success. */
 int mcp_remove_tree_at(int dirfd, const char *name, msp_err *err);
+
+/* All len bytes to fd (EINTR retried): 0 or -errno. */
+int mcp_write_all(int fd, const void *data, size_t len);
+
+/* name below dir_fd opened for readdir (O_NOFOLLOW), or NULL with errno. */
+DIR *mcp_image_opendir_at(int dir_fd, const char *name);
 
 /* The absolute directory path and its missing parents, each made with mode. */
 int mcp_mkdir_parents(const char *path, mode_t mode, msp_err *err);

@@ -12,13 +12,16 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -26,7 +29,6 @@
 
 #include "child-call.h"
 #include "files.h"
-#include "image-unpack.h"
 #include "image-user.h"
 #include "json.h"
 #include "rootless.h"
@@ -37,6 +39,7 @@ extern char **environ;
 
 #define REF_OCI "oci:"
 #define REF_STORAGE "containers-storage:"
+#define MAX_LAYERS 128                  /* overlay-based engines stop at 127 */
 
 /* What a start that died left behind. */
 static void
@@ -142,6 +145,117 @@ import_storage(const mcp_image_opts *o, const char *name, char *dir, size_t size
         return 0;
 }
 
+/* The layers' fds, open and verified, passed on to msp-mcp-unpack: inheritable in the
+ * child only (every fd here is O_CLOEXEC), their numbers in its arguments. */
+typedef struct unpacker_args {
+        char *argv[5 + 3 * MAX_LAYERS + 1];
+        char nums[4 + MAX_LAYERS][32];
+        int fds[2 + MAX_LAYERS];
+        size_t n_fds;
+} unpacker_args;
+
+static void
+unpacker_args_done(unpacker_args *a)
+{
+        for (size_t i = 2; i < a->n_fds; i++)
+                close(a->fds[i]);
+}
+
+static char *
+arg_num(unpacker_args *a, size_t i, uint64_t v)
+{
+        snprintf(a->nums[i], sizeof a->nums[i], "%" PRIu64, v);
+        return a->nums[i];
+}
+
+static int
+unpacker_args_make(const mcp_image_opts *o, int root_fd, int result_fd, const mcp_image_layout *l,
+                   bool chown, unpacker_args *a, msp_err *err)
+{
+        static const char *const names[] = { [MCP_LAYER_TAR] = "tar", [MCP_LAYER_GZIP] = "gzip",
+                                             [MCP_LAYER_ZSTD] = "zstd" };
+        size_t n = 0;
+        a->fds[0] = root_fd;
+        a->fds[1] = result_fd;
+        a->n_fds = 2;
+        a->argv[n++] = (char *) o->unpack_helper;
+        a->argv[n++] = arg_num(a, 0, (uint64_t) root_fd);
+        a->argv[n++] = arg_num(a, 1, (uint64_t) result_fd);
+        a->argv[n++] = arg_num(a, 2, o->max_bytes);
+        snprintf(a->nums[3], sizeof a->nums[3], "%u:%u", MCP_SANDBOX_HOST_BASE, MCP_SANDBOX_ID_COUNT);
+        a->argv[n++] = chown ? a->nums[3] : "-";
+        if (l->n_layers > MAX_LAYERS)
+                return msp_err_set(err, E2BIG, "more than %d layers", MAX_LAYERS);
+        for (size_t i = 0; i < l->n_layers; i++) {
+                int bfd = mcp_image_layer_open(l, &l->layers[i], err);
+                if (bfd < 0)
+                        return bfd;
+                a->fds[a->n_fds++] = bfd;
+                a->argv[n++] = l->layers[i].digest;
+                a->argv[n++] = (char *) names[l->layers[i].compression];
+                a->argv[n++] = arg_num(a, 4 + i, (uint64_t) bfd);
+        }
+        a->argv[n] = NULL;
+        return 0;
+}
+
+/* What msp-mcp-unpack wrote on its result pipe: "<result> <bytes used>\n" and, on failure,
+ * its message; a helper that died without a result says how. */
+static int
+unpacker_result(int rd, pid_t pid, const char *helper, msp_err *err)
+{
+        _cleanup_free_ char *buf = NULL;
+        size_t n = 0;
+        msp_err e = { 0 };
+        int r = mcp_read_fd(rd, sizeof err->msg + 64, &buf, &n, &e);
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR)
+                        return msp_err_sys(err, errno, "waiting for %s", helper);
+        int res, off = 0;
+        if (r < 0 || sscanf(buf, "%d %*u\n%n", &res, &off) != 1 || off == 0)
+                return msp_err_set(err, EIO, "%s ended (status %d) without a result", helper,
+                                   WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+        if (res >= 0)
+                return 0;
+        return msp_err_set(err, -res, "%s", buf + off);
+}
+
+/* Every layer applied to root_fd by msp-mcp-unpack, the one program that parses the
+ * archives (it links libarchive; msp-mcp does not). */
+static int
+run_unpacker(const mcp_image_opts *o, int root_fd, const mcp_image_layout *l, bool chown,
+             msp_err *err)
+{
+        if (!o->unpack_helper)
+                return msp_err_set(err, ENOENT, "image unpack: no msp-mcp-unpack beside msp-mcp or at "
+                                   "'%s'", MCP_UNPACK_INSTALLED);
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return msp_err_sys(err, errno, "image unpack: pipe");
+        _cleanup_close_ int rd = p[0];
+        _cleanup_close_ int wr = p[1];
+        _cleanup_(unpacker_args_done) unpacker_args a = { .n_fds = 0 };
+        int r = unpacker_args_make(o, root_fd, wr, l, chown, &a, err);
+        if (r < 0)
+                return r;
+        pid_t parent = getpid(), pid = fork();
+        if (pid < 0)
+                return msp_err_sys(err, errno, "image unpack: fork");
+        if (pid == 0) {
+                /* a helper outliving msp-mcp would write into a tmp-* the next start removes */
+                if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+                        _exit(127);
+                for (size_t i = 0; i < a.n_fds; i++)
+                        if (fcntl(a.fds[i], F_SETFD, 0) < 0)
+                                _exit(127);
+                execve(o->unpack_helper, a.argv, environ);
+                _exit(127);
+        }
+        close(TAKE_FD(wr));
+        return unpacker_result(rd, pid, o->unpack_helper, err);
+}
+
 /* Every layer into <cache>/tmp-XXXXXX/rootfs, then the rename to entry. */
 static int
 unpack_here(const mcp_image_opts *o, int cache_fd, const mcp_image_layout *l, const char *entry,
@@ -166,20 +280,12 @@ unpack_here(const mcp_image_opts *o, int cache_fd, const mcp_image_layout *l, co
                 msp_err_sys(err, -r, "image cache: %s", path);
                 goto fail;
         }
-        mcp_unpack_budget budget = { .max_bytes = o->max_bytes,
-                                     .chown = geteuid() == 0 && MCP_SANDBOX_ID_COUNT > 1 };
-        if (budget.chown)
+        /* owners shifted: needs CAP_CHOWN (msp-mcp as root, or in its namespace) */
+        bool chown = geteuid() == 0 && MCP_SANDBOX_ID_COUNT > 1;
+        if (chown)
                 (void) fchownat(rfd, "", MCP_SANDBOX_HOST_BASE, MCP_SANDBOX_HOST_BASE, AT_EMPTY_PATH);
-        for (size_t i = 0; i < l->n_layers; i++) {
-                _cleanup_close_ int bfd = mcp_image_layer_open(l, &l->layers[i], err);
-                if (bfd < 0) {
-                        r = bfd;
-                        goto fail;
-                }
-                if ((r = mcp_image_unpack_layer(rfd, bfd, l->layers[i].digest, l->layers[i].compression,
-                                                &budget, err)) < 0)
-                        goto fail;
-        }
+        if ((r = run_unpacker(o, rfd, l, chown, err)) < 0)
+                goto fail;
         if ((r = mcp_write_new_at(tfd, "config.json", l->config_json, l->config_len, 0600,
                                   err)) < 0) {
                 msp_err_prefix(err, "image cache: %s", path);

@@ -10,10 +10,16 @@
 #include "err.h"
 #include "image-layout.h"
 
+/* Where meson installs msp-mcp-unpack (mcp-adapter/meson.build sets it). */
+#ifndef MCP_UNPACK_INSTALLED
+#define MCP_UNPACK_INSTALLED "/usr/local/libexec/msp/msp-mcp-unpack"
+#endif
+
 typedef struct mcp_image_opts {
         const char *cache_dir;          /* made 0700 when missing */
         uint64_t max_bytes;             /* the unpacked size (image-unpack.h's budget) */
         const char *podman;             /* containers-storage: the podman that exports it */
+        const char *unpack_helper;      /* msp-mcp-unpack (unpack-main.c), or NULL: not found */
 } mcp_image_opts;
 
 typedef struct mcp_image_rootfs {

@@ -148,18 +148,6 @@ open_parent(unpack *u, const char *dir, const char *entry)
         return u->parent_fd;
 }
 
-DIR *
-mcp_image_opendir_at(int dir_fd, const char *name)
-{
-        int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return NULL;
-        DIR *d = fdopendir(fd);
-        if (!d)
-                close(fd);
-        return d;
-}
-
 static int
 cmp_str(const void *a, const void *b)
 {

@@ -5,7 +5,6 @@
  * Owner: image-unpack.c. */
 #pragma once
 
-#include <dirent.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -25,7 +24,3 @@ typedef struct mcp_unpack_budget {
 int mcp_image_unpack_layer(int root_fd, int blob_fd, const char *digest,
                            mcp_layer_compression compression, mcp_unpack_budget *budget,
                            msp_err *err);
-
-/* name below dir_fd opened for readdir (O_NOFOLLOW), or NULL with errno; shared with
- * image-cache.c. */
-DIR *mcp_image_opendir_at(int dir_fd, const char *name);

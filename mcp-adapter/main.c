@@ -99,7 +99,7 @@ static int
 prepare_images(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
 {
         mcp_image_opts o = { .cache_dir = cfg->image_cache, .max_bytes = cfg->image_max_bytes,
-                             .podman = "podman" };
+                             .podman = "podman", .unpack_helper = cfg->unpack_path };
         /* The sandboxes' ids: settled as root; run by a user, what its namespace will map. */
         unsigned ids = MCP_SANDBOX_ID_COUNT;
         if (geteuid() != 0) {

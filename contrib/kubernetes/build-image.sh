@@ -46,7 +46,8 @@ if [ -z "$tool" ]; then
 fi
 case "$tool" in podman|buildah) ;; *) die "--tool $tool: podman or buildah" ;; esac
 
-bins=(usr/local/bin/msp usr/local/bin/msp-mcp usr/local/libexec/msp/msp-sandbox-init)
+bins=(usr/local/bin/msp usr/local/bin/msp-mcp usr/local/libexec/msp/msp-sandbox-init
+      usr/local/libexec/msp/msp-mcp-unpack)
 for b in "${bins[@]}"; do
         [ -x "$destdir/$b" ] || die "$destdir/$b is not an executable (meson install, or --destdir)"
 done

@@ -209,6 +209,18 @@ test("a sparse file larger than --image-max-size is refused", { skip, timeout: 6
                       ["--image-max-size", "8M"]);
 });
 
+// The archives are parsed by msp-mcp-unpack, run beside msp-mcp for each image (the cases
+// above go through it): msp-mcp itself maps neither libarchive nor what it pulls in.
+test("msp-mcp links no libarchive, libxml2 or ICU; msp-mcp-unpack beside it does", { timeout: 30_000 }, () => {
+        const ldd = (bin) => spawnSync("ldd", [bin], { encoding: "utf8" });
+        const server = ldd(MSP_MCP);
+        assert.equal(server.status, 0, server.stderr);
+        assert.doesNotMatch(server.stdout, /libarchive|libxml2|libicuuc/);
+        const helper = ldd(path.join(path.dirname(MSP_MCP), "msp-mcp-unpack"));
+        assert.equal(helper.status, 0, helper.stderr);
+        assert.match(helper.stdout, /libarchive/);
+});
+
 const podman = spawnSync("podman", ["--version"]).status === 0;
 // Run by a user, containers-storage: names an image in that user's own rootless store,
 // which this file (root) does not build into; tests/podman-rootless sets one up.
