@@ -426,8 +426,14 @@ static void
 resolve(conn *c)
 {
         mcp_proxy *p = c->p;
+        /* The pins are normalized names: the request's in any case, one trailing dot
+         * dropped, as the policy matched it (else a lookup would answer for a pinned name). */
+        size_t hl = strlen(c->req.host);
+        if (hl > 0 && c->req.host[hl - 1] == '.')
+                hl--;
         for (size_t i = 0; i < p->conf.n_pins; i++)
-                if (strcasecmp(p->conf.pins[i].host, c->req.host) == 0) {
+                if (strlen(p->conf.pins[i].host) == hl &&
+                    strncasecmp(p->conf.pins[i].host, c->req.host, hl) == 0) {
                         memcpy(&c->addrs[0], &p->conf.pins[i].addr, sizeof c->addrs[0]);
                         c->n_addrs = 1;
                         c->pinned = true;
