@@ -28,6 +28,7 @@ head_end(const char *buf, size_t len)
         return 0;
 }
 
+/* An RFC 9110 token (a method, a header name). */
 static bool
 is_token(const char *s, size_t n)
 {
@@ -35,7 +36,7 @@ is_token(const char *s, size_t n)
                 return false;
         for (size_t i = 0; i < n; i++)
                 if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
-                      s[i] == '-' || s[i] == '_'))
+                      (s[i] >= '0' && s[i] <= '9') || (s[i] && strchr("!#$%&'*+-.^_`|~", s[i]))))
                         return false;
         return true;
 }

@@ -203,6 +203,19 @@ TEST(head_host_from_url)
                           "Connection: close\r\n\r\n");
 }
 
+/* Header names are RFC 9110 tokens: digits and "!#$%&'*+.^`|~" are in them. */
+TEST(head_header_names)
+{
+        static const char req[] = "PUT http://s3.test/b/k HTTP/1.1\r\nContent-MD5: a\r\n"
+                                  "X-Amz-Content-Sha256: b\r\nX.Y|z~1: c\r\n\r\n";
+        mcp_proxy_request r;
+        const char *why = NULL;
+        ASSERT_EQ_INT(mcp_proxy_parse_head(req, sizeof req - 1, &r, &why), 0);
+        _cleanup_free_ char *fwd = r.forward;
+        ASSERT_STREQ(fwd, "PUT /b/k HTTP/1.1\r\nHost: s3.test\r\nContent-MD5: a\r\n"
+                          "X-Amz-Content-Sha256: b\r\nX.Y|z~1: c\r\nConnection: close\r\n\r\n");
+}
+
 TEST(head_refused)
 {
         static const struct { const char *req; int status; } c[] = {
@@ -313,6 +326,7 @@ main(void)
         RUN(head_connect);
         RUN(head_absolute_url);
         RUN(head_host_from_url);
+        RUN(head_header_names);
         RUN(head_refused);
         RUN(head_nul_refused);
         RUN(head_bare_lf_lines_grow);
