@@ -110,6 +110,12 @@ test("metadata (RFC 9728), the 401 challenge, RS256 and ES256/384/512 tokens, ev
                 return `${input}.${b64(crypto.createHmac("sha256", pem).update(input).digest())}`;
         })();
         const unsigned = `${b64(JSON.stringify({ alg: "none", typ: "JWT" }))}.${b64(JSON.stringify(claims()))}.`;
+        // alg twice: a JSON parser that keeps the first sees RS256, one that keeps the last
+        // HS256 (HMAC with the public key as secret); the token must not pass either way.
+        const twoAlgs = (() => {
+                const input = `${b64('{"alg":"RS256","typ":"JWT","kid":"r1","alg":"HS256"}')}.${b64(JSON.stringify(claims()))}`;
+                return `${input}.${b64(crypto.createHmac("sha256", pem).update(input).digest())}`;
+        })();
         const good = sign(rsa, claims());
         // An ES256 signature one byte short, and the same signature as DER.
         const ecGood = sign(ec, claims());
@@ -139,6 +145,9 @@ test("metadata (RFC 9728), the 401 challenge, RS256 and ES256/384/512 tokens, ev
                  /the ES512 signature is 64 bytes, not r\|\|s of 132/],
                 ["signature not base64url", `${good}=`, /the token's signature is not base64url/],
                 ["not a JWT", "abc.def", /not a JWT/],
+                ["alg twice", twoAlgs, /alg HS256 is not accepted|the signature does not verify|not base64url JSON/],
+                ["exp as a string", sign(rsa, claims({ exp: String(now() + 300) })), /exp is missing or not a number/],
+                ["crit", sign(rsa, claims(), { crit: ["exp"] }), /"crit" extensions/],
         ];
         for (const [what, token, why] of bad) {
                 const mark = s.log().length;
@@ -148,6 +157,8 @@ test("metadata (RFC 9728), the 401 challenge, RS256 and ES256/384/512 tokens, ev
                              `Bearer realm="msp-mcp", resource_metadata="${METADATA_URL}", error="invalid_token"`, what);
                 await waitFor(`the reason for ${what}`, () => why.test(s.log().slice(mark)), 5_000);
         }
+        // aud may be an array naming --resource among others.
+        assert.equal((await post(s.url, INIT, bearer(sign(rsa, claims({ aud: ["https://other.example", RESOURCE] }))))).status, 200);
         // A session needs a valid token on every request.
         const sid = (await post(s.url, INIT, bearer(good))).headers.get("mcp-session-id");
         assert.equal((await post(s.url, ping, { "mcp-session-id": sid })).status, 401);
