@@ -270,6 +270,7 @@ v6_refusal(const struct in6_addr *a)
 {
         static const unsigned char nat64[12] = { 0x00, 0x64, 0xff, 0x9b };
         static const unsigned char metadata[16] = { 0xfd, 0x00, 0x0e, 0xc2, [14] = 0x02, 0x54 };
+        static const unsigned char nat64_local[6] = { 0x00, 0x64, 0xff, 0x9b, 0x00, 0x01 };
         const unsigned char *b = a->s6_addr;
         if (IN6_IS_ADDR_V4MAPPED(a) || memcmp(b, nat64, sizeof nat64) == 0) {
                 uint32_t v4;
@@ -278,6 +279,8 @@ v6_refusal(const struct in6_addr *a)
         }
         if (memcmp(b, metadata, sizeof metadata) == 0)
                 return "metadata";                      /* fd00:ec2::254 */
+        if (memcmp(b, nat64_local, sizeof nat64_local) == 0)
+                return "private";                       /* 64:ff9b:1::/48, a local NAT64 */
         if (IN6_IS_ADDR_UNSPECIFIED(a))
                 return "unspecified";
         if (IN6_IS_ADDR_LOOPBACK(a))

@@ -134,7 +134,7 @@ TEST(address_ranges)
                 { "::ffff:10.0.0.1", "private" }, { "64:ff9b::a9fe:a9fe", "metadata" },
                 { "fd00:ec2::254", "metadata" }, { "fd12::1", "private" },
                 { "fe80::1", "link-local" },    { "ff02::1", "multicast" },
-                { "2a04:4e42::223", NULL },
+                { "2a04:4e42::223", NULL },     { "64:ff9b:1::a00:1", "private" },
         };
         for (size_t i = 0; i < ARRAY_SIZE(c); i++) {
                 const char *why = refusal_of(c[i].addr);
