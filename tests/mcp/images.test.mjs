@@ -8,7 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { startServer, skipReason, finishAll, call, runCode, assertOk, tmpStateDir, serverArgs,
-         MSP_MCP, AS_USER, asUser, serverIds } from "./lib.mjs";
+         MSP_MCP, AS_USER, asUser, serverIds, text } from "./lib.mjs";
 
 const skip = skipReason() || (!fs.existsSync("/bin/busybox") && "no /bin/busybox (busybox-static)");
 const MAKER = path.join(import.meta.dirname, "..", "helper", "oci-layout.py");
@@ -104,6 +104,12 @@ test("an image's layers, whiteouts, opaque dirs, Env and WorkingDir; the cache i
         assert.match(again.log(), /image img: cached at/);
         assert.equal(fs.statSync(path.join(entry, "rootfs", "bin", "busybox")).ino, ino);
         assert.equal((await inImage(again, "img", "cat /etc/new")).stdout, "upper file");
+        // python is the host's, not the image's: a tool error naming both, and no run.
+        const s = assertOk(await call(again, "session_create", { rootfs: "img" }), again, "session_create");
+        const py = await runCode(again, "python", "print(1)", { session_id: s.session_id });
+        assert.equal(py.isError, true, JSON.stringify(py));
+        assert.match(text(py), /language: 'python' is not available in rootfs 'img' \(no python3 in /, text(py));
+        await call(again, "session_close", { session_id: s.session_id });
         await again.close();
         assert.deepEqual(fs.readdirSync(cache).filter((x) => !x.startsWith(".")), [path.basename(entry)]);
 });
