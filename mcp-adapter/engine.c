@@ -257,6 +257,9 @@ mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine **ret, msp_err 
                                          err)) < 0)
                         goto fail;
                 e->rootfs_mounted[i] = true;
+                _cleanup_close_ int rfd = openat(e->inst_fd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (rfd >= 0)
+                        mcp_languages_add_rootfs(&e->langs, rfd);
         }
         if ((r = load_profile("seccomp", cfg->seccomp_profile, mcp_profile_seccomp, &e->seccomp,
                               err)) < 0 ||

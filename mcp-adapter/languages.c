@@ -156,6 +156,21 @@ mcp_languages_detect(int root_fd, mcp_hostview *view, mcp_languages *ret)
         *ret = l;
 }
 
+void
+mcp_languages_add_rootfs(mcp_languages *l, int root_fd)
+{
+        char interp[MCP_INTERP_MAX];
+        for (size_t i = 0; i < ARRAY_SIZE(table) && l->n < MCP_LANG_MAX; i++) {
+                if (mcp_language_find(l, table[i].name) >= 0 ||
+                    !mcp_language_resolve(&table[i], root_fd, interp))
+                        continue;
+                l->langs[l->n] = &table[i];
+                l->names[l->n] = table[i].name;
+                l->interp[l->n][0] = '\0';
+                l->names[++l->n] = NULL;
+        }
+}
+
 const mcp_language *
 mcp_language_named(const char *name)
 {

@@ -35,7 +35,8 @@ typedef struct mcp_language {
 typedef struct mcp_languages {
         size_t n;
         const mcp_language *langs[MCP_LANG_MAX];
-        char interp[MCP_LANG_MAX][MCP_INTERP_MAX];      /* found in the host view */
+        /* found in the host view; "" for a language only a rootfs has (runs only there) */
+        char interp[MCP_LANG_MAX][MCP_INTERP_MAX];
         const char *names[MCP_LANG_MAX + 1];    /* NULL-terminated, stable order */
         size_t n_off;                   /* present on the host, not working in the view */
         const mcp_language *off[MCP_LANG_MAX];
@@ -49,6 +50,10 @@ typedef struct mcp_hostview mcp_hostview;
  * view->sys, and a language whose interpreter or needs do not resolve in the view is left
  * out (off, with why). */
 void mcp_languages_detect(int root_fd, mcp_hostview *view, mcp_languages *ret);
+/* List every known language not listed yet whose interpreter resolves in the rootfs at
+ * root_fd (an --image or --rootfs view), with no host interpreter: it runs only in
+ * sessions on a rootfs that has it. */
+void mcp_languages_add_rootfs(mcp_languages *l, int root_fd);
 /* Move the listed language name to the ones not listed, with why. */
 void mcp_languages_drop(mcp_languages *l, const char *name, const char *why);
 /* The table's entry of that name, or NULL. */

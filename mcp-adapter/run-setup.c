@@ -288,6 +288,11 @@ mcp_run_setup(mcp_run *run, const mcp_run_request *req, int lang_index, msp_err 
                 if (req->network == MCP_NET_ALLOW && (r = copy_policy(run, req->allow, err)) < 0)
                         return r;
         }
+        if (host_view && !interp[0])
+                return msp_err_set(err, ENOENT,
+                                   "language: '%s' is not on this server's host view, only in a "
+                                   "rootfs it serves: run it in a session created with that rootfs",
+                                   lang->name);
         for (size_t i = 0; i < req->n_files; i++) {
                 const mcp_file_in *f = &req->files[i];
                 r = mcp_workspace_write_file(run->ws_fd, f->path, f->data, f->len, f->executable,

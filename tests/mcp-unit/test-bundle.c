@@ -439,6 +439,41 @@ TEST(languages_from_system_dirs)
         free(argv);
 }
 
+TEST(languages_only_a_rootfs_has)
+{
+        /* The host: sh only. A rootfs (an image): sh, ruby, and an Rscript not executable. */
+        char host[] = "/tmp/mcp-lang-host-XXXXXX", image[] = "/tmp/mcp-lang-image-XXXXXX";
+        ASSERT_NOT_NULL(mkdtemp(host));
+        ASSERT_NOT_NULL(mkdtemp(image));
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd,
+                 "mkdir -p %s/bin %s/usr/bin && printf '' > %s/bin/sh && chmod 755 %s/bin/sh && "
+                 "cp -a %s/bin/sh %s/usr/bin/sh && printf '' > %s/usr/bin/ruby && "
+                 "chmod 755 %s/usr/bin/ruby && printf '' > %s/usr/bin/Rscript",
+                 host, image, host, host, host, image, image, image, image);
+        int ok = system(cmd);
+        int hfd = open(host, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        int ifd = open(image, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        mcp_languages l;
+        mcp_languages_detect(hfd, NULL, &l);
+        mcp_languages_add_rootfs(&l, ifd);
+        mcp_languages_add_rootfs(&l, ifd);      /* a second rootfs with the same: listed once */
+        close(hfd);
+        close(ifd);
+        snprintf(cmd, sizeof cmd, "rm -rf %s %s", host, image);
+        (void) system(cmd);
+        ASSERT_EQ_INT(ok, 0);
+        ASSERT_EQ_INT(l.n, 2);
+        ASSERT_STREQ(l.names[0], "sh");
+        ASSERT_STREQ(l.interp[0], "/bin/sh");   /* the host's, kept */
+        ASSERT_STREQ(l.names[1], "ruby");
+        ASSERT_STREQ(l.interp[1], "");          /* no host interpreter: runs only in the rootfs */
+        ASSERT_NULL(l.names[2]);
+        mcp_languages_drop(&l, "sh", "broken");
+        ASSERT_STREQ(l.names[0], "ruby");
+        ASSERT_STREQ(l.interp[0], "");
+}
+
 int
 main(void)
 {
@@ -459,6 +494,7 @@ main(void)
         RUN(embedded_profiles_match_contrib);
         RUN(skeleton);
         RUN(languages_from_system_dirs);
+        RUN(languages_only_a_rootfs_has);
         oci_json_doc_free(seccomp_doc);
         oci_json_doc_free(landlock_doc);
         return tap_done();
