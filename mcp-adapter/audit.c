@@ -107,19 +107,6 @@ mcp_audit_dropped(const mcp_audit *a)
         return a ? a->dropped : 0;
 }
 
-void
-mcp_audit_time(uint64_t wall_usec, char buf[32])
-{
-        time_t t = (time_t) (wall_usec / 1000000);
-        struct tm tm;
-        if (!gmtime_r(&t, &tm)) {
-                snprintf(buf, 32, "1970-01-01T00:00:00.000Z");
-                return;
-        }
-        size_t n = strftime(buf, 32, "%Y-%m-%dT%H:%M:%S", &tm);
-        snprintf(buf + n, 32 - n, ".%03uZ", (unsigned) (wall_usec / 1000 % 1000));
-}
-
 int
 mcp_audit_sha256(const void *buf, size_t len, char hex[65])
 {
@@ -142,7 +129,7 @@ mcp_audit_begin(mcp_audit *a, const char *event)
         if (!w)
                 return NULL;
         char t[32];
-        mcp_audit_time(mcp_wallclock_usec(), t);
+        mcp_rfc3339_ms(mcp_wallclock_usec(), t);
         oci_jw_begin_object(w);
         oci_jw_kv_string(w, "time", t);
         oci_jw_kv_string(w, "event", event);

@@ -60,7 +60,5 @@ void mcp_audit_bool(oci_jw *w, const char *key, bool v);
 /* --check's line: whether path (NULL: none) can be appended to, without creating it. */
 void mcp_audit_check(const char *path, FILE *out);
 
-/* "2026-11-26T02:08:12.345Z" from a wall-clock time in microseconds. */
-void mcp_audit_time(uint64_t wall_usec, char buf[32]);
 /* The lowercase hex SHA-256 of buf; -EIO when the hash is not available. */
 int mcp_audit_sha256(const void *buf, size_t len, char hex[65]);

@@ -262,14 +262,28 @@ mcp_base64_decode(const char *s, size_t len, unsigned char **ret, size_t *ret_le
         return 0;
 }
 
-void
-mcp_rfc3339(uint64_t wall_usec, char buf[32])
+static void
+rfc3339(uint64_t wall_usec, bool ms, char buf[32])
 {
         time_t t = (time_t) (wall_usec / 1000000);
         struct tm tm;
-        if (!gmtime_r(&t, &tm)) {
-                snprintf(buf, 32, "1970-01-01T00:00:00Z");
-                return;
-        }
-        strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        size_t n = gmtime_r(&t, &tm) ? strftime(buf, 32, "%Y-%m-%dT%H:%M:%S", &tm) : 0;
+        if (n == 0)
+                n = (size_t) snprintf(buf, 32, "1970-01-01T00:00:00");
+        if (ms)
+                snprintf(buf + n, 32 - n, ".%03uZ", (unsigned) (wall_usec / 1000 % 1000));
+        else
+                snprintf(buf + n, 32 - n, "Z");
+}
+
+void
+mcp_rfc3339(uint64_t wall_usec, char buf[32])
+{
+        rfc3339(wall_usec, false, buf);
+}
+
+void
+mcp_rfc3339_ms(uint64_t wall_usec, char buf[32])
+{
+        rfc3339(wall_usec, true, buf);
 }

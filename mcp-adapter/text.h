@@ -40,3 +40,5 @@ size_t mcp_base64_decoded_max(size_t len);
 
 /* "2026-11-22T03:04:05Z" from a wall-clock time in microseconds. */
 void mcp_rfc3339(uint64_t wall_usec, char buf[32]);
+/* The same with milliseconds: "2026-11-22T03:04:05.999Z". */
+void mcp_rfc3339_ms(uint64_t wall_usec, char buf[32]);

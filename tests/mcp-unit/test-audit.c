@@ -159,9 +159,9 @@ TEST(long_values_cut_on_a_character)
 TEST(time_and_hash)
 {
         char t[32], hex[65];
-        mcp_audit_time(0, t);
+        mcp_rfc3339_ms(0, t);
         ASSERT_STREQ(t, "1970-01-01T00:00:00.000Z");
-        mcp_audit_time(UINT64_C(1795316645) * 1000000 + 999999, t);
+        mcp_rfc3339_ms(UINT64_C(1795316645) * 1000000 + 999999, t);
         ASSERT_STREQ(t, "2026-11-22T03:04:05.999Z");
         ASSERT_OK(mcp_audit_sha256("abc", 3, hex));
         ASSERT_STREQ(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
