@@ -74,35 +74,27 @@ if [ "$rc" -ne 0 ]; then
         exit 1
 fi
 
-# msp-mcp's JSON-RPC decoder: MSP_FUZZ_MCP_SECONDS more (default 10), its own corpus.
-mcp_seconds=${MSP_FUZZ_MCP_SECONDS:-10}
-mkdir "$scratch/mcp-corpus"
-cp tests/fuzz/mcp-corpus/* "$scratch/mcp-corpus/"
-echo "run-fuzz.sh: fuzzing the msp-mcp JSON-RPC decoder for ${mcp_seconds}s"
-(cd "$scratch" && "$top/$build/tests/fuzz-mcp-jsonrpc" \
-        -max_total_time="$mcp_seconds" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
-        -artifact_prefix="$artifacts/" -error_exitcode=1 -timeout_exitcode=1 \
-        -print_final_stats=1 "${extra[@]}" mcp-corpus >mcp.log 2>&1) || rc=$?
-tail -n 12 "$scratch/mcp.log"
-if [ "$rc" -ne 0 ]; then
-        echo "run-fuzz.sh: msp-mcp JSON-RPC fuzzing FAILED (exit $rc); newest files in $artifacts/:" >&2
-        ls -t "$artifacts" | head -5 >&2
-        exit 1
-fi
+# fuzz_mcp TARGET CORPUS SECONDS MAX_LEN WHAT: one of msp-mcp's targets on a copy of its
+# corpus; stops the script when it finds something.
+fuzz_mcp() {
+        local target=$1 corpus=$2 seconds=$3 max_len=$4 what=$5
+        mkdir "$scratch/$corpus"
+        cp "tests/fuzz/$corpus"/* "$scratch/$corpus/"
+        echo "run-fuzz.sh: fuzzing $what for ${seconds}s"
+        (cd "$scratch" && "$top/$build/tests/$target" \
+                -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" \
+                -artifact_prefix="$artifacts/" -error_exitcode=1 -timeout_exitcode=1 \
+                -print_final_stats=1 "${extra[@]}" "$corpus" >"$target.log" 2>&1) || rc=$?
+        tail -n 12 "$scratch/$target.log"
+        if [ "$rc" -ne 0 ]; then
+                echo "run-fuzz.sh: $what fuzzing FAILED (exit $rc); newest files in $artifacts/:" >&2
+                ls -t "$artifacts" | head -5 >&2
+                exit 1
+        fi
+}
 
-# The egress proxy's request heads: MSP_FUZZ_PROXY_SECONDS more (default 5), its own corpus.
-proxy_seconds=${MSP_FUZZ_PROXY_SECONDS:-5}
-mkdir "$scratch/proxy-corpus"
-cp tests/fuzz/proxy-corpus/* "$scratch/proxy-corpus/"
-echo "run-fuzz.sh: fuzzing the egress proxy's request heads for ${proxy_seconds}s"
-(cd "$scratch" && "$top/$build/tests/fuzz-mcp-proxy-head" \
-        -max_total_time="$proxy_seconds" -timeout=10 -rss_limit_mb=2048 -max_len=17000 \
-        -artifact_prefix="$artifacts/" -error_exitcode=1 -timeout_exitcode=1 \
-        -print_final_stats=1 "${extra[@]}" proxy-corpus >proxy.log 2>&1) || rc=$?
-tail -n 12 "$scratch/proxy.log"
-if [ "$rc" -ne 0 ]; then
-        echo "run-fuzz.sh: egress proxy head fuzzing FAILED (exit $rc); newest files in $artifacts/:" >&2
-        ls -t "$artifacts" | head -5 >&2
-        exit 1
-fi
+# msp-mcp's JSON-RPC decoder (MSP_FUZZ_MCP_SECONDS, default 10) and the egress proxy's
+# request heads (MSP_FUZZ_PROXY_SECONDS, default 5).
+fuzz_mcp fuzz-mcp-jsonrpc mcp-corpus "${MSP_FUZZ_MCP_SECONDS:-10}" 16384 "the msp-mcp JSON-RPC decoder"
+fuzz_mcp fuzz-mcp-proxy-head proxy-corpus "${MSP_FUZZ_PROXY_SECONDS:-5}" 17000 "the egress proxy's request heads"
 echo "run-fuzz.sh: clean"
