@@ -255,6 +255,10 @@ v4_refusal(uint32_t a)
                 { 0xc0a80000, 0xffff0000, "private" },          /* 192.168/16 */
                 { 0xc0000000, 0xffffff00, "private" },          /* 192.0.0/24, IETF assignments */
                 { 0xc6120000, 0xfffe0000, "private" },          /* 198.18/15, benchmarking */
+                { 0xc0000200, 0xffffff00, "documentation" },    /* 192.0.2/24, TEST-NET-1 */
+                { 0xc6336400, 0xffffff00, "documentation" },    /* 198.51.100/24, TEST-NET-2 */
+                { 0xcb007100, 0xffffff00, "documentation" },    /* 203.0.113/24, TEST-NET-3 */
+                { 0xc0586300, 0xffffff00, "reserved" },         /* 192.88.99/24, 6to4 relays (deprecated) */
                 { 0xa9fe0000, 0xffff0000, "link-local" },       /* 169.254/16 */
                 { 0xe0000000, 0xf0000000, "multicast" },        /* 224/4 */
                 { 0xf0000000, 0xf0000000, "reserved" },         /* 240/4 and broadcast */
@@ -263,6 +267,30 @@ v4_refusal(uint32_t a)
                 if ((a & ranges[i].mask) == ranges[i].net)
                         return ranges[i].why;
         return NULL;
+}
+
+/* In 2001::/23 (IETF protocol assignments, not globally reachable, Teredo included), the
+ * blocks the IANA registry marks globally reachable: anycast services and ORCHIDv2/DETs. */
+static bool
+v6_ietf_global(const unsigned char *b)
+{
+        static const struct { unsigned char net[16]; unsigned bits; } global[] = {
+                { { 0x20, 0x01, 0x00, 0x01, [15] = 0x01 }, 128 },       /* 2001:1::1, PCP anycast */
+                { { 0x20, 0x01, 0x00, 0x01, [15] = 0x02 }, 128 },       /* 2001:1::2, TURN anycast */
+                { { 0x20, 0x01, 0x00, 0x01, [15] = 0x03 }, 128 },       /* 2001:1::3, DNS-SD SRP anycast */
+                { { 0x20, 0x01, 0x00, 0x03 }, 32 },                     /* 2001:3::/32, AMT */
+                { { 0x20, 0x01, 0x00, 0x04, 0x01, 0x12 }, 48 },         /* 2001:4:112::/48, AS112 */
+                { { 0x20, 0x01, 0x00, 0x20 }, 28 },                     /* 2001:20::/28, ORCHIDv2 */
+                { { 0x20, 0x01, 0x00, 0x30 }, 28 },                     /* 2001:30::/28, DETs */
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(global); i++) {
+                unsigned full = global[i].bits / 8, rest = global[i].bits % 8;
+                unsigned char mask = (unsigned char) (0xff00 >> rest);
+                if (memcmp(b, global[i].net, full) == 0 &&
+                    (!rest || (b[full] & mask) == global[i].net[full]))
+                        return true;
+        }
+        return false;
 }
 
 static const char *
@@ -295,6 +323,18 @@ v6_refusal(const struct in6_addr *a)
                 return "private";                       /* fec0::/10, site-local */
         if (b[0] == 0xff)
                 return "multicast";
+        if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0d && b[3] == 0xb8)
+                return "documentation";                 /* 2001:db8::/32 */
+        if (b[0] == 0x3f && b[1] == 0xff && (b[2] & 0xf0) == 0)
+                return "documentation";                 /* 3fff::/20 */
+        if (b[0] == 0x20 && b[1] == 0x01 && (b[2] & 0xfe) == 0 && !v6_ietf_global(b))
+                return "reserved";                      /* 2001::/23 */
+        if (b[0] == 0x20 && b[1] == 0x02)
+                return "reserved";                      /* 2002::/16, 6to4 (relays deprecated) */
+        /* Global unicast is 2000::/3; the rest is unassigned or special (100::/64 discard,
+         * 5f00::/16 SRv6 SIDs). */
+        if ((b[0] & 0xe0) != 0x20)
+                return "reserved";
         return NULL;
 }
 

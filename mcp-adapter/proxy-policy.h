@@ -44,7 +44,8 @@ int mcp_egress_narrows(const mcp_egress_policy *max, const mcp_egress_policy *na
                        msp_err *err);
 
 /* Why the proxy must not connect to a resolved address: "loopback", "private",
- * "link-local", "multicast", "metadata", "unspecified", "reserved"; NULL when it is a
- * public unicast address. IPv4-mapped and NAT64 IPv6 addresses are judged by the IPv4
+ * "link-local", "multicast", "metadata", "unspecified", "documentation", "reserved"; NULL
+ * when it is a public unicast address (globally reachable in the IANA special-purpose
+ * registries; for IPv6 within 2000::/3). IPv4-mapped and NAT64 IPv6 addresses are judged by the IPv4
  * address they carry. */
 const char *mcp_egress_addr_refusal(const struct sockaddr *sa);

@@ -135,6 +135,23 @@ TEST(address_ranges)
                 { "fd00:ec2::254", "metadata" }, { "fd12::1", "private" },
                 { "fe80::1", "link-local" },    { "ff02::1", "multicast" },
                 { "2a04:4e42::223", NULL },     { "64:ff9b:1::a00:1", "private" },
+                /* the IANA special-purpose registries' blocks that are not globally
+                 * reachable, and the ones inside them that are */
+                { "192.0.2.1", "documentation" }, { "198.51.100.7", "documentation" },
+                { "203.0.113.255", "documentation" }, { "203.0.114.1", NULL },
+                { "192.88.99.1", "reserved" },  { "192.31.196.1", NULL },
+                { "::ffff:192.0.2.1", "documentation" }, { "64:ff9b::c633:6407", "documentation" },
+                { "2001:db8::1", "documentation" }, { "2001:db8:ffff::1", "documentation" },
+                { "3fff::1", "documentation" }, { "3fff:fff::1", "documentation" },
+                { "3fff:1000::1", NULL },       { "2001::1", "reserved" },
+                { "2001:2::1", "reserved" },    { "2001:10::1", "reserved" },
+                { "2001:1ff::1", "reserved" },  { "2001:1::1", NULL },
+                { "2001:1::4", "reserved" },    { "2001:3::1", NULL },
+                { "2001:4:112::1", NULL },      { "2001:4:113::1", "reserved" },
+                { "2001:20::1", NULL },         { "2001:3f::1", NULL },
+                { "2001:200::1", NULL },        { "2002:c000:201::1", "reserved" },
+                { "100::1", "reserved" },       { "5f00::1", "reserved" },
+                { "4000::1", "reserved" },      { "1fff::1", "reserved" },
         };
         for (size_t i = 0; i < ARRAY_SIZE(c); i++) {
                 const char *why = refusal_of(c[i].addr);
