@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../unit/tap.h"
+#include "loop-deadline.h"
 #include "engine.h"
 #include "sandbox-ids.h"
 #include "loop.h"
@@ -100,26 +101,13 @@ on_done(mcp_run *run, const mcp_run_result *r, void *data)
                 mcp_loop_exit(loop, 0);
 }
 
-static int
-watchdog(mcp_loop *l, void *data)
-{
-        (void) data;
-        mcp_loop_exit(l, -ETIMEDOUT);
-        return 0;
-}
-
 /* Run the loop until every submitted run is done (bounded). */
 static int
 wait_runs(unsigned seconds)
 {
-        mcp_timer *t = NULL;
         if (pending == 0)
                 return 0;
-        mcp_loop_add_timer(loop, (uint64_t) seconds * 1000000, watchdog, NULL, &t);
-        int r = mcp_loop_run(loop);
-        if (r != -ETIMEDOUT)
-                mcp_timer_cancel(loop, t);
-        return r;
+        return test_loop_run_within(loop, (uint64_t) seconds * 1000000);
 }
 
 static int

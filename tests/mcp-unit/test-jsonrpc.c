@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../unit/tap.h"
+#include "loop-deadline.h"
 #include "jsonrpc.h"
 #include "text.h"
 #include "macros.h"
@@ -229,14 +230,6 @@ echo_eof(mcp_rpc *rpc, void *data)
         mcp_loop_exit(c->loop, 0);
 }
 
-static int
-guard(mcp_loop *loop, void *data)
-{
-        (void) data;
-        mcp_loop_exit(loop, 99);
-        return 0;
-}
-
 TEST(transport_skips_an_overlong_line)
 {
         int in[2], out[2];
@@ -245,7 +238,6 @@ TEST(transport_skips_an_overlong_line)
         (void) fcntl(out[0], F_SETPIPE_SZ, 1 << 20);
         _cleanup_loop_ mcp_loop *l = NULL;
         ASSERT_OK(mcp_loop_new(&l));
-        ASSERT_OK(mcp_loop_add_timer(l, 5000000, guard, NULL, NULL));
         echo_ctx c = { .loop = l };
         mcp_rpc *rpc = NULL;
         ASSERT_OK(mcp_rpc_new(l, in[0], out[1], MAX, echo_msg, echo_eof, &c, &rpc));
@@ -264,7 +256,7 @@ TEST(transport_skips_an_overlong_line)
                 _exit(write(in[1], tail, strlen(tail)) == (ssize_t) strlen(tail) ? 0 : 1);
         }
         close(in[1]);
-        ASSERT_EQ_INT(mcp_loop_run(l), 0);
+        ASSERT_EQ_INT(test_loop_run_within(l, 5000000), 0);
         mcp_rpc_free(rpc);
         int status;
         waitpid(pid, &status, 0);
@@ -399,7 +391,6 @@ TEST(transport_pauses_reading_while_the_output_is_full)
         close(in[1]);
         _cleanup_loop_ mcp_loop *l = NULL;
         ASSERT_OK(mcp_loop_new(&l));
-        ASSERT_OK(mcp_loop_add_timer(l, 20000000, guard, NULL, NULL));
         bp_ctx c = { .loop = l, .out_rd = out[0] };
         c.blob = malloc(BIG_REPLY + 1);
         ASSERT_NOT_NULL(c.blob);
@@ -408,7 +399,7 @@ TEST(transport_pauses_reading_while_the_output_is_full)
         ASSERT_OK(mcp_rpc_new(l, in[0], out[1], MAX, bp_msg, bp_eof, &c, &c.rpc));
         /* Nobody reads the output for a while: the replies (6.4 MiB) do not fit. */
         ASSERT_OK(mcp_loop_add_timer(l, 300000, bp_start_draining, &c, NULL));
-        int r = mcp_loop_run(l);
+        int r = test_loop_run_within(l, 20000000);
         mcp_loop_del_io(l, out[0]);
         mcp_rpc_free(c.rpc);
         free(c.blob);

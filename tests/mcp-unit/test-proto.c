@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../unit/tap.h"
+#include "loop-deadline.h"
 #include "json.h"
 #include "macros.h"
 #include "server.h"
@@ -164,14 +165,6 @@ typedef struct exchange {
         size_t len;
 } exchange;
 
-static int
-guard(mcp_loop *loop, void *data)
-{
-        (void) data;
-        mcp_loop_exit(loop, 99);
-        return 0;
-}
-
 /* Feeds the lines to a server with no engine, runs it to EOF, collects its output. */
 static int
 converse_with(const char *input, exchange *x, const char *const *languages)
@@ -192,13 +185,11 @@ converse_with(const char *input, exchange *x, const char *const *languages)
         mcp_server *srv = NULL;
         int r = mcp_loop_new(&loop);
         if (r == 0)
-                r = mcp_loop_add_timer(loop, 5000000, guard, NULL, NULL);
-        if (r == 0)
                 r = mcp_server_new(loop, &cfg, NULL, &lg, in[0], out[1], &srv);
         if (r == 0 && languages)
                 srv->languages = languages;
         if (r == 0)
-                r = mcp_loop_run(loop);
+                r = test_loop_run_within(loop, 5000000);
         mcp_server_free(srv);
         mcp_loop_free(loop);
         close(in[0]);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../unit/tap.h"
+#include "loop-deadline.h"
 #include "egress-listener.h"
 #include "loop.h"
 #include "macros.h"
@@ -164,14 +165,6 @@ on_output(mcp_loop *l, int fd, uint32_t events, void *data)
         return 0;
 }
 
-static int
-on_deadline(mcp_loop *l, void *data)
-{
-        (void) data;
-        mcp_loop_exit(l, -ETIMEDOUT);
-        return 0;
-}
-
 /* A client child sends `req` (then, when `tunnel`, waits for the 200 and sends PING) and
  * copies everything it receives to the loop; returns with w->out holding it. */
 static int
@@ -205,10 +198,7 @@ exchange(world *w, const char *req, bool tunnel, bool stall)
         close(p[1]);
         w->out_len = 0;
         mcp_loop_add_io(w->loop, p[0], EPOLLIN, on_output, w);
-        mcp_timer *t = NULL;
-        mcp_loop_add_timer(w->loop, 10 * 1000000, on_deadline, NULL, &t);
-        int r = mcp_loop_run(w->loop);
-        mcp_timer_cancel(w->loop, t);
+        int r = test_loop_run_within(w->loop, 10 * 1000000);
         close(p[0]);
         waitpid(pid, NULL, 0);
         w->out[w->out_len] = '\0';

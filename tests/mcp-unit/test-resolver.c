@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../unit/tap.h"
+#include "loop-deadline.h"
 #include "loop.h"
 #include "resolver.h"
 
@@ -44,21 +45,9 @@ on_answer(const struct sockaddr_storage *addrs, size_t n, void *data)
 }
 
 static int
-on_deadline(mcp_loop *l, void *data)
-{
-        (void) data;
-        mcp_loop_exit(l, -ETIMEDOUT);
-        return 0;
-}
-
-static int
 wait_answers(answers *a)
 {
-        mcp_timer *t = NULL;
-        mcp_loop_add_timer(a->loop, 20 * 1000000, on_deadline, NULL, &t);
-        int r = mcp_loop_run(a->loop);
-        mcp_timer_cancel(a->loop, t);
-        return r;
+        return test_loop_run_within(a->loop, 20 * 1000000);
 }
 
 static long
