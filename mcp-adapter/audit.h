@@ -57,6 +57,12 @@ void mcp_audit_uint(oci_jw *w, const char *key, uint64_t v);
 void mcp_audit_int(oci_jw *w, const char *key, int64_t v);
 void mcp_audit_bool(oci_jw *w, const char *key, bool v);
 
+/* tools-audit.c: a sandbox session that expired (session.h), for the transports. Its
+ * session_close line with why, naming the transport and the tenant that owned it (NULL:
+ * none known); no MCP session asked for it. */
+void mcp_audit_session_expired(mcp_audit *a, bool http, const char *tenant,
+                               const char *session_id, const char *why);
+
 /* --check's line: whether path (NULL: none) can be appended to, without creating it. */
 void mcp_audit_check(const char *path, FILE *out);
 

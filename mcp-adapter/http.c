@@ -22,6 +22,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "http-int.h"
 
 /* ---- driving MHD from the loop ---- */
@@ -262,6 +263,16 @@ reply_pending(http_exchange *x)
 }
 
 /* ---- sessions ---- */
+
+/* A sandbox session expired: its audit line names the tenant that owned it, which owns
+ * it no more. */
+static void
+on_sandbox_session_expired(const char *id, const char *why, void *data)
+{
+        mcp_http *h = data;
+        mcp_audit_session_expired(h->log->audit, true, mcp_owners_tenant(h->owners, id), id, why);
+        mcp_owners_forget(h->owners, id);
+}
 
 static void
 end_session(mcp_http *h, http_session *s, const char *why)
@@ -752,6 +763,7 @@ mcp_http_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logg
                 return msp_err_sys(err, -r, "--listen %s: watching libmicrohttpd", cfg->listen);
         }
         h->epoll_fd = di->epoll_fd;
+        mcp_sessions_set_expired(mcp_engine_sessions(engine), on_sandbox_session_expired, h);
         (void) on_sweep(loop, h);
         mcp_http_streams_start(h);
         rearm(h);
@@ -769,6 +781,8 @@ mcp_http_free(mcp_http *h)
                 return NULL;
         while (h->sessions)
                 end_session(h, h->sessions, "the server stops");
+        if (h->epoll_fd >= 0)
+                mcp_sessions_set_expired(mcp_engine_sessions(h->engine), NULL, NULL);
         if (h->epoll_fd >= 0)
                 mcp_loop_del_io(h->loop, h->epoll_fd);
         mcp_timer_cancel(h->loop, h->timer);

@@ -67,6 +67,13 @@ mcp_owners_add(mcp_owners *o, const char *id, const char *tenant)
         return 0;
 }
 
+const char *
+mcp_owners_tenant(const mcp_owners *o, const char *id)
+{
+        const owner *e = find(o, id);
+        return e ? e->tenant : NULL;
+}
+
 bool
 mcp_owners_is(const mcp_owners *o, const char *id, const char *tenant)
 {

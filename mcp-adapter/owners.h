@@ -16,6 +16,8 @@ mcp_owners *mcp_owners_free(mcp_owners *o);
 /* Records id ("s-..." or "r-...") as tenant's. */
 int mcp_owners_add(mcp_owners *o, const char *id, const char *tenant);
 bool mcp_owners_is(const mcp_owners *o, const char *id, const char *tenant);
+/* The tenant recorded for id, or NULL. */
+const char *mcp_owners_tenant(const mcp_owners *o, const char *id);
 void mcp_owners_forget(mcp_owners *o, const char *id);
 /* How many ids starting with prefix tenant owns. */
 size_t mcp_owners_count(const mcp_owners *o, const char *tenant, const char *prefix);

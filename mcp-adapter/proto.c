@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit.h"
 #include "server.h"
 
 #ifndef MSP_VERSION
@@ -250,6 +251,14 @@ server_alloc(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logg
         return 0;
 }
 
+/* stdio: the one caller owns every sandbox session, so their expiries are its lines. */
+static void
+on_session_expired(const char *id, const char *why, void *data)
+{
+        mcp_server *srv = data;
+        mcp_audit_session_expired(srv->log ? srv->log->audit : NULL, false, NULL, id, why);
+}
+
 int
 mcp_server_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logger *log,
                int in_fd, int out_fd, mcp_server **ret)
@@ -264,6 +273,9 @@ mcp_server_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_lo
                 mcp_server_free(srv);
                 return r;
         }
+        srv->hears_expiries = engine != NULL;
+        if (engine)
+                mcp_sessions_set_expired(mcp_engine_sessions(engine), on_session_expired, srv);
         *ret = srv;
         return 0;
 }
@@ -291,6 +303,8 @@ mcp_server_free(mcp_server *srv)
         if (!srv)
                 return NULL;
         mcp_tools_cancel_all(srv);
+        if (srv->hears_expiries)
+                mcp_sessions_set_expired(mcp_engine_sessions(srv->engine), NULL, NULL);
         if (srv->log && srv->log->sink_data == srv)
                 srv->log->sink = NULL;
         mcp_rpc_free(srv->rpc);

@@ -77,6 +77,7 @@ struct mcp_server {
         mcp_metrics *metrics;           /* the HTTP transport's; NULL: stdio */
         mcp_admit_fn admit;             /* NULL: everything within the global limits */
         void *admit_data;
+        bool hears_expiries;            /* stdio: the session store's expiry hook is ours */
 };
 
 /* srv's caller may use the sandbox session or run log id: always without an owner table,

@@ -65,6 +65,8 @@ struct mcp_session_store {
         size_t n;
         mcp_session_evict_fn evict;
         void *evict_data;
+        mcp_session_expired_fn expired;
+        void *expired_data;
 };
 
 bool
@@ -378,6 +380,19 @@ session_destroy(mcp_session_store *store, session *s)
         session_free(store, s, true);
 }
 
+/* An expired session goes, and whoever watches expiries hears of it. */
+static void
+session_expire(mcp_session_store *store, session *s)
+{
+        char sid[ID_LEN + 1], why[96];
+        memcpy(sid, s->id, sizeof sid);
+        snprintf(why, sizeof why, "expired: its ttl_s of %" PRIu64 " s passed",
+                 (s->expires_usec - s->created_usec) / 1000000);
+        session_destroy(store, s);
+        if (store->expired)
+                store->expired(sid, why, store->expired_data);
+}
+
 static int
 on_expire(mcp_loop *loop, void *data)
 {
@@ -387,7 +402,7 @@ on_expire(mcp_loop *loop, void *data)
         s->expired = true;
         /* a busy one goes when its run releases it */
         if (!s->busy)
-                session_destroy(s->store, s);
+                session_expire(s->store, s);
         return 0;
 }
 
@@ -465,6 +480,13 @@ mcp_sessions_set_evict(mcp_session_store *store, mcp_session_evict_fn fn, void *
         store->evict_data = data;
 }
 
+void
+mcp_sessions_set_expired(mcp_session_store *store, mcp_session_expired_fn fn, void *data)
+{
+        store->expired = fn;
+        store->expired_data = data;
+}
+
 /* A live session of this store, or NULL with err set (-ENOENT). Expired ones that the
  * timer has not removed yet (wall clock ahead of the monotonic one) go now. */
 static session *
@@ -483,7 +505,7 @@ lookup(mcp_session_store *store, const char *id, bool want_expired, msp_err *err
                 if (!s->expired && now >= s->expires_usec) {
                         s->expired = true;
                         if (!s->busy) {
-                                session_destroy(store, s);
+                                session_expire(store, s);
                                 break;
                         }
                 }
@@ -727,7 +749,7 @@ mcp_session_release(mcp_session_store *store, const char *id)
                 return;
         s->busy = false;
         if (s->expired) {
-                session_destroy(store, s);
+                session_expire(store, s);
                 return;
         }
         (void) write_meta(store, s, NULL);      /* the run count; informational */

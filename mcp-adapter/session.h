@@ -61,6 +61,11 @@ bool mcp_session_id_valid(const char *id);
  * cancels the run using it (and may call mcp_session_release() from the callback). */
 typedef void (*mcp_session_evict_fn)(const char *id, void *data);
 void mcp_sessions_set_evict(mcp_session_store *store, mcp_session_evict_fn fn, void *data);
+/* Called after an expired session was removed (its timer, or the first lookup or release
+ * after its time): its id and why ("expired: its ttl_s of N s passed"). Not for sessions
+ * closed, removed with the store, or removed at start after a crash. */
+typedef void (*mcp_session_expired_fn)(const char *id, const char *why, void *data);
+void mcp_sessions_set_expired(mcp_session_store *store, mcp_session_expired_fn fn, void *data);
 
 /* -EUSERS at max_sessions; -EINVAL for a bad option (err names it). */
 int mcp_session_create(mcp_session_store *store, const mcp_session_opts *opts,

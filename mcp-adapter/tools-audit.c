@@ -12,16 +12,23 @@ audit_of(const mcp_server *srv)
         return srv->log ? srv->log->audit : NULL;
 }
 
+static oci_jw *
+begin_caller(mcp_audit *a, const char *event, bool http, const char *tenant,
+             const char *mcp_session)
+{
+        oci_jw *w = mcp_audit_begin(a, event);
+        mcp_audit_str(w, "transport", http ? "http" : "stdio");
+        /* HTTP without authentication has no tenant. */
+        mcp_audit_str(w, "tenant", !http ? "stdio" : tenant && *tenant ? tenant : NULL);
+        mcp_audit_str(w, "mcp_session", mcp_session);
+        return w;
+}
+
 oci_jw *
 mcp_audit_begin_srv(mcp_server *srv, const char *event)
 {
-        oci_jw *w = mcp_audit_begin(audit_of(srv), event);
-        bool http = srv->http_session != NULL;
-        mcp_audit_str(w, "transport", http ? "http" : "stdio");
-        /* HTTP without authentication has no tenant. */
-        mcp_audit_str(w, "tenant", !http ? "stdio" : srv->tenant && *srv->tenant ? srv->tenant : NULL);
-        mcp_audit_str(w, "mcp_session", srv->http_session);
-        return w;
+        return begin_caller(audit_of(srv), event, srv->http_session != NULL, srv->tenant,
+                            srv->http_session);
 }
 
 static void
@@ -167,4 +174,14 @@ mcp_audit_session(mcp_server *srv, const char *event, const mcp_session_info *in
         }
         mcp_audit_str(w, "reason", reason);
         mcp_audit_end(audit_of(srv), w);
+}
+
+void
+mcp_audit_session_expired(mcp_audit *a, bool http, const char *tenant, const char *session_id,
+                          const char *why)
+{
+        oci_jw *w = begin_caller(a, "session_close", http, tenant, NULL);
+        mcp_audit_str(w, "session_id", session_id);
+        mcp_audit_str(w, "reason", why);
+        mcp_audit_end(a, w);
 }

@@ -1,6 +1,6 @@
 // The audit log (--audit-log PATH): run_start/run_end lines for an ok run, an exit status 3
 // and a timeout with the caller, the code's sha256 and size and never the output or the code
-// (unless --audit-code); session lines; a rename and SIGHUP start a new file; a path that
+// (unless --audit-code); session lines (closed, expired); a rename and SIGHUP start a new file; a path that
 // cannot be opened stops the start naming it; over HTTP, access lines with their statuses
 // and auth failures without any token text. The egress proxy's lines: egress.test.mjs.
 import { test, after } from "node:test";
@@ -100,6 +100,24 @@ test("run lines: ok, exit 3 and a timeout, with the caller and the code's hash, 
         assert.equal(closed?.session_id, sess.session_id);
 });
 
+test("a session that expires is a session_close line with the reason, like a closed one", { skip, timeout: 60_000 }, async () => {
+        const file = auditFile();
+        const srv = await startServer({ args: ["--audit-log", file] });
+        const sess = assertOk(await call(srv, "session_create", { ttl_s: 1 }), srv);
+        await waitFor("the expired session's line", () => readAudit(file).some((l) => l.event === "session_close"), 15_000);
+        assert.deepEqual((await call(srv, "session_list", {})).structuredContent.sessions, []);
+        assert.equal((await srv.close()).code, 0);
+        const closed = readAudit(file).filter((l) => l.event === "session_close");
+        assert.equal(closed.length, 1);
+        assert.equal(closed[0].session_id, sess.session_id);
+        assert.equal(closed[0].reason, "expired: its ttl_s of 1 s passed");
+        assert.match(closed[0].time, TIME);
+        // Nobody asked: the transport and the tenant that owned it, no MCP session.
+        assert.equal(closed[0].transport, TRANSPORT);
+        assert.equal(closed[0].tenant, TRANSPORT === "http" ? null : "stdio");
+        assert.equal(closed[0].mcp_session, null);
+});
+
 test("--audit-code: run_start carries the code; a rename and SIGHUP start a new file", { skip, timeout: 120_000 }, async () => {
         const file = auditFile();
         const srv = await startServer({ args: ["--audit-log", file, "--audit-code"] });
@@ -174,6 +192,11 @@ test("HTTP: access lines with status, tenant and remote address; auth failures; 
         const second = await tool(3, "session_create", {});
         assert.equal(second.isError, true);
         assert.ok(!(await tool(4, "session_close", { session_id: first.structuredContent.session_id })).isError);
+        // One that expires: its line names the tenant that owned it.
+        const brief = await tool(5, "session_create", { ttl_s: 1 });
+        assert.ok(!brief.isError, JSON.stringify(brief));
+        await waitFor("the expired session's line", () => readAudit(file).some((l) => l.event === "session_close" &&
+                                                                                  l.session_id === brief.structuredContent.session_id), 15_000);
         const del = await fetch(s.url, { method: "DELETE", headers: { "mcp-session-id": sid, authorization: `Bearer ${TOKEN}` } });
         assert.equal(del.status, 204);
         // The access line is written when libmicrohttpd reports the request complete.
@@ -186,7 +209,7 @@ test("HTTP: access lines with status, tenant and remote address; auth failures; 
         const access = lines.filter((l) => l.event === "http");
         const statuses = access.map((l) => `${l.method} ${l.path} ${l.status}`);
         assert.deepEqual(statuses, ["GET /healthz 200", "POST /mcp 401", "POST /mcp 401", "POST /mcp 200", "POST /mcp 202",
-                                    "POST /mcp 200", "POST /mcp 200", "POST /mcp 200", "DELETE /mcp 204"]);
+                                    "POST /mcp 200", "POST /mcp 200", "POST /mcp 200", "POST /mcp 200", "DELETE /mcp 204"]);
         for (const l of access) {
                 assert.match(l.time, TIME);
                 assert.equal(l.transport, "http");
@@ -199,14 +222,19 @@ test("HTTP: access lines with status, tenant and remote address; auth failures; 
         assert.equal(access[3].mcp_session, sid);
         assert.equal(access[3].bytes_out, Buffer.byteLength(body));
         assert.equal(access[3].bytes_in, Buffer.byteLength(JSON.stringify(INIT)));
-        assert.equal(access[8].mcp_session, sid);
+        assert.equal(access[9].mcp_session, sid);
         const refused = lines.filter((l) => l.event === "quota_refused");
         assert.equal(refused.length, 1);
         assert.equal(refused[0].tool, "session_create");
         assert.equal(refused[0].tenant, "alice");
         assert.equal(refused[0].mcp_session, sid);
         assert.match(refused[0].reason, /tenant alice has its quota of 1 live session/);
-        assert.deepEqual(lines.filter((l) => l.event.startsWith("session_")).map((l) => l.event), ["session_create", "session_close"]);
+        const sessions = lines.filter((l) => l.event.startsWith("session_"));
+        assert.deepEqual(sessions.map((l) => l.event), ["session_create", "session_close", "session_create", "session_close"]);
+        assert.equal(sessions[1].reason, "closed by the client");
+        assert.equal(sessions[1].mcp_session, sid);
+        assert.deepEqual([sessions[3].tenant, sessions[3].mcp_session, sessions[3].reason],
+                         ["alice", null, "expired: its ttl_s of 1 s passed"]);
         const fails = lines.filter((l) => l.event === "auth_failure");
         assert.deepEqual(fails.map((l) => l.reason), ["no bearer token", "unknown token"]);
         assert.equal(fails[0].path, "/mcp");
