@@ -27,6 +27,7 @@
 #include "execproc.h"
 #include "fileio.h"
 #include "log.h"
+#include "selfexe.h"
 #include "statedir.h"
 #include "ttyproxy.h"
 
@@ -294,11 +295,16 @@ cmd_exec(rt_ctx *ctx, int argc, char **argv)
         idx = parse_flags(ctx, argc, argv, &f, &status);
         if (idx < 0)
                 return status;
+        if (rt_container_load(ctx, argv[idx], false, &c, &err) < 0)
+                return exec_failed(ctx, &err);
+        /* Before the process file is read (it may be a pipe) and before any change: may
+         * re-execute msp from its sealed copy. */
+        if (rt_selfexe_confirm_pid(c->state->pid, c->state->pid_start_time, &err) < 0)
+                return exec_failed(ctx, &err);
+        if (rt_container_load_config(c, &err) < 0)
+                return exec_failed(ctx, &err);
         if (f.process_file && read_process(ctx, f.process_file, &pspec) < 0)
                 return EXEC_FAILED;
-        if (rt_container_load(ctx, argv[idx], false, &c, &err) < 0 ||
-            rt_container_load_config(c, &err) < 0)
-                return exec_failed(ctx, &err);
         if (pspec) {
                 proc = *pspec->process;
         } else {

@@ -28,6 +28,7 @@
 #include "procfs.h"
 #include "rtspawn.h"
 #include "seccomp.h"
+#include "selfexe.h"
 #include "statedir.h"
 #include "sync.h"
 #include "terminal.h"
@@ -673,6 +674,12 @@ prepare_create(create_run *cr, msp_err *err)
         if (r < 0)
                 return r;
         r = rt_ns_plan_make(cr->c->spec, &cr->plan, err);
+        if (r < 0)
+                return r;
+        /* Before the first change: may re-execute msp from its sealed copy. */
+        r = rt_selfexe_confirm_maps(cr->c->spec->linux_ ? cr->c->spec->linux_->uid_mappings : NULL,
+                                    cr->c->spec->linux_ ? cr->c->spec->linux_->n_uid_mappings : 0,
+                                    cr->plan.new_flags & CLONE_NEWUSER, err);
         if (r < 0)
                 return r;
         if (!(cr->plan.new_flags & CLONE_NEWNS) && !cr->plan.join[OCI_NS_MOUNT])

@@ -12,17 +12,21 @@
 #define RT_INIT_USERNS_INO 0xEFFFFFFDU
 
 bool
-rt_rootless_detect(void)
+rt_in_initial_userns(void)
 {
         struct stat st;
 
-        if (geteuid() != 0)
-                return true;
-        /* No procfs to tell: assume the host's root, as runc does when it cannot read
+        /* No procfs to tell: assume the initial one, as runc does when it cannot read
          * /proc/self/uid_map. */
         if (stat("/proc/self/ns/user", &st) < 0)
-                return false;
-        return st.st_ino != RT_INIT_USERNS_INO;
+                return true;
+        return st.st_ino == RT_INIT_USERNS_INO;
+}
+
+bool
+rt_rootless_detect(void)
+{
+        return geteuid() != 0 || !rt_in_initial_userns();
 }
 
 bool

@@ -9,6 +9,9 @@
  * than the initial one (rootless podman runs the runtime as uid 0 inside its own). */
 bool rt_rootless_detect(void);
 
+/* True when msp runs in the initial user namespace (or procfs cannot tell). */
+bool rt_in_initial_userns(void);
+
 /* True when the caller's user namespace denies setgroups(2) (/proc/self/setgroups
  * "deny": made by an unprivileged writer of its gid_map, e.g. `unshare -r`, or msp-mcp
  * run by a user without subordinate ranges). Every user namespace made in it inherits

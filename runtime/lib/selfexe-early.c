@@ -3,11 +3,16 @@
  * itself, so it may use no libc, no pointer tables (they would still be unrelocated), no
  * TLS (no stack protector) and no global writable data. For the commands
  * rt_selfexe_needed() names it makes /proc/self/exe a detached, read-only bind mount of
- * the binary (e_swap_exe; docs/SECURITY_MODEL.md) without an exec; where that fails it
- * copies the binary into a sealed memfd and execveat()s it; where that fails too it
- * falls through to glibc's _start, and main() then does the copy through
- * rt_selfexe_ensure() with proper error messages. */
+ * the binary (e_swap_exe; docs/SECURITY_MODEL.md) without an exec; where that fails
+ * (a user without CAP_SYS_ADMIN) and the file alone already keeps every container from
+ * writing it (selfexe-rule.h) it leaves /proc/self/exe as it is, for main() to confirm
+ * once the container's mappings are known; otherwise it copies the binary into a
+ * sealed memfd and execveat()s it; where that fails too it falls through to glibc's
+ * _start, and main() then does the copy through rt_selfexe_ensure() with proper error
+ * messages. */
 #include <stddef.h>
+
+#include "selfexe-rule.h"
 
 #if defined(__x86_64__)
 
@@ -262,6 +267,31 @@ out_tree:
         return r;
 }
 
+struct e_stat {
+        unsigned long st_dev, st_ino, st_nlink;
+        unsigned int st_mode, st_uid, st_gid, pad;
+        unsigned long rest[13];  /* to the 144 bytes of the x86-64 struct stat */
+};
+
+/* The file alone keeps containers from writing it (selfexe-rule.h, before the mappings
+ * are known): fstat, fstatfs and the ACL probe, three syscalls. */
+static int
+e_file_unwritable(long fd)
+{
+        struct e_stat st;
+        long sfs[15];
+        rt_exe_facts f = { 0 };
+
+        if (sys3(5 /* fstat */, fd, (long) &st, 0) < 0 || sys3(138 /* fstatfs */, fd, (long) sfs, 0) < 0)
+                return 0;
+        f.uid = st.st_uid;
+        f.mode = st.st_mode;
+        f.fs_magic = (unsigned long) sfs[0];
+        f.acl = sys5(193 /* fgetxattr */, fd, (long) "system.posix_acl_access", 0, 0, 0);
+        return !rt_exe_copy_needed(&f, (unsigned int) sys3(107 /* geteuid */, 0, 0, 0),
+                                   RT_EXE_OWNER_UNKNOWN);
+}
+
 __attribute__((used)) static void
 msp_early(long *sp)
 {
@@ -281,6 +311,8 @@ msp_early(long *sp)
         seals = sys3(72 /* fcntl */, in, E_F_GET_SEALS, 0);
         if (seals >= 0 && (seals & E_SEALS_REQUIRED) == E_SEALS_REQUIRED)
                 goto out_in;    /* already the sealed copy */
+        if (e_file_unwritable(in))
+                goto out_in;    /* main() confirms against the container's mappings */
         size = sys3(8 /* lseek */, in, 0, E_SEEK_END);
         if (size <= 0)
                 goto out_in;

@@ -10,6 +10,11 @@
  * fexecve it. Either way every process of this msp, the container init cloned from it
  * included, has a protected /proc/<pid>/exe.
  *
+ * A caller without CAP_SYS_ADMIN (rootless) can make neither the view nor, cheaply,
+ * anything else; where the file alone already keeps every container from writing it
+ * (selfexe-rule.h: not the caller's, no group/other write, no ACL) the copy waits until
+ * the container's uid mappings are known, and is made only when the owner is among them.
+ *
  * "Already done" is decided from the executable itself (its seals, or its mount),
  * never from an environment marker a caller could set. The command-line rule must stay
  * the same as selfexe-early.c's. */
@@ -19,16 +24,24 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
+#include <linux/nsfs.h>
 
 #include "macros.h"
+#include "procfs.h"
+#include "rootless.h"
+#include "selfexe-rule.h"
+#include "statedir.h"
 
 #ifndef MFD_EXEC
 #define MFD_EXEC 0x0010U
@@ -196,20 +209,169 @@ fail:
         return r;
 }
 
-int
-rt_selfexe_ensure(int argc, char **argv, char **envp)
+/* The copy rt_selfexe_ensure() deferred: the facts of the file, and what to re-execute
+ * with should the container's mappings hold its owner. */
+static struct {
+        bool pending;
+        rt_exe_facts facts;
+        unsigned int euid;
+        char **argv, **envp;
+} deferred;
+
+/* Does the map (uid_map's lines "inside outside count") hold `id` in `column` (0 for the
+ * inside ids, 1 for the outside ones)? Unreadable or malformed: yes. */
+static bool
+map_holds(int fd, unsigned int id, int column)
 {
-        if (!rt_selfexe_needed(argc, argv) || running_protected())
-                return 0;
+        _cleanup_fclose_ FILE *f = fdopen(fd, "re");
+        unsigned long long v[3];
+
+        if (!f) {
+                close(fd);
+                return true;
+        }
+        while (fscanf(f, "%llu %llu %llu", &v[0], &v[1], &v[2]) == 3)
+                if (id >= v[column] && id - v[column] < v[2])
+                        return true;
+        return !feof(f) || ferror(f);
+}
+
+/* An owner shown as the overflowuid says nothing unless the overflowuid itself is
+ * unmapped here: in a user namespace it is also the stand-in for every unmapped owner.
+ * In the initial one every id is mapped, so the owner is what it shows. */
+static bool
+owner_ambiguous(unsigned int uid)
+{
+        char buf[16] = "";
+        _cleanup_close_ int fd = open("/proc/sys/kernel/overflowuid", O_RDONLY | O_CLOEXEC);
+
+        if (fd < 0 || read(fd, buf, sizeof buf - 1) <= 0)
+                return true;
+        if (strtoul(buf, NULL, 10) != uid || rt_in_initial_userns())
+                return false;
+        int map = open("/proc/self/uid_map", O_RDONLY | O_CLOEXEC);
+        return map < 0 || map_holds(map, uid, 0);
+}
+
+int
+rt_selfexe_file_facts(int fd, rt_exe_facts *f)
+{
+        struct statfs sfs;
+        struct stat st;
+
+        if (fstat(fd, &st) < 0 || fstatfs(fd, &sfs) < 0)
+                return -errno;
+        f->uid = st.st_uid;
+        f->mode = st.st_mode;
+        f->fs_magic = (unsigned long) sfs.f_type;
+        ssize_t n = fgetxattr(fd, "system.posix_acl_access", NULL, 0);
+        f->acl = n < 0 ? -errno : n;
+        f->owner_ambiguous = owner_ambiguous(st.st_uid);
+        return 0;
+}
+
+/* Copy, seal, fexecve. Returns only on failure: -errno, *what names the step. */
+static int
+reexec_sealed(char **argv, char **envp, const char **what)
+{
         int mfd = make_sealed_copy();
         if (mfd < 0) {
-                fprintf(stderr, "msp: copying the binary into a sealed memfd (CVE-2019-5736): %s\n",
-                        strerror(-mfd));
+                *what = "copying the binary into a sealed memfd (CVE-2019-5736)";
                 return mfd;
         }
         fexecve(mfd, argv, envp);
         int e = errno;
         close(mfd);
-        fprintf(stderr, "msp: executing the sealed copy of the binary: %s\n", strerror(e));
+        *what = "executing the sealed copy of the binary";
         return -e;
+}
+
+int
+rt_selfexe_ensure(int argc, char **argv, char **envp)
+{
+        const char *what;
+        int r;
+
+        if (!rt_selfexe_needed(argc, argv) || running_protected())
+                return 0;
+        deferred.euid = geteuid();
+        _cleanup_close_ int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+        if (fd >= 0 && rt_selfexe_file_facts(fd, &deferred.facts) == 0 &&
+            !rt_exe_copy_needed(&deferred.facts, deferred.euid, RT_EXE_OWNER_UNKNOWN)) {
+                deferred.pending = true;
+                deferred.argv = argv;
+                deferred.envp = envp;
+                return 0;
+        }
+        r = reexec_sealed(argv, envp, &what);
+        fprintf(stderr, "msp: %s: %s\n", what, strerror(-r));
+        return r;
+}
+
+/* The final verdict on a deferred copy, and the copy itself where it is needed. The
+ * choice: re-execute through the sealed copy rather than refuse. A binary owned by an id
+ * the container maps (a /etc/subuid range that includes it, or host 0 granted by
+ * mistake) is protected the way runc and crun protect every binary, and the command
+ * runs as it would with them; nothing has been changed yet, so the re-executed msp
+ * starts the command afresh. */
+static int
+confirm(int owner, msp_err *err)
+{
+        const char *what;
+
+        if (!deferred.pending)
+                return 0;
+        deferred.pending = false;
+        if (!rt_exe_copy_needed(&deferred.facts, deferred.euid, owner))
+                return 0;
+        int r = reexec_sealed(deferred.argv, deferred.envp, &what);
+        return msp_err_set(err, -r, "%s", what);
+}
+
+int
+rt_selfexe_confirm_maps(const oci_id_mapping *m, size_t n, bool own_userns, msp_err *err)
+{
+        int owner = own_userns && n ? RT_EXE_OWNER_UNMAPPED : RT_EXE_OWNER_MAPPED;
+
+        for (size_t i = 0; own_userns && i < n; i++)
+                if (deferred.facts.uid >= m[i].host_id && deferred.facts.uid - m[i].host_id < m[i].size)
+                        owner = RT_EXE_OWNER_MAPPED;
+        return confirm(owner, err);
+}
+
+/* The container's user namespace is a child of ours (made by the create, so its
+ * uid_map read from here gives host ids as we see them), and the owner is not among
+ * them. Anything else, or anything that cannot be read, counts as mapped. */
+static int
+owner_in_container(pid_t pid, uint64_t start_time)
+{
+        _cleanup_close_ int procfd = -1, ns = -1, parent = -1;
+        struct stat pst, self;
+        char path[64];
+
+        procfd = rt_procfs_open(&(msp_err){ 0 });
+        if (procfd < 0)
+                return RT_EXE_OWNER_MAPPED;
+        snprintf(path, sizeof path, "%d/ns/user", (int) pid);
+        ns = openat(procfd, path, O_RDONLY | O_CLOEXEC);
+        if (ns < 0)
+                return RT_EXE_OWNER_MAPPED;
+        parent = ioctl(ns, NS_GET_PARENT);
+        if (parent < 0 || fstat(parent, &pst) < 0 || fstatat(procfd, "self/ns/user", &self, 0) < 0 ||
+            pst.st_ino != self.st_ino || pst.st_dev != self.st_dev)
+                return RT_EXE_OWNER_MAPPED;
+        snprintf(path, sizeof path, "%d/uid_map", (int) pid);
+        int map = openat(procfd, path, O_RDONLY | O_CLOEXEC);
+        if (map < 0 || map_holds(map, deferred.facts.uid, 1))
+                return RT_EXE_OWNER_MAPPED;
+        /* Still the container's process: the map read was its namespace's. */
+        return rt_pid_alive(pid, start_time) ? RT_EXE_OWNER_UNMAPPED : RT_EXE_OWNER_MAPPED;
+}
+
+int
+rt_selfexe_confirm_pid(pid_t pid, uint64_t start_time, msp_err *err)
+{
+        if (!deferred.pending)
+                return 0;
+        return confirm(owner_in_container(pid, start_time), err);
 }

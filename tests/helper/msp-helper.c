@@ -670,7 +670,8 @@ read_fifo_to_eof(const char *path)
 /* overwrite-exe PID FIFO: CVE-2019-5736 from inside. Hold /proc/PID/exe as an O_PATH
  * fd while PID is the runtime, try to open it for writing, then wait (two rendezvous on
  * FIFO: "holding", then "the runtime is gone") and reopen the held fd for writing, as
- * the published exploit does, writing "pwned" at offset 0 if that works. */
+ * the published exploit does, writing "pwned" at offset 0 if that works. Also tries
+ * O_RDWR and a chmod (to the mode it has) while the runtime is there. */
 static int
 cmd_overwrite_exe(int argc, char **argv)
 {
@@ -693,6 +694,17 @@ cmd_overwrite_exe(int argc, char **argv)
                 if (w >= 0)
                         close(w);
                 if (result("exe.write", w) == 0)
+                        worst = 1;
+                w = open(p, O_RDWR | O_CLOEXEC);
+                if (w >= 0)
+                        close(w);
+                if (result("exe.rdwr", w) == 0)
+                        worst = 1;
+                /* chmod to the mode it has: needs the same rights as any change. */
+                struct stat st;
+                snprintf(p, sizeof p, "/proc/self/fd/%d", held);
+                if (fstat(held, &st) == 0 && result("exe.chmod", chmod(p, st.st_mode & 07777)) == 0 &&
+                    strncmp(target, "/memfd:", 7) != 0)
                         worst = 1;
         }
         fflush(stdout);
