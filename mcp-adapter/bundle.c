@@ -748,13 +748,13 @@ write_hooks(oci_jw *w, const mcp_bundle_spec *s)
         oci_jw_begin_array(w);
         oci_jw_begin_object(w);
         oci_jw_kv_string(w, "path", s->userns_hook);
-        oci_jw_kv_strlist(w, "args", (const char *const[]){ "msp-mcp", MCP_USERNS_HOOK_ARG, NULL });
+        oci_jw_kv_strlist(w, "args", (const char *const[]){ "msp-sandbox-hook", MCP_USERNS_HOOK_ARG, NULL });
         oci_jw_kv_int64(w, "timeout", 10);
         oci_jw_end_object(w);
         if (s->network) {
                 oci_jw_begin_object(w);
                 oci_jw_kv_string(w, "path", s->userns_hook);
-                oci_jw_kv_strlist(w, "args", (const char *const[]){ "msp-mcp", MCP_USERNET_HOOK_ARG,
+                oci_jw_kv_strlist(w, "args", (const char *const[]){ "msp-sandbox-hook", MCP_USERNET_HOOK_ARG,
                                                                    s->usernet_helper, NULL });
                 oci_jw_kv_int64(w, "timeout", 10);
                 oci_jw_end_object(w);

@@ -92,8 +92,8 @@ typedef struct mcp_bundle_spec {
         uint64_t nproc;                 /* RLIMIT_NPROC (per host uid: shared by runs) */
         const oci_json *seccomp;        /* linux.seccomp */
         const oci_json *landlock;       /* process.landlock (extra rules are added) */
-        const char *userns_hook;        /* msp-mcp's executable, run as the createRuntime hook
-                                         * with MCP_USERNS_HOOK_ARG; NULL: none */
+        const char *userns_hook;        /* msp-sandbox-hook, run as the createRuntime hook with
+                                         * MCP_USERNS_HOOK_ARG; NULL: none */
         const char *userns_path;        /* a user namespace to join (sandbox-userns.h); NULL:
                                          * the runtime makes one */
 } mcp_bundle_spec;

@@ -545,7 +545,7 @@ default_runtime(mcp_config *c, msp_err *err)
                            "--runtime: no msp binary beside msp-mcp (or in ../runtime/); name one with --runtime PATH");
 }
 
-/* A helper program (msp-sandbox-init, msp-mcp-unpack) beside msp-mcp (the build tree:
+/* A helper program (msp-sandbox-init, msp-sandbox-hook, msp-mcp-unpack) beside msp-mcp (the build tree:
  * all in <build>/mcp-adapter/), then where meson installs it. Not found: *ret stays NULL
  * and what needs it says so (the engine at start, an image when unpacked). */
 static int
@@ -733,6 +733,9 @@ mcp_config_load(mcp_config *c, int argc, char **argv, mcp_config_action *ret_act
         int ur = default_beside(c, "msp-mcp-unpack", MCP_UNPACK_INSTALLED, &c->unpack_path, err);
         if (ur < 0)
                 return ur;
+        int hr = default_beside(c, "msp-sandbox-hook", MCP_HOOK_INSTALLED, &c->userns_hook, err);
+        if (hr < 0)
+                return hr;
         if (!c->usernet_path) {
                 int r = default_usernet(c, err);
                 if (r < 0)

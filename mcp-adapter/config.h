@@ -55,6 +55,9 @@ mcp_rootfs_ids(const mcp_rootfs *rf)
 #ifndef MCP_SANDBOX_INIT_INSTALLED
 #define MCP_SANDBOX_INIT_INSTALLED "/usr/local/libexec/msp/msp-sandbox-init"
 #endif
+#ifndef MCP_HOOK_INSTALLED
+#define MCP_HOOK_INSTALLED "/usr/local/libexec/msp/msp-sandbox-hook"
+#endif
 
 typedef struct mcp_config {
         const char *runtime_path;       /* --runtime PATH (default: msp beside msp-mcp) */
@@ -117,9 +120,9 @@ typedef struct mcp_config {
         const char *tls_cert, *tls_key; /* --tls-cert/--tls-key: HTTPS (NULL: plain HTTP) */
         uint64_t drain_timeout_s;       /* --drain-timeout: SIGTERM lets requests finish */
         uint64_t http_session_idle_s;   /* --http-session-idle: unused HTTP session ends */
-        const char *userns_hook;        /* the executable that handles MCP_USERNS_HOOK_ARG, run
-                                         * as every sandbox's createRuntime hook (main.c: msp-mcp
-                                         * itself); NULL: no hook */
+        const char *userns_hook;        /* msp-sandbox-hook (hook-main.c), every sandbox's
+                                         * createRuntime hook: beside msp-mcp, then installed;
+                                         * NULL when not found: the engine refuses to start */
         char **owned_;                  /* config.c's: strings the fields above point to */
         size_t n_owned_;
 } mcp_config;

@@ -219,6 +219,10 @@ mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine **ret, msp_err 
         int r = check_init(cfg->init_path, err);
         if (r < 0)
                 return r;
+        /* The sandbox's own budgets are part of the policy: no run without the hook. */
+        if (!cfg->userns_hook)
+                return msp_err_set(err, ENOENT, "sandbox hook: no msp-sandbox-hook beside msp-mcp or at '%s'",
+                                   MCP_HOOK_INSTALLED);
         mcp_engine *e = calloc(1, sizeof *e);
         if (!e)
                 return msp_err_set(err, ENOMEM, "out of memory");

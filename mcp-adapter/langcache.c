@@ -57,8 +57,8 @@ common_key(const mcp_config *cfg, char *buf, size_t size)
         ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
         exe[n > 0 ? n : 0] = '\0';
         size_t len = (size_t) snprintf(buf, size, "uid:%u ", (unsigned) geteuid());
-        const char *const files[] = { exe, cfg->runtime_path, cfg->init_path, cfg->seccomp_profile,
-                                      cfg->landlock_profile };
+        const char *const files[] = { exe, cfg->runtime_path, cfg->init_path, cfg->userns_hook,
+                                      cfg->seccomp_profile, cfg->landlock_profile };
         for (size_t i = 0; i < ARRAY_SIZE(files) && len < size; i++)
                 len += ident(buf + len, size - len, files[i]);
         for (char *c = buf; *c; c++)            /* the line format's separators */
@@ -105,16 +105,10 @@ probe(void *data, void *out, msp_err *err)
 {
         const mcp_config *cfg = data;
         mcp_langprobe *probes = out;
-        /* The hook is the server's executable by its pid: this process's now (the runtime,
-         * in the sandbox's user namespace, may not reach the parent's). */
         mcp_config mine = *cfg;
         /* Its programs need no cgroup, and it cannot make one: it shares the server's
          * cgroup, which a delegated one must hold alone (rootless-cgroup.h). */
         mine.require_cgroups = false;
-        char self[32];
-        snprintf(self, sizeof self, "/proc/%d/exe", (int) getpid());
-        if (cfg->userns_hook)
-                mine.userns_hook = self;
         size_t n = 0;
         while (n < MCP_LANG_MAX && probes[n].name)
                 n++;

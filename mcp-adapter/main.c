@@ -25,8 +25,6 @@
 #include "log.h"
 #include "loop.h"
 #include "server.h"
-#include "userns-limits.h"
-#include "usernet.h"
 
 #ifndef MSP_VERSION
 #define MSP_VERSION "unknown"
@@ -260,12 +258,6 @@ main(int argc, char **argv)
                         }
                 }
 
-        /* The runtime's createRuntime hook of every sandbox (bundle.c). */
-        if (argc == 2 && strcmp(argv[1], MCP_USERNS_HOOK_ARG) == 0)
-                return mcp_userns_limits_hook(stdin);
-        if (argc == 3 && strcmp(argv[1], MCP_USERNET_HOOK_ARG) == 0)
-                return mcp_usernet_hook(stdin, argv[2]);
-
         mcp_config cfg;
         mcp_config_action action;
         msp_err err = { 0 };
@@ -293,10 +285,6 @@ main(int argc, char **argv)
                 break;
         case MCP_ACTION_SERVE:
         default: {
-                /* Our executable for as long as we live, even if the file is replaced. */
-                char self[32];
-                snprintf(self, sizeof self, "/proc/%d/exe", (int) getpid());
-                cfg.userns_hook = self;
                 mcp_logger lg = { .client_level = MCP_LOG_INFO };
                 int level = mcp_level_from_name(cfg.log_level);
                 lg.stderr_level = level < 0 ? MCP_LOG_INFO : (mcp_level) level;

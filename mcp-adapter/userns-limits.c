@@ -38,7 +38,7 @@ mcp_hook_state(FILE *in, const char *who, pid_t *ret, char *bundle, size_t bundl
         msp_err err = { 0 };
         _cleanup_json_doc_ oci_json_doc *doc = NULL;
         if (oci_json_parse("state", buf, n, &doc, &err) < 0) {
-                fprintf(stderr, "msp-mcp %s: %s\n", who, err.msg);
+                fprintf(stderr, "msp-sandbox-hook %s: %s\n", who, err.msg);
                 return -EINVAL;
         }
         const oci_json *pid = oci_json_get(oci_json_doc_root(doc), "pid");
@@ -46,7 +46,7 @@ mcp_hook_state(FILE *in, const char *who, pid_t *ret, char *bundle, size_t bundl
         char *end;
         long v = t ? strtol(t, &end, 10) : 0;
         if (!t || *end || v <= 0) {
-                fprintf(stderr, "msp-mcp %s: the state has no pid\n", who);
+                fprintf(stderr, "msp-sandbox-hook %s: the state has no pid\n", who);
                 return -EINVAL;
         }
         *ret = (pid_t) v;
@@ -55,7 +55,7 @@ mcp_hook_state(FILE *in, const char *who, pid_t *ret, char *bundle, size_t bundl
         const oci_json *b = oci_json_get(oci_json_doc_root(doc), "bundle");
         const char *s = b ? oci_json_string(b) : NULL;
         if (!s || s[0] != '/' || strlen(s) >= bundle_size) {
-                fprintf(stderr, "msp-mcp %s: the state has no bundle path\n", who);
+                fprintf(stderr, "msp-sandbox-hook %s: the state has no bundle path\n", who);
                 return -EINVAL;
         }
         snprintf(bundle, bundle_size, "%s", s);
@@ -72,7 +72,7 @@ mcp_userns_limits_hook(FILE *in)
         snprintf(path, sizeof path, "/proc/%d/ns/user", (int) pid);
         _cleanup_close_ int ns = open(path, O_RDONLY | O_CLOEXEC);
         if (ns < 0 || setns(ns, CLONE_NEWUSER) < 0) {
-                fprintf(stderr, "msp-mcp userns limits: join %s: %s\n", path, strerror(errno));
+                fprintf(stderr, "msp-sandbox-hook userns limits: join %s: %s\n", path, strerror(errno));
                 return 1;
         }
         /* /proc/sys/user is the set of the caller's user namespace: the sandbox's now. */
@@ -82,7 +82,7 @@ mcp_userns_limits_hook(FILE *in)
                 if (r == -ENOENT)
                         continue;       /* an older kernel without this budget */
                 if (r < 0) {
-                        fprintf(stderr, "msp-mcp userns limits: write %s: %s\n", path,
+                        fprintf(stderr, "msp-sandbox-hook userns limits: write %s: %s\n", path,
                                 strerror(-r));
                         return 1;
                 }

@@ -4,8 +4,8 @@
  * namespaces) is charged to the owner of its user namespace as well: host root's, when the
  * runtime made it (sandbox-userns.h says when msp-mcp does). The budgets of the namespace itself
  * (/proc/sys/user/max_*, settable only from inside it with CAP_SYS_RESOURCE there) cap what
- * one sandbox can take. msp-mcp sets them from a createRuntime hook: the runtime runs
- * msp-mcp again with MCP_USERNS_HOOK_ARG once the container's namespaces exist and before
+ * one sandbox can take. A createRuntime hook sets them: the runtime runs msp-sandbox-hook
+ * (hook-main.c) with MCP_USERNS_HOOK_ARG once the container's namespaces exist and before
  * its process starts; the hook joins the user namespace of the state's pid and writes the
  * limits. Runtime-agnostic (msp and runc run createRuntime hooks alike). */
 #pragma once
@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#define MCP_USERNS_HOOK_ARG "--sandbox-userns-limits"
+#define MCP_USERNS_HOOK_ARG "--userns-limits"
 
 /* The hook: the OCI state on `in`, exit status 0 or 1 (the reason on stderr). */
 int mcp_userns_limits_hook(FILE *in);

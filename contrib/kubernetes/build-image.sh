@@ -47,7 +47,7 @@ fi
 case "$tool" in podman|buildah) ;; *) die "--tool $tool: podman or buildah" ;; esac
 
 bins=(usr/local/bin/msp usr/local/bin/msp-mcp usr/local/libexec/msp/msp-sandbox-init
-      usr/local/libexec/msp/msp-mcp-unpack)
+      usr/local/libexec/msp/msp-sandbox-hook usr/local/libexec/msp/msp-mcp-unpack)
 for b in "${bins[@]}"; do
         [ -x "$destdir/$b" ] || die "$destdir/$b is not an executable (meson install, or --destdir)"
 done

@@ -252,7 +252,7 @@ TEST(network_session)
         ASSERT_NULL(json);
         ASSERT_TRUE(strstr(err.msg, "slirp4netns") != NULL);
 
-        bs.userns_hook = "/proc/1/exe";
+        bs.userns_hook = "/usr/libexec/msp/msp-sandbox-hook";
         bs.usernet_helper = "/usr/bin/slirp4netns";
         _cleanup_spec_ oci_spec *s = parse(&bs, &err);
         if (!s)
@@ -263,7 +263,7 @@ TEST(network_session)
         ASSERT_TRUE(has_ns(s, OCI_NS_USER));
         ASSERT_EQ_U64(s->hooks.create_runtime.n, 2);
         const oci_hook *h = &s->hooks.create_runtime.v[1];
-        ASSERT_STREQ(h->path, "/proc/1/exe");
+        ASSERT_STREQ(h->path, "/usr/libexec/msp/msp-sandbox-hook");
         ASSERT_EQ_U64(h->args.n, 3);
         ASSERT_STREQ(h->args.v[1], MCP_USERNET_HOOK_ARG);
         ASSERT_STREQ(h->args.v[2], "/usr/bin/slirp4netns");

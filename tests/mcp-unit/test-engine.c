@@ -933,6 +933,26 @@ TEST(no_leftovers_after_free)
         ASSERT_EQ_INT(left, 0);
 }
 
+/* $env, else <build>/mcp-adapter/NAME beside this test (<build>/tests/x); NULL when
+ * neither is executable. `buf` holds the path found beside. */
+static const char *
+helper_path(const char *env, const char *name, char buf[4096])
+{
+        const char *p = getenv(env);
+        ssize_t n = p ? 0 : readlink("/proc/self/exe", buf, 4096 - 64);
+        if (n > 0) {
+                buf[n] = '\0';
+                for (int i = 0; i < 2; i++) {
+                        char *slash = strrchr(buf, '/');
+                        if (slash)
+                                *slash = '\0';
+                }
+                snprintf(buf + strlen(buf), 4096 - strlen(buf), "/mcp-adapter/%s", name);
+                p = buf;
+        }
+        return p && access(p, X_OK) == 0 ? p : NULL;
+}
+
 int
 main(void)
 {
@@ -961,22 +981,12 @@ main(void)
                 tap_skip("engine", "no runtime: set MSP (meson test does) or MCP_RUNTIME");
                 return tap_done();
         }
-        /* <build>/tests/x -> <build>/mcp-adapter/msp-sandbox-init */
-        const char *init = getenv("MSP_SANDBOX_INIT");
-        static char init_beside[4096];
-        n = readlink("/proc/self/exe", init_beside, sizeof init_beside - 64);
-        if (!init && n > 0) {
-                init_beside[n] = '\0';
-                for (int i = 0; i < 2; i++) {
-                        char *slash = strrchr(init_beside, '/');
-                        if (slash)
-                                *slash = '\0';
-                }
-                strcat(init_beside, "/mcp-adapter/msp-sandbox-init");
-                init = init_beside;
-        }
-        if (!init || access(init, X_OK) < 0) {
-                tap_skip("engine", "no msp-sandbox-init: set MSP_SANDBOX_INIT (meson test does)");
+        static char init_beside[4096], hook_beside[4096];
+        const char *init = helper_path("MSP_SANDBOX_INIT", "msp-sandbox-init", init_beside);
+        const char *hook = helper_path("MSP_SANDBOX_HOOK", "msp-sandbox-hook", hook_beside);
+        if (!init || !hook) {
+                tap_skip("engine", "no msp-sandbox-init or msp-sandbox-hook: set MSP_SANDBOX_INIT "
+                                   "and MSP_SANDBOX_HOOK (meson test does)");
                 return tap_done();
         }
         alarm(600);
@@ -997,6 +1007,7 @@ main(void)
         cfg = (mcp_config){
                 .runtime_path = rt,
                 .init_path = init,
+                .userns_hook = hook,
                 .state_dir = state,
                 .defaults = { .memory_bytes = 256u << 20, .pids = 64, .cpu_millis = 1000,
                               .timeout_ms = 20000, .output_bytes = 65536, .tmp_bytes = 16u << 20,

@@ -19,16 +19,17 @@ export const AS_USER = process.env.MSP_MCP_AS_USER === "1";
 
 // The binaries as the servers' user reaches them: the build tree may be below a private
 // directory (a clone in /root), so the user's servers get copies in a directory of their own
-// (msp-mcp finds msp-sandbox-init and msp-mcp-unpack beside itself), removed when the file's process exits.
+// (msp-mcp finds msp-sandbox-init, msp-sandbox-hook and msp-mcp-unpack beside itself), removed when the file's process exits.
 function binaries() {
         const { MSP_MCP: mcp, MSP: msp } = process.env;
         if (!AS_USER || !mcp || !msp || !fs.existsSync(mcp) || !fs.existsSync(msp)) return [mcp, msp];
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "msp-mcp-bin-"));
         fs.chmodSync(dir, 0o755);
         const init = path.join(path.dirname(mcp), "msp-sandbox-init");
+        const hook = path.join(path.dirname(mcp), "msp-sandbox-hook");
         const unpack = path.join(path.dirname(mcp), "msp-mcp-unpack");
         for (const [src, name] of [[mcp, "msp-mcp"], [msp, "msp"], [init, "msp-sandbox-init"],
-                                   [unpack, "msp-mcp-unpack"]])
+                                   [hook, "msp-sandbox-hook"], [unpack, "msp-mcp-unpack"]])
                 if (fs.existsSync(src)) fs.copyFileSync(src, path.join(dir, name)), fs.chmodSync(path.join(dir, name), 0o755);
         process.on("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
         return [path.join(dir, "msp-mcp"), path.join(dir, "msp")];

@@ -13,7 +13,7 @@
 # powers off. This script turns those lines into its own TAP and fails when a test failed
 # or the guest did not finish within the time limit.
 #
-# Environment: MSP, MSP_HELPER, MSP_MCP and MSP_SANDBOX_INIT (default: build/...; without
+# Environment: MSP, MSP_HELPER, MSP_MCP, MSP_SANDBOX_INIT and MSP_SANDBOX_HOOK (default: build/...; without
 # msp-mcp its guest test is skipped), MSP_RT_UNIT_DIR (unit test binaries;
 # test-rt-cgroup*), MSP_VM_KERNEL (a vmlinuz), MSP_VM_TIMEOUT (seconds, default 420),
 # MSP_VM_LOG (keep the console log there), MSP_VM_VERBOSE=1 (show the output of passing
@@ -29,6 +29,7 @@ repo=$(cd "$here/../.." && pwd)
 : "${MSP_RT_UNIT_DIR:=$repo/build/tests/rt-unit}"
 : "${MSP_MCP:=$repo/build/mcp-adapter/msp-mcp}"
 : "${MSP_SANDBOX_INIT:=$repo/build/mcp-adapter/msp-sandbox-init}"
+: "${MSP_SANDBOX_HOOK:=$repo/build/mcp-adapter/msp-sandbox-hook}"
 : "${MSP_VM_TIMEOUT:=420}"
 
 skip() {
@@ -78,12 +79,13 @@ build_initramfs() {
         install -D -m 0755 "$MSP_HELPER" "$stage/usr/bin/msp-helper" || return 1
         # util-linux's setpriv: the rootless test runs msp as an unprivileged user
         copy_with_libs "$(command -v setpriv)" /usr/bin/setpriv || return 1
-        # msp-mcp run by that user: the server, the sandboxes' init beside it, and the
-        # setuid helpers (Debian uidmap) that map its subordinate range
-        if [ -x "$MSP_MCP" ] && [ -x "$MSP_SANDBOX_INIT" ] && command -v newuidmap >/dev/null &&
-                command -v newgidmap >/dev/null; then
+        # msp-mcp run by that user: the server, the sandboxes' init and hook beside it, and
+        # the setuid helpers (Debian uidmap) that map its subordinate range
+        if [ -x "$MSP_MCP" ] && [ -x "$MSP_SANDBOX_INIT" ] && [ -x "$MSP_SANDBOX_HOOK" ] &&
+                command -v newuidmap >/dev/null && command -v newgidmap >/dev/null; then
                 copy_with_libs "$MSP_MCP" /usr/bin/msp-mcp || return 1
                 install -m 0755 "$MSP_SANDBOX_INIT" "$stage/usr/bin/msp-sandbox-init" || return 1
+                copy_with_libs "$MSP_SANDBOX_HOOK" /usr/bin/msp-sandbox-hook || return 1
                 copy_with_libs "$(command -v newuidmap)" /usr/bin/newuidmap || return 1
                 copy_with_libs "$(command -v newgidmap)" /usr/bin/newgidmap || return 1
                 chmod 4755 "$stage/usr/bin/newuidmap" "$stage/usr/bin/newgidmap" || return 1
