@@ -534,6 +534,23 @@ init_status(mcp_runner *r, int status)
         return true;
 }
 
+/* `delete --force`. Started from the loop, in the round after the run's exit, not by
+ * run_exited(): posix_spawn() holds the loop until the child has exec'd, and a response
+ * that on_exit queued for a transport writing from the loop (HTTP: libmicrohttpd sends a
+ * resumed connection's response in its next run, a timer on_exit adds) goes out first. */
+static int
+delete_start(mcp_loop *loop, void *data)
+{
+        mcp_runner *r = data;
+        (void) loop;
+        r->timer = NULL;
+        const char *argv[] = { r->runtime, "--root", r->runtime_root, "delete", "--force",
+                               r->id, NULL };
+        if (mcp_proc_spawn(r->set, argv, -1, -1, -1, deleter_exited, r, &r->deleter, NULL) < 0)
+                deleter_exited(NULL, CLD_EXITED, 1, r);
+        return 0;
+}
+
 static void
 run_exited(mcp_proc *p, int code, int status, void *data)
 {
@@ -584,11 +601,8 @@ run_exited(mcp_proc *p, int code, int status, void *data)
         read_usage(r);
         if (r->on_exit)
                 r->on_exit(r, r->data);         /* also when cancelled: the slot is free */
-
-        const char *argv[] = { r->runtime, "--root", r->runtime_root, "delete", "--force",
-                               r->id, NULL };
-        if (mcp_proc_spawn(r->set, argv, -1, -1, -1, deleter_exited, r, &r->deleter, NULL) < 0)
-                deleter_exited(NULL, CLD_EXITED, 1, r);
+        if (mcp_loop_add_timer(r->set->loop, 0, delete_start, r, &r->timer) < 0)
+                (void) delete_start(r->set->loop, r);
 }
 
 int

@@ -93,7 +93,8 @@ struct mcp_runner {
         int out_fd, err_fd, in_fd;
         int status_fd;                  /* read end of the init's status pipe, -1: none */
         size_t stdin_off;
-        mcp_timer *timer;
+        mcp_timer *timer;               /* the timeout or a kill's retry; after the exit,
+                                         * the start of `delete --force` */
         bool killing, cancelled, gone, kill_file_used;
 };
 
