@@ -150,20 +150,12 @@ mcp_http_reply_unauthorized(http_exchange *x, bool presented)
 
 /* ---- files: TLS, tokens, OAuth keys ---- */
 
-/* --auth-tokens and the --oauth-* flags, or no authentication where only this machine can
- * connect. */
+/* --auth-tokens and the --oauth-* flags. */
 int
 mcp_http_load_auth(mcp_http *h, msp_err *err)
 {
         int r = h->cfg->auth_tokens ? mcp_auth_load(h->cfg->auth_tokens, &h->auth, err) : 0;
-        if (r == 0)
-                r = mcp_oauth_load(h->cfg, &h->oauth, err);
-        if (r < 0)
-                return r;
-        if (!h->auth && !h->oauth && !h->local)
-                return msp_err_set(err, EPERM, "--listen %s is not a loopback address or a unix socket: name --auth-tokens FILE or the --oauth-* flags",
-                                   h->cfg->listen);
-        return 0;
+        return r < 0 ? r : mcp_oauth_load(h->cfg, &h->oauth, err);
 }
 
 #define PEM_MAX (1024 * 1024)
@@ -199,16 +191,7 @@ mcp_http_load_tls(mcp_http *h, msp_err *err)
                 return msp_err_set(err, EINVAL, "--tls-cert and --tls-key go together: %s is missing",
                                    cfg->tls_cert ? "--tls-key" : "--tls-cert");
         int r = read_pem("--tls-cert", cfg->tls_cert, &h->tls_cert, err);
-        if (r == 0)
-                r = read_pem("--tls-key", cfg->tls_key, &h->tls_key, err);
-        if (r < 0)
-                return r;
-        char *https = NULL;
-        if (h->url && strncmp(h->url, "http://", 7) == 0 && asprintf(&https, "https://%s", h->url + 7) > 0) {
-                free(h->url);
-                h->url = https;
-        }
-        return 0;
+        return r < 0 ? r : read_pem("--tls-key", cfg->tls_key, &h->tls_key, err);
 }
 
 /* ---- draining, reloading, checking ---- */
@@ -276,22 +259,6 @@ mcp_http_reload(mcp_http *h)
                 mcp_log(h->log, MCP_LOG_INFO, "OAuth keys reloaded from %s: %zu", h->cfg->oauth_jwks,
                         mcp_oauth_key_count(o));
         }
-}
-
-int
-mcp_http_validate(const mcp_config *cfg, msp_err *err)
-{
-        mcp_http h = { .cfg = cfg, .local = true };
-        int r = mcp_http_load_tls(&h, err);
-        if (r == 0)
-                r = mcp_http_load_auth(&h, err);
-        free(h.tls_cert);
-        if (h.tls_key)
-                explicit_bzero(h.tls_key, strlen(h.tls_key));
-        free(h.tls_key);
-        mcp_auth_free(h.auth);
-        mcp_oauth_free(h.oauth);
-        return r;
 }
 
 void

@@ -706,30 +706,49 @@ on_mhd_log(void *cls, const char *fmt, va_list ap)
 /* ---- the server ---- */
 
 int
-mcp_http_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logger *log,
-             mcp_http **ret, msp_err *err)
+mcp_http_new(const mcp_config *cfg, mcp_http **ret, msp_err *err)
 {
         mcp_http *h = calloc(1, sizeof *h);
         if (!h)
                 return msp_err_set(err, ENOMEM, "out of memory");
-        *h = (mcp_http) { .loop = loop, .cfg = cfg, .engine = engine, .log = log, .epoll_fd = -1 };
-        int fd = -1;
-        int r = mcp_http_listen(cfg->listen, &fd, &h->local, &h->url, err);
+        *h = (mcp_http) { .cfg = cfg, .epoll_fd = -1 };
+        int r = mcp_http_load_tls(h, err);
+        if (r == 0)
+                r = mcp_http_load_auth(h, err);
         if (r < 0) {
                 mcp_http_free(h);
                 return r;
         }
+        *ret = h;
+        return 0;
+}
+
+int
+mcp_http_start(mcp_http *h, mcp_loop *loop, mcp_engine *engine, mcp_logger *log, msp_err *err)
+{
+        const mcp_config *cfg = h->cfg;
+        h->loop = loop;
+        h->engine = engine;
+        h->log = log;
+        int fd = -1;
+        int r = mcp_http_listen(cfg->listen, &fd, &h->local, &h->url, err);
+        if (r < 0)
+                return r;
         if (strncmp(cfg->listen, "unix:", 5) == 0)
                 h->unix_path = strdup(cfg->listen + 5);
-        if (mcp_owners_new(&h->owners) < 0 || mcp_metrics_new(&h->metrics) < 0)
+        if (!h->auth && !h->oauth && !h->local)
+                r = msp_err_set(err, EPERM, "--listen %s is not a loopback address or a unix socket: name --auth-tokens FILE or the --oauth-* flags",
+                                cfg->listen);
+        if (r == 0 && (mcp_owners_new(&h->owners) < 0 || mcp_metrics_new(&h->metrics) < 0))
                 r = msp_err_set(err, ENOMEM, "out of memory");
-        if (r == 0)
-                r = mcp_http_load_tls(h, err);
-        if (r == 0)
-                r = mcp_http_load_auth(h, err);
+        char *https = NULL;
+        if (r == 0 && h->tls_key && strncmp(h->url, "http://", 7) == 0 &&
+            asprintf(&https, "https://%s", h->url + 7) > 0) {
+                free(h->url);
+                h->url = https;
+        }
         if (r < 0) {
                 close(fd);
-                mcp_http_free(h);
                 return r;
         }
         /* External polling (no threads of MHD's); the connection limits bound a slow or
@@ -752,16 +771,13 @@ mcp_http_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logg
                                 MHD_OPTION_END);
         if (!h->d) {
                 close(fd);
-                mcp_http_free(h);
                 return msp_err_set(err, EIO, "--listen %s: libmicrohttpd did not start%s", cfg->listen,
                                    h->tls_key ? " (do --tls-cert and --tls-key match? the log says more)" : "");
         }
         const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD);
         r = di ? mcp_loop_add_io(loop, di->epoll_fd, EPOLLIN, on_ready, h) : -EIO;
-        if (r < 0) {
-                mcp_http_free(h);
+        if (r < 0)
                 return msp_err_sys(err, -r, "--listen %s: watching libmicrohttpd", cfg->listen);
-        }
         h->epoll_fd = di->epoll_fd;
         mcp_sessions_set_expired(mcp_engine_sessions(engine), on_sandbox_session_expired, h);
         (void) on_sweep(loop, h);
@@ -770,7 +786,6 @@ mcp_http_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logg
         mcp_log(log, MCP_LOG_INFO, "listening on %s (%s%s%s)", h->url,
                 h->auth ? "bearer tokens" : "", h->auth && h->oauth ? " and " : "",
                 h->oauth ? "OAuth access tokens" : h->auth ? "" : "no authentication");
-        *ret = h;
         return 0;
 }
 

@@ -17,15 +17,21 @@
 
 typedef struct mcp_http mcp_http;
 
-/* Binds cfg->listen and serves it from loop until mcp_http_free(). */
-int mcp_http_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_logger *log,
-                 mcp_http **ret, msp_err *err);
+/* The files of --tls-cert/--tls-key, --auth-tokens and the --oauth-* flags read and
+ * checked (an https:// JWKS fetched), before anything starts; mcp_http_start() serves with
+ * what they hold. */
+int mcp_http_new(const mcp_config *cfg, mcp_http **ret, msp_err *err);
+/* Binds cfg->listen and serves it from loop until mcp_http_free(). On an error the caller
+ * frees http (while loop lives). */
+int mcp_http_start(mcp_http *http, mcp_loop *loop, mcp_engine *engine, mcp_logger *log,
+                   msp_err *err);
 /* Ends every session (their runs are cancelled), closes every connection. */
 mcp_http *mcp_http_free(mcp_http *http);
-
-/* The files of --tls-cert/--tls-key, --auth-tokens and the --oauth-* flags, checked before
- * anything starts. */
-int mcp_http_validate(const mcp_config *cfg, msp_err *err);
+static inline void
+mcp_http_freep(mcp_http **h)
+{
+        mcp_http_free(*h);
+}
 /* SIGTERM: stop accepting connections (and answer 503 to new requests on open ones), let
  * the requests in progress finish within --drain-timeout, then call drained. */
 void mcp_http_drain(mcp_http *http, void (*drained)(void *data), void *data);

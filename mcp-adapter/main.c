@@ -139,7 +139,9 @@ serve(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
         msp_err err = { 0 };
         int r;
 
-        if (cfg->listen && mcp_http_validate(cfg, &err) < 0) {
+        /* Its files first: a bad one fails at once. Served once the engine is up. */
+        _cleanup_(mcp_http_freep) mcp_http *http = NULL;
+        if (cfg->listen && mcp_http_new(cfg, &http, &err) < 0) {
                 fprintf(stderr, "msp-mcp: %s\n", err.msg);
                 return 1;
         }
@@ -212,15 +214,17 @@ serve(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
                 mcp_engine_language_drop(engine, verdicts.broken[i], verdicts.why[i]);
         /* One transport: --listen serves HTTP, otherwise stdio. */
         mcp_server *srv = NULL;
-        if (cfg->listen)
-                r = mcp_http_new(loop, cfg, engine, lg, &sg.http, &err);
+        if (http)
+                r = mcp_http_start(http, loop, engine, lg, &err);
         else
                 r = mcp_server_new(loop, cfg, engine, lg, in, out, &srv);
         if (r < 0) {
-                fprintf(stderr, "msp-mcp: %s\n", cfg->listen ? err.msg : "serving stdio");
+                fprintf(stderr, "msp-mcp: %s\n", http ? err.msg : "serving stdio");
+                http = mcp_http_free(http);
                 mcp_engine_free(engine);
                 return 1;
         }
+        sg.http = http;
         const char *off, *why;
         for (size_t i = 0; (off = mcp_engine_language_off(engine, i, &why)); i++)
                 mcp_log(lg, MCP_LOG_WARNING, "language %s not listed: %s", off, why);
@@ -231,7 +235,7 @@ serve(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
         /* Calls first (their runs are cancelled, no responses), then the engine removes
          * every container, bundle and fresh workspace. */
         mcp_server_free(srv);
-        mcp_http_free(sg.http);
+        http = mcp_http_free(http);
         mcp_engine_free(engine);
         mcp_loop_del_io(loop, sfd);
         return r < 0 ? 1 : 0;
