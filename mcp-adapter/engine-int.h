@@ -22,6 +22,31 @@
 
 typedef enum run_state { RUN_QUEUED, RUN_RUNNING, RUN_EXITED } run_state;
 
+typedef struct mcp_plan_file {
+        char *path, *data;
+        size_t len;
+        bool executable;
+} mcp_plan_file;
+
+/* What a run keeps of its request from its submit, where it is checked, to its start, where
+ * its sandbox is made of it (run-setup.h). */
+typedef struct mcp_run_plan {
+        const mcp_language *lang;
+        char interp[MCP_INTERP_MAX];
+        mcp_limits lim;
+        bool network;
+        const char *root_path;          /* the engine's skeleton or run->root_path */
+        bool host_view;
+        const mcp_rootfs *rootfs;       /* NULL: the host view */
+        char *code;
+        size_t code_len;
+        mcp_plan_file *files;
+        size_t n_files;
+        char **args, **env;             /* copies, n_args and n_env of them */
+        size_t n_args, n_env;
+        size_t stdin_len;               /* of run->stdin_copy */
+} mcp_run_plan;
+
 struct mcp_run {
         mcp_run *next, **pprev;         /* engine->runs */
         mcp_run *qnext;                 /* engine->queue */
@@ -33,6 +58,7 @@ struct mcp_run {
         mcp_run_done_fn on_done;
         void *data;
         bool cancelled;
+        mcp_run_plan plan;              /* until its sandbox is made */
         char *stdin_copy;
         char *session_id;               /* acquired until the container exits */
         bool was_session;

@@ -369,12 +369,15 @@ run_cleanup(mcp_run *run)
         run->usernet_fd = -1;
         run->proxy = mcp_proxy_free(run->proxy);
         mcp_egress_policy_done(&run->allow);
-        snprintf(name, sizeof name, "b/%s", run->id);
-        (void) mcp_remove_tree_at(e->inst_fd, name, NULL);
-        if (!run->log_kept)             /* cancelled or failed before the run */
+        if (run->bundle[0]) {           /* made (a queued run has none) */
+                snprintf(name, sizeof name, "b/%s", run->id);
+                (void) mcp_remove_tree_at(e->inst_fd, name, NULL);
+        }
+        if (run->log_path[0] && !run->log_kept)  /* cancelled or failed before the run */
                 mcp_runlogs_forget(&e->logs, run->id, &run->log_reserve);
         mcp_runner_done(&run->runner);
         mcp_artifacts_snap_done(&run->before);
+        mcp_run_plan_done(&run->plan);
         free(run->stdin_copy);
         *run->pprev = run->next;
         if (run->next)
@@ -492,10 +495,13 @@ check_request(mcp_engine *e, const mcp_run_request *req, int *ret, msp_err *err)
 }
 
 
+/* The run's sandbox, made when it starts, not while it waits in the queue: queued runs hold
+ * no workspace, bundle or user namespace, and their setup does not compete with the runs
+ * running. */
 static int
-run_prepare(mcp_run *run, const mcp_run_request *req, int lang_index, msp_err *err)
+run_prepare(mcp_run *run, msp_err *err)
 {
-        int r = mcp_run_setup(run, req, lang_index, err);
+        int r = mcp_run_setup(run, err);
         if (r < 0)
                 return r;
         mcp_runner *rn = &run->runner;
@@ -529,6 +535,14 @@ run_spawn(mcp_run *run, msp_err *err)
         return 0;
 }
 
+/* A run given a slot, at submit or when it leaves the queue. */
+static int
+run_start(mcp_run *run, msp_err *err)
+{
+        int r = run_prepare(run, err);
+        return r < 0 ? r : run_spawn(run, err);
+}
+
 static void
 run_start_next(mcp_engine *e)
 {
@@ -539,7 +553,7 @@ run_start_next(mcp_engine *e)
                         e->qtail = &e->qhead;
                 e->n_queued--;
                 msp_err err = { 0 };
-                if (run_spawn(run, &err) < 0) {
+                if (run_start(run, &err) < 0) {
                         mcp_run_result res = { .sandbox_failed = true, .run_id = run->id,
                                                .stdout_buf = "", .stderr_buf = "" };
                         snprintf(res.error, sizeof res.error, "%s", err.msg);
@@ -593,13 +607,13 @@ mcp_engine_submit(mcp_engine *e, const mcp_run_request *req, mcp_run_output_fn o
         run->pprev = &e->runs;
         e->runs = run;
 
-        r = run_prepare(run, req, lang, err);
+        r = mcp_run_claim(run, req, lang, err);
         if (r < 0) {
                 run_fail_early(run);
                 return r;
         }
         if (e->n_running < max_running) {
-                r = run_spawn(run, err);
+                r = run_start(run, err);
                 if (r < 0) {
                         run_fail_early(run);
                         return r;

@@ -207,13 +207,9 @@ mcp_write_all(int fd, const void *data, size_t len)
         return 0;
 }
 
-int
-mcp_workspace_write_file(int workspace_fd, const char *path, const void *data, size_t len,
-                         bool executable, mcp_run_ids ids, msp_err *err)
+static int
+check_file(const char *path, size_t len, split_path *sp, msp_err *err)
 {
-        _cleanup_free_ split_path *sp = malloc(sizeof *sp);
-        if (!sp)
-                return msp_err_set(err, ENOMEM, "out of memory");
         int r = split(path, sp, err);
         if (r < 0)
                 return r;
@@ -222,6 +218,28 @@ mcp_workspace_write_file(int workspace_fd, const char *path, const void *data, s
         if (len > MCP_FILE_MAX_BYTES)
                 return path_failf(err, EFBIG, path, "%zu bytes, over the cap of %u bytes", len,
                                   MCP_FILE_MAX_BYTES);
+        return 0;
+}
+
+int
+mcp_workspace_file_check(const char *path, size_t len, msp_err *err)
+{
+        _cleanup_free_ split_path *sp = malloc(sizeof *sp);
+        if (!sp)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        return check_file(path, len, sp, err);
+}
+
+int
+mcp_workspace_write_file(int workspace_fd, const char *path, const void *data, size_t len,
+                         bool executable, mcp_run_ids ids, msp_err *err)
+{
+        _cleanup_free_ split_path *sp = malloc(sizeof *sp);
+        if (!sp)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        int r = check_file(path, len, sp, err);
+        if (r < 0)
+                return r;
         _cleanup_close_ int dir = open_parent_for_write(workspace_fd, sp, path, ids, err);
         if (dir < 0)
                 return dir;

@@ -28,6 +28,10 @@
  * 0 when the path is acceptable to the functions below. */
 int mcp_path_check(const char *path, size_t len, msp_err *err);
 
+/* What mcp_workspace_write_file() checks before it touches a workspace: the path (not the
+ * workspace itself, no "..") and the size. */
+int mcp_workspace_file_check(const char *path, size_t len, msp_err *err);
+
 /* mcp_workspace_write_file() is declared in session.h. Created directories and the file
  * belong to the run's user (sandbox-ids.h), modes 0755 / 0644 (0755 when executable);
  * -EFBIG when the file is over MCP_FILE_MAX_BYTES or the workspace has no room. */

@@ -103,11 +103,14 @@ make_proxy(mcp_run *run, int bfd, int cfd, unsigned host_gid, char *sock_path, s
 
 /* The bundle: b/<id>/{code/main.<ext>, config.json}. */
 static int
-make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
-            const char *interp, const mcp_limits *lim, bool network, bool proxy, const char *root_path,
-            bool host_view, const mcp_rootfs *rootfs, msp_err *err)
+make_bundle(mcp_run *run, msp_err *err)
 {
         mcp_engine *e = run->engine;
+        const mcp_run_plan *p = &run->plan;
+        const mcp_language *lang = p->lang;
+        const mcp_limits *lim = &p->lim;
+        const mcp_rootfs *rootfs = p->rootfs;
+        bool network = p->network, proxy = run->allow.n > 0;
         char name[64];
         snprintf(name, sizeof name, "b/%s", run->id);
         snprintf(run->bundle, sizeof run->bundle, "%s/%s", e->inst_path, name);
@@ -122,7 +125,7 @@ make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
         _cleanup_close_ int cfd = openat(bfd, "code", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         char prog[64], code_path[4200], cg[600];
         snprintf(prog, sizeof prog, "main.%s", lang->ext);
-        int r = mcp_write_new_at(cfd, prog, req->code, req->code_len, 0640, err);
+        int r = mcp_write_new_at(cfd, prog, p->code, p->code_len, 0640, err);
         if (r < 0)
                 return r;
         mcp_run_ids ids = mcp_rootfs_ids(rootfs);
@@ -136,8 +139,8 @@ make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
         char prog_path[96];
         snprintf(prog_path, sizeof prog_path, MCP_CODE_DIR "/%s", prog);
         _cleanup_free_ const char **argv = NULL;
-        if ((r = mcp_language_argv(lang, interp, prog_path, req->args, req->n_args, &argv,
-                                   err)) < 0)
+        if ((r = mcp_language_argv(lang, p->interp, prog_path, (const char *const *) p->args,
+                                   p->n_args, &argv, err)) < 0)
                 return r;
 
         char sock_path[4200];
@@ -153,12 +156,12 @@ make_bundle(mcp_run *run, const mcp_run_request *req, const mcp_language *lang,
         if (mcp_sandbox_userns_wanted(e->cfg->runtime_path) && (r = mcp_sandbox_userns_make(&run->userns, err)) < 0)
                 return r;
         mcp_bundle_spec spec = {
-                .root_path = root_path,
-                .host_view = host_view,
+                .root_path = p->root_path,
+                .host_view = p->host_view,
                 .view = &e->view,
                 .argv = argv,
-                .env = req->env,
-                .n_env = req->n_env,
+                .env = (const char *const *) p->env,
+                .n_env = p->n_env,
                 .image_env = rootfs ? rootfs->env : NULL,
                 .cwd = rootfs ? rootfs->workdir : NULL,
                 .ids = ids,
@@ -224,18 +227,98 @@ copy_policy(mcp_run *run, const mcp_egress_policy *allow, msp_err *err)
         return 0;
 }
 
+static char *
+memdup0(const char *data, size_t len)
+{
+        char *c = malloc(len + 1);
+        if (c) {
+                if (len)
+                        memcpy(c, data, len);
+                c[len] = '\0';
+        }
+        return c;
+}
+
+/* n strings copied into a NULL-terminated array. */
+static int
+copy_strv(const char *const *v, size_t n, char ***ret)
+{
+        char **c = calloc(n + 1, sizeof *c);
+        if (!c)
+                return -ENOMEM;
+        *ret = c;
+        for (size_t i = 0; i < n; i++)
+                if (!(c[i] = strdup(v[i])))
+                        return -ENOMEM;
+        return 0;
+}
+
+static void
+free_strv(char **v, size_t n)
+{
+        for (size_t i = 0; v && i < n; i++)
+                free(v[i]);
+        free(v);
+}
+
+void
+mcp_run_plan_done(mcp_run_plan *p)
+{
+        free(p->code);
+        p->code = NULL;
+        for (size_t i = 0; p->files && i < p->n_files; i++) {
+                free(p->files[i].path);
+                free(p->files[i].data);
+        }
+        free(p->files);
+        p->files = NULL;
+        free_strv(p->args, p->n_args);
+        p->args = NULL;
+        free_strv(p->env, p->n_env);
+        p->env = NULL;
+        p->n_files = p->n_args = p->n_env = 0;
+}
+
+/* The request's code, files, args, env and stdin, kept until the run starts. */
+static int
+copy_request(mcp_run *run, const mcp_run_request *req, msp_err *err)
+{
+        mcp_run_plan *p = &run->plan;
+        if (!(p->code = memdup0(req->code, req->code_len)))
+                return msp_err_set(err, ENOMEM, "out of memory");
+        p->code_len = req->code_len;
+        if (req->n_files && !(p->files = calloc(req->n_files, sizeof *p->files)))
+                return msp_err_set(err, ENOMEM, "out of memory");
+        for (size_t i = 0; i < req->n_files; i++) {
+                const mcp_file_in *f = &req->files[i];
+                p->n_files = i + 1;
+                p->files[i] = (mcp_plan_file){ .path = strdup(f->path),
+                                               .data = memdup0(f->data, f->len),
+                                               .len = f->len, .executable = f->executable };
+                if (!p->files[i].path || !p->files[i].data)
+                        return msp_err_set(err, ENOMEM, "out of memory");
+        }
+        p->n_args = req->n_args;
+        p->n_env = req->n_env;
+        if (copy_strv(req->args, req->n_args, &p->args) < 0 ||
+            copy_strv(req->env, req->n_env, &p->env) < 0)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        if (req->stdin_data && !(run->stdin_copy = memdup0(req->stdin_data, req->stdin_len)))
+                return msp_err_set(err, ENOMEM, "out of memory");
+        p->stdin_len = req->stdin_len;
+        return 0;
+}
+
 int
-mcp_run_setup(mcp_run *run, const mcp_run_request *req, int lang_index, msp_err *err)
+mcp_run_claim(mcp_run *run, const mcp_run_request *req, int lang_index, msp_err *err)
 {
         mcp_engine *e = run->engine;
+        mcp_run_plan *p = &run->plan;
         const mcp_language *lang = e->langs.langs[lang_index];
-        char interp[MCP_INTERP_MAX];
-        snprintf(interp, sizeof interp, "%s", e->langs.interp[lang_index]);
-        mcp_limits lim;
-        bool network = false;
-        const char *root_path = e->skeleton;
-        bool host_view = true;
-        const mcp_rootfs *rootfs = NULL;
+        p->lang = lang;
+        snprintf(p->interp, sizeof p->interp, "%s", e->langs.interp[lang_index]);
+        p->root_path = e->skeleton;
+        p->host_view = true;
         int r;
 
         if (req->session_id) {
@@ -254,10 +337,10 @@ mcp_run_setup(mcp_run *run, const mcp_run_request *req, int lang_index, msp_err 
                         return msp_err_set(err, ENOMEM, "out of memory");
                 }
                 snprintf(run->ws_path, sizeof run->ws_path, "%s", path);
-                lim = effective_limits(&req->limits, &info.limits);
-                lim = effective_limits(&lim, &e->cfg->defaults);
-                network = info.network && e->cfg->allow_network;
-                if (network && (r = mcp_usernet_check(e->cfg->usernet_path, err)) < 0)
+                p->lim = effective_limits(&req->limits, &info.limits);
+                p->lim = effective_limits(&p->lim, &e->cfg->defaults);
+                p->network = info.network && e->cfg->allow_network;
+                if (p->network && (r = mcp_usernet_check(e->cfg->usernet_path, err)) < 0)
                         return r;
                 if ((r = copy_policy(run, info.allow, err)) < 0)
                         return r;
@@ -268,42 +351,56 @@ mcp_run_setup(mcp_run *run, const mcp_run_request *req, int lang_index, msp_err 
                                                    info.rootfs);
                         snprintf(run->root_path, sizeof run->root_path, "%s/rootfs-%d",
                                  e->inst_path, i);
-                        root_path = run->root_path;
-                        host_view = false;
-                        rootfs = &e->cfg->rootfs[i];
-                        _cleanup_close_ int rfd = open(root_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-                        if (rfd < 0 || !mcp_language_resolve(lang, rfd, interp))
+                        p->root_path = run->root_path;
+                        p->host_view = false;
+                        p->rootfs = &e->cfg->rootfs[i];
+                        _cleanup_close_ int rfd = open(p->root_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                        if (rfd < 0 || !mcp_language_resolve(lang, rfd, p->interp))
                                 return msp_err_set(err, ENOENT,
                                                    "language: '%s' is not available in rootfs '%s' "
                                                    "(no %s in /usr/bin, /bin or /usr/local/bin)",
                                                    lang->name, info.rootfs, lang->prog);
                 }
         } else {
-                lim = effective_limits(&req->limits, &e->cfg->defaults);
-                if ((r = fresh_workspace(run, lim.workspace_bytes, err)) < 0)
-                        return r;
-                network = req->network == MCP_NET_FULL && e->cfg->allow_network;
-                if (network && (r = mcp_usernet_check(e->cfg->usernet_path, err)) < 0)
+                p->lim = effective_limits(&req->limits, &e->cfg->defaults);
+                p->network = req->network == MCP_NET_FULL && e->cfg->allow_network;
+                if (p->network && (r = mcp_usernet_check(e->cfg->usernet_path, err)) < 0)
                         return r;
                 if (req->network == MCP_NET_ALLOW && (r = copy_policy(run, req->allow, err)) < 0)
                         return r;
         }
-        if (host_view && !interp[0])
+        if (p->host_view && !p->interp[0])
                 return msp_err_set(err, ENOENT,
                                    "language: '%s' is not on this server's host view, only in a "
                                    "rootfs it serves: run it in a session created with that rootfs",
                                    lang->name);
         for (size_t i = 0; i < req->n_files; i++) {
-                const mcp_file_in *f = &req->files[i];
-                r = mcp_workspace_write_file(run->ws_fd, f->path, f->data, f->len, f->executable,
-                                             mcp_rootfs_ids(rootfs), err);
+                r = mcp_workspace_file_check(req->files[i].path, req->files[i].len, err);
                 if (r < 0)
                         return msp_err_prefix(err, "files[%zu]", i);
         }
         run->on_network = req->on_network;
-        if ((r = make_bundle(run, req, lang, interp, &lim, network, run->allow.n > 0, root_path,
-                             host_view, rootfs, err)) < 0)
+        return copy_request(run, req, err);
+}
+
+int
+mcp_run_setup(mcp_run *run, msp_err *err)
+{
+        mcp_engine *e = run->engine;
+        mcp_run_plan *p = &run->plan;
+        int r;
+        if (!run->session_id && (r = fresh_workspace(run, p->lim.workspace_bytes, err)) < 0)
                 return r;
+        for (size_t i = 0; i < p->n_files; i++) {
+                const mcp_plan_file *f = &p->files[i];
+                r = mcp_workspace_write_file(run->ws_fd, f->path, f->data, f->len, f->executable,
+                                             mcp_rootfs_ids(p->rootfs), err);
+                if (r < 0)
+                        return msp_err_prefix(err, "files[%zu]", i);
+        }
+        if ((r = make_bundle(run, err)) < 0)
+                return r;
+        mcp_run_plan_done(p);
 
         mcp_runner *rn = &run->runner;
         snprintf(run->log_path, sizeof run->log_path, "%s/runtime.log", run->bundle);
@@ -312,18 +409,14 @@ mcp_run_setup(mcp_run *run, const mcp_run_request *req, int lang_index, msp_err 
         rn->runtime_root = e->runtime_root;
         rn->bundle = run->bundle;
         rn->id = run->id;
-        rn->timeout_ms = lim.timeout_ms;
+        rn->timeout_ms = p->lim.timeout_ms;
         rn->init_status = e->cfg->init_path != NULL;
-        rn->out = (mcp_capture){ .limit = lim.output_bytes, .log_fd = -1 };
-        rn->err = (mcp_capture){ .limit = lim.output_bytes, .log_fd = -1 };
+        rn->out = (mcp_capture){ .limit = p->lim.output_bytes, .log_fd = -1 };
+        rn->err = (mcp_capture){ .limit = p->lim.output_bytes, .log_fd = -1 };
         mcp_runlogs_open(&e->logs, run->id, &rn->out, &rn->err, &run->log_reserve);
-        if (req->stdin_data) {
-                run->stdin_copy = malloc(req->stdin_len ? req->stdin_len : 1);
-                if (!run->stdin_copy)
-                        return msp_err_set(err, ENOMEM, "out of memory");
-                memcpy(run->stdin_copy, req->stdin_data, req->stdin_len);
+        if (run->stdin_copy) {
                 rn->stdin_data = run->stdin_copy;
-                rn->stdin_len = req->stdin_len;
+                rn->stdin_len = p->stdin_len;
         }
         return 0;
 }

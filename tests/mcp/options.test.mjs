@@ -3,7 +3,9 @@
 // busy session.
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
+import fs from "node:fs";
 import net from "node:net";
+import path from "node:path";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { startServer, skipReason, finishAll, call, runCode, text, assertOk, waitFor,
          hostAddress } from "./lib.mjs";
@@ -118,6 +120,34 @@ test("a queued call that is cancelled never runs", { skip, timeout: 90_000 }, as
         const runs = new Set((await srv.client.listResources()).resources
                 .map((r) => r.uri.match(/^sandbox:\/\/runs\/([^/]+)\//)?.[1]).filter(Boolean));
         assert.deepEqual([...runs].sort(), [ra.run_id, rc.run_id].sort(), "only a and c ran");
+        assert.equal((await srv.close()).code, 0);
+});
+
+// A run's workspace (ws/<id>, a tmpfs) and bundle (b/<id>) are made when it leaves the
+// queue: queued calls hold none, and a cancelled queued call leaves none behind.
+test("queued calls hold no workspace or bundle: one of each with --max-concurrent 1", { skip, timeout: 90_000 }, async () => {
+        const srv = await startServer({ args: ["--max-concurrent", "1"] });
+        // Through /proc/PID/root: b/ is a tmpfs in msp-mcp's own mount namespace.
+        const name = srv.instance();
+        const inst = path.join(`/proc/${name.split("-")[1]}/root`, srv.stateDir, name);
+        const count = (d) => fs.readdirSync(path.join(inst, d)).filter((n) => n.startsWith("r-")).length;
+        let started = false;
+        const a = runCode(srv, "sh", "echo started; sleep 3; echo a", {}, {
+                onprogress: (p) => { if (/started/.test(p.message ?? "")) started = true; },
+        });
+        await waitFor("the first run to start", () => started, 30_000);
+        const ac = new AbortController();
+        const cancelled = runCode(srv, "sh", "echo x", {}, { signal: ac.signal });
+        const queued = [1, 2, 3, 4].map((i) => runCode(srv, "sh", `echo q${i}`));
+        assert.deepEqual(await srv.client.ping(), {});  // the five are queued behind a
+        assert.deepEqual([count("b"), count("ws")], [1, 1], "only the running call's bundle and workspace");
+        ac.abort("not needed");
+        await assert.rejects(cancelled);
+        assert.deepEqual(await srv.client.ping(), {});
+        assert.deepEqual([count("b"), count("ws")], [1, 1], "the cancelled call made nothing");
+        assert.equal(assertOk(await a, srv).stdout, "started\na\n");
+        const out = (await Promise.all(queued)).map((r) => assertOk(r, srv).stdout);
+        assert.deepEqual(out, ["q1\n", "q2\n", "q3\n", "q4\n"]);
         assert.equal((await srv.close()).code, 0);
 });
 
