@@ -12,7 +12,11 @@
 #
 #   rootless msp run, rootless runc run   the user's, each with its own --root in the
 #                                         work directory (no cgroup: none is delegated
-#                                         here, docs/ROOTLESS.md)
+#                                         here, docs/ROOTLESS.md); msp root-owned 0755,
+#                                         so it needs no copy of itself (CVE-2019-5736,
+#                                         docs/SECURITY_MODEL.md)
+#   rootless msp run, user-owned binary   the same msp file owned by the user: it runs
+#                                         from a sealed memfd copy (what that costs)
 #   bwrap --unshare-all                   the same user: user, pid, net, ipc, uts ns
 #   msp run as root                       the same bundle, --cgroup-manager disabled so
 #                                         that only rootlessness differs
@@ -76,6 +80,7 @@ cleanup() {
 trap cleanup EXIT
 chmod 0755 "$work"
 install -m 0755 "$build/runtime/msp" "$work/msp"
+install -m 0755 -o "$uid" "$build/runtime/msp" "$work/msp-own"
 bundle=$work/bundle
 mkdir -p "$bundle" "$work/xdg" "$work/root-msp-user" "$work/root-runc-user"
 "$repo/bundles/busybox/prepare.sh" "$bundle/rootfs" >/dev/null
@@ -95,6 +100,7 @@ chown "$uid:$gid" "$bundle/config.json"
 msp_user="$user_pfx $work/msp --root $work/root-msp-user run -b $bundle u-msp"
 runc_user="$user_pfx runc --root $work/root-runc-user run -b $bundle u-runc"
 bwrap_user="$user_pfx bwrap --unshare-all --die-with-parent --ro-bind $bundle/rootfs / --proc /proc --dev /dev /bin/true"
+msp_own="$user_pfx $work/msp-own --root $work/root-msp-user run -b $bundle u-msp-own"
 msp_root="$root_pfx $work/msp --root $work/root-msp-root --cgroup-manager disabled run -b $bundle r-msp"
 
 names=()
@@ -110,7 +116,8 @@ probe() {
         return 1
 }
 for pair in "rootless msp run|$msp_user" "rootless runc run|$runc_user" \
-        "bwrap --unshare-all (user)|$bwrap_user" "msp run as root|$msp_root"; do
+        "bwrap --unshare-all (user)|$bwrap_user" "msp run as root|$msp_root" \
+        "rootless msp run, user-owned binary (sealed copy)|$msp_own"; do
         name=${pair%%|*}
         cmd=${pair#*|}
         reason=""

@@ -40,6 +40,12 @@ setup() {
         # whoever execs it runs the exe of msp exec's process inside the container;
         # --log on a fifo holds that msp there
         printf '#!/proc/self/exe --log=/hold\n' >"$BUNDLE/rootfs/bin/evil"
+        # a dynamic msp (the sanitizer build) runs inside only with its libraries there
+        local lib
+        for lib in $(ldd "$RL_MSP" 2>/dev/null | grep -o '/[^ ]*'); do
+                mkdir -p "$BUNDLE/rootfs$(dirname "$lib")"
+                cp -L "$lib" "$BUNDLE/rootfs$lib"
+        done
         chmod 755 "$BUNDLE/rootfs/bin/evil"
         mkfifo "$BUNDLE/rootfs/hold" "$BUNDLE/rootfs/sync"
         chown "$RL_UID:$RL_GID" "$BUNDLE/rootfs/hold" "$BUNDLE/rootfs/sync"
