@@ -33,9 +33,9 @@ ABOUT[bench]="run tests/bench (hyperfine; runc, bwrap and crun to compare; GNU t
 DEB[bench]="hyperfine runc bubblewrap time jq busybox-static crun?"
 FEDORA[bench]="hyperfine runc bubblewrap time jq busybox crun"
 
-ABOUT[vm]="boot the cgroup v2 test guest (tests/vm: qemu, Debian's cloud kernel, initramfs tools, apparmor_parser)"
-DEB[vm]="qemu-system-x86 linux-image-cloud-amd64 busybox-static cpio apparmor"
-FEDORA[vm]="qemu-system-x86-core kernel-core busybox cpio apparmor-parser"
+ABOUT[vm]="boot the cgroup v2 test guest (tests/vm: qemu, Debian's cloud kernel, initramfs tools, apparmor_parser; systemd's user manager, its session bus and runc for the --systemd-cgroup test)"
+DEB[vm]="qemu-system-x86 linux-image-cloud-amd64 busybox-static cpio apparmor systemd dbus-daemon dbus-user-session runc"
+FEDORA[vm]="qemu-system-x86-core kernel-core busybox cpio apparmor-parser systemd dbus-daemon runc"
 
 ABOUT[podman]="run tests/podman and tests/bench/podman.sh (podman, conmon, catatonit; busybox for the image)"
 DEB[podman]="podman conmon catatonit busybox-static"

@@ -622,6 +622,161 @@ t_rootless_mcp() {
         rmdir "$C" "$RL_D"
 }
 
+# Rootless --systemd-cgroup under a live systemd user manager: `systemd --user` started
+# for the test user in a subtree chowned as systemd delegates user@UID.service, with the
+# D-Bus session bus it socket-activates (dbus.socket, dbus-daemon). The user's commands run
+# from term.scope, a cgroup of that subtree (a terminal's); create goes through
+# `systemd-run --user --scope`, as from a desktop session. runc runs the same bundle.
+SD_XDG=/run/user/$RL_UID
+SD_ENV="PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/home/user USER=user XDG_RUNTIME_DIR=$SD_XDG"
+
+sd_as_user() {
+        (
+                echo 0 >"$RL_D/term.scope/cgroup.procs"
+                exec env -i $SD_ENV /usr/bin/setpriv --reuid=$RL_UID --regid=$RL_UID \
+                        --clear-groups --inh-caps=-all "$@"
+        )
+}
+
+sd_scope() {
+        sd_as_user timeout 60 /usr/bin/systemd-run --user --scope --quiet -- "$@"
+}
+
+sd_running() {
+        s=$(sd_as_user timeout 5 /bin/systemctl --user is-system-running 2>/dev/null) || true
+        [ "$s" = running ] || [ "$s" = degraded ]
+}
+
+sd_gone() {
+        grep -qx 'populated 0' "$RL_D/cgroup.events"
+}
+
+sd_status() {
+        [ "$(sd_as_user "$1" state "$2" | jq -r .status)" = "$3" ]
+}
+
+sd_unit_gone() {
+        ! sd_as_user timeout 5 /bin/systemctl --user is-active --quiet "$1"
+}
+
+# sd_limits DIR MEMORY PIDS: the container's cgroup holds those limits.
+sd_limits() {
+        echo "$1: memory.max $(cat "$1/memory.max") pids.max $(cat "$1/pids.max")"
+        [ "$(cat "$1/memory.max")" = "$2" ] && [ "$(cat "$1/pids.max")" = "$3" ]
+}
+
+# sd_lifecycle RUNTIME ID: exec, pause and resume, update, kill and delete of a running
+# container, as the user; its cgroup (CG_OF) is gone after delete.
+sd_lifecycle() {
+        rc=0
+        sd_as_user "$1" exec "$2" sh -c 'exit 3' || rc=$?
+        echo "$1 exec: exit $rc"
+        [ "$rc" -eq 3 ]
+        # no cgroup namespace in `spec --rootless`: the exec'd process sees its cgroup
+        [ "$(sd_as_user "$1" exec "$2" cat /proc/self/cgroup)" = "0::${CG_OF#"$CG"}" ]
+        sd_as_user "$1" pause "$2"
+        sd_status "$1" "$2" paused
+        grep -qx 'frozen 1' "$CG_OF/cgroup.events"
+        sd_as_user "$1" resume "$2"
+        sd_status "$1" "$2" running
+        grep -qx 'frozen 0' "$CG_OF/cgroup.events"
+        sd_as_user "$1" update --memory 67108864 --pids-limit 40 "$2"
+        sd_limits "$CG_OF" 67108864 40
+        sd_as_user "$1" kill "$2" KILL
+        until_true 10 sd_status "$1" "$2" stopped
+        sd_as_user "$1" delete "$2"
+}
+
+sd_teardown() {
+        sd_as_user "$MSP" delete --force sd1 >/dev/null 2>&1
+        sd_as_user /usr/sbin/runc delete --force sr1 >/dev/null 2>&1
+        [ -f "$W/sd.pid" ] && kill -TERM "$(cat "$W/sd.pid")" 2>/dev/null
+        until_true 30 sd_gone || { echo 1 >"$RL_D/cgroup.kill"; until_true 10 sd_gone; }
+        find "$RL_D" -depth -type d -exec rmdir {} \; 2>/dev/null
+        rm -rf "$SD_XDG" /run/systemd
+}
+
+sd_body() {
+        mkdir -p "$CG/$PFX"
+        echo "+cpu +memory +pids" >"$CG/cgroup.subtree_control"
+        echo "+cpu +memory +pids" >"$CG/$PFX/cgroup.subtree_control"
+        mkdir "$RL_D" "$RL_D/term.scope"
+        chown $RL_UID:$RL_UID "$RL_D" "$RL_D/cgroup.procs" "$RL_D/cgroup.subtree_control" \
+                "$RL_D/cgroup.threads"
+        chown -R $RL_UID:$RL_UID "$RL_D/term.scope"
+        mkdir -p "$SD_XDG"
+        chown $RL_UID:$RL_UID "$SD_XDG"
+        chmod 0700 "$SD_XDG"
+        # systemd --user refuses to start unless the system was booted with systemd
+        # (sd_booted(3): /run/systemd/system exists); the guest's PID 1 is busybox init
+        mkdir -p /run/systemd/system
+        [ -s /etc/machine-id ] || tr -d '-' </proc/sys/kernel/random/uuid >/etc/machine-id
+        (
+                echo 0 >"$RL_D/cgroup.procs"
+                exec env -i $SD_ENV SYSTEMD_LOG_TARGET=console /usr/bin/setpriv \
+                        --reuid=$RL_UID --regid=$RL_UID --clear-groups --inh-caps=-all \
+                        /lib/systemd/systemd --user
+        ) </dev/null >"$W/sd.log" 2>&1 &
+        echo $! >"$W/sd.pid"
+        until_true 60 test -S "$SD_XDG/systemd/private" || { cat "$W/sd.log"; false; }
+        until_true 60 sd_running || { cat "$W/sd.log"; false; }
+        until_true 30 test -S "$SD_XDG/bus"
+        # the bundle: `spec --rootless`, memory and pids limits, a long sleep
+        mkdir -p "$W/sd"
+        cp -a "$BASE/rootfs" "$W/sd/rootfs"
+        chown -R $RL_UID:$RL_UID "$W/sd"
+        sd_as_user sh -c "cd $W/sd && $MSP spec --rootless"
+        jq '.process.terminal = false | .root.readonly = false
+                | .linux.resources = {"memory": {"limit": 33554432}, "pids": {"limit": 50}}
+                | .process.args = ["/bin/sleep", "1000"]' "$W/sd/config.json" >"$W/sd/c.json"
+        mv "$W/sd/c.json" "$W/sd/config.json"
+        chown $RL_UID:$RL_UID "$W/sd/config.json"
+
+        # msp: the manager's bus answers, so --systemd-cgroup is accepted; the cgroup is
+        # made below the manager, beside the scope msp ran in (no unit: msp speaks no
+        # D-Bus), with the limits
+        sd_scope "$MSP" --systemd-cgroup run -d -b "$W/sd" sd1 </dev/null >"$W/sd1.out" 2>&1 ||
+                { cat "$W/sd1.out"; false; }
+        pid=$(sd_as_user "$MSP" state sd1 | jq -r .pid)
+        cat "/proc/$pid/cgroup"
+        grep -qx "0::/$PFX/user@$RL_UID.service/app.slice/sd1" "/proc/$pid/cgroup"
+        CG_OF=$RL_D/app.slice/sd1
+        sd_limits "$CG_OF" 33554432 50
+        # the manager realizes its slices again: memory and pids stay enabled there
+        # (systemd's default accounting), so the limits stay
+        sd_as_user timeout 30 /bin/systemctl --user daemon-reload
+        sd_limits "$CG_OF" 33554432 50
+        sd_lifecycle "$MSP" sd1
+        [ ! -e "$CG_OF" ]
+        [ -z "$(ls "$SD_XDG/msp")" ]
+
+        # runc 1.1.5 on the same bundle: the manager makes a transient scope unit
+        # user.slice/runc-ID.scope (StartTransientUnit over the session bus)
+        [ -x /usr/sbin/runc ] || { echo "no runc in the guest to compare with"; return 0; }
+        sd_scope /usr/sbin/runc --systemd-cgroup run -d -b "$W/sd" sr1 </dev/null \
+                >"$W/sr1.out" 2>&1 || { cat "$W/sr1.out"; false; }
+        pid=$(sd_as_user /usr/sbin/runc state sr1 | jq -r .pid)
+        cat "/proc/$pid/cgroup"
+        grep -qx "0::/$PFX/user@$RL_UID.service/user.slice/runc-sr1.scope" "/proc/$pid/cgroup"
+        sd_as_user timeout 5 /bin/systemctl --user is-active runc-sr1.scope
+        CG_OF=$RL_D/user.slice/runc-sr1.scope
+        sd_limits "$CG_OF" 33554432 50
+        sd_lifecycle /usr/sbin/runc sr1
+        until_true 10 sd_unit_gone runc-sr1.scope
+        until_true 10 test ! -e "$CG_OF"
+        [ -z "$(ls "$SD_XDG/runc")" ]
+}
+
+# Bounded teardown whatever sd_body did: the containers, the manager and its processes
+# (SIGTERM, then cgroup.kill), the cgroups, the runtime dir.
+t_systemd_user() {
+        set +e
+        (set -e; sd_body)
+        rc=$?
+        sd_teardown
+        return $rc
+}
+
 # The runtime/lib unit tests that are mode-aware (OOM, pids, destroy, eBPF, freeze...),
 # and test-rt-lsm with an LSM (AppArmor) active,
 # run here against real cgroup v2.
@@ -661,6 +816,13 @@ else
 fi
 t "rootless: without delegation a limit is refused; with a delegated subtree the container's cgroup beside the user's scope, limits, pause, delete; --systemd-cgroup refused without a user manager" t_rootless_delegated
 t "rootless msp-mcp in a delegated subtree: --check names the cgroup limits; a memory hog is oom_killed, a fork bomb stops at pids.max 20, the cgroups are gone after" t_rootless_mcp
+sd_name="rootless --systemd-cgroup under a live user manager (systemd --user): msp makes the cgroup below it with the limits, which survive daemon-reload; exec, pause, resume, update, kill, delete leave nothing; runc the same in a transient scope"
+if [ -x /lib/systemd/systemd ]; then
+        t "$sd_name" t_systemd_user
+else
+        n=$((n + 1))
+        say "ok $n - $sd_name # SKIP no systemd, dbus-daemon and dbus-user-session on the host (contrib/install-deps.sh vm)"
+fi
 if [ -d /vm/unit ]; then
         t "runtime/lib unit tests in cgroup v2 mode" t_unit
 fi

@@ -8,7 +8,8 @@
 # 2 CPUs, no network, `cgroup_no_v1=all`, and an initramfs built here on the fly:
 # busybox-static (the tree bundles/busybox/prepare.sh makes), msp and jq with the shared
 # libraries ldd lists, the static msp-helper, a busybox container bundle, the
-# runtime/lib unit test binaries when built, and tests/vm/guest-*.sh. The guest mounts only
+# runtime/lib unit test binaries when built, systemd's user manager with dbus-daemon and
+# runc when the host has them, and tests/vm/guest-*.sh. The guest mounts only
 # cgroup2 at /sys/fs/cgroup, runs guest-tests.sh, prints TAP on the serial console and
 # powers off. This script turns those lines into its own TAP and fails when a test failed
 # or the guest did not finish within the time limit.
@@ -94,6 +95,22 @@ build_initramfs() {
         # AppArmor, so a profile can be loaded there and its confinement tested.
         if command -v apparmor_parser >/dev/null; then
                 copy_with_libs "$(command -v apparmor_parser)" /usr/sbin/apparmor_parser || return 1
+        fi
+        # systemd's user manager with the D-Bus session bus it starts (Debian systemd,
+        # dbus-daemon, dbus-user-session), when the host has them, and runc to compare
+        # with: the rootless --systemd-cgroup test runs `systemd --user` for the test user.
+        if [ -x /lib/systemd/systemd ] && [ -f /usr/lib/systemd/user/dbus.socket ] &&
+                command -v dbus-daemon >/dev/null; then
+                for b in /lib/systemd/systemd /bin/systemctl /usr/bin/systemd-run \
+                        /usr/bin/dbus-daemon; do
+                        copy_with_libs "$b" "$b" || return 1
+                done
+                mkdir -p "$stage/usr/lib/systemd" "$stage/usr/share/dbus-1" || return 1
+                cp -a /usr/lib/systemd/user "$stage/usr/lib/systemd/" || return 1
+                cp /usr/share/dbus-1/session.conf "$stage/usr/share/dbus-1/" || return 1
+                if command -v runc >/dev/null; then
+                        copy_with_libs "$(command -v runc)" /usr/sbin/runc || return 1
+                fi
         fi
         for u in "$MSP_RT_UNIT_DIR"/test-rt-cgroup* "$MSP_RT_UNIT_DIR"/test-rt-lsm; do
                 [ -x "$u" ] && [ -f "$u" ] || continue
