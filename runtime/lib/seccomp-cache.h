@@ -14,8 +14,9 @@
 #define RT_SECCOMP_CACHE_TOP "msp-cache"
 #define RT_SECCOMP_CACHE_DIR RT_SECCOMP_CACHE_TOP "/seccomp"
 
-/* rt_seccomp_prepare() through the cache beside the state root (state_root_fd; -1, a
- * rootless ctx or a non-root caller: no cache). The profile checks and load flags are
+/* rt_seccomp_prepare() through the cache beside the state root (state_root_fd; -1: no
+ * cache). Rootless, the cache is the caller's, as its state root is (the owner checks
+ * compare with the effective uid). The profile checks and load flags are
  * computed every time; only the BPF program is cached, keyed by everything that shapes
  * it. Any cache problem (missing, foreign owner, loose mode, symlink, short, corrupt,
  * another key, a write that fails) falls back to compiling. Returns 1 when the program

@@ -569,7 +569,22 @@ rootless_bundle() {
         seccomp_from "$REPO/contrib/profiles/seccomp-default.json" '.'
 }
 
-@test "seccomp: rootless (an unprivileged user): no cache, the filter applies on every run" {
+# cache_is_users LOG COMPILED HITS: LOG says the program was compiled and cached COMPILED
+# times and taken from the cache HITS times; the cache beside the user's state root is the
+# user's, 0700, its program file 0600 with one link.
+cache_is_users() {
+        cat "$1"
+        [ "$(grep -c 'seccomp: no usable cached filter .*, compiling' "$1")" -eq "$2" ]
+        [ "$(grep -c 'seccomp: compiled filter cached as ' "$1")" -eq "$2" ]
+        [ "$(grep -c 'seccomp: cached filter ' "$1")" -eq "$3" ]
+        local cache
+        cache="$(dirname "$STATE_ROOT")/msp-cache"
+        [ "$(stat -c '%a %u' "$cache" "$cache/seccomp")" = "700 $uid
+700 $uid" ]
+        [ "$(stat -c '%a %u %h' "$cache"/seccomp/*.bpf)" = "600 $uid 1" ]
+}
+
+@test "seccomp: rootless (an unprivileged user): the user's own cache, the filter applies cold and warm" {
         command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
         rootless_bundle
         set_args /bin/msp-helper write /f -- syscall bpf -- syscall keyctl
@@ -581,13 +596,31 @@ rootless_bundle() {
                 [ "$(value syscall.bpf)" = EPERM ]
                 [ "$(value syscall.keyctl)" = EPERM ]
         done
-        cat "$xdg/debug.log"
-        [ "$(grep -c 'seccomp: no filter cache (Operation not permitted), compiling' "$xdg/debug.log")" -eq 2 ]
-        [ ! -e "$(dirname "$STATE_ROOT")/msp-cache" ]
+        cache_is_users "$xdg/debug.log" 1 1
         assert_nothing_left "$CID"
 }
 
-@test "seccomp: rootless exec: no cache, the filter applies on every exec" {
+@test "seccomp: rootless (an unprivileged user): a cache the user does not own is not used" {
+        command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
+        rootless_bundle
+        set_args /bin/msp-helper write /f -- syscall bpf
+        # root's 0700 cache where the user's would be: the user can neither use nor replace it
+        install -d -m 0700 "$xdg/msp-cache"
+        for i in 1 2; do
+                run as_user --debug --log "$xdg/debug.log" --cgroup-manager disabled run \
+                        -b "$BUNDLE" "$CID" </dev/null
+                echo "$output"
+                [ "$(value write)" = ok ]
+                [ "$(value syscall.bpf)" = EPERM ]
+        done
+        cat "$xdg/debug.log"
+        [ "$(grep -c 'seccomp: no filter cache (Permission denied), compiling' "$xdg/debug.log")" -eq 2 ]
+        [ "$(stat -c '%a %u' "$xdg/msp-cache")" = "700 0" ]
+        [ ! -e "$xdg/msp-cache/seccomp" ]
+        assert_nothing_left "$CID"
+}
+
+@test "seccomp: rootless exec: the user's own cache, the filter applies cold and warm" {
         command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
         rootless_bundle
         set_args /bin/sleep 100000
@@ -603,9 +636,8 @@ rootless_bundle() {
                 [ "$(value syscall.bpf)" = EPERM ]
                 [ "$(value syscall.keyctl)" = EPERM ]
         done
-        cat "$xdg/debug.log"
-        [ "$(grep -c 'seccomp: no filter cache (Operation not permitted), compiling' "$xdg/debug.log")" -eq 2 ]
-        [ ! -e "$(dirname "$STATE_ROOT")/msp-cache" ]
+        # create compiled and cached it (without --debug)
+        cache_is_users "$xdg/debug.log" 0 2
         as_user --cgroup-manager disabled delete --force "$CID"
         assert_nothing_left "$CID"
 }
