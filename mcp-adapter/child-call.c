@@ -43,6 +43,22 @@ read_all(int fd, void *buf, size_t len)
 }
 
 int
+mcp_child_keep_only(int fd, pid_t parent)
+{
+        sigset_t none;
+        sigemptyset(&none);
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent ||
+            sigprocmask(SIG_SETMASK, &none, NULL) < 0 || dup2(fd, 3) < 0 ||
+            close_range(4, ~0U, 0) < 0)
+                return -1;
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0)
+                return -1;
+        close(null);
+        return 0;
+}
+
+int
 mcp_child_call(int (*fn)(void *data, void *out, msp_err *err), void *data, void *out,
                size_t out_len, msp_err *err)
 {

@@ -11,3 +11,9 @@
  * returns >= 0. fn's -errno and message come back as they are. */
 int mcp_child_call(int (*fn)(void *data, void *out, msp_err *err), void *data, void *out,
                    size_t out_len, msp_err *err);
+
+/* First step of a forked helper that outlives the fork's caller (the resolver, an HTTPS
+ * fetch): it dies with parent (-1 when parent is already gone), its signals are unblocked,
+ * fd becomes its fd 3, fds 0 and 1 /dev/null, and every other fd of msp-mcp's but stderr is
+ * closed (client connections, the listener), so nothing of the server's stays open in it. */
+int mcp_child_keep_only(int fd, pid_t parent);

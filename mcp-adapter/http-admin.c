@@ -235,8 +235,24 @@ mcp_http_drain(mcp_http *h, void (*drained)(void *data), void *data)
         (void) on_drain_check(h->loop, h);
 }
 
-/* SIGHUP: the token file and the JWKS are read again, each kept as it was when the new
- * one is wrong. */
+static void
+on_keys_reloaded(mcp_oauth *o, const msp_err *err, void *data)
+{
+        mcp_http *h = data;
+        h->oauth_reload = NULL;
+        if (!o) {
+                mcp_log(h->log, MCP_LOG_ERROR, "OAuth keys not reloaded, the old ones stay: %s", err->msg);
+                return;
+        }
+        mcp_oauth_free(h->oauth);
+        h->oauth = o;
+        mcp_log(h->log, MCP_LOG_INFO, "OAuth keys reloaded from %s: %zu", h->cfg->oauth_jwks,
+                mcp_oauth_key_count(o));
+}
+
+/* SIGHUP: the token file and the JWKS are read again, each kept as it was until a new one
+ * is read and right. A JWKS URL is fetched while the loop serves (with the old keys); a
+ * fetch still running gives way to this newer one. */
 void
 mcp_http_reload(mcp_http *h)
 {
@@ -250,15 +266,10 @@ mcp_http_reload(mcp_http *h)
                 mcp_log(h->log, MCP_LOG_INFO, "tokens reloaded from %s: %zu", h->cfg->auth_tokens,
                         mcp_auth_count(a));
         }
-        mcp_oauth *o = NULL;
-        if (h->oauth && mcp_oauth_load(h->cfg, &o, &err) < 0) {
-                mcp_log(h->log, MCP_LOG_ERROR, "OAuth keys not reloaded, the old ones stay: %s", err.msg);
-        } else if (o) {
-                mcp_oauth_free(h->oauth);
-                h->oauth = o;
-                mcp_log(h->log, MCP_LOG_INFO, "OAuth keys reloaded from %s: %zu", h->cfg->oauth_jwks,
-                        mcp_oauth_key_count(o));
-        }
+        if (!h->oauth)
+                return;
+        mcp_oauth_reload_cancel(h->oauth_reload);
+        mcp_oauth_reload_start(h->loop, h->cfg, on_keys_reloaded, h, &h->oauth_reload);
 }
 
 void

@@ -83,6 +83,7 @@ struct mcp_http {
         mcp_auth *auth;                 /* --auth-tokens (NULL: none) */
         mcp_oauth *oauth;               /* --oauth-*: JWT access tokens (NULL: none); without
                                          * either, no authentication (local listeners only) */
+        mcp_oauth_reload *oauth_reload; /* a SIGHUP's JWKS fetch in flight */
         mcp_owners *owners;             /* sandbox sessions and run logs by tenant */
         rate_window *windows;
         mcp_metrics *metrics;

@@ -816,6 +816,7 @@ mcp_http_free(mcp_http *h)
                 explicit_bzero(h->tls_key, strlen(h->tls_key));
         free(h->tls_key);
         mcp_auth_free(h->auth);
+        mcp_oauth_reload_cancel(h->oauth_reload);
         mcp_oauth_free(h->oauth);
         mcp_owners_free(h->owners);
         mcp_metrics_free(h->metrics);

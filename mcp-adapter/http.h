@@ -36,7 +36,8 @@ mcp_http_freep(mcp_http **h)
  * the requests in progress finish within --drain-timeout, then call drained. */
 void mcp_http_drain(mcp_http *http, void (*drained)(void *data), void *data);
 /* SIGHUP: --auth-tokens and --oauth-jwks are read again; on an error the old tokens or
- * keys stay (logged). */
+ * keys stay (logged). An https:// JWKS is fetched while requests are served with the old
+ * keys, which the new ones replace once fetched and valid. */
 void mcp_http_reload(mcp_http *http);
 /* --check: the HTTP transport's lines (a warning without authentication; the token file,
  * the OAuth mode). */

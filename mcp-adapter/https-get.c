@@ -1,20 +1,29 @@
 /* One HTTPS GET (see https-get.h). The request is HTTP/1.0, so the answer is never chunked
  * and its body ends where the server closes; a close without TLS's close_notify counts
- * only when Content-Length says the body is whole. Redirects are not followed. */
+ * only when Content-Length says the body is whole. Redirects are not followed.
+ *
+ * A fetch's child writes one record to its pipe: the int result of mcp_https_get(), then
+ * the body (0) or the error message (< 0); the pipe's end is the record's. */
 #include "https-get.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <gnutls/gnutls.h>
 #include <netdb.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "child-call.h"
 #include "macros.h"
 
 #define HEAD_MAX (64 * 1024)
@@ -267,4 +276,181 @@ mcp_https_get(const char *url, const char *ca_file, size_t max, unsigned timeout
         gnutls_certificate_free_credentials(cred);
         close(fd);
         return r;
+}
+
+/* ---- in a child, for the loop ---- */
+
+#define FETCH_GRACE_MS 1000
+
+struct mcp_https_fetch {
+        mcp_loop *loop;
+        pid_t pid;
+        int fd;                         /* the pipe's read end */
+        char *buf;
+        size_t len, cap;
+        mcp_timer *timer;
+        mcp_https_done_fn done;
+        void *data;
+};
+
+static bool
+write_all(int fd, const void *buf, size_t len)
+{
+        for (const char *p = buf; len > 0;) {
+                ssize_t n = write(fd, p, len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return false;
+                p += n;
+                len -= (size_t) n;
+        }
+        return true;
+}
+
+_noreturn_ static void
+fetch_child(int fd, pid_t parent, const char *url, const char *ca_file, size_t max,
+            unsigned timeout_ms)
+{
+        if (mcp_child_keep_only(fd, parent) < 0)
+                _exit(1);
+        char *body = NULL;
+        size_t len = 0;
+        msp_err err = { 0 };
+        int r = mcp_https_get(url, ca_file, max, timeout_ms, &body, &len, &err);
+        bool sent = write_all(3, &r, sizeof r) &&
+                    (r == 0 ? write_all(3, body, len) : write_all(3, err.msg, strlen(err.msg)));
+        _exit(sent ? 0 : 1);
+}
+
+/* The child is reaped; the record, or what went wrong, goes to done. */
+static void
+fetch_finish(mcp_https_fetch *f, const char *failure)
+{
+        mcp_loop_del_io(f->loop, f->fd);
+        close(f->fd);
+        mcp_timer_cancel(f->loop, f->timer);
+        if (failure)
+                (void) kill(f->pid, SIGKILL);
+        int st = 0;
+        while (waitpid(f->pid, &st, 0) < 0 && errno == EINTR)
+                ;
+        msp_err err = { 0 };
+        int r = 0;
+        char *body = NULL;
+        size_t blen = 0;
+        if (failure)
+                msp_err_set(&err, ETIMEDOUT, "%s", failure);
+        else if (f->len < sizeof r)
+                msp_err_set(&err, EIO, "the fetching process failed (wait status %d)", st);
+        else if (memcpy(&r, f->buf, sizeof r), r < 0)
+                msp_err_set(&err, -r, "%.*s", (int) (f->len - sizeof r), f->buf + sizeof r);
+        else {
+                blen = f->len - sizeof r;
+                memmove(f->buf, f->buf + sizeof r, blen);
+                f->buf[blen] = '\0';
+                body = TAKE_PTR(f->buf);
+        }
+        mcp_https_done_fn done = f->done;
+        void *data = f->data;
+        free(f->buf);
+        free(f);
+        done(body, blen, body ? NULL : &err, data);
+}
+
+static int
+on_fetch_data(mcp_loop *loop, int fd, uint32_t events, void *data)
+{
+        mcp_https_fetch *f = data;
+        (void) loop;
+        (void) events;
+        for (;;) {
+                if (f->len == f->cap) {
+                        fetch_finish(f, "the fetching process wrote more than the answer's limit");
+                        return 0;
+                }
+                ssize_t n = read(fd, f->buf + f->len, f->cap - f->len);
+                if (n > 0) {
+                        f->len += (size_t) n;
+                        continue;
+                }
+                if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                        return 0;
+                fetch_finish(f, NULL);          /* the end of the record (or a read error) */
+                return 0;
+        }
+}
+
+static int
+on_fetch_timeout(mcp_loop *loop, void *data)
+{
+        mcp_https_fetch *f = data;
+        (void) loop;
+        f->timer = NULL;
+        fetch_finish(f, "no answer in time (the name's resolution or the server hangs)");
+        return 0;
+}
+
+int
+mcp_https_fetch_start(mcp_loop *loop, const char *url, const char *ca_file, size_t max,
+                      unsigned timeout_ms, mcp_https_done_fn done, void *data,
+                      mcp_https_fetch **ret, msp_err *err)
+{
+        mcp_https_fetch *f = calloc(1, sizeof *f);
+        int p[2] = { -1, -1 };
+        if (f) {
+                f->cap = sizeof(int) + (max > sizeof err->msg ? max : sizeof err->msg);
+                f->buf = malloc(f->cap + 1);
+        }
+        if (!f || !f->buf) {
+                if (f)
+                        free(f->buf);
+                free(f);
+                return msp_err_set(err, ENOMEM, "out of memory");
+        }
+        *f = (mcp_https_fetch) { .loop = loop, .fd = -1, .buf = f->buf, .cap = f->cap,
+                                 .done = done, .data = data };
+        pid_t parent = getpid();
+        int r = pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0 ? -errno : 0;
+        if (r == 0 && (f->pid = fork()) < 0)
+                r = -errno;
+        if (r == 0 && f->pid == 0)
+                fetch_child(p[1], parent, url, ca_file, max, timeout_ms);
+        if (p[1] >= 0)
+                close(p[1]);
+        f->fd = p[0];
+        if (r == 0)
+                r = mcp_loop_add_io(loop, f->fd, EPOLLIN, on_fetch_data, f);
+        if (r == 0)
+                r = mcp_loop_add_timer(loop, (uint64_t) (timeout_ms + FETCH_GRACE_MS) * 1000, on_fetch_timeout, f,
+                                       &f->timer);
+        if (r < 0) {
+                if (f->pid > 0) {
+                        (void) kill(f->pid, SIGKILL);
+                        (void) waitpid(f->pid, NULL, 0);
+                }
+                mcp_loop_del_io(loop, f->fd);
+                if (f->fd >= 0)
+                        close(f->fd);
+                free(f->buf);
+                free(f);
+                return msp_err_sys(err, -r, "%s: starting the fetching process", url);
+        }
+        *ret = f;
+        return 0;
+}
+
+void
+mcp_https_fetch_cancel(mcp_https_fetch *f)
+{
+        if (!f)
+                return;
+        mcp_loop_del_io(f->loop, f->fd);
+        close(f->fd);
+        mcp_timer_cancel(f->loop, f->timer);
+        (void) kill(f->pid, SIGKILL);
+        while (waitpid(f->pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        free(f->buf);
+        free(f);
 }

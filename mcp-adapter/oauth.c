@@ -192,12 +192,18 @@ parse_key(const oci_json *k, const char *what, jwk *out, msp_err *err)
         return 1;
 }
 
+static bool
+jwks_url(const mcp_config *cfg)
+{
+        return strncmp(cfg->oauth_jwks, "https://", 8) == 0;
+}
+
 /* The JWKS document: the file, or the answer to GET of an https:// URL. */
 static int
 read_jwks(const mcp_config *cfg, char **ret, size_t *ret_len, msp_err *err)
 {
         const char *src = cfg->oauth_jwks;
-        bool url = strncmp(src, "https://", 8) == 0;
+        bool url = jwks_url(cfg);
         if (strncmp(src, "http://", 7) == 0)
                 return msp_err_set(err, EINVAL, "--oauth-jwks %s: keys fetched over plain HTTP could be anyone's: use https:// or a file",
                                    src);
@@ -222,15 +228,12 @@ read_jwks(const mcp_config *cfg, char **ret, size_t *ret_len, msp_err *err)
         return 0;
 }
 
+/* The keys of the JWKS document buf (n bytes). */
 static int
-load_jwks(mcp_oauth *o, const mcp_config *cfg, msp_err *err)
+parse_jwks(mcp_oauth *o, const mcp_config *cfg, const char *buf, size_t n, msp_err *err)
 {
         const char *path = cfg->oauth_jwks;
-        _cleanup_free_ char *buf = NULL;
-        size_t n = 0;
-        int r = read_jwks(cfg, &buf, &n, err);
-        if (r < 0)
-                return r;
+        int r;
         _cleanup_json_doc_ oci_json_doc *doc = NULL;
         msp_err jerr = { 0 };
         if (oci_json_parse_limits("--oauth-jwks", buf, n, JWKS_MAX, JWKS_MAX, &doc, &jerr) < 0)
@@ -310,12 +313,10 @@ build_metadata(mcp_oauth *o, const char *path, msp_err *err)
         return oci_jw_finish(w, &o->metadata, &o->metadata_len, err);
 }
 
-int
-mcp_oauth_load(const mcp_config *cfg, mcp_oauth **ret, msp_err *err)
+/* Everything but the keys: the flags checked, the metadata built. */
+static int
+oauth_new(const mcp_config *cfg, mcp_oauth **ret, msp_err *err)
 {
-        *ret = NULL;
-        if (!cfg->oauth_issuer && !cfg->oauth_jwks && !cfg->resource)
-                return 0;
         const char *missing = !cfg->oauth_issuer ? "--oauth-issuer URL"
                               : !cfg->oauth_jwks ? "--oauth-jwks FILE"
                               : !cfg->resource   ? "--resource URL"
@@ -342,12 +343,100 @@ mcp_oauth_load(const mcp_config *cfg, mcp_oauth **ret, msp_err *err)
         if (!o->issuer || !o->resource || !o->claim)
                 return msp_err_set(err, ENOMEM, "out of memory");
         r = build_metadata(o, o->resource + (path - cfg->resource), err);
-        if (r == 0)
-                r = load_jwks(o, cfg, err);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(o);
         return 0;
+}
+
+/* The whole mode: the flags checked first (no fetch for a bad one), then the keys of the
+ * JWKS document buf, or of the one read_jwks() reads when buf is NULL. */
+static int
+oauth_build(const mcp_config *cfg, const char *buf, size_t n, mcp_oauth **ret, msp_err *err)
+{
+        _cleanup_oauth_ mcp_oauth *o = NULL;
+        _cleanup_free_ char *text = NULL;
+        int r = oauth_new(cfg, &o, err);
+        if (r == 0 && !buf && (r = read_jwks(cfg, &text, &n, err)) == 0)
+                buf = text;
+        if (r == 0)
+                r = parse_jwks(o, cfg, buf, n, err);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
+int
+mcp_oauth_load(const mcp_config *cfg, mcp_oauth **ret, msp_err *err)
+{
+        *ret = NULL;
+        if (!cfg->oauth_issuer && !cfg->oauth_jwks && !cfg->resource)
+                return 0;
+        return oauth_build(cfg, NULL, 0, ret, err);
+}
+
+struct mcp_oauth_reload {
+        const mcp_config *cfg;
+        mcp_https_fetch *fetch;
+        mcp_oauth_reloaded_fn done;
+        void *data;
+};
+
+static void
+on_jwks_fetched(char *body, size_t len, const msp_err *ferr, void *data)
+{
+        mcp_oauth_reload *rl = data;
+        mcp_oauth *o = NULL;
+        msp_err err = { 0 };
+        if (body) {
+                (void) oauth_build(rl->cfg, body, len, &o, &err);
+        } else {
+                err = *ferr;
+                msp_err_prefix(&err, "--oauth-jwks");
+        }
+        free(body);
+        mcp_oauth_reloaded_fn done = rl->done;
+        void *d = rl->data;
+        free(rl);
+        done(o, o ? NULL : &err, d);
+}
+
+void
+mcp_oauth_reload_start(mcp_loop *loop, const mcp_config *cfg, mcp_oauth_reloaded_fn done,
+                       void *data, mcp_oauth_reload **ret)
+{
+        *ret = NULL;
+        mcp_oauth *o = NULL;
+        msp_err err = { 0 };
+        mcp_oauth_reload *rl = jwks_url(cfg) ? calloc(1, sizeof *rl) : NULL;
+        if (!jwks_url(cfg)) {
+                (void) mcp_oauth_load(cfg, &o, &err);
+                done(o, o ? NULL : &err, data);
+                return;
+        }
+        if (!rl) {
+                msp_err_set(&err, ENOMEM, "out of memory");
+                done(NULL, &err, data);
+                return;
+        }
+        *rl = (mcp_oauth_reload) { .cfg = cfg, .done = done, .data = data };
+        if (mcp_https_fetch_start(loop, cfg->oauth_jwks, cfg->oauth_jwks_ca, JWKS_MAX, FETCH_TIMEOUT_MS,
+                                  on_jwks_fetched, rl, &rl->fetch, &err) < 0) {
+                free(rl);
+                done(NULL, &err, data);
+                return;
+        }
+        *ret = rl;
+}
+
+void
+mcp_oauth_reload_cancel(mcp_oauth_reload *rl)
+{
+        if (!rl)
+                return;
+        mcp_https_fetch_cancel(rl->fetch);
+        free(rl);
 }
 
 mcp_oauth *

@@ -14,6 +14,7 @@
 #include "auth.h"
 #include "config.h"
 #include "err.h"
+#include "loop.h"
 
 typedef struct mcp_oauth mcp_oauth;
 
@@ -22,6 +23,17 @@ typedef struct mcp_oauth mcp_oauth;
  * wrong. */
 int mcp_oauth_load(const mcp_config *cfg, mcp_oauth **ret, msp_err *err);
 mcp_oauth *mcp_oauth_free(mcp_oauth *oauth);
+
+/* SIGHUP: the JWKS read again into a new mcp_oauth handed to done (the caller's to keep or
+ * free), or NULL and err saying why. A file is read at once (done runs before this returns,
+ * *ret NULL); an https:// URL is fetched in a child process the loop watches
+ * (https-get.h), so that requests are served meanwhile: *ret until done runs. */
+typedef struct mcp_oauth_reload mcp_oauth_reload;
+typedef void (*mcp_oauth_reloaded_fn)(mcp_oauth *oauth, const msp_err *err, void *data);
+void mcp_oauth_reload_start(mcp_loop *loop, const mcp_config *cfg, mcp_oauth_reloaded_fn done,
+                            void *data, mcp_oauth_reload **ret);
+/* done is not called; the fetch's child is killed. NULL: nothing. */
+void mcp_oauth_reload_cancel(mcp_oauth_reload *reload);
 /* The keys of the JWKS that can verify tokens. */
 size_t mcp_oauth_key_count(const mcp_oauth *oauth);
 

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child-call.h"
 #include "macros.h"
 #include "proxy-policy.h"
 
@@ -84,18 +85,10 @@ lookup(void *arg)
 
 /* Nothing of msp-mcp's stays open but stderr and the socket; no privileges. */
 static int
-helper_confine(int fd)
+helper_confine(int fd, pid_t parent)
 {
-        sigset_t none;
-        sigemptyset(&none);
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
-            sigprocmask(SIG_SETMASK, &none, NULL) < 0 || dup2(fd, 3) < 0 ||
-            close_range(4, ~0U, 0) < 0)
+        if (mcp_child_keep_only(fd, parent) < 0)
                 return -1;
-        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0)
-                return -1;
-        close(null);
         if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
                                setresuid(NOBODY, NOBODY, NOBODY) < 0))
                 return -1;
@@ -105,7 +98,7 @@ helper_confine(int fd)
 _noreturn_ static void
 helper_main(int fd, pid_t parent)
 {
-        if (helper_confine(fd) < 0 || getppid() != parent || sem_init(&helper_slots, 0, HELPER_THREADS) < 0)
+        if (helper_confine(fd, parent) < 0 || sem_init(&helper_slots, 0, HELPER_THREADS) < 0)
                 _exit(1);
         helper_fd = 3;
         pthread_attr_t attr;

@@ -335,15 +335,20 @@ function certificate(dir, san) {
         return { key, cert };
 }
 
+// state.hold: a promise the answer waits for (an issuer slow to answer).
 async function jwksServer(c) {
         const state = { status: 200, body: "" };
-        const server = https.createServer({ key: fs.readFileSync(c.key), cert: fs.readFileSync(c.cert) }, (req, res) => {
+        const server = https.createServer({ key: fs.readFileSync(c.key), cert: fs.readFileSync(c.cert) }, async (req, res) => {
                 state.requests = (state.requests ?? 0) + 1;
-                res.writeHead(req.url === "/jwks" ? state.status : 404, { "content-type": "application/json" });
-                res.end(state.body);
+                const { status, body } = state;
+                await state.hold;
+                res.writeHead(req.url === "/jwks" ? status : 404, { "content-type": "application/json" });
+                res.end(body);
         });
         await new Promise((r) => server.listen(0, "127.0.0.1", r));
-        return { state, url: `https://127.0.0.1:${server.address().port}/jwks`, close: () => new Promise((r) => server.close(r)) };
+        // Closing ends the connections too: a fetch msp-mcp left open does not keep node alive.
+        const close = () => new Promise((r) => { server.close(r); server.closeAllConnections(); });
+        return { state, url: `https://127.0.0.1:${server.address().port}/jwks`, close };
 }
 
 // msp-mcp started and left to exit on its own, without blocking this process (whose HTTPS
@@ -401,5 +406,47 @@ test("an https:// JWKS: fetched at start and on SIGHUP, trusted through --oauth-
         await wrong.close();
         assert.deepEqual(fs.readdirSync(stateDir).filter((n) => n.startsWith("inst-")), []);
         fs.rmSync(stateDir, { recursive: true, force: true });
+        fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test("SIGHUP: while an https:// JWKS is slow to answer, requests are served with the old keys", { skip, timeout: 120_000 }, async (t) => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "msp-mcp-jwks-slow-"));
+        const good = certificate(dir, "IP:127.0.0.1");
+        const k1 = rsaKey("k1"), k2 = ecKey("k2");
+        const srv = await jwksServer(good);
+        t.after(() => srv.close());
+        srv.state.body = JSON.stringify({ keys: [k1.jwk] });
+        const s = await spawnHttpServer({ args: [...oauthArgs(srv.url), "--oauth-jwks-ca", good.cert] });
+        const t1 = sign(k1, claims()), t2 = sign(k2, claims());
+        const init = await post(s.url, INIT, bearer(t1));
+        assert.equal(init.status, 200);
+        const sid = init.headers.get("mcp-session-id");
+        // The issuer rotates its keys and answers only when the test lets it.
+        let release;
+        srv.state.hold = new Promise((r) => { release = r; });
+        srv.state.body = JSON.stringify({ keys: [k2.jwk] });
+        try {
+                s.proc.kill("SIGHUP");
+                await waitFor("the fetch at the issuer", () => srv.state.requests === 2, 10_000);
+                // Answered while the fetch waits (well within its 10 s), with the old key.
+                const r = await fetch(s.url, { method: "POST", signal: AbortSignal.timeout(5_000),
+                                               headers: { ...JSON_HEADERS, "mcp-session-id": sid, ...bearer(t1) },
+                                               body: JSON.stringify(ping) });
+                assert.equal(r.status, 200, await r.text());
+                assert.doesNotMatch(s.log(), /OAuth keys (not )?reloaded/);
+                assert.equal((await post(s.url, INIT, bearer(t2))).status, 401, "the new key not yet");
+        } finally {
+                release();
+        }
+        await waitFor("the reload", () => /OAuth keys reloaded from https:\/\/127\.0\.0\.1:\d+\/jwks: 1/.test(s.log()), 15_000);
+        assert.equal((await post(s.url, INIT, bearer(t2))).status, 200);
+        assert.equal((await post(s.url, INIT, bearer(t1))).status, 401);
+        // Not JSON from the issuer: refused after the fetch, the keys stay, the log says why.
+        srv.state.hold = undefined;
+        srv.state.body = "{\"keys\": [";
+        s.proc.kill("SIGHUP");
+        await waitFor("the refused reload", () => /OAuth keys not reloaded, the old ones stay: .*jwks/.test(s.log()), 15_000);
+        assert.equal((await post(s.url, INIT, bearer(t2))).status, 200);
+        assert.deepEqual(await stopProcess(s.proc), { code: 0, signal: null });
         fs.rmSync(dir, { recursive: true, force: true });
 });
