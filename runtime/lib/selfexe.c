@@ -325,7 +325,7 @@ confirm(int owner, msp_err *err)
         if (!rt_exe_copy_needed(&deferred.facts, deferred.euid, owner))
                 return 0;
         int r = reexec_sealed(deferred.argv, deferred.envp, &what);
-        return msp_err_set(err, -r, "%s", what);
+        return msp_err_sys(err, -r, "%s", what);
 }
 
 int
