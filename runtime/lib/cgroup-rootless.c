@@ -196,6 +196,50 @@ user_manager_reachable(char *why, size_t whysz)
         return r;
 }
 
+/* The first limit whose controller a systemd manager does not keep enabled for cgroups
+ * that are no units of it: it writes a slice's cgroup.subtree_control from its own units'
+ * needs, and by default they use only memory and pids. NULL when there is none. */
+static const char *
+unit_less_limit(const oci_resources *res, const char **ret_ctrl)
+{
+        if (!res)
+                return NULL;
+        if (res->has_cpu && (res->cpu.has_shares || res->cpu.has_quota || res->cpu.has_burst ||
+                             res->cpu.has_period || res->cpu.has_idle)) {
+                *ret_ctrl = "cpu";
+                return "cpu";
+        }
+        if (res->has_cpu && ((res->cpu.cpus && *res->cpu.cpus) || (res->cpu.mems && *res->cpu.mems))) {
+                *ret_ctrl = "cpuset";
+                return res->cpu.cpus && *res->cpu.cpus ? "cpu.cpus" : "cpu.mems";
+        }
+        if (res->has_blockio) {
+                *ret_ctrl = "io";
+                return "blockIO";
+        }
+        return NULL;
+}
+
+/* Rootless --systemd-cgroup makes the cgroup below a live user manager without asking it
+ * for a unit (msp speaks no D-Bus): say which limit that manager may drop. */
+static void
+warn_unit_less(const rt_ctx *ctx, const oci_linux *lx, const char *path)
+{
+        const char *ctrl = NULL;
+        const char *field = unit_less_limit(lx ? lx->resources : NULL, &ctrl);
+        char root[PATH_MAX];
+        size_t n;
+
+        if (!field || !systemd_user_root(root, sizeof root))
+                return;
+        n = strlen(root);
+        if (strncmp(path, root, n) == 0 && path[n] == '/')
+                rt_log_warning(ctx, "linux.resources.%s: the cgroup '%s' is no unit of the user's "
+                               "systemd manager, which disables the %s controller in the slice "
+                               "above it when it next realizes that slice (daemon-reload), and "
+                               "the limit with it (docs/ROOTLESS.md)", field, path, ctrl);
+}
+
 int
 rt_cgroup_choose_path(const rt_ctx *ctx, const oci_linux *lx, const char *id, char *buf,
                       size_t bufsz, msp_err *err)
@@ -211,8 +255,8 @@ rt_cgroup_choose_path(const rt_ctx *ctx, const oci_linux *lx, const char *id, ch
                                    "is the user's systemd manager's, and none is reachable: %s "
                                    "(no user manager runs: use --cgroup-manager cgroupfs)", why);
         if (!ctx->rootless || (path && *path && (*path == '/' || !strchr(path, ':'))))
-                return rt_cgroup_path_for(path, id, buf, bufsz, err);
-        if (path && *path) {
+                r = rt_cgroup_path_for(path, id, buf, bufsz, err);
+        else if (path && *path) {
                 /* "slice:prefix:name": below the user's manager, as runc's systemd driver
                  * has that manager place it; without one, from the root as for root. */
                 r = rt_cgroup_path_for(path, id, sub, sizeof sub, err);
@@ -222,13 +266,18 @@ rt_cgroup_choose_path(const rt_ctx *ctx, const oci_linux *lx, const char *id, ch
                         root[0] = '\0';
                 if ((size_t) snprintf(buf, bufsz, "%s%s", root, sub) >= bufsz)
                         return msp_err_set(err, ENAMETOOLONG, "linux.cgroupsPath is too long");
+        } else {
+                r = rootless_path(id, buf, bufsz, why, sizeof why);
+                if (r < 0)
+                        return msp_err_sys(err, -r, "rootless: find the caller's cgroup");
+        }
+        if (r < 0)
+                return r;
+        if (buf[0]) {
+                if (ctx->rootless && ctx->cgroup_manager == RT_CGROUP_SYSTEMD)
+                        warn_unit_less(ctx, lx, buf);
                 return 0;
         }
-        r = rootless_path(id, buf, bufsz, why, sizeof why);
-        if (r < 0)
-                return msp_err_sys(err, -r, "rootless: find the caller's cgroup");
-        if (r > 0)
-                return 0;
         const char *field = limit_field(lx ? lx->resources : NULL);
         if (field)
                 return msp_err_set(err, EPERM, "linux.resources.%s: rootless, the limit needs a "

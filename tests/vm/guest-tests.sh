@@ -721,31 +721,38 @@ sd_body() {
         until_true 60 test -S "$SD_XDG/systemd/private" || { cat "$W/sd.log"; false; }
         until_true 60 sd_running || { cat "$W/sd.log"; false; }
         until_true 30 test -S "$SD_XDG/bus"
-        # the bundle: `spec --rootless`, memory and pids limits, a long sleep
+        # the bundle: `spec --rootless`, memory, pids and cpu limits, a long sleep
         mkdir -p "$W/sd"
         cp -a "$BASE/rootfs" "$W/sd/rootfs"
         chown -R $RL_UID:$RL_UID "$W/sd"
         sd_as_user sh -c "cd $W/sd && $MSP spec --rootless"
         jq '.process.terminal = false | .root.readonly = false
-                | .linux.resources = {"memory": {"limit": 33554432}, "pids": {"limit": 50}}
+                | .linux.resources = {"memory": {"limit": 33554432}, "pids": {"limit": 50},
+                                      "cpu": {"quota": 50000, "period": 100000}}
                 | .process.args = ["/bin/sleep", "1000"]' "$W/sd/config.json" >"$W/sd/c.json"
         mv "$W/sd/c.json" "$W/sd/config.json"
         chown $RL_UID:$RL_UID "$W/sd/config.json"
 
         # msp: the manager's bus answers, so --systemd-cgroup is accepted; the cgroup is
         # made below the manager, beside the scope msp ran in (no unit: msp speaks no
-        # D-Bus), with the limits
+        # D-Bus), with the limits, and a warning names the one the manager may drop
         sd_scope "$MSP" --systemd-cgroup run -d -b "$W/sd" sd1 </dev/null >"$W/sd1.out" 2>&1 ||
                 { cat "$W/sd1.out"; false; }
+        cat "$W/sd1.out"
+        grep -q "linux.resources.cpu: the cgroup '/$PFX/user@$RL_UID.service/app.slice/sd1' is no unit of the user's systemd manager, which disables the cpu controller" "$W/sd1.out"
         pid=$(sd_as_user "$MSP" state sd1 | jq -r .pid)
         cat "/proc/$pid/cgroup"
         grep -qx "0::/$PFX/user@$RL_UID.service/app.slice/sd1" "/proc/$pid/cgroup"
         CG_OF=$RL_D/app.slice/sd1
         sd_limits "$CG_OF" 33554432 50
+        [ "$(cat "$CG_OF/cpu.max")" = "50000 100000" ]
         # the manager realizes its slices again: memory and pids stay enabled there
-        # (systemd's default accounting), so the limits stay
+        # (systemd's default accounting), so those limits stay; cpu, which no unit of
+        # the manager uses, goes with its cpu.max, as the warning said
         sd_as_user timeout 30 /bin/systemctl --user daemon-reload
         sd_limits "$CG_OF" 33554432 50
+        echo "app.slice after daemon-reload: $(cat "$RL_D/app.slice/cgroup.subtree_control")"
+        [ ! -e "$CG_OF/cpu.max" ]
         sd_lifecycle "$MSP" sd1
         [ ! -e "$CG_OF" ]
         [ -z "$(ls "$SD_XDG/msp")" ]
@@ -761,6 +768,10 @@ sd_body() {
         sd_as_user timeout 5 /bin/systemctl --user is-active runc-sr1.scope
         CG_OF=$RL_D/user.slice/runc-sr1.scope
         sd_limits "$CG_OF" 33554432 50
+        # a unit with a CPU quota: the manager keeps cpu enabled for it
+        sd_as_user timeout 30 /bin/systemctl --user daemon-reload
+        sd_limits "$CG_OF" 33554432 50
+        [ "$(cat "$CG_OF/cpu.max")" = "50000 100000" ]
         sd_lifecycle /usr/sbin/runc sr1
         until_true 10 sd_unit_gone runc-sr1.scope
         until_true 10 test ! -e "$CG_OF"
@@ -816,7 +827,7 @@ else
 fi
 t "rootless: without delegation a limit is refused; with a delegated subtree the container's cgroup beside the user's scope, limits, pause, delete; --systemd-cgroup refused without a user manager" t_rootless_delegated
 t "rootless msp-mcp in a delegated subtree: --check names the cgroup limits; a memory hog is oom_killed, a fork bomb stops at pids.max 20, the cgroups are gone after" t_rootless_mcp
-sd_name="rootless --systemd-cgroup under a live user manager (systemd --user): msp makes the cgroup below it with the limits, which survive daemon-reload; exec, pause, resume, update, kill, delete leave nothing; runc the same in a transient scope"
+sd_name="rootless --systemd-cgroup under a live user manager (systemd --user): msp makes the cgroup below it with the limits, memory and pids survive daemon-reload, cpu does not (warned); exec, pause, resume, update, kill, delete leave nothing; runc the same in a transient scope, cpu kept"
 if [ -x /lib/systemd/systemd ]; then
         t "$sd_name" t_systemd_user
 else

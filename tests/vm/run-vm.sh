@@ -63,10 +63,11 @@ trap 'rm -rf --one-file-system "$work"' EXIT
 stage=$work/root
 
 # copy_with_libs BINARY DEST: the binary at DEST in the stage, and every library ldd
-# lists at its own path (the ELF interpreter included).
+# lists at its own path (the ELF interpreter included). A static binary has none (ldd
+# fails with "not a dynamic executable").
 copy_with_libs() {
         install -D -m 0755 "$1" "$stage$2" || return 1
-        ldd "$1" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' |
+        { ldd "$1" 2>/dev/null || true; } | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' |
                 while read -r lib; do
                         [ -e "$stage$lib" ] || install -D -m 0755 "$(readlink -f "$lib")" "$stage$lib" ||
                                 return 1
