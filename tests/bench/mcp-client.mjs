@@ -27,12 +27,14 @@ function check(language, code, expect, r, log) {
                 die(`${language} ${JSON.stringify(code)}: unexpected answer ${JSON.stringify(r).slice(0, 600)} ${log()}`);
 }
 
-// start(mspMcp, args): msp-mcp with its own temporary --state-dir; stderr's tail kept.
-function start(mspMcp, args) {
-        const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "msp-mcp-bench-"));
+// start(mspMcp, args, how): msp-mcp with its own --state-dir (how.stateDir, which msp-mcp
+// makes, or a temporary one), under how.wrap (a command line msp-mcp's follows, e.g. one
+// that runs it as another user and execs it: the child's pid stays msp-mcp's); stderr's
+// tail kept.
+function start(mspMcp, args, { wrap = [], stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "msp-mcp-bench-")) } = {}) {
         stateDirs.add(stateDir);
-        const child = spawn(mspMcp, ["--state-dir", stateDir, ...args],
-                            { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env } });
+        const argv = [...wrap, mspMcp, "--state-dir", stateDir, ...args];
+        const child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env } });
         let log = "";
         const listeners = [];
         child.stderr.on("data", (b) => {
@@ -55,9 +57,9 @@ function start(mspMcp, args) {
         };
 }
 
-// One stdio connection; calls may be concurrent (matched by id).
-export function stdioServer(mspMcp, args = []) {
-        const s = start(mspMcp, args);
+// One stdio connection; calls may be concurrent (matched by id). how: as start()'s.
+export function stdioServer(mspMcp, args = [], how = {}) {
+        const s = start(mspMcp, args, how);
         const waiting = new Map();
         let next = 1;
         s.exited.then((code) => {

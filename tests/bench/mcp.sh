@@ -5,6 +5,7 @@
 #   tests/bench/mcp.sh [--runs N] [--calls N] [--callers N] [--no-install]
 #   tests/bench/mcp.sh --http [--runs N] [--pings N] [--calls N] [--rounds N]
 #                      [--sessions N] [--no-install]
+#   tests/bench/mcp.sh --rootless [--runs N] [--calls N] [--rounds N] [--no-install]
 #
 # As root. Installs what is missing (contrib/install-deps.sh build bench, and mcp when
 # node is missing), builds a release msp and msp-mcp in build-bench-mcp/ (BUILD_DIR
@@ -36,18 +37,34 @@
 # then the goals of issue 16: sh p50 over HTTP within 1 ms of stdio's, HTTP runs/s at
 # least stdio's, RSS with 100 idle sessions under 16 MiB; the JSON in
 # BUILD_DIR/bench/http.json.
+#
+# --rootless runs tests/bench/mcp-rootless.mjs instead: two msp-mcp on stdio at once, one
+# started by root and one by the unprivileged test user (tests/helper/test-user.sh ensure
+# makes it; XDG_RUNTIME_DIR a 0700 directory of its own, the state dir in it), both with
+# the same copies of the release binaries in a 0755 work directory:
+#
+#   latency      --runs (200) sh `echo hi` calls on each, alternating, after 10 warm-up
+#                calls each: p50 and p95
+#   throughput   --rounds (3) rounds of --calls (200) calls of sh `echo hi` from 4 callers
+#                on each server, which goes first alternating
+#
+# then the ratios and the goals of issue 14: the user's sh p50 within 10% of root's, its
+# runs/s at least 90% of root's; the load average before and after; the JSON in
+# BUILD_DIR/bench/mcp-rootless.json.
 set -euo pipefail
 
 . "$(dirname "$0")/lib.sh"
 build=${BUILD_DIR:-$repo/build-bench-mcp}
 opts=()
 http=0
+rootless=0
 install=1
 
 while [ $# -gt 0 ]; do
         case "$1" in
         --runs|--calls|--callers|--pings|--rounds|--sessions) opts+=("$1" "$2"); shift ;;
         --http) http=1 ;;
+        --rootless) rootless=1 ;;
         --no-install) install=0 ;;
         -h|--help) bench_usage; exit 0 ;;
         *) die "unknown argument '$1' (see --help)" ;;
@@ -56,9 +73,11 @@ while [ $# -gt 0 ]; do
 done
 
 bench_need_root "msp-mcp creates namespaces and cgroups"
+[ "$http$rootless" != 11 ] || die "--http and --rootless are two benchmarks: run one at a time"
 
 if [ "$install" = 1 ]; then
         groups=(build bench)
+        [ "$rootless" = 0 ] || groups+=(rootless)
         command -v node >/dev/null || groups+=(mcp)
         bench_install "${groups[@]}"
 fi
@@ -71,6 +90,24 @@ mkdir -p "$build/bench"
 if [ "$http" = 1 ]; then
         node "$here/http.mjs" --msp-mcp "$build/mcp-adapter/msp-mcp" --msp "$build/runtime/msp" \
                 "${opts[@]}" --json "$build/bench/http.json" || die "tests/bench/http.mjs failed"
+        exit 0
+fi
+
+if [ "$rootless" = 1 ]; then
+        bench_require "contrib/install-deps.sh rootless" setpriv newuidmap
+        eval "$("$repo/tests/helper/test-user.sh" ensure)"
+        # The user runs copies (the build tree may be below a directory it cannot search),
+        # msp-mcp with every helper it finds beside itself, and root runs the same copies.
+        work=$(mktemp -d /tmp/msp-bench-mcp-rootless.XXXXXX)
+        trap 'rm -rf --one-file-system "$work"' EXIT
+        chmod 0755 "$work"
+        for b in "$build"/mcp-adapter/msp-* "$build/runtime/msp"; do
+                if [ -f "$b" ] && [ -x "$b" ]; then install -m 0755 "$b" "$work/"; fi
+        done
+        install -d -m 0700 -o "$MSP_TEST_UID" -g "$MSP_TEST_GID" "$work/xdg"
+        node "$here/mcp-rootless.mjs" --msp-mcp "$work/msp-mcp" --msp "$work/msp" \
+                --user-xdg "$work/xdg" "${opts[@]}" --json "$build/bench/mcp-rootless.json" ||
+                die "tests/bench/mcp-rootless.mjs failed"
         exit 0
 fi
 
