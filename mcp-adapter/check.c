@@ -169,33 +169,31 @@ check_rootless(checker *c, const mcp_rootless *rl, bool require_cgroups)
 static void
 check_languages(checker *c, const mcp_config *cfg)
 {
-        mcp_hostview view;
+        _cleanup_free_ mcp_host *host = malloc(sizeof *host);
         msp_err e = { 0 };
-        if (!c->out || mcp_hostview_probe(&view, &e) < 0)
+        if (!c->out || !host || mcp_host_detect(host, &e) < 0)
                 return;
-        _cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        mcp_languages l;
-        mcp_languages_detect(root, &view, &l);
+        const mcp_languages *l = &host->langs;
         mcp_langprobe probes[MCP_LANG_MAX] = { 0 };
-        for (size_t i = 0; i < l.n; i++)
-                probes[i].name = l.names[i];
-        int probed = c->first_missing ? -ENOTSUP : mcp_langprobe_run(cfg, probes, l.n, &e);
+        for (size_t i = 0; i < l->n; i++)
+                probes[i].name = l->names[i];
+        int probed = c->first_missing ? -ENOTSUP : mcp_langprobe_run(cfg, host, probes, l->n, &e);
         if (probed < 0 && !c->first_missing)
                 fprintf(c->out, "%-8s %-14s no program was run: %s\n", "absent", "lang-probe", e.msg);
-        for (size_t i = 0; i < l.n; i++) {
+        for (size_t i = 0; i < l->n; i++) {
                 char name[32];
-                snprintf(name, sizeof name, "lang %s", l.names[i]);
+                snprintf(name, sizeof name, "lang %s", l->names[i]);
                 if (probed < 0)
-                        line(c, true, name, "%s", l.interp[i]);
+                        line(c, true, name, "%s", l->interp[i]);
                 else if (probes[i].ran)
                         line(c, true, name, "%s (a program ran in the sandbox, %" PRIu64 " ms)",
-                             l.interp[i], probes[i].ms);
+                             l->interp[i], probes[i].ms);
                 else
                         fprintf(c->out, "%-8s %-14s %s: listed, but its program fails in the "
-                                "sandbox: %s\n", "broken", name, l.interp[i], probes[i].why);
+                                "sandbox: %s\n", "broken", name, l->interp[i], probes[i].why);
         }
-        for (size_t i = 0; i < l.n_off; i++)
-                fprintf(c->out, "%-8s lang %-9s not listed: %s\n", "off", l.off[i]->name, l.why[i]);
+        for (size_t i = 0; i < l->n_off; i++)
+                fprintf(c->out, "%-8s lang %-9s not listed: %s\n", "off", l->off[i]->name, l->why[i]);
 }
 
 /* Allowlists: not part of the default policy (without --network-allow they are refused),

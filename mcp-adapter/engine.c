@@ -211,7 +211,8 @@ choose_cgroups(mcp_engine *e, msp_err *err)
 }
 
 int
-mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine **ret, msp_err *err)
+mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, const mcp_host *host, mcp_engine **ret,
+               msp_err *err)
 {
         if (!cfg->runtime_path || cfg->runtime_path[0] != '/')
                 return msp_err_set(err, EINVAL, "runtime path '%s' is not absolute",
@@ -243,13 +244,12 @@ mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine **ret, msp_err 
         (void) mcp_recover(cfg, NULL);
         if ((r = private_mounts(&e->rootless, cfg->state_dir, err)) < 0)
                 goto fail;
-        if ((r = mcp_hostview_probe(&e->view, err)) < 0)
-                goto fail;
         /* Before the skeleton: what the languages link to are mount points in it. */
-        {
-                _cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                mcp_languages_detect(root, &e->view, &e->langs);
-        }
+        mcp_host found;
+        if (!host && (r = mcp_host_detect(&found, err)) < 0)
+                goto fail;
+        e->view = host ? host->view : found.view;
+        e->langs = host ? host->langs : found.langs;
         if ((r = make_instance(e, err)) < 0)
                 goto fail;
         for (size_t i = 0; i < cfg->n_rootfs && i < MCP_ROOTFS_MAX; i++) {

@@ -98,8 +98,11 @@ typedef void (*mcp_run_done_fn)(mcp_run *run, const mcp_run_result *result, void
 /* Moves the whole process into a private mount namespace (unshare(CLONE_NEWNS), / made
  * MS_REC|MS_PRIVATE) so that the workspace mounts stay invisible to the host and vanish
  * with the process; cleans the instance dirs of dead servers; creates this one's (locked);
- * detects the languages; creates the session store. Once per process. */
-int mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine **ret, msp_err *err);
+ * takes the host view and languages the caller detected (host; NULL: detects them);
+ * creates the session store. Once per process. */
+typedef struct mcp_host mcp_host;
+int mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, const mcp_host *host, mcp_engine **ret,
+                   msp_err *err);
 /* Kills every run (no done callbacks), removes their containers, bundles and fresh
  * workspaces; sessions stay on disk until they expire. */
 mcp_engine *mcp_engine_free(mcp_engine *engine);

@@ -99,11 +99,17 @@ lookup(const char *cache, const char *key, bool *broken, char *why, size_t why_s
         return false;
 }
 
+typedef struct probe_job {
+        const mcp_config *cfg;
+        const mcp_host *host;
+} probe_job;
+
 /* The misses' programs in a child: namespaces the probe engine enters stay in it. */
 static int
 probe(void *data, void *out, msp_err *err)
 {
-        const mcp_config *cfg = data;
+        const probe_job *job = data;
+        const mcp_config *cfg = job->cfg;
         mcp_langprobe *probes = out;
         mcp_config mine = *cfg;
         /* Its programs need no cgroup, and it cannot make one: it shares the server's
@@ -112,13 +118,14 @@ probe(void *data, void *out, msp_err *err)
         size_t n = 0;
         while (n < MCP_LANG_MAX && probes[n].name)
                 n++;
-        return mcp_langprobe_run(&mine, probes, n, err);
+        return mcp_langprobe_run(&mine, job->host, probes, n, err);
 }
 
 static int
-probe_in_child(const mcp_config *cfg, mcp_langprobe *probes, msp_err *err)
+probe_in_child(const mcp_config *cfg, const mcp_host *host, mcp_langprobe *probes, msp_err *err)
 {
-        int r = mcp_child_call(probe, (void *) cfg, probes, MCP_LANG_MAX * sizeof *probes, err);
+        probe_job job = { cfg, host };
+        int r = mcp_child_call(probe, &job, probes, MCP_LANG_MAX * sizeof *probes, err);
         return r < 0 ? msp_err_prefix(err, "language programs") : 0;
 }
 
@@ -163,17 +170,12 @@ write_cache(const char *path, const char *old, char (*lines)[KEY_MAX + 400], siz
 }
 
 int
-mcp_langcache_verdicts(const mcp_config *cfg, const char *cache_path, mcp_lang_verdicts *ret,
-                       msp_err *err)
+mcp_langcache_verdicts(const mcp_config *cfg, const mcp_host *host, const char *cache_path,
+                       mcp_lang_verdicts *ret, msp_err *err)
 {
         *ret = (mcp_lang_verdicts) { 0 };
-        mcp_hostview view;
-        int r = mcp_hostview_probe(&view, err);
-        if (r < 0)
-                return r;
-        _cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        mcp_languages l;
-        mcp_languages_detect(root, &view, &l);
+        const mcp_languages *l = &host->langs;
+        int r;
 
         char common[KEY_MAX - 700];
         common_key(cfg, common, sizeof common);
@@ -184,23 +186,23 @@ mcp_langcache_verdicts(const mcp_config *cfg, const char *cache_path, mcp_lang_v
         if (!cache || !keys || !miss || !lines)
                 return msp_err_set(err, ENOMEM, "out of memory");
         size_t n_miss = 0;
-        for (size_t i = 0; i < l.n; i++) {
+        for (size_t i = 0; i < l->n; i++) {
                 char id[600];
-                ident(id, sizeof id, l.interp[i]);
-                snprintf(keys[i], KEY_MAX, "%.16s %.600s%s", l.names[i], id, common);
+                ident(id, sizeof id, l->interp[i]);
+                snprintf(keys[i], KEY_MAX, "%.16s %.600s%s", l->names[i], id, common);
                 bool broken;
                 char why[320];
                 if (!lookup(cache, keys[i], &broken, why, sizeof why))
-                        miss[n_miss++].name = l.names[i];
+                        miss[n_miss++].name = l->names[i];
                 else if (broken) {
-                        ret->broken[ret->n_broken] = l.names[i];
+                        ret->broken[ret->n_broken] = l->names[i];
                         snprintf(ret->why[ret->n_broken++], sizeof ret->why[0], "%s", why);
                 }
         }
         if (n_miss == 0)
                 return 0;
         ret->n_probed = n_miss;
-        if ((r = probe_in_child(cfg, miss, err)) < 0)
+        if ((r = probe_in_child(cfg, host, miss, err)) < 0)
                 return r;
         size_t n_lines = 0;
         for (size_t i = 0; i < n_miss; i++) {
@@ -215,7 +217,7 @@ mcp_langcache_verdicts(const mcp_config *cfg, const char *cache_path, mcp_lang_v
                                  p->why);
                         continue;
                 }
-                const char *key = keys[mcp_language_find(&l, p->name)];
+                const char *key = keys[mcp_language_find(l, p->name)];
                 snprintf(lines[n_lines++], sizeof lines[0], "%s\t%s\t%s", key,
                          p->ran ? "ok" : "broken",
                          p->ran ? "" : ret->why[ret->n_broken - 1]);

@@ -31,6 +31,7 @@ typedef struct mcp_lang_verdicts {
  * $XDG_CACHE_HOME/msp-mcp/languages (default ~/.cache). Empty when neither is known. */
 void mcp_langcache_path(char *buf, size_t size);
 
-/* The verdicts of the host view's languages, from cache_path or probed now (and cached). */
-int mcp_langcache_verdicts(const mcp_config *cfg, const char *cache_path, mcp_lang_verdicts *ret,
-                           msp_err *err);
+/* The verdicts of the languages detected in host, from cache_path or probed now (and
+ * cached). */
+int mcp_langcache_verdicts(const mcp_config *cfg, const mcp_host *host, const char *cache_path,
+                           mcp_lang_verdicts *ret, msp_err *err);

@@ -47,14 +47,15 @@ done(mcp_run *run, const mcp_run_result *r, void *data)
 }
 
 int
-mcp_langprobe_run(const mcp_config *cfg, mcp_langprobe *probes, size_t n, msp_err *err)
+mcp_langprobe_run(const mcp_config *cfg, const mcp_host *host, mcp_langprobe *probes, size_t n,
+                  msp_err *err)
 {
         _cleanup_loop_ mcp_loop *loop = NULL;
         int r = mcp_loop_new(&loop);
         if (r < 0)
                 return msp_err_set(err, -r, "event loop");
         mcp_engine *engine = NULL;
-        if ((r = mcp_engine_new(loop, cfg, &engine, err)) < 0)
+        if ((r = mcp_engine_new(loop, cfg, host, &engine, err)) < 0)
                 return r;
         probing all = { .loop = loop };
         one ones[MCP_LANG_MAX];

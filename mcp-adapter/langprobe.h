@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "err.h"
+#include "languages.h"
 
 #define MCP_LANGPROBE_TIMEOUT_MS 60000u /* one program, compilers on a busy host included */
 
@@ -24,6 +25,8 @@ typedef struct mcp_langprobe {
 } mcp_langprobe;
 
 /* Run each language's hello program (mcp_language.hello) in an engine of its own (msp-mcp's
- * private mount namespace, an instance in the state dir, removed again), all at once up to
- * the configured concurrency. -errno when no engine could be made (err says why). */
-int mcp_langprobe_run(const mcp_config *cfg, mcp_langprobe *probes, size_t n, msp_err *err);
+ * private mount namespace, an instance in the state dir, removed again) on the host the
+ * caller detected, all at once up to the configured concurrency. -errno when no engine
+ * could be made (err says why). */
+int mcp_langprobe_run(const mcp_config *cfg, const mcp_host *host, mcp_langprobe *probes,
+                      size_t n, msp_err *err);

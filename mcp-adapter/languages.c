@@ -156,6 +156,17 @@ mcp_languages_detect(int root_fd, mcp_hostview *view, mcp_languages *ret)
         *ret = l;
 }
 
+int
+mcp_host_detect(mcp_host *ret, msp_err *err)
+{
+        int r = mcp_hostview_probe(&ret->view, err);
+        if (r < 0)
+                return r;
+        _cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        mcp_languages_detect(root, &ret->view, &ret->langs);
+        return 0;
+}
+
 void
 mcp_languages_add_rootfs(mcp_languages *l, int root_fd)
 {

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "bundle.h"
 #include "err.h"
 
 #define MCP_LANG_MAX 16
@@ -43,7 +44,13 @@ typedef struct mcp_languages {
         char why[MCP_LANG_MAX][320];
 } mcp_languages;
 
-typedef struct mcp_hostview mcp_hostview;
+/* The host view and the languages detected in it, once at start: what the language
+ * cache's keys name, what the engine lists and binds, what --check reports. */
+typedef struct mcp_host {
+        mcp_hostview view;              /* what the languages link to joined view.sys */
+        mcp_languages langs;
+} mcp_host;
+int mcp_host_detect(mcp_host *ret, msp_err *err);
 
 /* Detect in the host view rooted at root_fd (an O_PATH fd of "/"). With view: what each
  * language's home links to and what its files name under /etc (sysdeps.h) join

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
@@ -186,10 +187,17 @@ serve(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
 
         /* With the signals blocked (one that comes meanwhile stops the server cleanly after)
          * and stdio taken (the probing child writes nothing into the stream). */
+        /* The host's languages, detected once: the cache's keys name them, the engine lists
+         * them. */
+        _cleanup_free_ mcp_host *host = malloc(sizeof *host);
+        if (!host || mcp_host_detect(host, &err) < 0) {
+                fprintf(stderr, "msp-mcp: %s\n", host ? err.msg : "out of memory");
+                return 1;
+        }
         mcp_lang_verdicts verdicts;
         char cache[4200];
         mcp_langcache_path(cache, sizeof cache);
-        if (mcp_langcache_verdicts(cfg, cache, &verdicts, &err) < 0)
+        if (mcp_langcache_verdicts(cfg, host, cache, &verdicts, &err) < 0)
                 mcp_log(lg, MCP_LOG_WARNING, "languages listed untried: %s", err.msg);
         else if (verdicts.n_probed)
                 mcp_log(lg, MCP_LOG_INFO, "languages: %zu programs run in the sandbox, verdicts "
@@ -205,7 +213,7 @@ serve(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
                 return 1;
         }
         mcp_engine *engine = NULL;
-        r = mcp_engine_new(loop, cfg, &engine, &err);
+        r = mcp_engine_new(loop, cfg, host, &engine, &err);
         if (r < 0) {
                 fprintf(stderr, "msp-mcp: %s\n", err.msg[0] ? err.msg : strerror(-r));
                 return 1;

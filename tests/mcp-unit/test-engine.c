@@ -19,6 +19,7 @@
 #include "../unit/tap.h"
 #include "loop-deadline.h"
 #include "engine.h"
+#include "languages.h"
 #include "sandbox-ids.h"
 #include "loop.h"
 #include "recover.h"
@@ -177,10 +178,10 @@ TEST(missing_init_refused)
         mcp_engine *e2 = NULL;
         msp_err err = { 0 };
         c2.init_path = NULL;
-        ASSERT_EQ_INT(mcp_engine_new(loop, &c2, &e2, &err), -ENOENT);
+        ASSERT_EQ_INT(mcp_engine_new(loop, &c2, NULL, &e2, &err), -ENOENT);
         ASSERT_TRUE(strstr(err.msg, "msp-sandbox-init") && strstr(err.msg, "--sandbox-init"));
         c2.init_path = "/nonexistent/msp-sandbox-init";
-        ASSERT_EQ_INT(mcp_engine_new(loop, &c2, &e2, &err), -ENOENT);
+        ASSERT_EQ_INT(mcp_engine_new(loop, &c2, NULL, &e2, &err), -ENOENT);
         ASSERT_TRUE(strstr(err.msg, "/nonexistent/msp-sandbox-init") != NULL);
         char plain[160];                        /* a regular file, not executable */
         snprintf(plain, sizeof plain, "%s/not-executable", base);
@@ -189,7 +190,7 @@ TEST(missing_init_refused)
         fclose(f);
         ASSERT_OK(chmod(plain, 0644));
         c2.init_path = plain;
-        int r = mcp_engine_new(loop, &c2, &e2, &err);
+        int r = mcp_engine_new(loop, &c2, NULL, &e2, &err);
         unlink(plain);
         if (e2) {
                 /* Must not happen: a second engine would unshare this process's mounts. */
@@ -447,7 +448,7 @@ broken_runtime_child(void)
         c2.runtime_path = "/bin/false";
         mcp_engine *e2 = NULL;
         msp_err err = { 0 };
-        if (mcp_loop_new(&loop) < 0 || mcp_engine_new(loop, &c2, &e2, &err) < 0) {
+        if (mcp_loop_new(&loop) < 0 || mcp_engine_new(loop, &c2, NULL, &e2, &err) < 0) {
                 printf("# engine: %s\n", err.msg);
                 return 1;
         }
@@ -468,6 +469,48 @@ TEST(runtime_failure_is_sandbox_failure)
         ASSERT_TRUE(pid >= 0);
         if (pid == 0)
                 _exit(broken_runtime_child());
+        int st;
+        ASSERT_EQ_INT(waitpid(pid, &st, 0), pid);
+        ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* In a child (a second engine): the engine lists the languages of the host its caller
+ * detected and does not detect them again. Exit 0 when only "sh" of the host's is listed
+ * after the others were dropped from what was handed over. */
+static int
+given_host_child(void)
+{
+        static mcp_host host;
+        msp_err err = { 0 };
+        if (mcp_host_detect(&host, &err) < 0 || host.langs.n < 2) {
+                printf("# host: %zu languages %s\n", host.langs.n, err.msg);
+                return 1;
+        }
+        for (size_t i = host.langs.n; i-- > 0;)
+                if (strcmp(host.langs.names[i], "sh") != 0)
+                        mcp_languages_drop(&host.langs, host.langs.names[i], "dropped by the test");
+        mcp_engine *e2 = NULL;
+        if (mcp_loop_new(&loop) < 0 || mcp_engine_new(loop, &cfg, &host, &e2, &err) < 0) {
+                printf("# engine: %s\n", err.msg);
+                return 1;
+        }
+        const char *const *names = mcp_engine_languages(e2);
+        const char *why = NULL, *off = mcp_engine_language_off(e2, 0, &why);
+        bool ok = names[0] && strcmp(names[0], "sh") == 0 && !names[1] && off &&
+                  strcmp(why, "dropped by the test") == 0;
+        printf("# listed %s %s, off %s: %s\n", names[0] ? names[0] : "-", names[0] && names[1] ? names[1] : "-",
+               off ? off : "-", why ? why : "-");
+        mcp_engine_free(e2);
+        return ok ? 0 : 1;
+}
+
+TEST(engine_takes_the_callers_detection)
+{
+        fflush(stdout);
+        pid_t pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0)
+                _exit(given_host_child());
         int st;
         ASSERT_EQ_INT(waitpid(pid, &st, 0), pid);
         ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
@@ -821,7 +864,7 @@ dying_server_child(void)
 {
         mcp_engine *e2 = NULL;
         msp_err err = { 0 };
-        if (mcp_loop_new(&loop) < 0 || mcp_engine_new(loop, &cfg, &e2, &err) < 0)
+        if (mcp_loop_new(&loop) < 0 || mcp_engine_new(loop, &cfg, NULL, &e2, &err) < 0)
                 return 1;
         static outcome o;
         const char *code = "echo started; exec sleep 60";
@@ -1028,7 +1071,7 @@ main(void)
         if (have_busybox)
                 cfg.n_rootfs = 3;
         msp_err err = { 0 };
-        if (mcp_loop_new(&loop) < 0 || mcp_engine_new(loop, &cfg, &engine, &err) < 0) {
+        if (mcp_loop_new(&loop) < 0 || mcp_engine_new(loop, &cfg, NULL, &engine, &err) < 0) {
                 printf("Bail out! engine: %s\n", err.msg);
                 return 1;
         }
@@ -1053,6 +1096,7 @@ main(void)
                 tap_skip("prepared_rootfs_busybox", "bundles/busybox/rootfs not prepared "
                          "(bundles/busybox/prepare.sh)");
         RUN(runtime_failure_is_sandbox_failure);
+        RUN(engine_takes_the_callers_detection);
         RUN(bad_requests);
         RUN(timeout_kills);
         RUN(oom_32mib);
