@@ -4,7 +4,8 @@
  * (so that the runtime never has to create one: root.readonly is true, and msp creates
  * missing mount targets only on a writable root), the merged-/usr symlinks as the host
  * has them, and synthesized /etc files. It is created once per instance and shared by
- * every run. */
+ * every run, with the system view bound on it (sysbinds.h): a run's config.json names
+ * only the run's own mounts. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -598,11 +599,6 @@ write_mount(oci_jw *w, const char *dest, const char *type, const char *src,
 static void
 write_mounts(oci_jw *w, const mcp_bundle_spec *s)
 {
-        /* ro, nosuid and nodev apply to the top mount only; the r* forms (mount_setattr
-         * AT_RECURSIVE, runc >= 1.1 and msp) cover every submount the host has below a
-         * bound directory, which would otherwise stay writable, suid and dev inside. */
-        static const char *const ro_bind[] = { "rbind",   "ro",     "nosuid", "nodev",
-                                               "rro",     "rnosuid", "rnodev", NULL };
         static const char *const ro_bind_noexec[] = { "bind", "ro", "nosuid", "nodev", "noexec",
                                                       NULL };
         char tmp_size[64];
@@ -624,22 +620,10 @@ write_mounts(oci_jw *w, const mcp_bundle_spec *s)
         write_mount(w, "/tmp", "tmpfs", "tmpfs",
                     (const char *const[]){ "nosuid", "nodev", "mode=1777", "nr_inodes=65536",
                                            tmp_size, NULL });
-        if (s->host_view) {
-                for (size_t i = 0; i < s->view->n_binds; i++)
-                        write_mount(w, s->view->binds[i], "bind", s->view->binds[i], ro_bind);
-                for (size_t i = 0; i < s->view->n_etc; i++)
-                        write_mount(w, s->view->etc[i], "bind", s->view->etc[i],
-                                    s->view->etc_is_dir[i] ? ro_bind : ro_bind_noexec);
-                for (size_t i = 0; i < s->view->sys.n; i++) {
-                        const mcp_sysview_entry *e = &s->view->sys.e[i];
-                        if (e->kind != MCP_SYSVIEW_LINK)
-                                write_mount(w, e->path, "bind", e->path,
-                                            e->kind == MCP_SYSVIEW_DIR ? ro_bind : ro_bind_noexec);
-                }
-                if (s->network)
-                        write_mount(w, "/etc/resolv.conf", "bind", "/etc/resolv.conf",
-                                    ro_bind_noexec);
-        }
+        /* The system view is the skeleton's own (sysbinds.h); with network, the host's
+         * resolver configuration over the skeleton's empty file. */
+        if (s->host_view && s->network)
+                write_mount(w, "/etc/resolv.conf", "bind", "/etc/resolv.conf", ro_bind_noexec);
         write_mount(w, "/workspace", "bind", s->workspace_path,
                     (const char *const[]){ "rbind", "rw", "nosuid", "nodev", NULL });
         write_mount(w, MCP_CODE_DIR, "bind", s->code_path, ro_bind_noexec);

@@ -39,9 +39,10 @@ typedef struct mcp_hostview {
 
 int mcp_hostview_probe(mcp_hostview *ret, msp_err *err);
 
-/* Create the skeleton rootfs <dirfd>/<name>: every mount point, the merged-/usr symlinks,
- * synthesized /etc/passwd, group, hosts, nsswitch.conf; then read-only from the runtime's
- * point of view (root.readonly). */
+/* Create the skeleton rootfs <dirfd>/<name>: every mount point (of the system view's binds,
+ * sysbinds.h, and of a run's own mounts), the merged-/usr symlinks, synthesized
+ * /etc/passwd, group, hosts, nsswitch.conf; then read-only from the runtime's point of view
+ * (root.readonly). */
 int mcp_skeleton_create(int dirfd, const char *name, const mcp_hostview *view, msp_err *err);
 /* The copy of msp-sandbox-init in <inst>/b, the source of its bind. */
 #define MCP_INIT_COPY "init"
@@ -57,9 +58,9 @@ int mcp_rootfs_view(int dirfd, const char *dir_path, const char *name, const cha
                     msp_err *err);
 
 typedef struct mcp_bundle_spec {
-        const char *root_path;          /* the skeleton, or a prepared rootfs */
-        bool host_view;                 /* bind the host's system dirs (rootfs "host") */
-        const mcp_hostview *view;
+        const char *root_path;          /* the skeleton (with the system view's binds,
+                                         * sysbinds.h), or a prepared rootfs */
+        bool host_view;                 /* root_path is the skeleton (rootfs "host") */
         const char *const *argv;        /* NULL-terminated */
         const char *const *env;         /* request env, "KEY=VALUE" (checked by mcp_env_check) */
         size_t n_env;

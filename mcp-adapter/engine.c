@@ -5,7 +5,8 @@
  * long as this process lives; recover.c cleans the ones whose lock is free):
  *   runtime-path   which runtime made the containers (for recovery)
  *   runtime/       the runtime's --root
- *   rootfs/        the shared skeleton (bundle.c), on a tmpfs of its own
+ *   rootfs/        the shared skeleton (bundle.c), on a tmpfs of its own, with the host
+ *                  view's read-only binds on it (sysbinds.h)
  *   b/<run_id>/    config.json, code/main.<ext>, runtime.log; b/ is a tmpfs holding the
  *                  init's copy too (mcp_private_view: no bind source names a host path)
  *   ws/<run_id>/   a fresh workspace: a size-capped tmpfs mounted there
@@ -13,8 +14,8 @@
  *                  byte budget)
  *
  * msp-mcp unshares its mount namespace (made private, recursively) in mcp_engine_new(), so
- * that the tmpfs mounts (workspaces, bundles, skeleton) are invisible to the host and
- * vanish with the process. */
+ * that the tmpfs mounts (workspaces, bundles, skeleton) and the system view's binds are
+ * invisible to the host and vanish with the process. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -43,6 +44,7 @@
 #include "sandbox-ids.h"
 #include "sandbox-userns.h"
 #include "session.h"
+#include "sysbinds.h"
 
 static int
 random_hex(char *buf, size_t nbytes)
@@ -131,7 +133,13 @@ make_instance(mcp_engine *e, msp_err *err)
         e->view_mounted = true;
         if (r < 0)
                 return r;
-        return mcp_skeleton_create(e->inst_fd, "rootfs", &e->view, err);
+        if ((r = mcp_skeleton_create(e->inst_fd, "rootfs", &e->view, err)) < 0)
+                return r;
+        _cleanup_close_ int skel = openat(e->inst_fd, "rootfs",
+                                          O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (skel < 0)
+                return msp_err_sys(err, errno, "skeleton '%s'", e->skeleton);
+        return mcp_sysbinds_mount(skel, &e->view, err);
 }
 
 /* A private mount namespace: the workspace mounts never reach the host's namespace and

@@ -158,7 +158,6 @@ make_bundle(mcp_run *run, msp_err *err)
         mcp_bundle_spec spec = {
                 .root_path = p->root_path,
                 .host_view = p->host_view,
-                .view = &e->view,
                 .argv = argv,
                 .env = (const char *const *) p->env,
                 .n_env = p->n_env,

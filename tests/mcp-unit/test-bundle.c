@@ -1,13 +1,18 @@
 /* mcp-adapter/bundle.c: the config.json of a sandbox run, parsed back with msp's own OCI
  * parser (oci/spec.h), has every hardened field; env keys are checked; the embedded
- * profiles are the files of contrib/profiles/; the skeleton has every mount point. */
+ * profiles are the files of contrib/profiles/; the skeleton has every mount point and the
+ * system view's binds on it are read-only and locked for a less privileged namespace. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../unit/tap.h"
@@ -15,6 +20,7 @@
 #include "json.h"
 #include "languages.h"
 #include "spec.h"
+#include "sysbinds.h"
 #include "usernet.h"
 
 static oci_json_doc *seccomp_doc, *landlock_doc;
@@ -28,7 +34,6 @@ test_spec(bool network)
         return (mcp_bundle_spec){
                 .root_path = "/state/inst/rootfs",
                 .host_view = true,
-                .view = &view,
                 .argv = argv,
                 .env = env,
                 .n_env = 2,
@@ -174,7 +179,14 @@ TEST(hardened_fields)
         ASSERT_STREQ(ws->source, "/state/inst/ws/r-1");
         ASSERT_TRUE(has_opt(ws, "rw") && has_opt(ws, "nosuid") && has_opt(ws, "nodev"));
         ASSERT_TRUE(has_opt(code, "ro") && has_opt(code, "noexec"));
-        ASSERT_TRUE(has_opt(usr, "ro") && has_opt(usr, "nosuid"));
+        /* The system view is the skeleton's (sysbinds.h): the config names the run's own
+         * mounts only. */
+        ASSERT_NULL(usr);
+        static const char *const own[] = { "/proc", "/dev", "/dev/pts", "/dev/shm", "/tmp",
+                                           "/workspace", MCP_CODE_DIR };
+        ASSERT_EQ_U64(s->n_mounts, ARRAY_SIZE(own));
+        for (size_t i = 0; i < ARRAY_SIZE(own); i++)
+                ASSERT_NOT_NULL(mount_at(s, own[i]));
         ASSERT_TRUE(has_opt(tmp, "size=8388608"));
         ASSERT_NOT_NULL(mount_at(s, "/proc"));
         ASSERT_NOT_NULL(mount_at(s, "/dev/pts"));
@@ -397,6 +409,89 @@ TEST(skeleton)
         ASSERT_TRUE(bin_ok);
 }
 
+/* statvfs flags of <root>/<rel>, or ~0 when it cannot be read. */
+static unsigned long
+vfs_flags(const char *root, const char *rel)
+{
+        char p[512];
+        struct statvfs v;
+        snprintf(p, sizeof p, "%s/%s", root, rel);
+        return statvfs(p, &v) < 0 ? ~0UL : v.f_flag;
+}
+
+/* In a child: a user namespace and a mount namespace of its own (root in it, as the
+ * sandbox's runtime is), trying to make the bind at <root>/<rel> writable again and to
+ * unmount it. Exit status: bit 0 the remount succeeded, bit 1 the unmount did. */
+static int
+try_unlock(const char *root, const char *rel)
+{
+        char p[512];
+        snprintf(p, sizeof p, "%s/%s", root, rel);
+        pid_t pid = fork();
+        if (pid == 0) {
+                if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+                        _exit(8);
+                int r = mount(NULL, p, NULL, MS_REMOUNT | MS_BIND, NULL) == 0 ? 1 : 0;
+                r |= umount2(p, MNT_DETACH) == 0 ? 2 : 0;
+                _exit(r);
+        }
+        int st = 0;
+        if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st))
+                return -1;
+        return WEXITSTATUS(st);
+}
+
+TEST(skeleton_binds)
+{
+        /* The system view on a skeleton in a private mount namespace, as msp-mcp mounts
+         * it: a tmpfs that is writable, suid and dev below /usr (a host's submount) is
+         * read-only, nosuid and nodev inside the bind; the files are noexec too; nothing of
+         * the deny list is there; a user namespace's root cannot clear the flags nor
+         * unmount a bind (the kernel locks them when the sandbox's namespaces are made). */
+        if (geteuid() != 0) {
+                tap_skip("skeleton_binds", "needs root (mounts in a private mount namespace)");
+                return;
+        }
+        if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+                tap_skip("skeleton_binds", "no private mount namespace");
+                return;
+        }
+        char dir[] = "/tmp/mcp-binds-XXXXXX", root[64];
+        ASSERT_NOT_NULL(mkdtemp(dir));
+        snprintf(root, sizeof root, "%s/rootfs", dir);
+        ASSERT_EQ_INT(mount("msp-test-sub", "/usr/local", "tmpfs", 0, "size=1m,mode=0755"), 0);
+        ASSERT_EQ_INT(mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m"), 0);
+        int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        msp_err err = { 0 };
+        int r = mcp_skeleton_create(fd, "rootfs", &view, &err);
+        ASSERT_OK_ERR(r, err);
+        int skel = openat(fd, "rootfs", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        r = mcp_sysbinds_mount(skel, &view, &err);
+        ASSERT_OK_ERR(r, err);
+        unsigned long sys = ST_RDONLY | ST_NOSUID | ST_NODEV;
+        ASSERT_EQ_U64(vfs_flags(root, "usr") & (sys | ST_NOEXEC), sys);
+        ASSERT_EQ_U64(vfs_flags(root, "usr/local") & (sys | ST_NOEXEC), sys);
+        ASSERT_EQ_U64(vfs_flags(root, "etc/ld.so.cache") & (sys | ST_NOEXEC), sys | ST_NOEXEC);
+        ASSERT_EQ_U64(vfs_flags(root, "etc/ssl/certs") & sys, sys);
+        ASSERT_EQ_U64(vfs_flags(root, "etc/passwd") & ST_RDONLY, 0);   /* the tmpfs itself */
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd, "cd %s && cmp -s usr/bin/sh /usr/bin/sh && cmp -s "
+                 "etc/ld.so.cache /etc/ld.so.cache && ! test -e etc/shadow && ! test -e etc/ssh "
+                 "&& ! test -e etc/sudoers && ! test -e root && ! touch usr/local/x 2>/dev/null "
+                 "&& ! touch usr/x 2>/dev/null", root);
+        ASSERT_EQ_INT(system(cmd), 0);
+        ASSERT_EQ_INT(try_unlock(root, "usr"), 0);
+        ASSERT_EQ_INT(try_unlock(root, "etc/ld.so.cache"), 0);
+        /* The tmpfs goes with every bind on it. */
+        ASSERT_EQ_INT(umount2(dir, MNT_DETACH), 0);
+        snprintf(cmd, sizeof cmd, "! grep -q ' %s' /proc/self/mountinfo", dir);
+        ASSERT_EQ_INT(system(cmd), 0);
+        close(skel);
+        close(fd);
+        (void) umount2("/usr/local", MNT_DETACH);
+        rmdir(dir);
+}
+
 TEST(languages_from_system_dirs)
 {
         /* A fake root: python3 only in /usr/local/bin, a non-executable perl, a node dir. */
@@ -493,6 +588,7 @@ main(void)
         RUN(env_check);
         RUN(embedded_profiles_match_contrib);
         RUN(skeleton);
+        RUN(skeleton_binds);
         RUN(languages_from_system_dirs);
         RUN(languages_only_a_rootfs_has);
         oci_json_doc_free(seccomp_doc);

@@ -5,7 +5,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { startServer, rawServer, tmpStateDir, skipReason, finishAll, runCode, assertOk, call, waitFor, runSync, MSP, MSP_MCP,
+import { startServer, rawServer, tmpStateDir, skipReason, finishAll, runCode, assertOk, call, waitFor, runSync, MSP, MSP_MCP, containersOf,
          nsenterArgs, serverIds, rootOnly } from "./lib.mjs";
 
 const skip = skipReason();
@@ -41,6 +41,41 @@ for (const [name, runtime] of [["msp", undefined], ["runc", RUNC]]) {
                 assert.equal((await s.close()).code, 0);
         });
 }
+
+// The system view is bound once on the skeleton in msp-mcp's mount namespace: in the
+// sandbox's mount namespace (a copy owned by its user namespace) the kernel locks the binds.
+// Even with every capability in that user namespace (entered from the host), a bind cannot
+// be made writable again (remount: EPERM) nor unmounted to show what is below (EINVAL).
+const HOLD = [
+        "import os, time",
+        "open('/workspace/held', 'w').close()",
+        "while not os.path.exists('/workspace/done'): time.sleep(0.02)",
+].join("\n");
+const UNLOCK = [
+        "import ctypes, errno, sys",
+        "libc = ctypes.CDLL(None, use_errno=True)",
+        "def e(r): return 'ok' if r == 0 else errno.errorcode[ctypes.get_errno()]",
+        "for p in sys.argv[1:]:",
+        "    print(p, e(libc.mount(None, p.encode(), None, 32 | 4096, None)), e(libc.umount2(p.encode(), 2)))",
+        "print([sorted(set(l.split()[5].split(',')) & {'ro', 'rw', 'nosuid', 'nodev'}) for l in open('/proc/1/mountinfo') if l.split()[4] == '/usr'])",
+].join("\n");
+
+test("the system view's binds are locked read-only in the sandbox's namespaces", { skip, timeout: 60_000 }, async () => {
+        const res = runCode(srv, "python", HOLD, { timeout_ms: 30_000 });
+        const inst = srv.instance(), root = path.join(srv.stateDir, inst, "runtime");
+        const id = await waitFor("the sandbox holding", () => containersOf(srv.stateDir, inst).find((c) =>
+                runSync("nsenter", [...nsenterArgs(srv.pid), "test", "-e", path.join(srv.stateDir, inst, "ws", c, "held")]).status === 0), 20_000);
+        try {
+                const { pid } = JSON.parse(runSync(MSP, ["--root", root, "state", id]).stdout);
+                const out = runSync("nsenter", ["-t", String(pid), "-U", "-m", "-r", "-w", "--", "python3", "-c", UNLOCK,
+                        "/usr", "/etc/ld.so.cache", "/etc/ssl/certs"]);
+                assert.equal(out.stdout, "/usr EPERM EINVAL\n/etc/ld.so.cache EPERM EINVAL\n/etc/ssl/certs EPERM EINVAL\n" +
+                        "[['nodev', 'nosuid', 'ro']]\n", out.stderr);
+        } finally {
+                runSync("nsenter", [...nsenterArgs(srv.pid), "touch", path.join(srv.stateDir, inst, "ws", id, "done")]);
+        }
+        assertOk(await res, srv, "held run");
+});
 
 // Socket families: unix, inet, inet6 and netlink work; vsock (not confined by a network
 // namespace), packet, bluetooth, can, xdp, alg, tipc... are EAFNOSUPPORT. Native AIO
