@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "child-call.h"
+#include "files.h"
 #include "macros.h"
 
 #define HEAD_MAX (64 * 1024)
@@ -293,21 +294,6 @@ struct mcp_https_fetch {
         void *data;
 };
 
-static bool
-write_all(int fd, const void *buf, size_t len)
-{
-        for (const char *p = buf; len > 0;) {
-                ssize_t n = write(fd, p, len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        return false;
-                p += n;
-                len -= (size_t) n;
-        }
-        return true;
-}
-
 _noreturn_ static void
 fetch_child(int fd, pid_t parent, const char *url, const char *ca_file, size_t max,
             unsigned timeout_ms)
@@ -318,8 +304,8 @@ fetch_child(int fd, pid_t parent, const char *url, const char *ca_file, size_t m
         size_t len = 0;
         msp_err err = { 0 };
         int r = mcp_https_get(url, ca_file, max, timeout_ms, &body, &len, &err);
-        bool sent = write_all(3, &r, sizeof r) &&
-                    (r == 0 ? write_all(3, body, len) : write_all(3, err.msg, strlen(err.msg)));
+        bool sent = mcp_write_all(3, &r, sizeof r) == 0 &&
+                    (r == 0 ? mcp_write_all(3, body, len) : mcp_write_all(3, err.msg, strlen(err.msg))) == 0;
         _exit(sent ? 0 : 1);
 }
 
