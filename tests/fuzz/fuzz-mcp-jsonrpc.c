@@ -131,6 +131,7 @@ int mcp_session_read_file(mcp_session_store *st, const char *id, const char *p, 
 int mcp_session_list_files(mcp_session_store *st, const char *id, const char *p, size_t m, mcp_dirent **r, size_t *n,
                            bool *t, msp_err *err) { (void) st, (void) id, (void) p, (void) m, (void) r, (void) n, (void) t, (void) err; abort(); }
 void mcp_dirents_free(mcp_dirent *e, size_t n) { (void) e, (void) n; abort(); }
+void mcp_sessions_set_expired(mcp_session_store *st, mcp_session_expired_fn f, void *d) { (void) st, (void) f, (void) d; abort(); }
 
 /* ---- the protocol layer over pipes ---- */
 
