@@ -103,6 +103,7 @@ struct mcp_engine {
         mcp_procset procs;
         mcp_run *runs;
         mcp_run *qhead, **qtail;
+        mcp_timer *start_timer;         /* the next queued run's start, in the loop's next round */
         unsigned n_running, n_queued;
         mcp_runlogs logs;
         mcp_resolver *resolver;         /* the egress proxies' (resolver.h), from the first

@@ -337,7 +337,7 @@ mcp_engine_run_log(mcp_engine *e, const char *run_id, mcp_stream stream, char **
 
 /* ---- one run ---- */
 
-static void run_start_next(mcp_engine *e);
+static void run_start_later(mcp_engine *e);
 
 static void
 session_release(mcp_run *run)
@@ -442,7 +442,7 @@ run_exit(mcp_runner *rn, void *data)
         size_t n_arts = 0;
         if (run->cancelled) {
                 session_release(run);
-                run_start_next(e);
+                run_start_later(e);
                 return;
         }
         if (!rn->sandbox_failed && run->ws_fd >= 0) {
@@ -476,7 +476,7 @@ run_exit(mcp_runner *rn, void *data)
                 done(run, &res, run->data);
         mcp_artifacts_free(arts, n_arts);
         run->proxy = mcp_proxy_free(run->proxy);
-        run_start_next(e);
+        run_start_later(e);
 }
 
 static int
@@ -573,6 +573,28 @@ run_start_next(mcp_engine *e)
         }
 }
 
+static int
+on_start_next(mcp_loop *l, void *data)
+{
+        mcp_engine *e = data;
+        (void) l;
+        e->start_timer = NULL;
+        run_start_next(e);
+        return 0;
+}
+
+/* A slot freed in a run's exit handler: the next queued run is set up and started in the
+ * loop's next round, after what the handler queued for it (an HTTP response goes out from
+ * a zero timer added during the handler) and before the ended run's delete (added after). */
+static void
+run_start_later(mcp_engine *e)
+{
+        if (!e->qhead || e->start_timer)
+                return;
+        if (mcp_loop_add_timer(e->loop, 0, on_start_next, e, &e->start_timer) < 0)
+                run_start_next(e);
+}
+
 const char *
 mcp_engine_run_id(const mcp_run *run)
 {
@@ -588,7 +610,10 @@ mcp_engine_submit(mcp_engine *e, const mcp_run_request *req, mcp_run_output_fn o
         if (r < 0)
                 return r;
         unsigned max_running = e->cfg->max_concurrent ? e->cfg->max_concurrent : 1;
-        if (e->n_running >= max_running && e->n_queued >= e->cfg->max_queue)
+        /* Behind a queued run even when a slot is free (its start is due in the loop's next
+         * round): first in, first started. */
+        bool start_now = e->n_running < max_running && !e->qhead;
+        if (!start_now && e->n_queued >= e->cfg->max_queue)
                 return msp_err_set(err, EBUSY, "server busy: %u runs running and %u queued (--max-queue)",
                                    e->n_running, e->n_queued);
 
@@ -620,7 +645,7 @@ mcp_engine_submit(mcp_engine *e, const mcp_run_request *req, mcp_run_output_fn o
                 run_fail_early(run);
                 return r;
         }
-        if (e->n_running < max_running) {
+        if (start_now) {
                 r = run_start(run, err);
                 if (r < 0) {
                         run_fail_early(run);
@@ -680,6 +705,9 @@ mcp_engine_free(mcp_engine *e)
                         (void) mcp_spawn_wait(argv, NULL);
                 }
         }
+        if (e->start_timer)
+                mcp_timer_cancel(e->loop, e->start_timer);
+        e->start_timer = NULL;
         mcp_procset_wait_all(&e->procs);
         while (e->runs) {
                 mcp_run *run = e->runs;

@@ -722,6 +722,42 @@ TEST(queue_and_busy)
         ASSERT_FALSE(o[2].done);
 }
 
+static unsigned queued_after_done = 99;
+
+static int
+note_queue(mcp_loop *l, void *data)
+{
+        unsigned running;
+        (void) l;
+        (void) data;
+        mcp_engine_load(engine, &running, &queued_after_done);
+        return 0;
+}
+
+static void
+on_done_then_note(mcp_run *run, const mcp_run_result *r, void *data)
+{
+        ASSERT_OK(mcp_loop_add_timer(loop, 0, note_queue, NULL, NULL));
+        on_done(run, r, data);
+}
+
+/* The next queued run starts in the loop's round after the exit handler, after what the
+ * handler queued for that round (an HTTP response is sent from such a zero timer). */
+TEST(next_starts_after_the_answer)
+{
+        static outcome o[2];
+        msp_err err = { 0 };
+        mcp_run_request req = { .language = "sh", .code = "echo q", .code_len = 6 };
+        ASSERT_OK_ERR(mcp_engine_submit(engine, &req, on_output, on_done_then_note, &o[0], NULL,
+                                        &err), err);
+        pending++;
+        ASSERT_OK_ERR(submit(&req, &o[1], NULL, &err), err);
+        ASSERT_OK(wait_runs(60));
+        ASSERT_STREQ(o[0].out, "q\n");
+        ASSERT_STREQ(o[1].out, "q\n");
+        ASSERT_EQ_INT(queued_after_done, 1);
+}
+
 static int
 cancel_it(mcp_loop *l, void *data)
 {
@@ -1104,6 +1140,7 @@ main(void)
         RUN(artifacts);
         RUN(languages);
         RUN(queue_and_busy);
+        RUN(next_starts_after_the_answer);
         RUN(cancel);
         RUN(session_runs);
         RUN(network_session);
