@@ -233,20 +233,9 @@ PY
         cat "$BATS_TEST_TMPDIR/evil.out"
         if [ "$status" -eq 0 ]; then
                 evil=$(cat "$BATS_TEST_TMPDIR/evil.pid")
-                inner=$(awk '/^NSpid:/ {print $3}' /proc/"$evil"/status)
                 # The attacker: an unprivileged process of the container (config caps),
                 # detached so that no msp process is left running once evil is gone.
-                msp exec --detach --pid-file "$BATS_TEST_TMPDIR/attacker.pid" "$CID" \
-                        /bin/msp-helper overwrite-exe "$inner" /sync \
-                        >"$BATS_TEST_TMPDIR/attack.out" 2>&1 </dev/null
-                attacker=$(cat "$BATS_TEST_TMPDIR/attacker.pid")
-                timeout 10 sh -c 'echo >"$1"' _ "$BUNDLE/rootfs/sync"   # it holds the exe
-                timeout 10 cat "$BUNDLE/rootfs/hold" >/dev/null        # the runtime exits
-                wait_pid_exit "$evil"
-                timeout 10 sh -c 'echo >"$1"' _ "$BUNDLE/rootfs/sync"   # reopen for writing
-                wait_pid_exit "$attacker"
-                output=$(cat "$BATS_TEST_TMPDIR/attack.out")
-                echo "$output"
+                exe_attack msp "$CID" "$evil" "$BATS_TEST_TMPDIR"
                 [[ "$(value exe.link)" == @("/memfd:msp (deleted)"|/) ]]
                 [ "$(value exe.write)" != ok ]
                 [ "$(value exe.link)" != / ] || [ "$(value exe.reopen)" = EROFS ]

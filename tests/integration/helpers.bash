@@ -112,6 +112,28 @@ sys.exit(0 if r else 1)
 PY
 }
 
+# exe_attack MSP CID EVIL DIR: CVE-2019-5736's published exploit, its second half
+# (escape.bats, rootless-exe.bats). EVIL is a process of container CID whose
+# /proc/self/exe is the runtime's and which holds the runtime there until the bundle's
+# `hold` FIFO is read; an unprivileged attacker exec'd by MSP (the command or function
+# that runs msp) into CID holds that exe, tries to write it while the runtime is there,
+# and reopens it for writing after it left. The attacker's pid file and report go to
+# DIR; the report is echoed and left in $output.
+exe_attack() {
+        local msp_cmd=$1 cid=$2 evil=$3 dir=$4 inner attacker
+        inner=$(awk '/^NSpid:/ {print $NF}' /proc/"$evil"/status)
+        $msp_cmd exec --detach --pid-file "$dir/attacker.pid" "$cid" \
+                /bin/msp-helper overwrite-exe "$inner" /sync >"$dir/attack.out" 2>&1 </dev/null
+        attacker=$(cat "$dir/attacker.pid")
+        timeout 10 sh -c 'echo >"$1"' _ "$BUNDLE/rootfs/sync"   # it holds the exe
+        timeout 10 cat "$BUNDLE/rootfs/hold" >/dev/null        # the runtime exits
+        wait_pid_exit "$evil"
+        timeout 10 sh -c 'echo >"$1"' _ "$BUNDLE/rootfs/sync"   # reopen for writing
+        wait_pid_exit "$attacker"
+        output=$(cat "$dir/attack.out")
+        echo "$output"
+}
+
 # ---- shared by container, fixtures, terminal, hooks and userns suites ----
 
 : "${MSP_CONSOLE_RECV:=$BATS_TEST_DIRNAME/../../build/tests/helper/msp-console-recv}"

@@ -95,21 +95,10 @@ attack() {
                 return 0
         fi
         evil_ran=1
-        local evil inner attacker
+        local evil
         evil=$(cat "$RL_RUN/evil.pid")
         evil_exe=$(exe_protection "$evil")
-        inner=$(awk '/^NSpid:/ {print $NF}' /proc/"$evil"/status)
-        rl_msp exec --detach --pid-file "$RL_RUN/attacker.pid" "$CID" \
-                /bin/msp-helper overwrite-exe "$inner" /sync \
-                >"$BATS_TEST_TMPDIR/attack.out" 2>&1 </dev/null
-        attacker=$(cat "$RL_RUN/attacker.pid")
-        timeout 10 sh -c 'echo >"$1"' _ "$BUNDLE/rootfs/sync"   # it holds the exe
-        timeout 10 cat "$BUNDLE/rootfs/hold" >/dev/null        # the runtime exits
-        wait_pid_exit "$evil"
-        timeout 10 sh -c 'echo >"$1"' _ "$BUNDLE/rootfs/sync"   # reopen for writing
-        wait_pid_exit "$attacker"
-        output=$(cat "$BATS_TEST_TMPDIR/attack.out")
-        echo "$output"
+        exe_attack rl_msp "$CID" "$evil" "$RL_RUN"
 }
 
 stop_sleeper() {
