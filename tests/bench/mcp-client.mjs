@@ -27,11 +27,24 @@ function check(language, code, expect, r, log) {
                 die(`${language} ${JSON.stringify(code)}: unexpected answer ${JSON.stringify(r).slice(0, 600)} ${log()}`);
 }
 
+// Where the servers' state dirs go: $MSP_BENCH_STATE_BASE, else /dev/shm when it is a tmpfs
+// (msp-mcp's default /run/msp-mcp is on a tmpfs wherever systemd mounts /run), else the
+// temporary directory. On an ext4 without a journal, as this machine's root, every file
+// created looks for a free inode past the recently deleted ones, which a run's few files
+// then pay for (docs/PERFORMANCE.md, "State on tmpfs").
+export function stateBase() {
+        if (process.env.MSP_BENCH_STATE_BASE) return process.env.MSP_BENCH_STATE_BASE;
+        try {
+                if (fs.statfsSync("/dev/shm").type === 0x01021994) return "/dev/shm";
+        } catch {}
+        return os.tmpdir();
+}
+
 // start(mspMcp, args, how): msp-mcp with its own --state-dir (how.stateDir, which msp-mcp
-// makes, or a temporary one), under how.wrap (a command line msp-mcp's follows, e.g. one
+// makes, or a temporary one under stateBase()), under how.wrap (a command line msp-mcp's follows, e.g. one
 // that runs it as another user and execs it: the child's pid stays msp-mcp's); stderr's
 // tail kept.
-function start(mspMcp, args, { wrap = [], stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "msp-mcp-bench-")) } = {}) {
+function start(mspMcp, args, { wrap = [], stateDir = fs.mkdtempSync(path.join(stateBase(), "msp-mcp-bench-")) } = {}) {
         stateDirs.add(stateDir);
         const argv = [...wrap, mspMcp, "--state-dir", stateDir, ...args];
         const child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env } });

@@ -104,9 +104,14 @@ if [ "$rootless" = 1 ]; then
         for b in "$build"/mcp-adapter/msp-* "$build/runtime/msp"; do
                 if [ -f "$b" ] && [ -x "$b" ]; then install -m 0755 "$b" "$work/"; fi
         done
-        install -d -m 0700 -o "$MSP_TEST_UID" -g "$MSP_TEST_GID" "$work/xdg"
+        # The user's state on the same kind of filesystem as root's (mcp-client.mjs stateBase)
+        xdg=$(node -e 'import("'"$here"'/mcp-client.mjs").then((m) => console.log(m.stateBase()))')
+        xdg=$(mktemp -d "$xdg/msp-bench-mcp-xdg.XXXXXX")
+        trap 'rm -rf --one-file-system "$work" "$xdg"' EXIT
+        chown "$MSP_TEST_UID:$MSP_TEST_GID" "$xdg"
+        chmod 0700 "$xdg"
         node "$here/mcp-rootless.mjs" --msp-mcp "$work/msp-mcp" --msp "$work/msp" \
-                --user-xdg "$work/xdg" "${opts[@]}" --json "$build/bench/mcp-rootless.json" ||
+                --user-xdg "$xdg" "${opts[@]}" --json "$build/bench/mcp-rootless.json" ||
                 die "tests/bench/mcp-rootless.mjs failed"
         exit 0
 fi
