@@ -334,6 +334,8 @@ mcp_http_stream_open_get(http_exchange *x, http_session *s, const char *last_eve
                 }
                 mcp_log(x->http->log, MCP_LOG_INFO, "HTTP session %.8s...: SSE stream %u resumed after %.40s",
                         s->id, st->num, last_event_id);
+                if (st->get)
+                        mcp_resources_changed_retry(s->srv);
                 return 0;
         }
         st = mcp_http_stream_get(s);
@@ -348,6 +350,7 @@ mcp_http_stream_open_get(http_exchange *x, http_session *s, const char *last_eve
                 return 500;
         }
         attach(st, x);
+        mcp_resources_changed_retry(s->srv);   /* a notice that waited for the stream */
         return 0;
 }
 

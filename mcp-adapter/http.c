@@ -264,13 +264,41 @@ reply_pending(http_exchange *x)
 
 /* ---- sessions ---- */
 
+/* A change to a sandbox session: every MCP session of its tenant lists it. */
+static void
+tenant_sessions_changed(mcp_http *h, const char *tenant)
+{
+        for (http_session *s = h->sessions; s; s = s->next)
+                if (strcmp(s->tenant, tenant) == 0)
+                        mcp_resources_changed(s->srv);
+}
+
+static void
+on_session_changed(mcp_server *srv, const char *tenant)
+{
+        http_session *s = srv->transport_data;
+        tenant_sessions_changed(s->http, tenant);
+}
+
+/* The list_changed notice concerns no request: it goes on the GET stream, kept there for
+ * a resume like any event; without one it waits for the client to open it. */
+static int
+notice_out(mcp_server *srv, const char *json, size_t len)
+{
+        http_stream *st = mcp_http_stream_get(srv->transport_data);
+        return st ? mcp_http_stream_push(st, json, len, false, false) : -EAGAIN;
+}
+
 /* A sandbox session expired: its audit line names the tenant that owned it, which owns
  * it no more. */
 static void
 on_sandbox_session_expired(const char *id, const char *why, void *data)
 {
         mcp_http *h = data;
-        mcp_audit_session_expired(h->log->audit, true, mcp_owners_tenant(h->owners, id), id, why);
+        const char *tenant = mcp_owners_tenant(h->owners, id);
+        mcp_audit_session_expired(h->log->audit, true, tenant, id, why);
+        if (tenant)
+                tenant_sessions_changed(h, tenant);
         mcp_owners_forget(h->owners, id);
 }
 
@@ -327,6 +355,9 @@ new_session(mcp_http *h, const char *tenant, http_session **ret)
         s->srv->admit = mcp_http_admit;
         s->srv->metrics = h->metrics;
         s->srv->admit_data = s;
+        s->srv->notice_out = notice_out;
+        s->srv->session_changed = on_session_changed;
+        s->srv->transport_data = s;
         s->last_used = mcp_now_usec();
         s->next = h->sessions;
         if (s->next)

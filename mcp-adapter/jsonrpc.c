@@ -375,6 +375,12 @@ mcp_rpc_send(mcp_rpc *rpc, oci_jw *w, const mcp_rpc_id *id, bool droppable)
 }
 
 int
+mcp_rpc_send_json(mcp_rpc *rpc, const char *json, size_t len)
+{
+        return deliver(rpc, json, len, NULL, false, false);
+}
+
+int
 mcp_rpc_notify(mcp_rpc *rpc, oci_jw *w, const mcp_rpc_id *related)
 {
         return send_msg(rpc, w, NULL, related, true);

@@ -101,6 +101,8 @@ int mcp_rpc_send(mcp_rpc *rpc, oci_jw *w, const mcp_rpc_id *id, bool droppable);
 /* A droppable notification that belongs to the request related (a call's progress). */
 int mcp_rpc_notify(mcp_rpc *rpc, oci_jw *w, const mcp_rpc_id *related);
 int mcp_rpc_send_error(mcp_rpc *rpc, const mcp_rpc_id *id, int code, const char *message);
+/* A serialised message of no request (a notification without params), as it is. */
+int mcp_rpc_send_json(mcp_rpc *rpc, const char *json, size_t len);
 /* Why on_eof was called: "end of input", "writing to the client: Broken pipe", ... */
 const char *mcp_rpc_eof_reason(const mcp_rpc *rpc);
 /* Bytes queued and not written yet. */

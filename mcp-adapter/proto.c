@@ -85,7 +85,7 @@ initialize(mcp_server *srv, const mcp_rpc_id *id, const oci_json *params)
                 oci_jw_key(w, "resources");
                 oci_jw_begin_object(w);
                 oci_jw_kv_bool(w, "subscribe", false);
-                oci_jw_kv_bool(w, "listChanged", false);
+                oci_jw_kv_bool(w, "listChanged", true);
                 oci_jw_end_object(w);
                 oci_jw_key(w, "logging");
                 oci_jw_begin_object(w);
@@ -174,8 +174,10 @@ mcp_server_dispatch(mcp_server *srv, mcp_rpc_msg *msg)
 
         if (m.id.kind == MCP_ID_NONE) {
                 /* Notifications never get an answer; unknown ones are ignored. */
-                if (strcmp(method, "notifications/initialized") == 0)
+                if (strcmp(method, "notifications/initialized") == 0) {
                         srv->client_initialized = true;
+                        mcp_resources_changed_retry(srv);
+                }
                 else if (strcmp(method, "notifications/cancelled") == 0)
                         cancelled(srv, params);
                 else
@@ -257,6 +259,7 @@ on_session_expired(const char *id, const char *why, void *data)
 {
         mcp_server *srv = data;
         mcp_audit_session_expired(srv->log ? srv->log->audit : NULL, false, NULL, id, why);
+        mcp_resources_changed(srv);
 }
 
 int

@@ -60,9 +60,57 @@ mcp_resources_keep_file(mcp_server *srv, const char *uri, const char *mime, cons
         srv->kept_bytes += len;
 }
 
+static int
+list_changed_due(mcp_loop *loop _unused_, void *data)
+{
+        static const char msg[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/list_changed\"}";
+        mcp_server *srv = data;
+        srv->list_timer = NULL;
+        if (!srv->list_changed)
+                return 0;
+        int r = srv->notice_out ? srv->notice_out(srv, msg, sizeof msg - 1)
+                                : mcp_rpc_send_json(srv->rpc, msg, sizeof msg - 1);
+        /* Held while the client has nowhere to hear it; dropped on any other failure (the
+         * client lists again when it next looks). */
+        if (r != -EAGAIN)
+                srv->list_changed = false;
+        return 0;
+}
+
+void
+mcp_resources_changed_retry(mcp_server *srv)
+{
+        /* The spec allows no server notification but logging before initialized. */
+        if (!srv->list_changed || !srv->client_initialized || srv->list_timer)
+                return;
+        if (mcp_loop_add_timer(srv->loop, 0, list_changed_due, srv, &srv->list_timer) < 0)
+                srv->list_timer = NULL;
+}
+
+void
+mcp_resources_changed(mcp_server *srv)
+{
+        if (!srv->client_initialized)
+                return;         /* it lists after initializing */
+        srv->list_changed = true;
+        mcp_resources_changed_retry(srv);
+}
+
+void
+mcp_resources_session_changed(mcp_server *srv)
+{
+        if (srv->session_changed)
+                srv->session_changed(srv, srv->tenant);
+        else
+                mcp_resources_changed(srv);
+}
+
 void
 mcp_resources_free(mcp_server *srv)
 {
+        if (srv->list_timer)
+                mcp_timer_cancel(srv->loop, srv->list_timer);
+        srv->list_timer = NULL;
         while (srv->n_kept > 0)
                 kept_drop_oldest(srv);
         free(srv->kept);
@@ -85,6 +133,7 @@ mcp_resources_note_run(mcp_server *srv, const char *run_id)
         free(old);
         srv->recent_runs[srv->recent_next] = copy;
         srv->recent_next = (srv->recent_next + 1) % srv->n_recent;
+        mcp_resources_changed(srv);
 }
 
 static void

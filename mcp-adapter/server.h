@@ -78,6 +78,15 @@ struct mcp_server {
         mcp_admit_fn admit;             /* NULL: everything within the global limits */
         void *admit_data;
         bool hears_expiries;            /* stdio: the session store's expiry hook is ours */
+        bool list_changed;              /* a resources/list_changed notice is due */
+        mcp_timer *list_timer;          /* sends it when the loop round is done */
+        /* HTTP: where the notice goes (the GET stream); -EAGAIN: nowhere yet, it stays due.
+         * NULL: the rpc output (stdio). */
+        int (*notice_out)(mcp_server *srv, const char *json, size_t len);
+        /* HTTP: a sandbox session changed: every MCP session of tenant sees it. NULL: srv's
+         * caller is the only one (stdio). */
+        void (*session_changed)(mcp_server *srv, const char *tenant);
+        void *transport_data;
 };
 
 /* srv's caller may use the sandbox session or run log id: always without an owner table,
@@ -128,3 +137,10 @@ void mcp_resources_note_run(mcp_server *srv, const char *run_id);
 void mcp_resources_keep_file(mcp_server *srv, const char *uri, const char *mime,
                              const void *data, size_t len);
 void mcp_resources_free(mcp_server *srv);
+/* notifications/resources/list_changed, once per loop round however many changes: srv's
+ * own list changed (a run log); a sandbox session was created, closed or expired or its
+ * files changed (every caller that sees it is told); a notice still due may go now (the
+ * client initialized, an HTTP GET stream opened). */
+void mcp_resources_changed(mcp_server *srv);
+void mcp_resources_session_changed(mcp_server *srv);
+void mcp_resources_changed_retry(mcp_server *srv);

@@ -94,6 +94,7 @@ mcp_tool_session_create(mcp_server *srv, const mcp_rpc_id *id, targs *a, const m
         }
         mcp_audit_session(srv, "session_create", &info, NULL, NULL);
         mcp_tool_structured(srv, id, write_session_created, &info);
+        mcp_resources_session_changed(srv);
 }
 
 typedef struct session_list_view {
@@ -217,6 +218,7 @@ mcp_tool_session_close(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mc
                 mcp_owners_forget(srv->owners, sid);
         mcp_audit_session(srv, "session_close", NULL, sid, "closed by the client");
         mcp_tool_structured(srv, id, write_closed, sid);
+        mcp_resources_session_changed(srv);
 }
 
 typedef struct written_view {
@@ -266,6 +268,7 @@ mcp_tool_write_file(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_r
         }
         written_view v = { .path = path, .bytes = len };
         mcp_tool_structured(srv, id, write_written, &v);
+        mcp_resources_session_changed(srv);
 }
 
 typedef struct read_view {

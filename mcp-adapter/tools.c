@@ -806,6 +806,8 @@ on_done(mcp_run *run _unused_, const mcp_run_result *res, void *data)
         /* The engine keeps the logs of runs that ran (not of sandbox failures). */
         if (res->run_id && !res->sandbox_failed)
                 mcp_resources_note_run(c->srv, res->run_id);
+        if (c->session_id)
+                mcp_resources_session_changed(c->srv);     /* its workspace may have changed */
         if (!c->submitting)
                 call_free(c);
 }
