@@ -584,18 +584,25 @@ cache_is_users() {
         [ "$(stat -c '%a %u %h' "$cache"/seccomp/*.bpf)" = "600 $uid 1" ]
 }
 
-@test "seccomp: rootless (an unprivileged user): the user's own cache, the filter applies cold and warm" {
-        command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
-        rootless_bundle
-        set_args /bin/msp-helper write /f -- syscall bpf -- syscall keyctl
+# run_twice_as_user SYSCALL...: `run` the bundle twice as the user, with the debug log;
+# each time the write works and every SYSCALL named is refused with EPERM.
+run_twice_as_user() {
         for i in 1 2; do
                 run as_user --debug --log "$xdg/debug.log" --cgroup-manager disabled run \
                         -b "$BUNDLE" "$CID" </dev/null
                 echo "$output"
                 [ "$(value write)" = ok ]
-                [ "$(value syscall.bpf)" = EPERM ]
-                [ "$(value syscall.keyctl)" = EPERM ]
+                for s in "$@"; do
+                        [ "$(value "syscall.$s")" = EPERM ]
+                done
         done
+}
+
+@test "seccomp: rootless (an unprivileged user): the user's own cache, the filter applies cold and warm" {
+        command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
+        rootless_bundle
+        set_args /bin/msp-helper write /f -- syscall bpf -- syscall keyctl
+        run_twice_as_user bpf keyctl
         cache_is_users "$xdg/debug.log" 1 1
         assert_nothing_left "$CID"
 }
@@ -606,13 +613,7 @@ cache_is_users() {
         set_args /bin/msp-helper write /f -- syscall bpf
         # root's 0700 cache where the user's would be: the user can neither use nor replace it
         install -d -m 0700 "$xdg/msp-cache"
-        for i in 1 2; do
-                run as_user --debug --log "$xdg/debug.log" --cgroup-manager disabled run \
-                        -b "$BUNDLE" "$CID" </dev/null
-                echo "$output"
-                [ "$(value write)" = ok ]
-                [ "$(value syscall.bpf)" = EPERM ]
-        done
+        run_twice_as_user bpf
         cat "$xdg/debug.log"
         [ "$(grep -c 'seccomp: no filter cache (Permission denied), compiling' "$xdg/debug.log")" -eq 2 ]
         [ "$(stat -c '%a %u' "$xdg/msp-cache")" = "700 0" ]
