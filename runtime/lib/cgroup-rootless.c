@@ -10,13 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "cgroup-internal.h"
 #include "log.h"
 #include "macros.h"
+#include "sdunit.h"
 
 /* The caller's cgroup2 path: the "0::" line of /proc/self/cgroup. */
 static int
@@ -149,95 +148,60 @@ systemd_user_root(char *buf, size_t bufsz)
         return 1;
 }
 
-/* The user's session bus, where its systemd manager listens: the unix path of
- * $DBUS_SESSION_BUS_ADDRESS ("unix:path=P[,guid=...]"), else $XDG_RUNTIME_DIR/bus (where
- * sd_bus_open_user and runc look). 0, or -ENOENT with why filled. */
+/* Rootless --systemd-cgroup: the container's cgroup belongs to the user's systemd
+ * manager, as with runc. The manager makes a transient scope (the unit named by
+ * "slice:prefix:name", else msp-ID.scope in user.slice) with Delegate=yes and this
+ * process in it; this process then moves to a leaf of its own below the scope so that
+ * the scope holds no process and can hand controllers to the container's leaf
+ * (RT_CGROUP_SCOPE_LEAF), where msp writes the limits: the manager owns only the
+ * scope's own files and never rewrites them. The path of that leaf into buf. */
 static int
-user_bus_path(char *buf, size_t bufsz, char *why, size_t whysz)
+user_scope_path(const char *path, const char *id, char *buf, size_t bufsz, msp_err *err)
 {
-        const char *addr = getenv("DBUS_SESSION_BUS_ADDRESS");
-        const char *xdg = getenv("XDG_RUNTIME_DIR");
+        char why[256], unit[512], slice[256] = "user.slice", scope[PATH_MAX], self[PATH_MAX];
+        rt_sdunit_conn conn;
+        bool made = false;
+        int r;
 
-        if (addr && strncmp(addr, "unix:path=", 10) == 0) {
-                size_t n = strcspn(addr + 10, ",;");
-                if (n && n < bufsz) {
-                        memcpy(buf, addr + 10, n);
-                        buf[n] = '\0';
-                        return 0;
-                }
+        if ((r = rt_sdunit_user_conn(&conn, why, sizeof why)) < 0)
+                return msp_err_set(err, -r, "--systemd-cgroup: rootless, the container's cgroup "
+                                   "is the user's systemd manager's, and none is reachable: %s "
+                                   "(no user manager runs: use --cgroup-manager cgroupfs)", why);
+        if (path && *path) {
+                const char *base;
+                if ((r = rt_cgroup_path_for(path, id, scope, sizeof scope, err)) < 0)
+                        return r;
+                base = strrchr(scope, '/');
+                if ((size_t) snprintf(unit, sizeof unit, "%s", base ? base + 1 : scope) >= sizeof unit)
+                        return msp_err_set(err, ENAMETOOLONG, "linux.cgroupsPath: unit name too long");
+                if (*path != ':')
+                        snprintf(slice, sizeof slice, "%.*s", (int) strcspn(path, ":"), path);
+        } else if ((size_t) snprintf(unit, sizeof unit, "msp-%s.scope", id) >= sizeof unit)
+                return msp_err_set(err, ENAMETOOLONG, "container id '%s' is too long for a unit name", id);
+        r = rt_sdunit_start_scope(&conn, unit, slice, getpid(), err);
+        if (r == -ENOENT || r == -ECONNREFUSED) {
+                char inner[sizeof err->msg - 200];
+                snprintf(inner, sizeof inner, "%.800s", err->msg);
+                return msp_err_set(err, -r, "--systemd-cgroup: rootless, the container's cgroup "
+                                   "is the user's systemd manager's, and none is reachable: %s "
+                                   "(no user manager runs: use --cgroup-manager cgroupfs)", inner);
         }
-        if (xdg && *xdg == '/' && (size_t) snprintf(buf, bufsz, "%s/bus", xdg) < bufsz)
-                return 0;
-        snprintf(why, whysz, "neither DBUS_SESSION_BUS_ADDRESS (a unix:path= address) nor "
-                 "XDG_RUNTIME_DIR is set");
-        return -ENOENT;
-}
-
-/* --systemd-cgroup run by a user: the cgroup belongs to the user's systemd manager (runc
- * asks it over D-Bus). msp does not talk D-Bus; it makes the cgroup itself where that
- * manager would, so it requires that one runs: its bus accepts a connection. 0, or
- * -errno with why filled. */
-static int
-user_manager_reachable(char *why, size_t whysz)
-{
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        _cleanup_close_ int fd = -1;
-        int r = user_bus_path(sa.sun_path, sizeof sa.sun_path, why, whysz);
-
         if (r < 0)
-                return r;
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-                return -errno;
-        if (connect(fd, (struct sockaddr *) &sa, sizeof sa) == 0)
-                return 0;
-        r = -errno;
-        snprintf(why, whysz, "connect '%s': %s", sa.sun_path, strerror(-r));
-        return r;
-}
-
-/* The first limit whose controller a systemd manager does not keep enabled for cgroups
- * that are no units of it: it writes a slice's cgroup.subtree_control from its own units'
- * needs, and by default they use only memory and pids. NULL when there is none. */
-static const char *
-unit_less_limit(const oci_resources *res, const char **ret_ctrl)
-{
-        if (!res)
-                return NULL;
-        if (res->has_cpu && (res->cpu.has_shares || res->cpu.has_quota || res->cpu.has_burst ||
-                             res->cpu.has_period || res->cpu.has_idle)) {
-                *ret_ctrl = "cpu";
-                return "cpu";
-        }
-        if (res->has_cpu && ((res->cpu.cpus && *res->cpu.cpus) || (res->cpu.mems && *res->cpu.mems))) {
-                *ret_ctrl = "cpuset";
-                return res->cpu.cpus && *res->cpu.cpus ? "cpu.cpus" : "cpu.mems";
-        }
-        if (res->has_blockio) {
-                *ret_ctrl = "io";
-                return "blockIO";
-        }
-        return NULL;
-}
-
-/* Rootless --systemd-cgroup makes the cgroup below a live user manager without asking it
- * for a unit (msp speaks no D-Bus): say which limit that manager may drop. */
-static void
-warn_unit_less(const rt_ctx *ctx, const oci_linux *lx, const char *path)
-{
-        const char *ctrl = NULL;
-        const char *field = unit_less_limit(lx ? lx->resources : NULL, &ctrl);
-        char root[PATH_MAX];
-        size_t n;
-
-        if (!field || !systemd_user_root(root, sizeof root))
-                return;
-        n = strlen(root);
-        if (strncmp(path, root, n) == 0 && path[n] == '/')
-                rt_log_warning(ctx, "linux.resources.%s: the cgroup '%s' is no unit of the user's "
-                               "systemd manager, which disables the %s controller in the slice "
-                               "above it when it next realizes that slice (daemon-reload), and "
-                               "the limit with it (docs/ROOTLESS.md)", field, path, ctrl);
+                return msp_err_prefix(err, "--systemd-cgroup");
+        r = own_cgroup(scope, sizeof scope);
+        if (r < 0)
+                return msp_err_sys(err, -r, "--systemd-cgroup: read /proc/self/cgroup");
+        size_t sl = strlen(scope), ul = strlen(unit);
+        if (sl <= ul || scope[sl - ul - 1] != '/' || strcmp(scope + sl - ul, unit) != 0)
+                return msp_err_set(err, EPROTO, "--systemd-cgroup: unit %s started, but this "
+                                   "process is in '%s', not in its cgroup", unit, scope);
+        if ((size_t) snprintf(self, sizeof self, "%s/%s", scope, RT_CGROUP_SCOPE_SELF) >= sizeof self ||
+            (size_t) snprintf(buf, bufsz, "%s/%s", scope, RT_CGROUP_SCOPE_LEAF) >= bufsz)
+                return msp_err_set(err, ENAMETOOLONG, "--systemd-cgroup: cgroup path too long");
+        if ((r = rt_cgroup_create_in(self, RT_CGROUP_V2, &made, err)) < 0 ||
+            (r = rt_cgroup_enter(self, getpid(), err)) < 0)
+                return msp_err_prefix(err, "--systemd-cgroup: unit %s", unit);
+        return 0;
 }
 
 int
@@ -250,10 +214,8 @@ rt_cgroup_choose_path(const rt_ctx *ctx, const oci_linux *lx, const char *id, ch
 
         buf[0] = '\0';
         if (ctx->rootless && ctx->cgroup_manager == RT_CGROUP_SYSTEMD &&
-            (r = user_manager_reachable(why, sizeof why)) < 0)
-                return msp_err_set(err, -r, "--systemd-cgroup: rootless, the container's cgroup "
-                                   "is the user's systemd manager's, and none is reachable: %s "
-                                   "(no user manager runs: use --cgroup-manager cgroupfs)", why);
+            (!path || !*path || (*path != '/' && strchr(path, ':'))))
+                return user_scope_path(path, id, buf, bufsz, err);
         if (!ctx->rootless || (path && *path && (*path == '/' || !strchr(path, ':'))))
                 r = rt_cgroup_path_for(path, id, buf, bufsz, err);
         else if (path && *path) {
@@ -273,15 +235,35 @@ rt_cgroup_choose_path(const rt_ctx *ctx, const oci_linux *lx, const char *id, ch
         }
         if (r < 0)
                 return r;
-        if (buf[0]) {
-                if (ctx->rootless && ctx->cgroup_manager == RT_CGROUP_SYSTEMD)
-                        warn_unit_less(ctx, lx, buf);
+        if (buf[0])
                 return 0;
-        }
         const char *field = limit_field(lx ? lx->resources : NULL);
         if (field)
                 return msp_err_set(err, EPERM, "linux.resources.%s: rootless, the limit needs a "
                                    "cgroup and msp may make none: %s", field, why);
         rt_debug(ctx, "create '%s': rootless, no cgroup: %s", id, why);
         return 0;
+}
+
+int
+rt_cgroup_stop_scope(const char *cgroup_path, msp_err *err)
+{
+        char unit[512], why[256];
+        const char *leaf = strrchr(cgroup_path, '/'), *start;
+        rt_sdunit_conn conn;
+        size_t n;
+        int r;
+
+        if (!leaf || strcmp(leaf + 1, RT_CGROUP_SCOPE_LEAF) != 0 || leaf == cgroup_path)
+                return 0;
+        for (start = leaf - 1; start > cgroup_path && *start != '/'; start--)
+                ;
+        n = (size_t) (leaf - start - 1);
+        if (*start != '/' || n <= 6 || n >= sizeof unit || strncmp(leaf - 6, ".scope", 6) != 0)
+                return 0;
+        memcpy(unit, start + 1, n);
+        unit[n] = '\0';
+        if ((r = rt_sdunit_user_conn(&conn, why, sizeof why)) < 0)
+                return msp_err_set(err, -r, "stop unit %s: %s", unit, why);
+        return rt_sdunit_stop(&conn, unit, err);
 }

@@ -28,9 +28,18 @@ int rt_cgroup_path_for(const char *cgroups_path, const char *id, char *buf, size
  * placement, "<the caller's cgroup2 cgroup>/<id>" (the parent of a .scope), only in a
  * subtree delegated to the caller on a unified host; with none, "" and a limit in
  * linux.resources (devices aside) is an error naming it and why. Rootless
- * "slice:prefix:name": below the caller's systemd user manager (user@UID.service). */
+ * "slice:prefix:name": below the caller's systemd user manager (user@UID.service).
+ * Rootless --systemd-cgroup (default or systemd-form path): a leaf below a transient scope
+ * the user's manager made with this process in it, which moved on to a leaf of its own. */
 int rt_cgroup_choose_path(const rt_ctx *ctx, const oci_linux *lx, const char *id, char *buf,
                           size_t bufsz, msp_err *err);
+/* Rootless --systemd-cgroup: below the transient scope the user's manager made, the
+ * container's leaf and the leaf the creating msp moves itself to (cgroup-rootless.c). */
+#define RT_CGROUP_SCOPE_LEAF "container"
+#define RT_CGROUP_SCOPE_SELF "msp-create"
+/* The unit of a container's cgroup made that way ("/.../NAME.scope/container"): stop it
+ * through the user's manager. 0 when the path is no such cgroup. */
+int rt_cgroup_stop_scope(const char *cgroup_path, msp_err *err);
 /* Which hierarchies a call works on: the cgroup2 one (all of a unified host, only
  * `unified` on a hybrid one) and the v1 ones. */
 enum {

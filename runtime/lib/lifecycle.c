@@ -269,6 +269,11 @@ rt_container_delete(const rt_ctx *ctx, rt_container *c, bool force, msp_err *err
                 if (r < 0)
                         return r;
         }
+        if (st->cgroup_path && st->systemd_cgroup && ctx->rootless) {
+                msp_err serr = { 0 };
+                if (rt_cgroup_stop_scope(st->cgroup_path, &serr) < 0)
+                        rt_log_warning(ctx, "container '%s': %s", c->id, serr.msg);
+        }
         r = rt_statedir_remove(c->rootfd, c->id, c->dirfd, err);
         if (r < 0)
                 return r;

@@ -530,7 +530,7 @@ t_rootless_delegated() {
         as_user "$MSP" --systemd-cgroup run -d -b "$W/rl" rl3 </dev/null >"$W/rl3.out" 2>&1 || rc=$?
         cat "$W/rl3.out"
         [ "$rc" -ne 0 ]
-        grep -q "none is reachable: connect '$W/xdg/bus'" "$W/rl3.out"
+        grep -q "none is reachable: start unit libpod-rl3.scope: connect '$W/xdg/bus'" "$W/rl3.out"
         [ ! -e "$RL_D/user.slice" ]
         [ -z "$(ls "$W/xdg/msp")" ]
         rmdir "$RL_D/app.scope" "$RL_D"
@@ -688,7 +688,7 @@ sd_lifecycle() {
 }
 
 sd_teardown() {
-        sd_as_user "$MSP" delete --force sd1 >/dev/null 2>&1
+        for i in sd1 sd2 sd3; do sd_as_user "$MSP" delete --force $i >/dev/null 2>&1; done
         sd_as_user /usr/sbin/runc delete --force sr1 >/dev/null 2>&1
         [ -f "$W/sd.pid" ] && kill -TERM "$(cat "$W/sd.pid")" 2>/dev/null
         until_true 30 sd_gone || { echo 1 >"$RL_D/cgroup.kill"; until_true 10 sd_gone; }
@@ -733,29 +733,46 @@ sd_body() {
         mv "$W/sd/c.json" "$W/sd/config.json"
         chown $RL_UID:$RL_UID "$W/sd/config.json"
 
-        # msp: the manager's bus answers, so --systemd-cgroup is accepted; the cgroup is
-        # made below the manager, beside the scope msp ran in (no unit: msp speaks no
-        # D-Bus), with the limits, and a warning names the one the manager may drop
+        # msp: the manager makes a transient scope, user.slice/msp-ID.scope (StartTransientUnit
+        # over the session bus, Delegate=yes); the container runs in a leaf below it with the
+        # limits, which the manager never rewrites: all three survive daemon-reload
         sd_scope "$MSP" --systemd-cgroup run -d -b "$W/sd" sd1 </dev/null >"$W/sd1.out" 2>&1 ||
                 { cat "$W/sd1.out"; false; }
         cat "$W/sd1.out"
-        grep -q "linux.resources.cpu: the cgroup '/$PFX/user@$RL_UID.service/app.slice/sd1' is no unit of the user's systemd manager, which disables the cpu controller" "$W/sd1.out"
+        ! grep -q warning "$W/sd1.out"
         pid=$(sd_as_user "$MSP" state sd1 | jq -r .pid)
         cat "/proc/$pid/cgroup"
-        grep -qx "0::/$PFX/user@$RL_UID.service/app.slice/sd1" "/proc/$pid/cgroup"
-        CG_OF=$RL_D/app.slice/sd1
+        grep -qx "0::/$PFX/user@$RL_UID.service/user.slice/msp-sd1.scope/container" "/proc/$pid/cgroup"
+        sd_as_user timeout 5 /bin/systemctl --user is-active msp-sd1.scope
+        CG_OF=$RL_D/user.slice/msp-sd1.scope/container
         sd_limits "$CG_OF" 33554432 50
         [ "$(cat "$CG_OF/cpu.max")" = "50000 100000" ]
-        # the manager realizes its slices again: memory and pids stay enabled there
-        # (systemd's default accounting), so those limits stay; cpu, which no unit of
-        # the manager uses, goes with its cpu.max, as the warning said
         sd_as_user timeout 30 /bin/systemctl --user daemon-reload
         sd_limits "$CG_OF" 33554432 50
-        echo "app.slice after daemon-reload: $(cat "$RL_D/app.slice/cgroup.subtree_control")"
-        [ ! -e "$CG_OF/cpu.max" ]
+        [ "$(cat "$CG_OF/cpu.max")" = "50000 100000" ]
         sd_lifecycle "$MSP" sd1
-        [ ! -e "$CG_OF" ]
+        until_true 10 sd_unit_gone msp-sd1.scope
+        until_true 10 test ! -e "$RL_D/user.slice/msp-sd1.scope"
         [ -z "$(ls "$SD_XDG/msp")" ]
+        # a second container, deleted while it runs: delete stops its unit
+        sd_scope "$MSP" --systemd-cgroup run -d -b "$W/sd" sd2 </dev/null >"$W/sd2.out" 2>&1 ||
+                { cat "$W/sd2.out"; false; }
+        sd_as_user timeout 5 /bin/systemctl --user is-active msp-sd2.scope
+        sd_as_user "$MSP" delete --force sd2
+        sd_unit_gone msp-sd2.scope
+        until_true 10 test ! -e "$RL_D/user.slice/msp-sd2.scope"
+        # a unit that exists already: the error names it and the manager's D-Bus error
+        sd_scope "$MSP" --systemd-cgroup run -d -b "$W/sd" sd3 </dev/null >"$W/sd3.out" 2>&1 ||
+                { cat "$W/sd3.out"; false; }
+        rc=0
+        sd_as_user "$MSP" --root "$SD_XDG/msp2" --systemd-cgroup run -d -b "$W/sd" sd3 </dev/null \
+                >"$W/sd3b.out" 2>&1 || rc=$?
+        cat "$W/sd3b.out"
+        [ "$rc" -ne 0 ]
+        grep -q "start unit msp-sd3.scope: org.freedesktop.systemd1.UnitExists" "$W/sd3b.out"
+        [ -z "$(ls "$SD_XDG/msp2" 2>/dev/null)" ]
+        sd_as_user "$MSP" delete --force sd3
+        until_true 10 sd_unit_gone msp-sd3.scope
 
         # runc 1.1.5 on the same bundle: the manager makes a transient scope unit
         # user.slice/runc-ID.scope (StartTransientUnit over the session bus)
@@ -827,7 +844,7 @@ else
 fi
 t "rootless: without delegation a limit is refused; with a delegated subtree the container's cgroup beside the user's scope, limits, pause, delete; --systemd-cgroup refused without a user manager" t_rootless_delegated
 t "rootless msp-mcp in a delegated subtree: --check names the cgroup limits; a memory hog is oom_killed, a fork bomb stops at pids.max 20, the cgroups are gone after" t_rootless_mcp
-sd_name="rootless --systemd-cgroup under a live user manager (systemd --user): msp makes the cgroup below it with the limits, memory and pids survive daemon-reload, cpu does not (warned); exec, pause, resume, update, kill, delete leave nothing; runc the same in a transient scope, cpu kept"
+sd_name="rootless --systemd-cgroup under a live user manager (systemd --user): msp asks it for a transient scope msp-ID.scope (D-Bus StartTransientUnit) and limits a leaf below it; memory, pids and cpu survive daemon-reload; exec, pause, resume, update, kill, delete leave no unit, cgroup or state; an existing unit is an error naming it; runc the same"
 if [ -x /lib/systemd/systemd ]; then
         t "$sd_name" t_systemd_user
 else
