@@ -390,13 +390,13 @@ rt_dbus_r_skip(rt_dbus_r *r, const char **sig)
         return r_skip(r, sig, 0);
 }
 
-long
-rt_dbus_msg_size(const uint8_t *buf, size_t len)
+/* The whole length from the fixed header (16 bytes at buf): 0, or -EBADMSG /
+ * -EPROTONOSUPPORT. The specification's limit on a message is 128 MiB. */
+static int
+msg_total(const uint8_t *buf, uint64_t *total)
 {
-        uint64_t fields, body, total;
+        uint64_t fields, body;
 
-        if (len < 16)
-                return 0;
         if (buf[0] != 'l')
                 return buf[0] == 'B' ? -EPROTONOSUPPORT : -EBADMSG;
         if (buf[3] != 1)
@@ -405,7 +405,20 @@ rt_dbus_msg_size(const uint8_t *buf, size_t len)
         fields = le32(buf + 12);
         if (fields > ARRAY_MAX || body > (128u << 20))
                 return -EBADMSG;
-        total = 16 + ((fields + 7) & ~(uint64_t) 7) + body;
+        *total = 16 + ((fields + 7) & ~(uint64_t) 7) + body;
+        return *total > (128u << 20) ? -EBADMSG : 0;
+}
+
+long
+rt_dbus_msg_size(const uint8_t *buf, size_t len)
+{
+        uint64_t total;
+        int e;
+
+        if (len < 16)
+                return 0;
+        if ((e = msg_total(buf, &total)) < 0)
+                return e;
         return total > RT_DBUS_MSG_MAX ? -EMSGSIZE : (long) total;
 }
 
@@ -578,6 +591,27 @@ fill(rt_dbus *c, long long deadline)
         }
 }
 
+/* The uid the server sees (SO_PEERCRED): euid, mapped out of a user namespace one level
+ * deep (rootless podman runs the runtime as root of the user's namespace). */
+static uid_t
+outer_uid(void)
+{
+        uid_t euid = geteuid();
+        unsigned long in, out, count;
+        FILE *f = fopen("/proc/self/uid_map", "re");
+
+        if (!f)
+                return euid;
+        while (fscanf(f, "%lu %lu %lu", &in, &out, &count) == 3) {
+                if (euid >= in && euid - in < count) {
+                        fclose(f);
+                        return (uid_t) (out + (euid - in));
+                }
+        }
+        fclose(f);
+        return euid;
+}
+
 /* The SASL exchange: a nul byte, AUTH EXTERNAL with the uid in hex of its decimal
  * digits, the server's "OK <guid>", BEGIN. */
 static int
@@ -587,7 +621,7 @@ authenticate(rt_dbus *c, long long deadline, msp_err *err)
         size_t n = 0;
         int e;
 
-        snprintf(uid, sizeof uid, "%u", (unsigned) geteuid());
+        snprintf(uid, sizeof uid, "%u", (unsigned) outer_uid());
         n = (size_t) snprintf(cmd, sizeof cmd, "%cAUTH EXTERNAL ", '\0');
         for (const char *p = uid; *p; p++)
                 n += (size_t) snprintf(cmd + n, sizeof cmd - n, "%02x", (unsigned char) *p);
@@ -638,7 +672,24 @@ rt_dbus_recv(rt_dbus *c, long long deadline, rt_dbus_msg *m, msp_err *err)
         c->in_len -= c->in_used;
         c->in_used = 0;
         for (;;) {
+                /* a message too large for the buffer (no reply msp waits for is one, a
+                 * broadcast may be): dropped as its bytes arrive */
+                if (c->skip) {
+                        size_t n = c->skip < c->in_len ? (size_t) c->skip : c->in_len;
+                        memmove(c->in, c->in + n, c->in_len - n);
+                        c->in_len -= n;
+                        c->skip -= n;
+                        if (c->skip && (e = fill(c, deadline)) < 0)
+                                return msp_err_sys(err, -e, "D-Bus receive");
+                        continue;
+                }
                 size = rt_dbus_msg_size(c->in, c->in_len);
+                if (size == -EMSGSIZE) {
+                        uint64_t total = 0;
+                        (void) msg_total(c->in, &total);
+                        c->skip = total;
+                        continue;
+                }
                 if (size < 0)
                         return msp_err_set(err, (int) -size, "D-Bus: a message that cannot be one (%s)",
                                            strerror((int) -size));
@@ -697,6 +748,7 @@ rt_dbus_open(rt_dbus *c, const char *socket_path, bool bus, int timeout_ms, msp_
         c->fd = -1;
         c->serial = 0;
         c->in_len = c->in_used = 0;
+        c->skip = 0;
         if (strlen(socket_path) >= sizeof sa.sun_path)
                 return msp_err_set(err, ENAMETOOLONG, "D-Bus socket '%s': path too long", socket_path);
         strcpy(sa.sun_path, socket_path);

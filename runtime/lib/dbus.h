@@ -55,7 +55,8 @@ typedef struct rt_dbus_msg {
 } rt_dbus_msg;
 
 /* The length of the message that starts at buf, from its fixed 16-byte header: 0 while
- * fewer than 16 bytes are there, -EBADMSG/-EMSGSIZE when it cannot be one. */
+ * fewer than 16 bytes are there, -EBADMSG when it cannot be one, -EMSGSIZE when it is
+ * longer than RT_DBUS_MSG_MAX. */
 long rt_dbus_msg_size(const uint8_t *buf, size_t len);
 /* Parse exactly one message of len bytes. 0 or -EBADMSG (-EPROTONOSUPPORT for big endian). */
 int rt_dbus_parse(const uint8_t *buf, size_t len, rt_dbus_msg *m);
@@ -80,6 +81,7 @@ typedef struct rt_dbus {
         uint32_t serial;
         uint8_t in[RT_DBUS_MSG_MAX];
         size_t in_len, in_used;         /* bytes read; bytes of the message last returned */
+        uint64_t skip;                  /* bytes left of a message too large to keep */
 } rt_dbus;
 
 #define RT_DBUS_INIT { .fd = -1 }

@@ -2,6 +2,8 @@
  * the specification's rules, malformed messages refused, and the SASL exchange and Hello
  * against a peer on a real unix socket. */
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,14 +154,66 @@ test_parse_malformed(void)
 
 /* A peer on a unix socket: it must see the nul byte, AUTH EXTERNAL with the uid's digits
  * in hex and, after OK, BEGIN and a Hello call; it answers Hello. */
+/* A signal too large for the client's buffer, which it must drop. */
 static void
-test_auth_and_hello(void)
+send_big_signal(int s)
+{
+        static uint8_t big[40000];
+        rt_dbus_w h;
+        size_t f, n = 20000;
+
+        rt_dbus_w_init(&h);
+        rt_dbus_w_byte(&h, 'l');
+        rt_dbus_w_byte(&h, RT_DBUS_SIGNAL);
+        rt_dbus_w_byte(&h, 0);
+        rt_dbus_w_byte(&h, 1);
+        rt_dbus_w_u32(&h, (uint32_t) (4 + n + 1));
+        rt_dbus_w_u32(&h, 1);
+        f = rt_dbus_w_array_begin(&h, 8);
+        rt_dbus_w_struct(&h);
+        rt_dbus_w_byte(&h, 1);
+        rt_dbus_w_variant(&h, "o");
+        rt_dbus_w_str(&h, 'o', "/");
+        rt_dbus_w_struct(&h);
+        rt_dbus_w_byte(&h, 2);
+        rt_dbus_w_variant(&h, "s");
+        rt_dbus_w_str(&h, 's', "a.b");
+        rt_dbus_w_struct(&h);
+        rt_dbus_w_byte(&h, 3);
+        rt_dbus_w_variant(&h, "s");
+        rt_dbus_w_str(&h, 's', "S");
+        rt_dbus_w_struct(&h);
+        rt_dbus_w_byte(&h, 8);
+        rt_dbus_w_variant(&h, "g");
+        rt_dbus_w_str(&h, 'g', "s");
+        rt_dbus_w_array_end(&h, f);
+        rt_dbus_w_struct(&h);
+        rt_dbus_w_u32(&h, (uint32_t) n);
+        CHECK(rt_dbus_w_ok(&h));
+        memcpy(big, h.buf, h.len);
+        memset(big + h.len, 'x', n);
+        big[h.len + n] = '\0';
+        CHECK(rt_dbus_msg_size(big, h.len + n + 1) == -EMSGSIZE);
+        size_t left = h.len + n + 1;
+        for (uint8_t *p = big; left; ) {
+                ssize_t k = write(s, p, left);
+                CHECK(k > 0);
+                p += k;
+                left -= (size_t) k;
+        }
+}
+
+/* The client: in a user namespace (userns) it is uid 1000 there, 0 outside, and must
+ * authenticate as 0, the uid the server sees. */
+static void
+auth_and_hello(bool userns)
 {
         char dir[] = "/tmp/msp-dbus-XXXXXX", path[64];
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         int ls, s;
         msp_err e;
 
+        alarm(30);      /* a client that never comes must not hang the test */
         CHECK(mkdtemp(dir));
         snprintf(path, sizeof path, "%s/bus", dir);
         snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
@@ -169,6 +223,17 @@ test_auth_and_hello(void)
         CHECK(pid >= 0);
         if (pid == 0) {
                 rt_dbus c = RT_DBUS_INIT;
+                if (userns) {
+                        unsigned outer = (unsigned) geteuid();
+                        CHECK(unshare(CLONE_NEWUSER) == 0);
+                        int fd = open("/proc/self/uid_map", O_WRONLY | O_CLOEXEC);
+                        CHECK(fd >= 0);
+                        char map[32];
+                        int len = snprintf(map, sizeof map, "1000 %u 1\n", outer);
+                        CHECK(write(fd, map, (size_t) len) == len);
+                        close(fd);
+                        CHECK(geteuid() == 1000);
+                }
                 int r = rt_dbus_open(&c, path, true, 5000, &e);
                 if (r < 0)
                         printf("# open: %s\n", e.msg);
@@ -208,6 +273,7 @@ test_auth_and_hello(void)
         rt_dbus_msg m;
         CHECK(rt_dbus_parse((uint8_t *) got + 7, (size_t) size, &m) == 0);
         CHECK(strcmp(m.member, "Hello") == 0 && strcmp(m.iface, "org.freedesktop.DBus") == 0);
+        send_big_signal(s);
         /* the reply: a return with REPLY_SERIAL and SIGNATURE "s", body the unique name */
         rt_dbus_w reply;
         size_t f;
@@ -240,6 +306,18 @@ test_auth_and_hello(void)
         rmdir(dir);
 }
 
+static void
+test_auth_and_hello(void)
+{
+        auth_and_hello(false);
+}
+
+static void
+test_auth_in_userns(void)
+{
+        auth_and_hello(true);
+}
+
 int
 main(void)
 {
@@ -249,7 +327,8 @@ main(void)
                 { "build a call", test_build_call },
                 { "parse an error reply", test_parse_error_reply },
                 { "malformed messages refused", test_parse_malformed },
-                { "auth and hello", test_auth_and_hello },
+                { "auth and hello, a too large signal dropped", test_auth_and_hello },
+                { "auth as the uid outside a user namespace", test_auth_in_userns },
         };
         return run_tests(t, ARRAY_SIZE(t));
 }
