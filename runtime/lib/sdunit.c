@@ -143,7 +143,8 @@ open_manager(const rt_sdunit_conn *sc, rt_dbus **ret, msp_err *err)
         return 0;
 }
 
-/* After a call that queued a job (reply "o"): wait for its JobRemoved. */
+/* After a call that queued a job (reply "o"): wait for its JobRemoved; 0 when the job's
+ * result is "done", -EIO naming the result otherwise. */
 static int
 wait_job(rt_dbus *c, const rt_dbus_msg *reply, job_watch *w, msp_err *err)
 {
@@ -165,6 +166,8 @@ wait_job(rt_dbus *c, const rt_dbus_msg *reply, job_watch *w, msp_err *err)
                 if (m.type == RT_DBUS_SIGNAL)
                         on_job_removed(&m, w);
         }
+        if (strcmp(w->result, "done") != 0)
+                return msp_err_set(err, EIO, "the job ended '%s'", w->result);
         return 0;
 }
 
@@ -216,8 +219,6 @@ rt_sdunit_start_scope(const rt_sdunit_conn *sc, const char *unit, const char *sl
                 r = wait_job(c, &m, &w, err);
         if (r < 0)
                 return msp_err_prefix(err, "start unit %s", unit);
-        if (strcmp(w.result, "done") != 0)
-                return msp_err_set(err, EIO, "start unit %s: the job ended '%s'", unit, w.result);
         return 0;
 }
 
@@ -243,7 +244,5 @@ rt_sdunit_stop(const rt_sdunit_conn *sc, const char *unit, msp_err *err)
                 r = wait_job(c, &m, &w, err);
         if (r < 0)
                 return msp_err_prefix(err, "stop unit %s", unit);
-        if (strcmp(w.result, "done") != 0)
-                return msp_err_set(err, EIO, "stop unit %s: the job ended '%s'", unit, w.result);
         return 0;
 }
