@@ -559,16 +559,22 @@ no_run_cgroups() {
         [ -z "$(find "$1" -mindepth 1 -maxdepth 1 -type d -name 'r-*')" ]
 }
 
-t_rootless_mcp() {
-        [ -x /usr/bin/msp-mcp ] || { echo "msp-mcp not in the guest"; false; }
+# delegate_user_subtree SCOPE: $RL_D made as systemd delegates user@UID.service (the
+# subtree the user's, cpu, memory and pids enabled down to it), with the user's SCOPE in it.
+delegate_user_subtree() {
         mkdir -p "$CG/$PFX"
         echo "+cpu +memory +pids" >"$CG/cgroup.subtree_control"
         echo "+cpu +memory +pids" >"$CG/$PFX/cgroup.subtree_control"
-        mkdir "$RL_D" "$RL_D/app.scope"
-        # what user@UID.service gets: the subtree the user's, its controllers for the units
+        mkdir "$RL_D" "$RL_D/$1"
         chown $RL_UID:$RL_UID "$RL_D" "$RL_D/cgroup.procs" "$RL_D/cgroup.subtree_control" \
                 "$RL_D/cgroup.threads"
-        chown -R $RL_UID:$RL_UID "$RL_D/app.scope"
+        chown -R $RL_UID:$RL_UID "$RL_D/$1"
+}
+
+t_rootless_mcp() {
+        [ -x /usr/bin/msp-mcp ] || { echo "msp-mcp not in the guest"; false; }
+        delegate_user_subtree app.scope
+        # its controllers for the units
         echo "+cpu +memory +pids" >"$RL_D/cgroup.subtree_control"
         echo "user:200000:65536" >/etc/subuid
         echo "user:200000:65536" >/etc/subgid
@@ -697,13 +703,7 @@ sd_teardown() {
 }
 
 sd_body() {
-        mkdir -p "$CG/$PFX"
-        echo "+cpu +memory +pids" >"$CG/cgroup.subtree_control"
-        echo "+cpu +memory +pids" >"$CG/$PFX/cgroup.subtree_control"
-        mkdir "$RL_D" "$RL_D/term.scope"
-        chown $RL_UID:$RL_UID "$RL_D" "$RL_D/cgroup.procs" "$RL_D/cgroup.subtree_control" \
-                "$RL_D/cgroup.threads"
-        chown -R $RL_UID:$RL_UID "$RL_D/term.scope"
+        delegate_user_subtree term.scope
         mkdir -p "$SD_XDG"
         chown $RL_UID:$RL_UID "$SD_XDG"
         chmod 0700 "$SD_XDG"
