@@ -25,6 +25,7 @@
 #include "lsm.h"
 #include "mountsrc.h"
 #include "ns.h"
+#include "process.h"
 #include "procfs.h"
 #include "rtspawn.h"
 #include "seccomp.h"
@@ -192,6 +193,7 @@ typedef struct create_run {
         char owner[64];
         rt_ns_plan plan;
         pid_t pid;
+        int listen_fds;                 /* socket activation: fds 3.. handed on first */
         bool cgroup_made;
         bool statedir_made;
         cgroup_join join;
@@ -493,7 +495,7 @@ static int
 spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
 {
         const oci_spec *spec = cr->c->spec;
-        int keep_min = 3 + cr->o->preserve_fds;
+        int keep_min = 3 + cr->listen_fds + cr->o->preserve_fds;
         _cleanup_close_ int fifo_fd = -1;
         rt_spawn_fds fds = RT_SPAWN_FDS_INIT;
         int pidfd = -1, r;
@@ -566,6 +568,7 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
                         .seccomp = fds.seccomp,
                         .lock_fd = cr->c->dirfd,
                         .state_root_fd = cr->c->rootfd,
+                        .listen_fds = cr->listen_fds,
                         .preserve_fds = cr->o->preserve_fds,
                         .no_pivot = cr->o->no_pivot,
                         .no_new_keyring = cr->o->no_new_keyring,
@@ -774,6 +777,7 @@ rt_container_create(const rt_ctx *ctx, const rt_create_opts *o, rt_container **r
         cr->ctx = ctx;
         cr->o = o;
         cr->c = c;
+        cr->listen_fds = rt_listen_fds();
         r = prepare_create(cr, err);
         if (r >= 0) {
                 rt_debug(ctx, "create '%s': bundle '%s', rootfs '%s'", o->id, cr->bundle, cr->rootfs);

@@ -163,6 +163,27 @@ cloexec_walk(int first_fd, msp_err *err)
         return 0;
 }
 
+/* sd_listen_fds(3)'s rule, which runc follows too: the variables are this process's only
+ * when LISTEN_PID names it; anything else is a stale value from some ancestor, and its
+ * fds (whatever the caller holds at 3..) must not be passed. */
+int
+rt_listen_fds(void)
+{
+        const char *pid_s = getenv("LISTEN_PID"), *fds_s = getenv("LISTEN_FDS");
+        char *end;
+
+        if (!pid_s || !fds_s)
+                return 0;
+        errno = 0;
+        long pid = strtol(pid_s, &end, 10);
+        if (errno || end == pid_s || *end || pid != (long) getpid())
+                return 0;
+        long n = strtol(fds_s, &end, 10);
+        if (errno || end == fds_s || *end || n <= 0 || n > INT_MAX - 3)
+                return 0;
+        return (int) n;
+}
+
 int
 rt_fds_cloexec_from(int first_fd, msp_err *err)
 {

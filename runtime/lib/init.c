@@ -33,7 +33,6 @@ typedef struct init_run {
         int rootfd;
         bool in_userns;
         char **envp;
-        int listen_fds;
         pid_t host_pid;                 /* our pid as the runtime sees it (from GO) */
         bool mount_src_asked;           /* RT_SYNC_MOUNT_SOURCES sent */
         int *mount_src;                 /* per mount: a bind source the runtime opened */
@@ -374,20 +373,17 @@ static int
 build_env(init_run *ir, msp_err *err)
 {
         const oci_strv *env = &ir->proc->env;
-        const char *lf = getenv("LISTEN_FDS");
+        int listen_fds = ir->a->listen_fds;
         size_t n = env->n;
 
-        ir->listen_fds = lf ? atoi(lf) : 0;
-        if (ir->listen_fds < 0)
-                ir->listen_fds = 0;
         ir->envp = calloc(n + 3, sizeof *ir->envp);
         if (!ir->envp)
                 return msp_err_set(err, ENOMEM, "out of memory");
         for (size_t i = 0; i < n; i++)
                 ir->envp[i] = env->v[i];
         /* Socket activation: hand the fds through and name the container process. */
-        if (ir->listen_fds > 0) {
-                if (asprintf(&ir->envp[n], "LISTEN_FDS=%d", ir->listen_fds) < 0 ||
+        if (listen_fds > 0) {
+                if (asprintf(&ir->envp[n], "LISTEN_FDS=%d", listen_fds) < 0 ||
                     !(ir->envp[n + 1] = strdup("LISTEN_PID=1")))
                         return msp_err_set(err, ENOMEM, "out of memory");
         }
@@ -429,7 +425,7 @@ prepare_process(init_run *ir, msp_err *err)
                 .linux_ = a->spec->linux_,
                 .seccomp = a->seccomp,
                 .procfd = -1,
-                .first_fd = 3 + a->preserve_fds + ir->listen_fds,
+                .first_fd = 3 + a->listen_fds + a->preserve_fds,
                 .envp = ir->envp,
                 .in_userns = ir->in_userns,
                 .new_keyring = !a->no_new_keyring,

@@ -25,7 +25,8 @@ typedef struct rt_init_args {
         rt_seccomp *seccomp;            /* linux.seccomp prepared by the parent; NULL: none */
         int lock_fd;                    /* the parent's flock()ed state dir: closed at once */
         int state_root_fd;              /* closed at once */
-        int preserve_fds;
+        int listen_fds;                 /* socket activation fds at 3.. (rt_listen_fds) */
+        int preserve_fds;               /* the --preserve-fds after them */
         bool no_pivot;
         bool no_new_keyring;
         bool start_at_ready;            /* exec after READY, without waiting for start */

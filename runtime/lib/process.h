@@ -47,6 +47,9 @@ size_t rt_caps_supported_names(const char **ret, size_t max);
  * directory" (maps to exit 127) and "open executable: Permission denied" (126).
  * Writes the path into buf (size PATH_MAX). */
 int rt_exec_lookup(const char *file, char *const *env, char *buf, size_t bufsz, msp_err *err);
+/* The fds systemd socket activation passed this process (3..3+n-1): LISTEN_FDS when
+ * LISTEN_PID is our own pid, else 0. */
+int rt_listen_fds(void);
 /* Mark every fd >= first_fd close-on-exec (close_range(CLOSE_RANGE_CLOEXEC), with a
  * /proc/self/fd walk as the fallback), so that no runtime fd reaches the container. */
 int rt_fds_cloexec_from(int first_fd, msp_err *err);

@@ -707,7 +707,8 @@ set_caps() {
         set_args /bin/msp-helper env -- fds
         activated() {
                 exec 3<"$BATS_TEST_TMPDIR/f1" 4<"$BATS_TEST_TMPDIR/f2" 5</dev/null
-                LISTEN_FDS=2 LISTEN_PID=$$ "$MSP" --root "$STATE_ROOT" run -b "$BUNDLE" "$CID" </dev/null
+                # LISTEN_PID names msp: it replaces this subshell
+                LISTEN_FDS=2 LISTEN_PID=$BASHPID exec "$MSP" --root "$STATE_ROOT" run -b "$BUNDLE" "$CID" </dev/null
         }
         run activated
         echo "$output"

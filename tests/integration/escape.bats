@@ -290,6 +290,49 @@ PY
         assert_nothing_left "$CID"
 }
 
+# activated PID_EXPR [MSP ARGS...]: exec msp (run) with a listening AF_UNIX socket at
+# fd 3, LISTEN_FDS=1 and LISTEN_PID=PID_EXPR (a Python expression; `pid` is msp's own).
+activated() {
+        local pid_expr=$1
+        shift
+        /usr/bin/python3 - "$pid_expr" "$BATS_TEST_TMPDIR/sock" "$MSP" --root "$STATE_ROOT" "$@" <<'PY'
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[2])
+s.listen()
+os.dup2(s.fileno(), 3)
+pid = os.getpid()
+os.environ.update(LISTEN_FDS="1", LISTEN_PID=str(eval(sys.argv[1])))
+os.execv(sys.argv[3], sys.argv[3:])
+PY
+}
+
+@test "stale LISTEN_FDS: the caller's fd 3 reaches the container only when LISTEN_PID is msp's pid" {
+        update_config '.process.env = ["PATH=/bin"]'
+        set_args /bin/msp-helper env -- fds -- stat /proc/self/fd/3/etc/hostname
+        # The attack: fd 3 of the caller is a directory of the host's /, LISTEN_FDS=1 is
+        # left over from an ancestor (LISTEN_PID names another process, or none).
+        for pid in "LISTEN_PID=$$" "LISTEN_PID=1" "LISTEN_PID=x" ""; do
+                run env LISTEN_FDS=1 $pid "$MSP" --root "$STATE_ROOT" run -b "$BUNDLE" "$CID" </dev/null 3</
+                echo "$pid: $output"
+                [ "$(printf '%s\n' "$output" | grep -c '^fd\.')" -eq 0 ]
+                [ "$(printf '%s\n' "$output" | grep -c '^env\.LISTEN_')" -eq 0 ]
+                [ "$(value stat)" = ENOENT ]
+                assert_nothing_left "$CID"
+        done
+        # Control: socket activation as systemd does it, LISTEN_PID naming msp: the
+        # listening socket is fd 3 inside, with LISTEN_FDS=1 and LISTEN_PID=1.
+        set_args /bin/msp-helper env -- fds
+        run activated pid run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(value env.LISTEN_FDS)" = 1 ]
+        [ "$(value env.LISTEN_PID)" = 1 ]
+        [[ "$(value fd.3)" == socket:* ]]
+        [ "$(printf '%s\n' "$output" | grep -c '^fd\.')" -eq 1 ]
+        assert_nothing_left "$CID"
+}
+
 # ---- CVE-2021-30465, CVE-2024-45310, CVE-2019-19921: symlinked mount targets ----
 
 @test "CVE-2021-30465, CVE-2024-45310: bind-mount destinations symlinked to a host dir mount inside or fail" {
