@@ -7,6 +7,7 @@
  * landlock_restrict_self(). Nothing here allocates after prepare(). */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include "landlock-abi.h"
 #include "landlock.h"
 #include "macros.h"
+#include "pathres.h"
 
 #ifndef __NR_landlock_create_ruleset
 #define __NR_landlock_create_ruleset 444
@@ -287,20 +289,44 @@ ll_check_config(const oci_landlock *l, msp_err *err)
 
 /* ---- rules ---- */
 
+/* A rule path names a place in the image, which the container controls: it is resolved
+ * beneath the container root without following any symlink, so that a symlinked /tmp
+ * cannot turn "write beneath /tmp" into "write beneath /". What a symlink points to is
+ * covered by the rule of its target's own path (Landlock checks the resolved file).
+ * Returns the O_PATH fd; -ENOENT when best effort skipped the path (noted); else -errno
+ * with err set. */
 static int
-ll_add_path(int ruleset_fd, const char *path, uint64_t access, bool best_effort, ll_text *notes,
-            msp_err *err)
+ll_open_rule_path(int rootfd, const char *path, bool best_effort, ll_text *notes, msp_err *err)
+{
+        int fd = rt_openat2(rootfd, path, O_PATH,
+                            RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+
+        if (fd >= 0)
+                return fd;
+        if ((fd == -ENOENT || fd == -ELOOP) && best_effort) {
+                ll_text_add(notes, "%s%s path '%s' skipped", notes->len ? "; " : "",
+                            fd == -ENOENT ? "missing" : "symlinked", path);
+                return -ENOENT;
+        }
+        if (fd == -ELOOP)
+                return msp_err_set(err, ELOOP, "landlock: %s: '%s' is or passes through a "
+                                   "symlink in the container (rule paths never follow one)",
+                                   LL_JSON_PATHS, path);
+        return msp_err_sys(err, -fd, "landlock: %s: open '%s'", LL_JSON_PATHS, path);
+}
+
+static int
+ll_add_path(int ruleset_fd, int rootfd, const char *path, uint64_t access, bool best_effort,
+            ll_text *notes, msp_err *err)
 {
         _cleanup_close_ int fd = -1;
         struct stat st;
 
-        fd = open(path, O_PATH | O_CLOEXEC);
-        if (fd < 0 && errno == ENOENT && best_effort) {
-                ll_text_add(notes, "%smissing path '%s' skipped", notes->len ? "; " : "", path);
+        fd = ll_open_rule_path(rootfd, path, best_effort, notes, err);
+        if (fd == -ENOENT && best_effort)
                 return 0;
-        }
         if (fd < 0)
-                return msp_err_sys(err, errno, "landlock: %s: open '%s'", LL_JSON_PATHS, path);
+                return fd;
         if (fstat(fd, &st) < 0)
                 return msp_err_sys(err, errno, "landlock: fstat '%s'", path);
         /* The kernel refuses directory-only rights on a file (EINVAL). */
@@ -322,6 +348,10 @@ static int
 ll_add_path_rules(int ruleset_fd, const oci_landlock *l, uint64_t handled, ll_text *notes,
                   msp_err *err)
 {
+        _cleanup_close_ int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+        if (rootfd < 0)
+                return msp_err_sys(err, errno, "landlock: open /");
         for (size_t i = 0; i < l->n_path_beneath; i++) {
                 const oci_landlock_path_rule *r = &l->path_beneath[i];
                 /* Rights the ruleset does not handle are allowed everywhere anyway, so
@@ -331,7 +361,7 @@ ll_add_path_rules(int ruleset_fd, const oci_landlock *l, uint64_t handled, ll_te
                 if (access == 0)
                         continue;
                 for (size_t j = 0; j < r->paths.n; j++) {
-                        int ret = ll_add_path(ruleset_fd, r->paths.v[j], access,
+                        int ret = ll_add_path(ruleset_fd, rootfd, r->paths.v[j], access,
                                               l->enable_best_effort, notes, err);
                         if (ret < 0)
                                 return ret;

@@ -256,6 +256,41 @@ while True:
         assert_nothing_left "$CID"
 }
 
+@test "landlock: rule paths never follow the image's symlinks: /tmp -> / grants no write beneath /" {
+        mkdir "$BUNDLE/rootfs/workspace"
+        rm -rf "$BUNDLE/rootfs/tmp"
+        ln -s / "$BUNDLE/rootfs/tmp"
+        ln -s .. "$BUNDLE/rootfs/workspace/up"
+        tmp="$BUNDLE/config.json.tmp"
+        jq --slurpfile p "$REPO/contrib/profiles/landlock-default.json" \
+                '.process.landlock = $p[0] | .process.landlock.rules.pathBeneath += [
+                        {"allowedAccess": ["write_file", "make_reg"], "paths": ["/workspace/up/etc"]}]' \
+                "$BUNDLE/config.json" >"$tmp"
+        mv "$tmp" "$BUNDLE/config.json"
+        # The attack: the default profile's "write beneath /tmp" (and a rule through a
+        # symlinked component) must not become "write beneath /" or "/etc".
+        set_args /bin/msp-helper write /etc/msp-x -- write /msp-x -- write /tmp/msp-x -- write /workspace/f
+        run "$MSP" --debug --root "$STATE_ROOT" run -b "$BUNDLE" "$CID" 3>&- </dev/null
+        echo "$output"
+        [ "$(printf '%s\n' "$output" | grep -c '^write=EACCES')" -eq 3 ]
+        [ "$(printf '%s\n' "$output" | grep '^write=' | tail -n1)" = write=ok ]
+        [[ "$output" == *"symlinked path '/tmp' skipped"* ]]
+        [[ "$output" == *"symlinked path '/workspace/up/etc' skipped"* ]]
+        [ ! -e "$BUNDLE/rootfs/etc/msp-x" ] && [ ! -e "$BUNDLE/rootfs/msp-x" ]
+        assert_nothing_left "$CID"
+        # Strict mode refuses the rule, naming it.
+        landlock '{"handledAccess": {"handledAccessFS": '"$ALL_FS"'},
+                "rules": {"pathBeneath": [
+                        {"allowedAccess": '"$RX"', "paths": ["/"]},
+                        {"allowedAccess": '"$RW"', "paths": ["/tmp"]}]},
+                "enableBestEffort": false}'
+        run msp create -b "$BUNDLE" "$CID"
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"process.landlock.rules.pathBeneath: '/tmp' is or passes through a symlink"* ]]
+        assert_nothing_left "$CID"
+}
+
 @test "landlock: process.landlock without noNewPrivileges fails create with a clear message" {
         update_config '.process.noNewPrivileges = false'
         landlock '{"scoped": ["signal"]}'
