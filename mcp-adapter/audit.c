@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "loop.h"
 #include "macros.h"
 #include "text.h"
@@ -159,7 +160,7 @@ emit(mcp_audit *a, oci_jw *w)
                 return true;
         }
         if (a->dropped_unreported == 0)
-                fprintf(stderr, "msp-mcp: warning: --audit-log %s: %s: lines are dropped until writes succeed\n",
+                mcp_log_stderr("warning: --audit-log %s: %s: lines are dropped until writes succeed",
                         a->path ? a->path : "-", n < 0 ? strerror(errno) : "short write");
         a->torn = a->torn || n > 0;
         return false;

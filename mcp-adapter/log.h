@@ -33,4 +33,11 @@ typedef struct mcp_logger {
 int mcp_level_from_name(const char *name);
 const char *mcp_level_name(mcp_level level);
 
+/* On stderr the formatted message is one line whatever the arguments hold: it is written
+ * through mcp_text_escape() (text.h), so that no value (a header, a token's field, the
+ * runtime's error text) can forge a line or send a terminal an escape sequence. The client
+ * sink gets it unescaped: it goes out as a JSON string. */
 void mcp_log(mcp_logger *lg, mcp_level level, const char *fmt, ...) _printf_(3, 4);
+/* "msp-mcp: MESSAGE" on stderr, escaped the same way: for messages before a logger exists
+ * or after the loop stopped (start-up failures). */
+void mcp_log_stderr(const char *fmt, ...) _printf_(1, 2);

@@ -112,7 +112,7 @@ prepare_images(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
                         continue;
                 msp_err err = { 0 };
                 if (mcp_image_prepare(&o, rf->image, &images[i], &err) < 0) {
-                        fprintf(stderr, "msp-mcp: --image %s: %s\n", rf->name, err.msg);
+                        mcp_log_stderr("--image %s: %s", rf->name, err.msg);
                         return -1;
                 }
                 rf->path = images[i].rootfs;
@@ -122,8 +122,8 @@ prepare_images(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
                 rf->has_user = images[i].has_user;
                 rf->user = (mcp_run_ids) { images[i].uid, images[i].gid };
                 if (rf->has_user && (images[i].uid >= ids || images[i].gid >= ids)) {
-                        fprintf(stderr, "msp-mcp: --image %s: User \"%s\" is %u:%u, outside the "
-                                "sandboxes' %u ids (0..%u)\n", rf->name, images[i].defaults.user,
+                        mcp_log_stderr("--image %s: User \"%s\" is %u:%u, outside the "
+                                "sandboxes' %u ids (0..%u)", rf->name, images[i].defaults.user,
                                 images[i].uid, images[i].gid, ids, ids - 1);
                         return -1;
                 }
@@ -143,13 +143,13 @@ serve(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
         /* Its files first: a bad one fails at once. Served once the engine is up. */
         _cleanup_(mcp_http_freep) mcp_http *http = NULL;
         if (cfg->listen && mcp_http_new(cfg, &http, &err) < 0) {
-                fprintf(stderr, "msp-mcp: %s\n", err.msg);
+                mcp_log_stderr("%s", err.msg);
                 return 1;
         }
         /* Before the host checks: a path that cannot be opened fails at once. */
         _cleanup_(mcp_audit_freep) mcp_audit *audit = NULL;
         if (cfg->audit_log && mcp_audit_open(cfg->audit_log, &audit, &err) < 0) {
-                fprintf(stderr, "msp-mcp: %s\n", err.msg);
+                mcp_log_stderr("%s", err.msg);
                 return 1;
         }
         lg->audit = audit;
@@ -157,11 +157,10 @@ serve(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
         r = mcp_check_host(cfg, NULL, &err);
         if (r < 0) {
                 if (!cfg->weak_policy) {
-                        fprintf(stderr,
-                                "msp-mcp: this host cannot enforce the default sandbox policy: %s\n"
-                                "msp-mcp: run 'msp-mcp --check' for every requirement, or start with "
-                                "--allow-weak-policy to run with a weaker policy\n",
-                                err.msg);
+                        mcp_log_stderr("this host cannot enforce the default sandbox policy: %s",
+                                       err.msg);
+                        mcp_log_stderr("run 'msp-mcp --check' for every requirement, or start "
+                                       "with --allow-weak-policy to run with a weaker policy");
                         return 1;
                 }
                 mcp_log(lg, MCP_LOG_WARNING, "--allow-weak-policy: running although %s", err.msg);
@@ -181,7 +180,7 @@ serve(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
         _cleanup_close_ int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
         _cleanup_close_ int in = -1, out = -1;
         if (sfd < 0 || take_stdio(&in, &out) < 0) {
-                fprintf(stderr, "msp-mcp: setting up signals and stdio: %s\n", strerror(errno));
+                mcp_log_stderr("setting up signals and stdio: %s", strerror(errno));
                 return 1;
         }
 
@@ -191,7 +190,7 @@ serve(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
          * them. */
         _cleanup_free_ mcp_host *host = malloc(sizeof *host);
         if (!host || mcp_host_detect(host, &err) < 0) {
-                fprintf(stderr, "msp-mcp: %s\n", host ? err.msg : "out of memory");
+                mcp_log_stderr("%s", host ? err.msg : "out of memory");
                 return 1;
         }
         mcp_lang_verdicts verdicts;
@@ -209,13 +208,13 @@ serve(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
                        .audit_file = cfg->audit_log && strcmp(cfg->audit_log, "-") != 0 };
         r = mcp_loop_new(&loop);
         if (r < 0 || mcp_loop_add_io(loop, sfd, EPOLLIN, on_signal, &sg) < 0) {
-                fprintf(stderr, "msp-mcp: event loop: %s\n", strerror(r < 0 ? -r : EINVAL));
+                mcp_log_stderr("event loop: %s", strerror(r < 0 ? -r : EINVAL));
                 return 1;
         }
         mcp_engine *engine = NULL;
         r = mcp_engine_new(loop, cfg, host, &engine, &err);
         if (r < 0) {
-                fprintf(stderr, "msp-mcp: %s\n", err.msg[0] ? err.msg : strerror(-r));
+                mcp_log_stderr("%s", err.msg[0] ? err.msg : strerror(-r));
                 return 1;
         }
         for (size_t i = 0; i < verdicts.n_broken; i++)
@@ -227,7 +226,7 @@ serve(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
         else
                 r = mcp_server_new(loop, cfg, engine, lg, in, out, &srv);
         if (r < 0) {
-                fprintf(stderr, "msp-mcp: %s\n", http ? err.msg : "serving stdio");
+                mcp_log_stderr("%s", http ? err.msg : "serving stdio");
                 http = mcp_http_free(http);
                 mcp_engine_free(engine);
                 return 1;
@@ -275,7 +274,7 @@ main(int argc, char **argv)
         msp_err err = { 0 };
         int r = mcp_config_load(&cfg, argc, argv, &action, &err);
         if (r < 0) {
-                fprintf(stderr, "msp-mcp: %s\n", err.msg);
+                mcp_log_stderr("%s", err.msg);
                 mcp_config_done(&cfg);
                 return 2;
         }

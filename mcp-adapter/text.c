@@ -149,6 +149,64 @@ mcp_utf8_tail_start(const char *buf, size_t len, size_t max)
         return len - start;
 }
 
+/* U+0080..U+009F, U+2028/U+2029, U+202A..U+202E and U+2066..U+2069: no glyph, but a
+ * meaning to a terminal (C1), to a log viewer (new lines) or to the text's direction. */
+static bool
+inert_cp(unsigned cp)
+{
+        return !((cp >= 0x80 && cp <= 0x9f) || (cp >= 0x2028 && cp <= 0x202e) ||
+                 (cp >= 0x2066 && cp <= 0x2069));
+}
+
+static unsigned
+utf8_cp(const unsigned char *p, size_t n)
+{
+        if (n == 1)
+                return p[0];
+        unsigned cp = p[0] & (n == 2 ? 0x1f : n == 3 ? 0x0f : 0x07);
+        for (size_t i = 1; i < n; i++)
+                cp = (cp << 6) | (p[i] & 0x3f);
+        return cp;
+}
+
+size_t
+mcp_text_escape(const char *buf, size_t len, char *out, size_t size)
+{
+        const unsigned char *p = (const unsigned char *) buf;
+        size_t o = 0;
+        for (size_t i = 0; i < len;) {
+                char esc[8];
+                const char *piece = esc;
+                size_t n = utf8_seq(p + i, len - i), m;
+                unsigned cp = n ? utf8_cp(p + i, n) : 0;
+                if (n == 0) {
+                        m = (size_t) snprintf(esc, sizeof esc, "\\x%02x", p[i]);
+                        n = 1;
+                } else if (cp == '\\') {
+                        piece = "\\\\";
+                        m = 2;
+                } else if (cp < 0x20 || cp == 0x7f) {
+                        static const char named[] = { ['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't', [0x1b] = 'e' };
+                        char c = cp < sizeof named ? named[cp] : 0;
+                        m = c ? (size_t) snprintf(esc, sizeof esc, "\\%c", c)
+                              : (size_t) snprintf(esc, sizeof esc, "\\x%02x", cp);
+                } else if (!inert_cp(cp)) {
+                        m = (size_t) snprintf(esc, sizeof esc, "\\u%04x", cp);
+                } else {
+                        piece = (const char *) p + i;
+                        m = n;
+                }
+                if (o + m >= size)
+                        break;
+                memcpy(out + o, piece, m);
+                o += m;
+                i += n;
+        }
+        if (size)
+                out[o] = '\0';
+        return o;
+}
+
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 int

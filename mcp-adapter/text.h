@@ -14,6 +14,14 @@ size_t mcp_utf8_valid_len(const char *buf, size_t len);
 /* The largest n <= len such that buf[len-n..len) starts on a character boundary. */
 size_t mcp_utf8_tail_start(const char *buf, size_t len, size_t max);
 
+/* buf as one inert line for a log or a terminal, into out (NUL-terminated; cut before an
+ * escape that does not fit): every byte that could end the line, move the cursor or
+ * restyle the text is written as an escape. C0 controls and DEL become \n, \r, \t, \e or
+ * \xHH; bytes that are not valid UTF-8 (NUL included) \xHH; C1 controls, the line and
+ * paragraph separators and the bidirectional overrides \uHHHH; a backslash \\, so that
+ * an escape in the output was made here. Returns the length written. */
+size_t mcp_text_escape(const char *buf, size_t len, char *out, size_t size);
+
 /* What one response may hold at most, encoded: clients refuse larger messages (the
  * TypeScript SDK: 10 MiB) and drop the connection. Outputs, file contents and images are
  * cut or linked to fit. */

@@ -2,9 +2,12 @@
  * class (stray continuation, overlong, surrogate, beyond U+10FFFF, truncated, NUL), the
  * character-safe tail cut, RFC 3339. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "../unit/tap.h"
+#include "log.h"
 #include "macros.h"
 #include "text.h"
 
@@ -90,6 +93,57 @@ TEST(json_fit_counts_escapes)
         ASSERT_EQ_U64(cost, 1);
 }
 
+/* Every byte that could forge a log line or reach a terminal as a control comes out as
+ * an escape; printable text (UTF-8 included) is unchanged; a backslash is doubled. */
+TEST(escape_for_logs)
+{
+        static const char *const v[][2] = {
+                { "plain été ✓", "plain été ✓" },
+                { "a\nmsp-mcp: error: forged", "a\\nmsp-mcp: error: forged" },
+                { "\x1b[31mred\x1b[0m", "\\e[31mred\\e[0m" },
+                { "cr\rtab\tbell\adel\x7f", "cr\\rtab\\tbell\\x07del\\x7f" },
+                { "back\\slash", "back\\\\slash" },
+                { "bad \xff\xc3 utf8", "bad \\xff\\xc3 utf8" },
+                { "overlong \xc0\xaf", "overlong \\xc0\\xaf" },
+                { "c1 \xc2\x9b" "31m", "c1 \\u009b31m" },
+                { "ls \xe2\x80\xa8 rlo \xe2\x80\xae isolate \xe2\x81\xa6", "ls \\u2028 rlo \\u202e isolate \\u2066" },
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(v); i++) {
+                char out[256];
+                size_t n = mcp_text_escape(v[i][0], strlen(v[i][0]), out, sizeof out);
+                tap_check(strcmp(out, v[i][1]) == 0 && n == strlen(out), "escape %zu: \"%s\"", i, out);
+        }
+        /* A NUL inside the length is escaped too; an escape that does not fit is left out whole. */
+        char out[8];
+        mcp_text_escape("a\0b", 3, out, sizeof out);
+        ASSERT_STREQ(out, "a\\x00b");
+        ASSERT_EQ_U64(mcp_text_escape("abc\n", 4, out, 5), 3);
+        ASSERT_STREQ(out, "abc");
+}
+
+/* mcp_log and mcp_log_stderr write one line per message, whatever the arguments hold. */
+TEST(log_lines_are_escaped)
+{
+        FILE *tmp = tmpfile();
+        ASSERT_TRUE(tmp != NULL);
+        fflush(stderr);
+        int saved = dup(STDERR_FILENO);
+        ASSERT_TRUE(saved >= 0 && dup2(fileno(tmp), STDERR_FILENO) == STDERR_FILENO);
+        mcp_logger lg = { .stderr_level = MCP_LOG_DEBUG };
+        mcp_log(&lg, MCP_LOG_NOTICE, "typ %s refused", "x\nmsp-mcp: error: forged\x1b[31m");
+        mcp_log_stderr("%s", "y\r\n\x1b]0;title\x07");
+        fflush(stderr);
+        ASSERT_TRUE(dup2(saved, STDERR_FILENO) == STDERR_FILENO);
+        close(saved);
+        char buf[512] = "";
+        rewind(tmp);
+        size_t n = fread(buf, 1, sizeof buf - 1, tmp);
+        fclose(tmp);
+        buf[n] = '\0';
+        ASSERT_STREQ(buf, "msp-mcp: notice: typ x\\nmsp-mcp: error: forged\\e[31m refused\n"
+                          "msp-mcp: y\\r\\n\\e]0;title\\x07\n");
+}
+
 TEST(rfc3339)
 {
         char buf[32];
@@ -107,6 +161,8 @@ main(void)
         RUN(utf8_repair);
         RUN(tail_cut_on_a_character);
         RUN(json_fit_counts_escapes);
+        RUN(escape_for_logs);
+        RUN(log_lines_are_escaped);
         RUN(rfc3339);
         return tap_done();
 }

@@ -189,6 +189,22 @@ test("metadata (RFC 9728), the 401 challenge, RS256 and ES256/384/512 tokens, ev
         fs.rmSync(j.dir, { recursive: true, force: true });
 });
 
+test("a refused token's header fields reach the log escaped: no forged line, no terminal escape", { skip, timeout: 60_000 }, async () => {
+        const rsa = rsaKey("r1");
+        const j = jwksFile([rsa]);
+        const s = await spawnHttpServer({ args: oauthArgs(j.file) });
+        const mark = s.log().length;
+        const r = await post(s.url, INIT, bearer(sign(rsa, claims(), { typ: "x\nmsp-mcp: error: forged\x1b[31m" })));
+        assert.equal(r.status, 401);
+        await waitFor("the refusal", () => /typ x/.test(s.log().slice(mark)), 5_000);
+        const log = s.log().slice(mark);
+        assert.ok(!/^msp-mcp: error: forged/m.test(log), log);
+        assert.ok(!log.includes("\x1b"), "no ESC byte");
+        assert.match(log, /typ x\\nmsp-mcp: error: forged\\e\[31m is not accepted/);
+        assert.deepEqual(await stopProcess(s.proc), { code: 0, signal: null });
+        fs.rmSync(j.dir, { recursive: true, force: true });
+});
+
 test("tenants from a claim (--oauth-tenant-claim), beside --auth-tokens", { skip, timeout: 120_000 }, async () => {
         const key = rsaKey("k");
         const j = jwksFile([key]);
