@@ -14,6 +14,7 @@
 #include "log.h"
 #include "rootless.h"
 #include "selfexe.h"
+#include "spec.h"
 
 extern char **environ;
 
@@ -278,7 +279,7 @@ main(int argc, char **argv)
                         rootless_set = true;
                         break;
                 case 'v':
-                        printf("msp version %s\nspec: 1.2.0\n", MSP_VERSION);
+                        printf("msp version %s\nspec: %s\n", MSP_VERSION, OCI_VERSION_MAX);
                         return 0;
                 case 'h':
                         usage_all(stdout);

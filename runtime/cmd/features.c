@@ -71,7 +71,7 @@ cmd_features(rt_ctx *ctx, int argc, char **argv)
 
         oci_features f = {
                 .oci_version_min = "1.0.0",
-                .oci_version_max = "1.3.0",
+                .oci_version_max = OCI_VERSION_MAX,
                 .hooks = hooks,
                 .mount_options = mount_options,
                 .namespaces = namespaces,

@@ -649,6 +649,19 @@ apply_cgroup_resources(create_run *cr, msp_err *err)
         return rt_cgroup_apply_resources(cr->cgroup, &res, err);
 }
 
+/* Without the host's root (euid != 0) every namespace but a user namespace needs
+ * privilege the caller lacks: refuse before anything is made, saying how to get one, as
+ * runc does. An euid 0 inside a user namespace (rootless podman) is not such a caller. */
+static int
+check_rootless_userns(const rt_ns_plan *plan, msp_err *err)
+{
+        if (geteuid() == 0 || (plan->new_flags & CLONE_NEWUSER) || plan->join[OCI_NS_USER])
+                return 0;
+        return msp_err_set(err, EPERM,
+                           "config.json: linux.namespaces: a rootless container needs a user "
+                           "namespace and the config has none (`msp spec --rootless` writes one)");
+}
+
 static int
 prepare_create(create_run *cr, msp_err *err)
 {
@@ -687,6 +700,9 @@ prepare_create(create_run *cr, msp_err *err)
                 return r;
         if (!(cr->plan.new_flags & CLONE_NEWNS) && !cr->plan.join[OCI_NS_MOUNT])
                 return msp_err_set(err, EINVAL, "config.json: linux.namespaces: msp needs a mount namespace");
+        r = check_rootless_userns(&cr->plan, err);
+        if (r < 0)
+                return r;
         if (cr->c->spec->root_path[0] == '/')
                 snprintf(config, sizeof config, "%s", cr->c->spec->root_path);
         else

@@ -266,6 +266,8 @@ PY
         run "$MSP" --version
         [ "$status" -eq 0 ]
         [[ "${lines[0]}" == "msp version "* ]]
+        # the spec version is the newest one features reports
+        [ "${lines[1]}" = "spec: $("$MSP" features | jq -r .ociVersionMax)" ]
         run "$MSP" help create
         [ "$status" -eq 0 ]
         [[ "$output" == *"--console-socket"* ]]

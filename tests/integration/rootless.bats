@@ -171,6 +171,23 @@ rl_assert_nothing_left() {
         rl_assert_nothing_left "$CID"
 }
 
+@test "rootless: a config without a user namespace is refused saying how to get one; nothing left (runc refuses too)" {
+        # the prepared busybox bundle's config, written for root
+        cp "$REPO/bundles/busybox/config.json" "$BUNDLE/config.json"
+        chown "$RL_UID:$RL_GID" "$BUNDLE/config.json"
+        run rl_msp run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"linux.namespaces: a rootless container needs a user namespace"* ]]
+        [[ "$output" == *"msp spec --rootless"* ]]
+        rl_assert_nothing_left "$CID"
+        [ -z "$(ls -A "$RL_RUN/msp" 2>/dev/null)" ]
+        run rl_runc run -b "$BUNDLE" "$CID" </dev/null
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"rootless container requires user namespaces"* ]]
+}
+
 @test "rootless: a limit that needs a cgroup is refused naming the field and why; runc refuses it too" {
         set_args /bin/true
         for res in '{"memory": {"limit": 104857600}}' '{"pids": {"limit": 100}}' \
