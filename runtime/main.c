@@ -18,74 +18,6 @@
 
 extern char **environ;
 
-static int cmd_unsupported(rt_ctx *ctx, int argc, char **argv);
-
-static const rt_command commands[] = {
-        { "create", cmd_create, "create a container (the process waits for start)",
-          "[--bundle DIR] [--config FILE] [--pid-file FILE] [--console-socket PATH] "
-          "[--preserve-fds N] [--no-pivot] [--no-new-keyring] ID" },
-        { "start", cmd_start, "start the process of a created container", "ID" },
-        { "state", cmd_state, "print the state of a container as JSON", "ID" },
-        { "kill", cmd_kill, "send a signal to the container process (default TERM; 0 only "
-          "checks that it runs)", "[--all] ID [SIGNAL]" },
-        { "delete", cmd_delete, "delete a container and everything create made",
-          "[--force] ID" },
-        { "run", cmd_run, "create and start a container, wait for it and delete it",
-          "[--bundle DIR] [--config FILE] [--pid-file FILE] [--console-socket PATH] "
-          "[--preserve-fds N] [--no-pivot] [--no-new-keyring] [--detach] [--keep] ID" },
-        { "pause", cmd_pause, "freeze every process of a running container", "ID" },
-        { "resume", cmd_resume, "thaw a paused container", "ID" },
-        { "update", cmd_update, "change the resource limits of a live container (sizes: 64k, "
-          "512m, 1.5g; -1 is unlimited)",
-          "[--resources FILE|-] [--memory N] [--memory-reservation N] [--memory-swap N] "
-          "[--pids-limit N] [--cpu-shares N] [--cpu-quota N] [--cpu-period N] [--cpu-burst N] "
-          "[--cpu-rt-period N] [--cpu-rt-runtime N] [--cpu-idle 0|1] [--cpuset-cpus S] "
-          "[--cpuset-mems S] [--blkio-weight N] ID" },
-        { "ps", cmd_ps, "list the processes in a container's cgroup (PS_OPTIONS: run ps(1) "
-          "with them and keep the container's rows)", "[--format table|json] ID [PS_OPTIONS...]",
-          .options_end_at_id = true },
-        { "events", cmd_events, "print resource usage statistics as JSON",
-          "[--stats] [--interval DURATION] ID" },
-        { "exec", cmd_exec, "run one more process in a live container",
-          "[--process FILE] [--detach] [--pid-file FILE] [--console-socket PATH] [--tty] "
-          "[--cwd DIR] [--env KEY=VALUE]... [--user UID[:GID]] [--additional-gids GID]... "
-          "[--cap CAP]... [--no-new-privs] [--preserve-fds N] [--cgroup SUBPATH] "
-          "[--ignore-paused] [--apparmor PROFILE] [--process-label LABEL] "
-          "ID [COMMAND [ARG...]]", .options_end_at_id = true },
-        { "list", cmd_list, "list containers", "[--format table|json] [--quiet]" },
-        { "spec", cmd_spec, "write a default config.json", "[--rootless] [--bundle DIR]" },
-        { "features", cmd_features, "print what this runtime supports as JSON", "" },
-        { "checkpoint", cmd_unsupported, "not supported: msp cannot checkpoint containers",
-          "ID" },
-        { "restore", cmd_unsupported, "not supported: msp cannot restore containers", "ID" },
-};
-
-/* checkpoint and restore: their --help exits 0 as runc's does; running them fails. */
-static int
-cmd_unsupported(rt_ctx *ctx, int argc, char **argv)
-{
-        (void) argc;
-        rt_log_error(ctx, "%s: not supported: msp cannot checkpoint or restore containers",
-                     argv[0]);
-        return 1;
-}
-
-const rt_command *
-cmd_find(const char *name)
-{
-        for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-                if (strcmp(commands[i].name, name) == 0)
-                        return &commands[i];
-        return NULL;
-}
-
-void
-cmd_usage(const rt_command *c, bool to_stderr)
-{
-        fprintf(to_stderr ? stderr : stdout, "Usage: msp [global options] %s %s\n  %s\n", c->name,
-                c->usage, c->summary);
-}
-
 int
 cmd_usage_error(const rt_ctx *ctx, const char *cmd, const char *fmt, ...)
 {
@@ -132,27 +64,6 @@ cmd_print(const rt_ctx *ctx, const char *json, size_t len)
                 return 1;
         }
         return 0;
-}
-
-static void
-usage_all(FILE *f)
-{
-        fprintf(f, "Usage: msp [global options] COMMAND [options] [ID]\n\n"
-                   "msp is an OCI runtime: it runs containers from OCI bundles.\n\n"
-                   "Commands:\n");
-        for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-                fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-        fprintf(f, "  %-10s %s\n", "help", "show help for a command");
-        fprintf(f, "\nGlobal options:\n"
-                   "  --root DIR              state directory (default /run/msp, rootless "
-                   "$XDG_RUNTIME_DIR/msp)\n"
-                   "  --log PATH              log file (errors, warnings, debug)\n"
-                   "  --log-format text|json  log format (json: one object a line)\n"
-                   "  --debug                 debug logging\n"
-                   "  --systemd-cgroup        cgroupsPath is slice:prefix:name\n"
-                   "  --cgroup-manager M      cgroupfs, systemd or disabled\n"
-                   "  --rootless[=BOOL]       rootless mode (default: detected)\n"
-                   "  --version, --help\n");
 }
 
 /* The state root when --root is not given: $XDG_RUNTIME_DIR/msp for a rootless caller
@@ -282,16 +193,16 @@ main(int argc, char **argv)
                         printf("msp version %s\nspec: %s\n", MSP_VERSION, OCI_VERSION_MAX);
                         return 0;
                 case 'h':
-                        usage_all(stdout);
+                        cmd_usage_all(stdout);
                         return 0;
                 default:
-                        usage_all(stderr);
+                        cmd_usage_all(stderr);
                         return 1;
                 }
         }
         (void) rootless_set;
         if (optind >= argc) {
-                usage_all(stderr);
+                cmd_usage_all(stderr);
                 return 1;
         }
         bool no_root = false;
@@ -304,11 +215,15 @@ main(int argc, char **argv)
 
         const char *name = argv[optind];
         if (strcmp(name, "help") == 0) {
+                if (optind + 1 < argc && strcmp(argv[optind + 1], "--man") == 0) {
+                        cmd_man(stdout);
+                        return 0;
+                }
                 const rt_command *hc = optind + 1 < argc ? cmd_find(argv[optind + 1]) : NULL;
                 if (hc)
                         cmd_usage(hc, false);
                 else
-                        usage_all(stdout);
+                        cmd_usage_all(stdout);
                 return 0;
         }
         const rt_command *cmd = cmd_find(name);

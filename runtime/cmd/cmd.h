@@ -4,16 +4,24 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "container.h"
 #include "ctx.h"
+
+/* One option of a command as help and the manual page print it. */
+typedef struct rt_option_help {
+        const char *flag;               /* "-b, --bundle DIR"; NULL ends a list */
+        const char *text;
+} rt_option_help;
 
 typedef struct rt_command {
         const char *name;
         int (*run)(rt_ctx *ctx, int argc, char **argv);
         const char *summary;
         const char *usage;              /* after "msp [global options] <name> " */
+        const rt_option_help *options;  /* every option the command takes */
         /* Options end at the container ID: what follows it is the process's command
          * (exec) or ps(1)'s options (ps), as runc's SkipArgReorder commands. Every other
          * command takes its options anywhere before "--", before or after the ID. */
@@ -36,9 +44,14 @@ int cmd_ps(rt_ctx *ctx, int argc, char **argv);
 int cmd_events(rt_ctx *ctx, int argc, char **argv);
 int cmd_exec(rt_ctx *ctx, int argc, char **argv);
 
+/* The command table (commands.c). */
 const rt_command *cmd_find(const char *name);
-/* "Usage: ..." for one command to stdout (help) or stderr (misuse). */
+/* "Usage: ..." for one command to stdout (help, with its options) or stderr (misuse). */
 void cmd_usage(const rt_command *c, bool to_stderr);
+/* `msp --help`: the commands and the global options. */
+void cmd_usage_all(FILE *f);
+/* The msp(8) manual page, in roff, from the same table. */
+void cmd_man(FILE *f);
 /* A usage error: prints "msp: <cmd>: <msg>" plus the usage line; returns 1 as runc does. */
 int cmd_usage_error(const rt_ctx *ctx, const char *cmd, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));

@@ -277,6 +277,40 @@ PY
         [ "$status" -ne 0 ]
 }
 
+# Every option a command's getopt table takes is in its --help and in msp(8), which are
+# printed from one table (runtime/cmd/commands.c): a new flag without help fails here.
+@test "help: every option of every command is listed in its --help and in the manual page" {
+        local man
+        man=$("$MSP" help --man)
+        [[ "$man" == ".TH MSP 8"* ]]
+        if command -v groff >/dev/null; then
+                run groff -man -ww -z <<<"$man"
+                [ "$status" -eq 0 ] && [ -z "$output" ]
+        fi
+        for src in "$REPO"/runtime/cmd/*.c; do
+                cmd=$(basename "$src" .c)
+                [ "$cmd" = commands ] && continue
+                cmds=$cmd
+                [ "$cmd" = create ] && cmds="create run"
+                for name in $(grep -o '{ "[a-z-]*", [a-z_]*_argument' "$src" | cut -d'"' -f2); do
+                        [ "$name" = help ] && continue
+                        for c in $cmds; do
+                                [ "$cmd" = create ] && [ "$c" = create ] &&
+                                        { [ "$name" = detach ] || [ "$name" = keep ]; } && continue
+                                help=$("$MSP" "$c" --help)
+                                [[ "$help" == *"--$name"* ]] || { echo "$c --help lacks --$name"; false; }
+                                # roff writes each '-' as '\-'
+                                [[ "$man" == *"\\-\\-${name//-/\\-}"* ]] || { echo "msp(8) lacks --$name"; false; }
+                        done
+                done
+        done
+        # the global options too
+        for name in $(sed -n '/^main(/,/^}/p' "$REPO/runtime/main.c" |
+                      grep -o '{ "[a-z-]*", [a-z_]*_argument' | cut -d'"' -f2); do
+                [[ "$("$MSP" --help)" == *"--$name"* ]] || { echo "msp --help lacks --$name"; false; }
+        done
+}
+
 @test "run: a terminal without --console-socket is proxied to msp's stdio, as runc does" {
         update_config '.process.terminal = true'
         set_args /bin/sh -c 'test -t 0 && test -t 1 && echo "tty: $(tty)"; read line; echo "got: $line"'
