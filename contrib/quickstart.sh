@@ -4,8 +4,10 @@
 #
 #   contrib/quickstart.sh
 #
-# Safe to run again: every step is skipped or redone as needed. msp needs root for now;
-# when run as another user, the last step goes through sudo.
+# Safe to run again: every step is skipped or redone as needed. Run as root it runs
+# bundles/busybox; run by an ordinary user, the same container in a user namespace of
+# that user (bundles/busybox-rootless, made for them), without sudo. Only a missing
+# package needs root (contrib/install-deps.sh asks sudo for it).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -30,17 +32,18 @@ ninja -C build
 step "bundle (bundles/busybox)"
 bash bundles/busybox/prepare.sh
 
-as_root=()
-if [ "$(id -u)" -ne 0 ]; then
-        command -v sudo >/dev/null 2>&1 || { echo "quickstart: msp needs root for now, and sudo is missing" >&2; exit 1; }
-        as_root=(sudo)
-fi
 msp=build/runtime/msp
+bundle=bundles/busybox
+if [ "$(id -u)" -ne 0 ]; then
+        step "rootless bundle (bundles/busybox-rootless, for uid $(id -u))"
+        bash bundles/busybox-rootless/prepare.sh "$msp"
+        bundle=bundles/busybox-rootless
+fi
 
 # A container left over from an interrupted run would make the id a duplicate.
-if "${as_root[@]}" "$msp" state demo >/dev/null 2>&1; then
-        "${as_root[@]}" "$msp" delete --force demo
+if "$msp" state demo >/dev/null 2>&1; then
+        "$msp" delete --force demo
 fi
 
-step "msp run -b bundles/busybox demo"
-"${as_root[@]}" "$msp" run -b bundles/busybox demo
+step "msp run -b $bundle demo"
+"$msp" run -b "$bundle" demo
