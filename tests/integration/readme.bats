@@ -74,4 +74,18 @@ readme_walkthrough() {
         [[ "$output" == *"uid=0(root) gid=0(root)"* ]]
         [[ "$output" != *"sudo"* ]]
         [ -z "$(ls -A "$xdg/msp" 2>/dev/null)" ]
+        # then the README's install without root, into a prefix under the user's home
+        local home="$QS_DIR/home"
+        mkdir "$home"
+        chown "$MSP_TEST_UID:$MSP_TEST_GID" "$home"
+        run env -i HOME="$home" PATH=/usr/local/bin:/usr/bin:/bin \
+                setpriv --reuid="$MSP_TEST_UID" --regid="$MSP_TEST_GID" --clear-groups \
+                --inh-caps=-all bash -c "cd '$QS_DIR' && meson setup --reconfigure build --prefix '$home/.local' >/dev/null &&
+                        ninja -C build >/dev/null && meson install -C build" </dev/null 3>&-
+        echo "$output" | tail -5
+        [ "$status" -eq 0 ]
+        [[ "$output" != *"Traceback"* ]]
+        [ -x "$home/.local/bin/msp" ] && [ -x "$home/.local/bin/msp-mcp" ]
+        [ -f "$home/.local/share/man/man8/msp.8" ]
+        grep -q "^msp = \[\"$home/.local/bin/msp\"\]" "$home/.local/share/msp/podman/50-msp.conf"
 }
