@@ -92,6 +92,13 @@ typedef struct mcp_config {
         uint64_t network_max_bytes;     /* --network-max-bytes: bytes the proxy relays per run */
         uint64_t network_idle_ms;       /* --network-idle: a proxied connection idle this long
                                          * is closed */
+        unsigned run_fds;               /* --run-fds: fds one run's egress proxy may hold
+                                         * (0: 512); fd-budget.h */
+        unsigned tenant_fds;            /* --tenant-fds: the same for a tenant's runs at once
+                                         * (0: half the proxies' share with --listen, all of it
+                                         * on stdio) */
+        struct mcp_fds *fds;            /* the process's fd accountant, set by main (NULL: no
+                                         * budget, unit tests) */
         bool weak_policy;               /* --allow-weak-policy: start even when the kernel cannot
                                          * enforce the default policy (documented; logged) */
         const char *seccomp_profile;    /* --seccomp-profile FILE (default: the built-in copy of

@@ -71,6 +71,7 @@ struct mcp_run {
         mcp_proxy *proxy;               /* an allowlist run's egress proxy (proxy.h) */
         mcp_egress_policy allow;        /* its policy */
         mcp_proxy_event_fn on_network;
+        char tenant[65];                /* the caller's (MCP_TENANT_MAX), "" for stdio */
         bool ws_mounted;
         mcp_artifacts_snap before;      /* out/ before the run */
         char bundle[4096];

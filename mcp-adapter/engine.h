@@ -51,6 +51,8 @@ typedef struct mcp_run_request {
                                          * the caller checked it against the server's options */
         const mcp_egress_policy *allow; /* MCP_NET_ALLOW: the patterns (copied) */
         mcp_proxy_event_fn on_network;  /* the egress proxy's decisions (data: the submit's) */
+        const char *tenant;             /* the caller's (NULL: stdio): whose fd budget the
+                                         * proxy's fds count in (fd-budget.h) */
 } mcp_run_request;
 
 typedef enum mcp_stream { MCP_STDOUT = 1, MCP_STDERR = 2 } mcp_stream;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "fd-budget.h"
 #include "http-int.h"
 
 /* ---- driving MHD from the loop ---- */
@@ -754,6 +755,13 @@ mcp_http_new(const mcp_config *cfg, mcp_http **ret, msp_err *err)
         return 0;
 }
 
+/* Within the fd budget's share for HTTP (each connection is one fd; fd-budget.h). */
+static unsigned
+connection_limit(const mcp_config *cfg)
+{
+        return cfg->fds && cfg->fds->http < MAX_CONNECTIONS ? cfg->fds->http : MAX_CONNECTIONS;
+}
+
 int
 mcp_http_start(mcp_http *h, mcp_loop *loop, mcp_engine *engine, mcp_logger *log, msp_err *err)
 {
@@ -797,7 +805,7 @@ mcp_http_start(mcp_http *h, mcp_loop *loop, mcp_engine *engine, mcp_logger *log,
                                 MHD_OPTION_LISTEN_SOCKET, fd,
                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) cfg->http_timeout_s,
                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) CONNECTION_MEMORY,
-                                MHD_OPTION_CONNECTION_LIMIT, MAX_CONNECTIONS,
+                                MHD_OPTION_CONNECTION_LIMIT, connection_limit(cfg),
                                 MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
                                 MHD_OPTION_END);
         if (!h->d) {

@@ -19,6 +19,7 @@
 #include "audit.h"
 #include "config.h"
 #include "engine.h"
+#include "fd-budget.h"
 #include "http.h"
 #include "image-cache.h"
 #include "langcache.h"
@@ -134,8 +135,32 @@ prepare_images(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
         return 0;
 }
 
+static int serve_with_fds(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images);
+
 static int
 serve(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
+{
+        msp_err err = { 0 };
+
+        /* Before anything takes fds: the soft limit raised, the split decided
+         * (fd-budget.h). */
+        mcp_fds fds;
+        if (mcp_fds_init(&fds, cfg, &err) < 0) {
+                mcp_log_stderr("%s", err.msg);
+                return 1;
+        }
+        cfg->fds = &fds;
+        if (fds.limit != fds.started_with)
+                mcp_log(lg, MCP_LOG_INFO, "RLIMIT_NOFILE raised from %u to %u", fds.started_with,
+                        fds.limit);
+        int status = serve_with_fds(cfg, lg, images);
+        cfg->fds = NULL;
+        mcp_fds_done(&fds);
+        return status;
+}
+
+static int
+serve_with_fds(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
 {
         msp_err err = { 0 };
         int r;
@@ -288,6 +313,7 @@ main(int argc, char **argv)
                 break;
         case MCP_ACTION_CHECK:
                 r = mcp_check_host(&cfg, stdout, &err);
+                mcp_fds_check(&cfg, stdout);
                 mcp_http_check(&cfg, stdout);
                 mcp_audit_check(cfg.audit_log, stdout);
                 if (r < 0)

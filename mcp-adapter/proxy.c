@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "egress-listener.h"
+#include "fd-budget.h"
 #include "macros.h"
 #include "proxy-http.h"
 
@@ -53,6 +54,7 @@ typedef struct conn {
         pipe_buf c2u, u2c;
         uint64_t last_active;
         mcp_timer *timer;
+        unsigned fds;                   /* taken from the run's share: the client's, the upstream's */
 } conn;
 
 struct mcp_proxy {
@@ -64,6 +66,8 @@ struct mcp_proxy {
         void *data;
         conn *conns;
         size_t n_clients;
+        mcp_fds_share fds;
+        bool refusing;                  /* a client was closed for want of fds, none since taken */
         unsigned n_upstream;
         uint64_t bytes;
         char *denied[MCP_PROXY_DENIED_MAX + 1];
@@ -182,6 +186,8 @@ conn_free(conn *c)
         free(c->req.forward);
         free(c->c2u.data);
         free(c->u2c.data);
+        while (c->fds-- > 0)
+                mcp_fds_give(&p->fds);
         if (c->prev)
                 c->prev->next = c->next;
         else
@@ -358,6 +364,14 @@ try_connect(conn *c)
                 if (c->ufd >= 0) {
                         interest(c, c->ufd, &c->uev, 0, NULL);
                         close(c->ufd);
+                        c->ufd = -1;
+                } else if (c->fds < 2) {
+                        if (!mcp_fds_take(&c->p->fds, why, sizeof why)) {
+                                emit(c, MCP_PROXY_DENIED, why);
+                                refuse(c, 503, why, false);
+                                return;
+                        }
+                        c->fds++;
                 }
                 c->ufd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
                 if (c->ufd < 0)
@@ -574,6 +588,25 @@ on_idle(mcp_loop *l, void *data)
         return 0;
 }
 
+/* A new client: within MAX_CLIENTS, its fd from the run's share. Refused, it is closed at once (accepting it
+ * first: left in the backlog, it would wake the loop again and again); the first refusal
+ * of a row is the decision logged. */
+static bool
+admit_client(mcp_proxy *p)
+{
+        char why[160];
+        if (p->n_clients >= MAX_CLIENTS)
+                snprintf(why, sizeof why, "the proxy's %u connections at once are open", MAX_CLIENTS);
+        else if (mcp_fds_take(&p->fds, why, sizeof why)) {
+                p->refusing = false;
+                return true;
+        }
+        if (!p->refusing && p->fn)
+                p->fn(MCP_PROXY_DENIED, "", 0, why, 0, 0, p->data);
+        p->refusing = true;
+        return false;
+}
+
 static int
 on_accept(mcp_loop *l, int fd, uint32_t events, void *data)
 {
@@ -583,18 +616,23 @@ on_accept(mcp_loop *l, int fd, uint32_t events, void *data)
                 int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
                 if (cfd < 0)
                         return 0;
+                if (!admit_client(p)) {
+                        close(cfd);
+                        continue;
+                }
                 nodelay(cfd);
-                conn *c = p->n_clients < MAX_CLIENTS ? calloc(1, sizeof(*c)) : NULL;
+                conn *c = calloc(1, sizeof(*c));
                 char *buf = c ? malloc(BUF_SIZE) : NULL;
                 if (!buf || mcp_loop_add_io(l, cfd, EPOLLIN, on_client, c) < 0) {
                         free(buf);
                         free(c);
                         close(cfd);
+                        mcp_fds_give(&p->fds);
                         continue;
                 }
                 *c = (conn) { .p = p, .cfd = cfd, .ufd = -1, .cev = EPOLLIN,
                               .c2u = { .data = buf, .cap = BUF_SIZE },
-                              .last_active = mcp_now_usec(), .next = p->conns };
+                              .last_active = mcp_now_usec(), .next = p->conns, .fds = 1 };
                 if (p->conns)
                         p->conns->prev = c;
                 p->conns = c;
@@ -673,10 +711,16 @@ mcp_proxy_new(mcp_loop *loop, int handover_fd, const mcp_proxy_conf *conf, mcp_p
         }
         *p = (mcp_proxy) { .loop = loop, .hfd = handover_fd, .hconn = -1, .lfd = -1,
                            .conf = *conf, .fn = fn, .data = data };
+        if (mcp_fds_share_open(conf->fds, conf->tenant, &p->fds) < 0) {
+                close(handover_fd);
+                free(p);
+                return msp_err_set(err, ENOMEM, "egress proxy: out of memory");
+        }
         if (fcntl(handover_fd, F_SETFL, O_NONBLOCK) < 0 ||
             mcp_loop_add_io(loop, handover_fd, EPOLLIN, on_handover_conn, p) < 0) {
                 int r = msp_err_sys(err, errno ? errno : EINVAL, "egress proxy: listen");
                 close(handover_fd);
+                mcp_fds_share_close(&p->fds);
                 free(p);
                 return r;
         }
@@ -705,6 +749,7 @@ mcp_proxy_free(mcp_proxy *p)
         if (!p)
                 return NULL;
         mcp_proxy_shutdown(p);
+        mcp_fds_share_close(&p->fds);
         for (size_t i = 0; i < p->n_denied; i++)
                 free(p->denied[i]);
         free(p);

@@ -9,7 +9,9 @@
  * it came from a pin. Per run: at most max_conns requests let through to resolution and
  * connect (whether or not they get connected) and max_bytes relayed
  * (both directions together); a connection idle for idle_ms (resolution and connect
- * included) is closed. A refusal is an HTTP error response whose body and X-Msp-Egress
+ * included) is closed; each fd comes from the run's share of the fd budget, and a client
+ * connection that finds it spent is closed at once (the first of a row is logged as a
+ * decision), a request whose upstream finds it spent gets a 503. A refusal is an HTTP error response whose body and X-Msp-Egress
  * header say why. */
 #pragma once
 
@@ -41,6 +43,10 @@ typedef struct mcp_proxy_conf {
         unsigned max_conns;
         uint64_t max_bytes;
         uint64_t idle_ms;
+        struct mcp_fds *fds;                    /* the fd accountant (fd-budget.h): every
+                                                 * client and upstream fd is taken from it;
+                                                 * NULL: no budget */
+        const char *tenant;                     /* whose budget the run's fds count in */
 } mcp_proxy_conf;
 
 typedef enum mcp_proxy_event {

@@ -97,7 +97,8 @@ make_proxy(mcp_run *run, int bfd, int cfd, unsigned host_gid, char *sock_path, s
                                 .n_pins = e->cfg->n_resolve, .resolver = e->resolver,
                                 .max_conns = e->cfg->network_max_conns,
                                 .max_bytes = e->cfg->network_max_bytes,
-                                .idle_ms = e->cfg->network_idle_ms };
+                                .idle_ms = e->cfg->network_idle_ms, .fds = e->cfg->fds,
+                                .tenant = run->tenant };
         return mcp_proxy_new(e->loop, TAKE_FD(lfd), &conf, net_event, run, &run->proxy, err);
 }
 
@@ -318,6 +319,7 @@ mcp_run_claim(mcp_run *run, const mcp_run_request *req, int lang_index, msp_err 
         snprintf(p->interp, sizeof p->interp, "%s", e->langs.interp[lang_index]);
         p->root_path = e->skeleton;
         p->host_view = true;
+        snprintf(run->tenant, sizeof run->tenant, "%s", req->tenant ? req->tenant : "");
         int r;
 
         if (req->session_id) {

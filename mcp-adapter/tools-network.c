@@ -136,8 +136,12 @@ mcp_network_log(mcp_logger *log, const char *run_id, mcp_proxy_event ev, const c
                         reason);
                 break;
         case MCP_PROXY_DENIED:
-                mcp_log(log, MCP_LOG_WARNING, "egress %s: denied %s:%u: %s", run_id, host, port,
-                        reason);
+                if (!host[0])   /* before any request: a connection to the proxy */
+                        mcp_log(log, MCP_LOG_WARNING, "egress %s: closed a new connection: %s",
+                                run_id, reason);
+                else
+                        mcp_log(log, MCP_LOG_WARNING, "egress %s: denied %s:%u: %s", run_id,
+                                host, port, reason);
                 break;
         case MCP_PROXY_CLOSED:
         default:

@@ -1001,6 +1001,7 @@ t_run_code(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *to
         }
         req.allow = &allow;
         req.on_network = on_network;
+        req.tenant = srv->tenant;
         if (req.session_id && !mcp_server_owns(srv, req.session_id)) {
                 char q[96];
                 oci_json_quote(req.session_id, q, sizeof q);

@@ -14,7 +14,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { startServer, skipReason, finishAll, call, runCode, text, assertOk, waitFor,
-         runSync, TRANSPORT, tmpStateDir } from "./lib.mjs";
+         runSync, TRANSPORT, tmpStateDir, spawnHttpServer, stopProcess, CALL_TIMEOUT } from "./lib.mjs";
 
 const have = (cmd) => runSync("sh", ["-c", `command -v ${cmd}`]).status === 0;
 const skip = skipReason() ||
@@ -381,4 +381,52 @@ test("a client that asked for logging hears every decision before the result, an
                 await other.close();
         }
         assert.equal((await srv.close()).code, 0);
+});
+
+// The server starts with a soft limit of 200 fds (hard 1024, what the sandboxes' own
+// RLIMIT_NOFILE needs) and raises it to 1024; --run-fds 100 is all the run's proxy may
+// hold. The run opens 600 connections to its proxy and holds them, sending nothing: before
+// the budget, the proxy took 256 of them, more than the server's 200 fds left room for.
+test("a run holding hundreds of proxy connections cannot take the server's fds: /healthz and a new HTTP client are served; the soft limit is raised",
+     { skip: skip || (TRANSPORT !== "http" && "HTTP only: the MSP_MCP_TRANSPORT=http pass"), timeout: 180_000 }, async () => {
+        const { p1 } = net_;
+        const s = await spawnHttpServer({ wrap: ["prlimit", "--nofile=200:1024", "--"],
+                                          args: [...serverArgs(), "--max-concurrent", "2", "--run-fds", "100"] });
+        const limits = fs.readFileSync(`/proc/${s.proc.pid}/limits`, "utf8");
+        assert.match(limits, /^Max open files\s+1024\s+1024\s+files/m, limits);
+        const client = new Client({ name: "holder", version: "0" }, { capabilities: {} });
+        await client.connect(new StreamableHTTPClientTransport(new URL(s.url)));
+        const held = client.callTool({ name: "run_code", arguments: { language: "python", network: { allow: [`pypi.test:${p1}`] }, code: `
+import socket, time
+held = []
+for i in range(600):
+    try:
+        held.append(socket.create_connection(("127.0.0.1", 3128), timeout=5))
+    except OSError as e:
+        print("connect", i, e)
+        break
+print("opened", len(held), flush=True)
+time.sleep(20)
+` } }, undefined, { timeout: CALL_TIMEOUT });
+        const fds = () => fs.readdirSync(`/proc/${s.proc.pid}/fd`).length;
+        let done = false;
+        held.finally(() => { done = true; });
+        await waitFor("the proxy refusing connections, or the server out of fds",
+                      () => /closed a new connection/.test(s.log()) || fds() >= 195 ||
+                            (done && assert.fail(`the run ended first: ${s.log().slice(-3000)}`)), 60_000, 50);
+        const healthz = await fetch(s.url.replace(/\/mcp$/, "/healthz"), { signal: AbortSignal.timeout(10_000) });
+        assert.equal(healthz.status, 200);
+        const other = new Client({ name: "newcomer", version: "0" }, { capabilities: {} });
+        await other.connect(new StreamableHTTPClientTransport(new URL(s.url), { requestInit: { signal: AbortSignal.timeout(20_000) } }));
+        const r = await other.callTool({ name: "run_code", arguments: { language: "sh", code: "echo served" } });
+        assert.equal(r.structuredContent?.stdout, "served\n", text(r));
+        await other.close();
+        assert.ok(fds() < 100 + 80, `msp-mcp holds ${fds()} fds, its proxy at most 100`);
+        const h = await held;
+        assert.match(h.structuredContent.stdout, /^opened 600$/m, text(h));
+        // The refusal is one decision in the log, not one line per connection.
+        const refusals = s.log().match(/egress \S+: closed a new connection: the run's fd budget \(100, --run-fds\) is spent/g) ?? [];
+        assert.ok(refusals.length >= 1 && refusals.length <= 5, s.log().slice(-3000));
+        await client.close();
+        assert.deepEqual(await stopProcess(s.proc), { code: 0, signal: null });
 });
