@@ -278,8 +278,7 @@ exec_child_main(exec_child *ec)
             child_prepare(ec, &err) < 0 || child_park(ec, &err) < 0)
                 child_fail(ec, &err);
         (void) prctl(PR_SET_PDEATHSIG, 0);
-        execve(ec->fin.exec_path, ec->o->proc->args.v,
-               ec->o->proc->env.v ? ec->o->proc->env.v : empty_env);
+        execve(ec->fin.exec_path, ec->o->proc->args.v, ec->fin.envp ? ec->fin.envp : empty_env);
         int e = errno;
         (void) msp_err_sys(&err, e, "exec '%s'", ec->fin.exec_path);
         (void) rt_sync_send(ec->sync_fd, RT_SYNC_ERROR, 0, &err);

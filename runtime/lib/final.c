@@ -181,6 +181,9 @@ steps_privileged(final_run *fr, msp_err *err)
         r = prepare_landlock(fr, err);
         if (r < 0)
                 return r;
+        r = rt_env_default_home(f->envp, f->proc->user.uid, &f->envp, err);
+        if (r < 0)
+                return r;
         r = open_cwd(fr, err);
         if (r < 0)
                 return r;

@@ -27,7 +27,9 @@ typedef struct rt_final {
         int procfd;                     /* verified procfs for the LSM label, closed after
                                            use; -1: a private instance is opened */
         int first_fd;                   /* fds from here on are close-on-exec at execve */
-        char *const *envp;              /* PATH for the executable lookup */
+        char *const *envp;              /* in: process.env (PATH for the executable
+                                           lookup); out: what to execve with (HOME added
+                                           when missing, rt_env_default_home) */
         bool in_userns;
         bool new_keyring;               /* join a fresh session keyring */
         /* SCMP_ACT_NOTIFY: the socket connected to listenerPath (-1: none, closed after

@@ -473,7 +473,7 @@ exec_process(init_run *ir)
 
         if (run_container_hooks(ir, &ir->a->spec->hooks.start_container, "startContainer", &err) < 0)
                 start_failed(ir, &err, 1);
-        execve(ir->fin.exec_path, ir->proc->args.v, ir->envp);
+        execve(ir->fin.exec_path, ir->proc->args.v, ir->fin.envp);
         e = errno;
         (void) msp_err_sys(&err, e, "exec '%s'", ir->fin.exec_path);
         start_failed(ir, &err, e == ENOENT ? 127 : 126);

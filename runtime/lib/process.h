@@ -22,6 +22,11 @@ int rt_process_apply_limits(const oci_process *p, const oci_linux *lx, msp_err *
  * the permitted capabilities across the uid change (PR_SET_KEEPCAPS) so that
  * rt_caps_apply can set exactly the configured sets afterwards. Verifies the result. */
 int rt_user_switch(const oci_user *u, bool setgroups_allowed, msp_err *err);
+/* HOME as runc sets it when process.env has none: the home of the first entry for uid
+ * in the container's /etc/passwd (read after pivot_root, resolved beneath the root; a
+ * missing, unreadable or odd file counts as no entry), else "/". *ret is envp itself when
+ * it names HOME, else a new array with HOME added (never freed: execve follows). */
+int rt_env_default_home(char *const *envp, uid_t uid, char *const **ret, msp_err *err);
 /* Apply all five capability sets exactly as configured: drop the bounding set, set
  * effective/permitted/inheritable with capset, then raise ambient. Capabilities the
  * running kernel does not know (> cap_last_cap) are skipped (the caller may log them,

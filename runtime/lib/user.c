@@ -5,14 +5,20 @@
  * permitted capability sets unless PR_SET_KEEPCAPS is set, which would leave
  * rt_caps_apply() nothing to give to the container process. */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "macros.h"
+#include "pathres.h"
 #include "process.h"
 
 #define RT_DEFAULT_UMASK 0022
@@ -119,5 +125,103 @@ rt_user_switch(const oci_user *u, bool setgroups_allowed, msp_err *err)
         if (r < 0)
                 return r;
         umask(u->has_umask ? (mode_t) (u->umask & 0777) : RT_DEFAULT_UMASK);
+        return 0;
+}
+
+/* The container's /etc/passwd is the image's: parsed defensively, capped in size, and a
+ * FIFO or device there is never opened for reading (O_NONBLOCK, then a regular-file check). */
+#define RT_PASSWD_MAX (4u << 20)
+
+static bool
+env_has(char *const *envp, const char *name)
+{
+        size_t n = strlen(name);
+
+        for (; envp && *envp; envp++)
+                if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
+                        return true;
+        return false;
+}
+
+/* The home field of the first "name:pw:uid:gid:gecos:home:shell" line for uid, or NULL. */
+static char *
+passwd_home(char *data, uid_t uid)
+{
+        for (char *line = data, *next; line && *line; line = next) {
+                char *f[7] = { 0 };
+                int n = 0;
+
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = '\0';
+                for (char *p = line; n < 7; n++) {
+                        f[n] = p;
+                        p = strchr(p, ':');
+                        if (!p)
+                                break;
+                        *p++ = '\0';
+                }
+                if (n < 5 || f[2][strspn(f[2], "0123456789")] || !*f[2])
+                        continue;
+                errno = 0;
+                unsigned long v = strtoul(f[2], NULL, 10);
+                if (errno || v != (unsigned long) uid)
+                        continue;
+                return f[5];
+        }
+        return NULL;
+}
+
+static int
+read_passwd(char **ret, msp_err *err)
+{
+        _cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        struct stat st;
+        size_t len;
+
+        *ret = NULL;
+        if (root < 0)
+                return 0;
+        msp_err ignored = { 0 };
+        int fd = rt_open_in_root(root, "/etc/passwd", O_RDONLY | O_NONBLOCK | O_NOCTTY, &ignored);
+        if (fd < 0)
+                return 0;
+        _cleanup_close_ int pfd = fd;
+        if (fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode))
+                return 0;
+        int r = rt_read_fd_all(pfd, "/etc/passwd", RT_PASSWD_MAX, ret, &len, &ignored);
+        if (r == -ENOMEM)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        return 0;
+}
+
+int
+rt_env_default_home(char *const *envp, uid_t uid, char *const **ret, msp_err *err)
+{
+        _cleanup_free_ char *passwd = NULL;
+        size_t n = 0;
+        int r;
+
+        *ret = envp;
+        if (env_has(envp, "HOME"))
+                return 0;
+        r = read_passwd(&passwd, err);
+        if (r < 0)
+                return r;
+        const char *home = passwd ? passwd_home(passwd, uid) : NULL;
+        if (!home || !*home)
+                home = "/";
+        while (envp && envp[n])
+                n++;
+        char **out = calloc(n + 2, sizeof *out);
+        if (!out)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        for (size_t i = 0; i < n; i++)
+                out[i] = envp[i];
+        if (asprintf(&out[n], "HOME=%s", home) < 0) {
+                free(out);
+                return msp_err_set(err, ENOMEM, "out of memory");
+        }
+        *ret = out;
         return 0;
 }

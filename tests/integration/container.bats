@@ -447,15 +447,70 @@ create_refused() {
         [ "${lines[0]}" = "[arg0][a b][][c]" ]
         # sh adds PWD and SHLVL and reorders; the helper's own env is checked below
         env=$(printf '%s\n' "${lines[@]:1}" | grep -v '^env.PWD=' | grep -v '^env.SHLVL=' | sort)
-        [ "$env" = "$(printf 'env.%s\n' "PATH=/bin:/usr/bin" "EMPTY=" "EQ=a=b" "SPACE=x y" | sort)" ]
+        # HOME is added (the config sets none), from the image's /etc/passwd as runc does
+        [ "$env" = "$(printf 'env.%s\n' "PATH=/bin:/usr/bin" "EMPTY=" "EQ=a=b" "SPACE=x y" "HOME=/root" | sort)" ]
         assert_nothing_left "$CID"
 }
 
-@test "process: the helper's env is exactly the config's (no runtime additions)" {
-        update_config '.process.env = ["A=1", "PATH=/bin"]'
+@test "process: the helper's env is exactly the config's (no runtime additions when it sets HOME)" {
+        update_config '.process.env = ["A=1", "PATH=/bin", "HOME=/elsewhere"]'
         helper_run env
         [ "$status" -eq 0 ]
-        [ "$output" = "$(printf 'env.A=1\nenv.PATH=/bin')" ]
+        [ "$output" = "$(printf 'env.A=1\nenv.PATH=/bin\nenv.HOME=/elsewhere')" ]
+        assert_nothing_left "$CID"
+}
+
+# runc (setupUser): HOME, when process.env has none, is the home of the process's uid in
+# the container's /etc/passwd, else "/". The file is the image's: read beneath the root,
+# never a FIFO (which would hang create), never through a symlink out of the root.
+@test "process: HOME from the image's /etc/passwd when the config sets none, as runc; odd passwd files give /" {
+        update_config '.process.env = ["PATH=/bin"]'
+        local want=(0:/root 1000:/home/user 4242:/)
+        for pair in "${want[@]}"; do
+                update_config ".process.user.uid = ${pair%%:*}"
+                helper_run env
+                [ "$status" -eq 0 ]
+                [[ "$output" == *"env.HOME=${pair#*:}"* ]] || { echo "uid ${pair%%:*}: $output"; false; }
+                if [ -x /usr/sbin/runc ]; then
+                        out=$(cd "$BUNDLE" && /usr/sbin/runc --root "$BATS_TEST_TMPDIR/runc" run "r$CID" 3>&-)
+                        [[ "$out" == *"env.HOME=${pair#*:}"* ]] || { echo "runc uid ${pair%%:*}: $out"; false; }
+                fi
+        done
+        update_config '.process.user.uid = 0'
+        # a FIFO: create must not block on it
+        rm "$BUNDLE/rootfs/etc/passwd"
+        mkfifo "$BUNDLE/rootfs/etc/passwd"
+        run timeout 20 "$MSP" --root "$STATE_ROOT" run -b "$BUNDLE" "$CID" 3>&-
+        [ "$status" -eq 0 ]
+        [ "$(value env.HOME)" = / ]
+        # a symlink to a host file: resolved inside the root, where it does not exist
+        rm "$BUNDLE/rootfs/etc/passwd"
+        printf 'root:x:0:0:root:/host-home-leaked:/bin/sh\n' >"$BATS_TEST_TMPDIR/host-passwd"
+        ln -s "$BATS_TEST_TMPDIR/host-passwd" "$BUNDLE/rootfs/etc/passwd"
+        helper_run env
+        [ "$status" -eq 0 ]
+        [[ "$output" != *"host-home-leaked"* ]]
+        [ "$(value env.HOME)" = / ]
+        # garbage lines and a uid with a sign are skipped
+        rm "$BUNDLE/rootfs/etc/passwd"
+        printf 'junk\n::\nx:x:+0:0::/plus:/bin/sh\nroot:x:0:0:root:/ok:/bin/sh\n' >"$BUNDLE/rootfs/etc/passwd"
+        helper_run env
+        [[ "$output" == *"env.HOME=/ok"* ]]
+        assert_nothing_left "$CID"
+}
+
+@test "exec: HOME from the image's /etc/passwd for the exec'd uid when the process sets none, as runc" {
+        update_config '.process.env = ["PATH=/bin"]'
+        set_args /bin/sleep 100000
+        create_bg "$CID"
+        msp start "$CID"
+        run msp exec "$CID" /bin/msp-helper env
+        [[ "$output" == *"env.HOME=/root"* ]]
+        run msp exec --user 1000 "$CID" /bin/msp-helper env
+        [[ "$output" == *"env.HOME=/home/user"* ]]
+        run msp exec --env HOME=/x "$CID" /bin/msp-helper env
+        [[ "$output" == *"env.HOME=/x"* ]]
+        msp delete --force "$CID"
         assert_nothing_left "$CID"
 }
 
