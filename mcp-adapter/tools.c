@@ -638,10 +638,12 @@ write_run_text(oci_jw *w, const mcp_run_result *res)
         else
                 snprintf(head, sizeof head, "exit code %d", res->exit_code);
         size_t n = strlen(head);
-        snprintf(head + n, sizeof head - n, " (%" PRIu64 " ms)%s", res->duration_ms,
-                 res->stdout_truncated || res->stderr_truncated
-                         ? "; output truncated, the full logs are resources sandbox://runs/<run_id>/stdout and stderr"
-                         : "");
+        snprintf(head + n, sizeof head - n, " (%" PRIu64 " ms)", res->duration_ms);
+        n = strlen(head);
+        if ((res->stdout_truncated || res->stderr_truncated) && res->run_id)
+                snprintf(head + n, sizeof head - n,
+                         "; output truncated, the full logs are resources sandbox://runs/%s/stdout "
+                         "and sandbox://runs/%s/stderr", res->run_id, res->run_id);
         n = strlen(head);
         (void) mcp_denied_hosts_text(res, head + n, sizeof head - n);
 
@@ -1068,11 +1070,13 @@ t_run_code(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *to
                         oci_json_quote(req.session_id, q, sizeof q);
                         mcp_tool_errorf(srv, id, "session_id: %s: another run is using this session; retry when it is done",
                                          q);
-                } else if (r == -ENOENT && req.session_id) {
+                } else if (r == -ENOENT && req.session_id && !err.msg[0]) {
                         oci_json_quote(req.session_id, q, sizeof q);
-                        mcp_tool_errorf(srv, id, "session_id: %s: no such session (expired or closed?)%s%s",
-                                         q, err.msg[0] ? ": " : "", err.msg);
-                } else
+                        mcp_tool_errorf(srv, id, "session_id: %s: no such session (expired or closed?)", q);
+                } else if (r == -ENOENT && err.msg[0])
+                        /* it names what is missing: the session, a language in its rootfs */
+                        mcp_tool_errorf(srv, id, "%s", err.msg);
+                else
                         mcp_tool_errno(srv, id, r, &err, "run_code");
                 call_free(c);
                 return;

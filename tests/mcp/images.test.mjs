@@ -109,6 +109,7 @@ test("an image's layers, whiteouts, opaque dirs, Env and WorkingDir; the cache i
         const py = await runCode(again, "python", "print(1)", { session_id: s.session_id });
         assert.equal(py.isError, true, JSON.stringify(py));
         assert.match(text(py), /language: 'python' is not available in rootfs 'img' \(no python3 in /, text(py));
+        assert.doesNotMatch(text(py), /no such session/, text(py));
         await call(again, "session_close", { session_id: s.session_id });
         await again.close();
         assert.deepEqual(fs.readdirSync(cache).filter((x) => !x.startsWith(".")), [path.basename(entry)]);

@@ -119,6 +119,9 @@ test("an output flood (yes | head -c 50M) is truncated; the full log is a resour
         assert.equal(out.stderr, "tail-of-err\n");
         // The whole message stays bounded.
         assert.ok(JSON.stringify(res).length < 3 * out.stdout.length + 65536);
+        // the text names the run's own resources, not a placeholder
+        assert.ok(text(res).includes(`sandbox://runs/${out.run_id}/stdout`), text(res).slice(0, 300));
+        assert.ok(!text(res).includes("<run_id>"), text(res).slice(0, 300));
         const log = await srv.client.readResource({ uri: `sandbox://runs/${out.run_id}/stdout` });
         const body = log.contents[0].text ?? Buffer.from(log.contents[0].blob, "base64").toString();
         assert.ok(body.length >= out.stdout.length, `resource ${body.length} < result ${out.stdout.length}`);

@@ -153,7 +153,14 @@ test("expiry: a session with a short ttl is gone, its dir removed", { skip, time
                 !assertOk(await call(srv, "session_list", {}), srv).sessions.some((x) => x.session_id === s.session_id), 20_000, 250);
         const res = await runCode(srv, "sh", "cat f", { session_id: s.session_id });
         assert.equal(res.isError, true);
-        assert.match(text(res), /session/);
+        // one accurate message, naming the session once
+        assert.match(text(res), /no such session/);
+        assert.equal(text(res).match(/no such session/g).length, 1, text(res));
+        assert.ok(text(res).includes(s.session_id), text(res));
+        // and an id no session ever had
+        const never = await runCode(srv, "sh", "true", { session_id: s.session_id.replace(/.$/, (c) => c === "0" ? "1" : "0") });
+        assert.equal(never.isError, true);
+        assert.equal(text(never).match(/no such session/g)?.length, 1, text(never));
         await waitFor(`${dir} to be removed`, () => !fs.existsSync(dir), 10_000, 100);
 });
 
