@@ -17,8 +17,6 @@
 
 #define FREEZE_TIMEOUT_MS 5000
 #define CG_FREEZER CG_ROOT "/freezer"
-/* Deeper sub-cgroups than this are not walked (as in destroy). */
-#define PIDS_MAX_DEPTH 16
 
 /* ---- freezer ---- */
 
@@ -129,59 +127,29 @@ pid_set_add(pid_set *s, pid_t pid)
         return 0;
 }
 
-/* cgroup.procs of dfd and of its sub-cgroups (a container may make its own). */
 static int
-collect_procs(int dfd, pid_set *s, unsigned depth)
+add_pid(pid_t pid, void *userdata)
 {
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
-        int fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
-
-        if (fd >= 0) {
-                _cleanup_fclose_ FILE *f = fdopen(fd, "r");
-                int pid;
-                if (!f) {
-                        close(fd);
-                        return -errno;
-                }
-                while (fscanf(f, "%d", &pid) == 1)
-                        if (pid > 0 && pid_set_add(s, pid) < 0)
-                                return -ENOMEM;
-        }
-        if (depth >= PIDS_MAX_DEPTH)
-                return 0;
-        fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0 || !(d = fdopendir(fd))) {
-                if (fd >= 0)
-                        close(fd);
-                return 0;
-        }
-        while ((de = readdir(d))) {
-                if (de->d_type != DT_DIR || de->d_name[0] == '.')
-                        continue;
-                _cleanup_close_ int sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (sub < 0)
-                        continue;
-                int r = collect_procs(sub, s, depth + 1);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        return pid_set_add(userdata, pid);
 }
 
+/* The cgroup.procs of the container's cgroup and of every sub-cgroup below it (a
+ * container that may write its cgroup can make any, named and nested as it likes). */
 static int
 pids_in(const char *hier, int root, bool v2, void *userdata, msp_err *err)
 {
         pid_set *s = ((void **) userdata)[0];
         const char *path = ((void **) userdata)[1];
         _cleanup_close_ int dfd = cg_open_dir_at(root, hier, path, NULL);
+        int r;
 
         (void) v2;
         if (dfd < 0)
                 return 0;
         s->found = true;
-        if (collect_procs(dfd, s, 0) < 0)
-                return msp_err_set(err, ENOMEM, "out of memory");
+        r = cg_walk_pids(dfd, add_pid, s);
+        if (r < 0)
+                return msp_err_sys(err, -r, "cgroup '%s%s': read the processes of its tree", hier, path);
         return 0;
 }
 

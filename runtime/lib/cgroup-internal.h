@@ -1,5 +1,5 @@
 /* Internal to the cgroup module (cgroup.c, cgroup-fs.c, cgroup-sub.c, cgroup-v1.c, cgroup-v2.c,
- * cgroup-devices.c, cgroup-join.c, cgroup-ctl.c).
+ * cgroup-devices.c, cgroup-join.c, cgroup-ctl.c, cgroup-walk.c).
  * Other modules use cgroup.h; the unit tests include this header for the pure parts
  * (conversions, key checks, the eBPF device program) and to drive the v2 backend
  * against a directory of plain files. docs/CGROUPS.md describes the behaviour. */
@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "err.h"
 #include "spec.h"
@@ -62,6 +63,19 @@ int cg_for_each_hierarchy(cg_hierarchy_fn fn, void *userdata, msp_err *err);
  * one alone is found without the walk: /sys/fs/cgroup itself or, on a hybrid host,
  * /sys/fs/cgroup/unified (a walk of 10 hierarchies is ~10 µs, and create does several). */
 int cg_for_each_hierarchy_in(unsigned which, cg_hierarchy_fn fn, void *userdata, msp_err *err);
+
+/* ---- the walk of a cgroup's sub-cgroups (cgroup-walk.c) ---- */
+
+/* Each sub-cgroup below a cgroup is every directory entry but "." and "..", at any depth;
+ * the walk goes by fds (no path length limit) with its stack on the heap. A sub-cgroup
+ * removed meanwhile is skipped; any other failure ends the walk with its -errno. */
+typedef int (*cg_pid_fn)(pid_t pid, void *userdata);
+/* fn for each pid in the cgroup.procs of dfd and of every sub-cgroup below it, parents
+ * first; a negative return ends the walk with it. */
+int cg_walk_pids(int dfd, cg_pid_fn fn, void *userdata);
+/* rmdir every sub-cgroup below dfd, children before parents (dfd itself stays): the
+ * first the kernel refuses (EBUSY: it still has a process) ends the walk. */
+int cg_walk_rmdir_below(int dfd);
 
 /* ---- the undo journal of an update (cgroup-undo.c) ---- */
 

@@ -291,72 +291,47 @@ rt_cgroup_create_in(const char *path, unsigned which, bool *ret_created, msp_err
 
 /* ---- signal and remove: a cgroup and the sub-cgroups a container made ---- */
 
-#define CG_MAX_DEPTH 16
-
-static void
-signal_procs(int dfd, int sig)
+static int
+kill_pid(pid_t pid, void *userdata)
 {
-        _cleanup_fclose_ FILE *f = NULL;
-        int fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
-        int pid;
-
-        if (fd < 0)
-                return;
-        f = fdopen(fd, "r");
-        if (!f) {
-                close(fd);
-                return;
-        }
-        while (fscanf(f, "%d", &pid) == 1)
-                if (pid > 0)
-                        (void) kill(pid, sig);
+        (void) kill(pid, *(const int *) userdata);
+        return 0;
 }
 
-static void
-signal_tree(int dfd, int sig, unsigned depth)
-{
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
-        int fd;
+struct signal_args {
+        const char *path;
+        int sig;
+        int r;                  /* the first failure, in first_err */
+        msp_err *first_err;
+};
 
-        signal_procs(dfd, sig);
-        fd = depth < CG_MAX_DEPTH ? openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-        if (fd < 0 || !(d = fdopendir(fd))) {
-                if (fd >= 0)
-                        close(fd);
-                return;
-        }
-        while ((de = readdir(d))) {
-                if (de->d_type != DT_DIR || de->d_name[0] == '.')
-                        continue;
-                _cleanup_close_ int sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (sub >= 0)
-                        signal_tree(sub, sig, depth + 1);
-        }
-}
-
+/* SIGKILL to the cgroup's tree in one hierarchy. A walk that fails does not stop the
+ * others: it is remembered, and the kill goes on. */
 static int
 signal_in(const char *hier, int root, bool v2, void *userdata, msp_err *err)
 {
-        const char *path = ((const void **) userdata)[0];
-        int sig = *(const int *) ((const void **) userdata)[1];
-        _cleanup_close_ int dfd = cg_open_dir_at(root, hier, path, NULL);
+        struct signal_args *a = userdata;
+        _cleanup_close_ int dfd = cg_open_dir_at(root, hier, a->path, NULL);
+        int r;
 
         (void) err;
         if (dfd < 0)
                 return 0;
         /* cgroup.kill kills the whole subtree and races no fork. */
-        if (v2 && sig == SIGKILL && cg_exists(dfd, "cgroup.kill") &&
-            cg_write(dfd, "cgroup.kill", "1", NULL) == 0)
+        if (v2 && cg_exists(dfd, "cgroup.kill") && cg_write(dfd, "cgroup.kill", "1", NULL) == 0)
                 return 0;
-        signal_tree(dfd, sig, 0);
+        r = cg_walk_pids(dfd, kill_pid, &a->sig);
+        if (r < 0 && a->r == 0)
+                a->r = msp_err_sys(a->first_err, -r, "cgroup '%s%s': signal its processes", hier,
+                                   a->path);
         return 0;
 }
 
 int
 rt_cgroup_signal_all(const char *path, int sig, msp_err *err)
 {
-        const void *args[2] = { path, &sig };
+        struct signal_args a = { path, sig, 0, err };
+        int r;
 
         if (!cg_path_is_safe(path))
                 return msp_err_set(err, EINVAL, "cgroup path '%s': refusing a hierarchy root", path);
@@ -365,7 +340,7 @@ rt_cgroup_signal_all(const char *path, int sig, msp_err *err)
                  * signal sent N times runs its handler N times. */
                 _cleanup_free_ pid_t *pids = NULL;
                 size_t n = 0;
-                int r = rt_cgroup_pids(path, &pids, &n, err);
+                r = rt_cgroup_pids(path, &pids, &n, err);
                 if (r == -ENOENT)
                         return 0;
                 if (r < 0)
@@ -376,7 +351,8 @@ rt_cgroup_signal_all(const char *path, int sig, msp_err *err)
         }
         /* SIGKILL is idempotent: every hierarchy, so that a process moved out of the
          * cgroup in one hierarchy is still reached. */
-        return cg_for_each_hierarchy(signal_in, args, err);
+        r = cg_for_each_hierarchy(signal_in, &a, err);
+        return r < 0 ? r : a.r;
 }
 
 static int
@@ -393,62 +369,35 @@ wait_in(const char *hier, int root, bool v2, void *userdata, msp_err *err)
         return 0;
 }
 
-/* Remove dfd's sub-cgroups depth first, then name itself (relative to parent). The
- * usual cgroup has no sub-cgroups: rmdir is tried first, and the directory is read only
- * when the kernel refuses (EBUSY for children or tasks). Reading it each time cost
- * ~3 µs per hierarchy (10 hierarchies: 96 -> 63 µs). */
-static int
-remove_tree(int parent, const char *name, unsigned depth)
-{
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
-
-        if (unlinkat(parent, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
-                return 0;
-        int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return errno == ENOENT ? 0 : -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                int e = errno;
-                close(fd);
-                return -e;
-        }
-        while (depth < CG_MAX_DEPTH && (de = readdir(d))) {
-                if (de->d_type != DT_DIR || de->d_name[0] == '.')
-                        continue;
-                int r = remove_tree(dirfd(d), de->d_name, depth + 1);
-                if (r < 0)
-                        return r;
-        }
-        if (unlinkat(parent, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
-                return -errno;
-        return 0;
-}
+/* rmdir the leaf in one hierarchy; `tree`: its sub-cgroups first (a container that may
+ * write its cgroup can make any), children before parents. The usual leaf has none and
+ * no process left: one rmdir, no open. */
+struct remove_args {
+        const char *path;
+        bool tree;
+};
 
 static int
 remove_in(const char *hier, int root, bool v2, void *userdata, msp_err *err)
 {
-        const char *path = userdata;
-        char parent[PATH_MAX], rel[PATH_MAX];
+        const struct remove_args *a = userdata;
+        char rel[PATH_MAX];
 
         (void) v2;
-        if ((size_t) snprintf(parent, sizeof parent, "%s%s", hier, path) >= sizeof parent ||
-            cg_relpath(hier, path, rel, sizeof rel) < 0)
+        if (cg_relpath(hier, a->path, rel, sizeof rel) < 0)
                 return msp_err_set(err, ENAMETOOLONG, "cgroup path too long");
-        /* The usual case, an empty leaf without sub-cgroups: one rmdir, no open. */
         if (unlinkat(root, rel, AT_REMOVEDIR) == 0 || errno == ENOENT)
                 return 0;
-        char *slash = strrchr(parent, '/'), *relslash = strrchr(rel, '/');
-        *slash = '\0';
-        if (relslash)
-                *relslash = '\0';
-        _cleanup_close_ int pfd = openat(root, relslash ? rel : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (pfd < 0)
-                return errno == ENOENT ? 0 : msp_err_sys(err, errno, "open cgroup '%s'", parent);
-        int r = remove_tree(pfd, slash + 1, 0);
+        if (errno != EBUSY || !a->tree)
+                return msp_err_sys(err, errno, "remove cgroup '%s%s'", hier, a->path);
+        _cleanup_close_ int dfd = openat(root, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dfd < 0)
+                return errno == ENOENT ? 0 : msp_err_sys(err, errno, "open cgroup '%s%s'", hier, a->path);
+        int r = cg_walk_rmdir_below(dfd);
         if (r < 0)
-                return msp_err_sys(err, -r, "remove cgroup '%s/%s'", parent, slash + 1);
+                return msp_err_sys(err, -r, "remove cgroup '%s%s': a sub-cgroup", hier, a->path);
+        if (unlinkat(root, rel, AT_REMOVEDIR) < 0 && errno != ENOENT)
+                return msp_err_sys(err, errno, "remove cgroup '%s%s'", hier, a->path);
         return 0;
 }
 
@@ -456,6 +405,7 @@ int
 rt_cgroup_destroy(const char *path, msp_err *err)
 {
         char clean[PATH_MAX];
+        struct remove_args leaf = { clean, false }, tree = { clean, true };
         int r = 0;
 
         if (!cg_path_is_safe(path))
@@ -466,13 +416,14 @@ rt_cgroup_destroy(const char *path, msp_err *err)
         for (size_t l = strlen(clean); l > 1 && clean[l - 1] == '/'; l--)
                 clean[l - 1] = '\0';
         /* Usually nothing is left (`run` reaped the init, and a pid namespace dies with
-         * it): then removing the directories is all there is to do, and the kernel
-         * refuses (EBUSY) to remove a cgroup that still has a process, so trying that
-         * first skips no kill. Saves reading every hierarchy's cgroup.procs. */
-        r = cg_for_each_hierarchy(remove_in, clean, err);
+         * it) and the leaf has no sub-cgroup: then one rmdir per hierarchy is all there is
+         * to do. The kernel refuses it (EBUSY) while a process or a sub-cgroup is left, so
+         * trying it first skips no kill, and saves reading every hierarchy's cgroup.procs. */
+        r = cg_for_each_hierarchy(remove_in, &leaf, err);
         if (r != -EBUSY)
                 return r;
         msp_err_clear(err);
+        /* The processes first, in the whole tree, then the sub-cgroups, children first. */
         (void) rt_cgroup_signal_all(clean, SIGKILL, NULL);
         /* A paused (or half-frozen) container: on v1, frozen tasks do not die until
          * thawed. */
@@ -481,7 +432,8 @@ rt_cgroup_destroy(const char *path, msp_err *err)
         /* v1 has no populated event: bounded retries (~2 s), re-killing stragglers (a
          * fork that raced the first kill). */
         for (int attempt = 0; attempt < 200; attempt++) {
-                r = cg_for_each_hierarchy(remove_in, clean, err);
+                msp_err_clear(err);
+                r = cg_for_each_hierarchy(remove_in, &tree, err);
                 if (r != -EBUSY)
                         return r;
                 (void) rt_cgroup_signal_all(clean, SIGKILL, NULL);

@@ -836,6 +836,62 @@ cmd_mkdir(int argc, char **argv)
         return result("mkdir", mkdir(argv[1], 0755));
 }
 
+/* DIR/NAME/NAME/... DEPTH levels deep, made (or found) one level at a time through fds
+ * (no path, so deeper than PATH_MAX); returns an fd of the deepest, or -1. */
+static int
+nest(const char *dir, const char *name, long depth)
+{
+        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        for (long i = 0; fd >= 0 && i < depth; i++) {
+                if (mkdirat(fd, name, 0755) < 0 && errno != EEXIST) {
+                        int e = errno;
+                        close(fd);
+                        errno = e;
+                        return -1;
+                }
+                int sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                int e = errno;
+                close(fd);
+                errno = e;
+                fd = sub;
+        }
+        return fd;
+}
+
+/* cgnest DIR NAME DEPTH: a chain of sub-cgroups (any directories) below DIR. */
+static int
+cmd_cgnest(int argc, char **argv)
+{
+        (void) argc;
+        int fd = nest(argv[1], argv[2], atol(argv[3]));
+        if (fd >= 0)
+                close(fd);
+        return result("cgnest", fd);
+}
+
+/* cgpark DIR NAME DEPTH: the same chain, then this process moves to its deepest cgroup
+ * (for the rest of the chain of subcommands). */
+static int
+cmd_cgpark(int argc, char **argv)
+{
+        char pid[32];
+        int fd = nest(argv[1], argv[2], atol(argv[3])), r = -1;
+
+        (void) argc;
+        if (fd >= 0) {
+                int procs = openat(fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+                int n = snprintf(pid, sizeof pid, "%d", (int) getpid());
+                r = procs >= 0 && write(procs, pid, (size_t) n) == n ? 0 : -1;
+                int e = errno;
+                if (procs >= 0)
+                        close(procs);
+                close(fd);
+                errno = e;
+        }
+        return result("cgpark", r);
+}
+
 /* tcp-listen PORT: listen on 127.0.0.1:PORT and keep the socket open for the rest of
  * the chain, so that a later `connect 127.0.0.1 PORT` completes (the backlog accepts). */
 static int
@@ -972,6 +1028,8 @@ static const cmd cmds[] = {
         { "keyring", 0, cmd_keyring, "" },
         { "nr", 1, cmd_nr, "NUMBER" },
         { "mkdir", 1, cmd_mkdir, "PATH" },
+        { "cgnest", 3, cmd_cgnest, "DIR NAME DEPTH" },
+        { "cgpark", 3, cmd_cgpark, "DIR NAME DEPTH" },
         { "tcp-listen", 1, cmd_tcp_listen, "PORT" },
         { "abstract-listen", 1, cmd_abstract_listen, "NAME" },
         { "unshare-files", 0, cmd_unshare_files, "" },

@@ -573,3 +573,79 @@ run_b() {
         run_b
         [ "$status" -eq 0 ]
 }
+
+# A container that may write its cgroup (a cgroup namespace, the cgroup mount rw and, for
+# the hybrid host's cgroup2 hierarchy that msp does not mount, CAP_SYS_ADMIN to mount it
+# itself) parks one process in ".x" and one 17 levels deep, in every hierarchy, and makes
+# the chains DEPTHS ("NAME:N ...") in its first hierarchy; then prints "parked".
+run_cg_writer() {
+        update_config '.linux.namespaces += [{"type": "cgroup"}]
+                | .mounts |= map(if .type == "cgroup" then .options = (.options - ["ro"] + ["rw"]) else . end)
+                | .process.capabilities.bounding += ["CAP_SYS_ADMIN"]
+                | .process.capabilities.effective += ["CAP_SYS_ADMIN"]
+                | .process.capabilities.permitted += ["CAP_SYS_ADMIN"]'
+        cat >"$BUNDLE/rootfs/cg-writer.sh" <<'SH'
+cg=/sys/fs/cgroup hiers=
+if [ -e $cg/cgroup.procs ]; then hiers=$cg; else
+        for h in $cg/*; do [ -L $h ] || hiers="$hiers $h"; done
+        mkdir -p /tmp/unified && mount -t cgroup2 none /tmp/unified && hiers="$hiers /tmp/unified"
+fi
+[ ! -e $cg/cpuset/cgroup.clone_children ] || echo 1 >$cg/cpuset/cgroup.clone_children
+first=${hiers# }
+first=${first%% *}
+for chain in "$@"; do
+        msp-helper cgnest $first ${chain%:*} ${chain#*:} || exit 1
+done
+dot= deep=
+for h in $hiers; do dot="$dot cgpark $h .x 1 --"; deep="$deep cgpark $h c 17 --"; done
+mkfifo /tmp/f1 /tmp/f2
+msp-helper $dot sleep-forever >/tmp/f1 &
+msp-helper $deep sleep-forever >/tmp/f2 &
+for f in /tmp/f1 /tmp/f2; do
+        while read -r line && echo "$line" && [ "$line" != ready=1 ]; do :; done <$f
+done
+echo parked
+exec sleep 1000
+SH
+        run_detached /bin/sh /cg-writer.sh "$@"
+        wait_line "$BATS_TEST_TMPDIR/$CID.out" parked || { cat "$BATS_TEST_TMPDIR/$CID.out"; msp state "$CID"; return 1; }
+        cat "$BATS_TEST_TMPDIR/$CID.out"
+        ! grep -E '^cg(park|nest)=E' "$BATS_TEST_TMPDIR/$CID.out"
+        [ "$(grep -c '^ready=1' "$BATS_TEST_TMPDIR/$CID.out")" -eq 2 ]
+}
+
+# The pids in cgroup.procs of the container's cgroup's SUB path (in its pids hierarchy).
+parked_pids() {
+        cat "$(cg_dir pids)/$1/cgroup.procs"
+}
+
+@test "cgroup tree: ps lists and kill --all reaches processes in '.x' and 17 levels deep" {
+        run_cg_writer .d:3
+        dot=$(parked_pids .x)
+        deep=$(parked_pids c/c/c/c/c/c/c/c/c/c/c/c/c/c/c/c/c)
+        [ -n "$dot" ] && [ -n "$deep" ]
+        run msp ps --format json "$CID"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        jq -e --argjson p "$dot" 'index($p) != null' <<<"$output"
+        jq -e --argjson p "$deep" 'index($p) != null' <<<"$output"
+        [ "$(jq length <<<"$output")" -eq 3 ]
+
+        msp kill --all "$CID" TERM
+        wait_pid_exit "$dot"
+        wait_pid_exit "$deep"
+        [ "$(msp ps --format json "$CID" | jq length)" -eq 1 ]
+        msp delete --force "$CID"
+        assert_nothing_left "$CID"
+}
+
+@test "cgroup tree: delete --force removes '.x', 17-, 200- and deeper-than-PATH_MAX chains with their processes" {
+        # 2100 levels of "d/": a path longer than PATH_MAX (4096) from the hierarchy root.
+        run_cg_writer .d:200 e:200 d:2100
+        dot=$(parked_pids .x)
+        run msp delete --force "$CID"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        wait_pid_exit "$dot"
+        assert_nothing_left "$CID"
+}

@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -362,6 +364,187 @@ test_oom_count(void)
         CHECK_OK(rt_cgroup_destroy(path, &e), e);
 }
 
+/* ---- the walk of a cgroup's tree (cgroup-walk.c) ---- */
+
+/* dfd/name/name/... depth levels, made through fds; returns an fd of the deepest. */
+static int
+nest_at(int dfd, const char *name, int depth)
+{
+        int fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+
+        for (int i = 0; i < depth; i++) {
+                CHECK(mkdirat(fd, name, 0755) == 0 || errno == EEXIST);
+                int sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                CHECK(sub >= 0);
+                close(fd);
+                fd = sub;
+        }
+        return fd;
+}
+
+static int
+count_fds(void)
+{
+        DIR *d = opendir("/proc/self/fd");
+        int n = 0;
+
+        CHECK(d);
+        while (readdir(d))
+                n++;
+        closedir(d);
+        return n;
+}
+
+static int
+cmp_pid_t(const void *a, const void *b)
+{
+        pid_t x = *(const pid_t *) a, y = *(const pid_t *) b;
+
+        return (x > y) - (x < y);
+}
+
+static int
+collect(pid_t pid, void *userdata)
+{
+        pid_t *v = userdata;
+
+        CHECK(v[0] < 7);
+        v[++v[0]] = pid;
+        return 0;
+}
+
+#define WALK_DEEP 10000
+
+/* Plain directories stand for cgroups (the walk only reads cgroup.procs and rmdirs): a
+ * tmpfs in a private mount namespace, so a 10000-deep chain costs no cgroup. */
+static void
+test_walk_tmpfs(void)
+{
+        char top[] = "/tmp/msp-walk-XXXXXX";
+        pid_t got[8] = { 0 };
+
+        CHECK(unshare(CLONE_NEWNS) == 0);
+        CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+        CHECK(mkdtemp(top));
+        CHECK(mount("tmpfs", top, "tmpfs", 0, NULL) == 0);
+        int t = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        CHECK(t >= 0);
+        int f = openat(t, "cgroup.procs", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        CHECK(f >= 0 && write(f, "1\n", 2) == 2);
+        close(f);
+        /* Names the walk must not skip: a dot first, "..." and "..x". */
+        const struct { const char *name; int depth; const char *pid; } park[] = {
+                { ".x", 1, "101\n" }, { "...", 2, "102\n" }, { "..x", 1, "103\n" }, { "d", WALK_DEEP, "202\n" },
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(park); i++) {
+                int b = nest_at(t, park[i].name, park[i].depth);
+                f = openat(b, "cgroup.procs", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+                CHECK(f >= 0 && write(f, park[i].pid, strlen(park[i].pid)) == (ssize_t) strlen(park[i].pid));
+                close(f);
+                close(b);
+        }
+        int fds = count_fds();
+        CHECK(cg_walk_pids(t, collect, got) == 0);
+        CHECK(count_fds() == fds);
+        printf("# walk found %d pids\n", (int) got[0]);
+        CHECK(got[0] == 5);
+        qsort(got + 1, 5, sizeof *got, cmp_pid_t);
+        CHECK(got[1] == 1 && got[2] == 101 && got[3] == 102 && got[4] == 103 && got[5] == 202);
+
+        /* Removal: children first, every name, the top stays. A plain directory with a
+         * file is not removable, unlike a cgroup: drop the files first. */
+        int r2 = openat(t, "rm", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        CHECK(r2 < 0 && mkdirat(t, "rm", 0755) == 0);
+        r2 = openat(t, "rm", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        close(nest_at(r2, ".x", 3));
+        close(nest_at(r2, "d", WALK_DEEP));
+        close(nest_at(r2, "..d", 2));
+        CHECK(cg_walk_rmdir_below(r2) == 0);
+        CHECK(count_fds() == fds + 1);
+        CHECK(unlinkat(t, "rm", AT_REMOVEDIR) == 0);
+        /* One the kernel refuses (here: not empty) ends the walk with its errno. */
+        CHECK(cg_walk_rmdir_below(t) == -ENOTEMPTY);
+        close(r2);
+        close(t);
+}
+
+/* Where a child is parked: `name` `depth` levels deep below the cgroup, in every
+ * hierarchy (a process hides only if it hides in all of them). */
+typedef struct park_args {
+        const char *path;
+        const char *name;
+        int depth;
+        pid_t pid;              /* 0: only make the chain */
+} park_args;
+
+static int
+park_in(const char *hier, int root, bool v2, void *userdata, msp_err *err)
+{
+        const park_args *a = userdata;
+        int dfd = cg_open_dir_at(root, hier, a->path, err);
+
+        (void) v2;
+        CHECK(dfd >= 0);
+        /* v1 cpuset: a new cgroup copies cpus and mems from its parent only with this. */
+        if (cg_exists(dfd, "cpuset.cpus"))
+                CHECK_OK(cg_write(dfd, "cgroup.clone_children", "1", err), *err);
+        int b = nest_at(dfd, a->name, a->depth);
+        if (a->pid)
+                CHECK_OK(cg_writef(b, "cgroup.procs", err, "%d", (int) a->pid), *err);
+        close(b);
+        close(dfd);
+        return 0;
+}
+
+static void
+park(const char *path, const char *name, int depth, pid_t pid)
+{
+        park_args a = { path, name, depth, pid };
+        msp_err e;
+
+        CHECK_OK(cg_for_each_hierarchy(park_in, &a, &e), e);
+}
+
+/* A container that may write its cgroup hides nothing: a process in ".x" and one 17
+ * levels deep are listed and signalled, and destroy removes them with a chain deeper
+ * than PATH_MAX. */
+static void
+test_tree(void)
+{
+        char path[128];
+        pid_t *pids = NULL;
+        size_t n = 0;
+        msp_err e;
+
+        make_cg(path, sizeof path, "tree");
+        for (int round = 0; round < 2; round++) {
+                pid_t a = spawn_in(path, child_pause), b = spawn_in(path, child_pause);
+                park(path, ".x", 1, a);
+                park(path, "c", 17, b);
+                CHECK_OK(rt_cgroup_pids(path, &pids, &n, &e), e);
+                printf("# pids: %zu (%d %d)\n", n, (int) a, (int) b);
+                CHECK(n == 2);
+                CHECK(pids[0] == (a < b ? a : b) && pids[1] == (a < b ? b : a));
+                free(pids);
+                if (round == 0) {
+                        CHECK_OK(rt_cgroup_signal_all(path, SIGTERM, &e), e);
+                        CHECK(WIFSIGNALED(wait_status(a)) && WIFSIGNALED(wait_status(b)));
+                        continue;
+                }
+                /* 2100 levels of "d/": longer than PATH_MAX from the hierarchy root. */
+                park_args deep = { path, "d", 2100, 0 };
+                msp_err pe;
+                const char *one = mode == RT_CGROUP_UNIFIED ? CG_ROOT :
+                                  mode == RT_CGROUP_HYBRID ? CG_HYBRID_UNIFIED : CG_ROOT "/pids";
+                CHECK_OK(park_in(one, -1, mode != RT_CGROUP_LEGACY, &deep, &pe), pe);
+                park(path, "..e", 200, 0);
+                CHECK_OK(rt_cgroup_destroy(path, &e), e);
+                CHECK(WIFSIGNALED(wait_status(a)) && WIFSIGNALED(wait_status(b)));
+        }
+        msp_err_clear(&e);
+        CHECK(rt_cgroup_pids(path, &pids, &n, &e) == -ENOENT);
+}
+
 static const cg_test tests[] = {
         { "stats, event and pid list JSON", test_stats_json },
         { "freeze stops a counting process, thaw resumes it; destroy when frozen", test_freeze_thaw },
@@ -370,6 +553,9 @@ static const cg_test tests[] = {
         { "signal_all: a handled signal arrives once", test_signal_once },
         { "stats: memory usage and limit, pids, cpu", test_stats },
         { "oom_kills counts an OOM kill", test_oom_count },
+        { "walk: every name but . and .., 10000 deep, by fds (tmpfs)", test_walk_tmpfs },
+        { "tree: '.x' and 17 deep are listed, signalled and destroyed, with a PATH_MAX-deep chain",
+          test_tree },
 };
 
 int
