@@ -174,20 +174,25 @@ kill_all(rt_container *c, int sig, msp_err *err)
         return 0;
 }
 
-/* kill --all without a cgroup: every process of the container's pid namespace (a
- * rootless container without a delegated cgroup). -1 when the container shares the
- * runtime's pid namespace: then only the init is signalled, below. */
+/* kill --all without a cgroup: every process of the container's pid namespace and of
+ * the ones nested below it (a rootless container without a delegated cgroup).
+ * -EOPNOTSUPP when the container shares the runtime's pid namespace: then only the init
+ * is signalled, below. A process that could not be signalled is an error naming it. */
 static int
-kill_pidns(rt_container *c, int sig)
+kill_pidns(rt_container *c, int sig, msp_err *err)
 {
         _cleanup_free_ pid_t *pids = NULL;
         size_t n = 0;
+        int r = rt_pidns_pids(c->state->pid, &pids, &n, err);
 
-        if (rt_pidns_pids(c->state->pid, &pids, &n, NULL) < 0 || n == 0)
-                return -1;
+        if (r < 0)
+                return r;
+        if (n == 0)
+                return -EOPNOTSUPP;
         for (size_t i = 0; i < n; i++)
-                (void) kill(pids[i], sig);
-        return 0;
+                if (kill(pids[i], sig) < 0 && errno != ESRCH && r == 0)
+                        r = msp_err_sys(err, errno, "signal process %d", (int) pids[i]);
+        return r;
 }
 
 int
@@ -200,8 +205,15 @@ rt_container_kill(const rt_ctx *ctx, rt_container *c, int sig, bool all, msp_err
         /* The init is in the cgroup too: signalled once, with the others. */
         if (all && c->state->cgroup_path)
                 return kill_all(c, sig, err);
-        if (all && strcmp(status, "stopped") != 0 && kill_pidns(c, sig) == 0)
-                return 0;
+        if (all && strcmp(status, "stopped") != 0) {
+                int r = kill_pidns(c, sig, err);
+                if (r >= 0)
+                        return 0;
+                /* An init that is gone leaves nothing to list: the checks below say so. */
+                if (r != -EOPNOTSUPP && r != -ESRCH)
+                        return msp_err_prefix(err, "kill container '%s'", c->id);
+                msp_err_clear(err);
+        }
         if (strcmp(status, "stopped") == 0)
                 return msp_err_set(err, ESRCH, "cannot kill container '%s': it is not running",
                                    c->id);

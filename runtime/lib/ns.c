@@ -267,15 +267,73 @@ rt_userns_check_maps(const oci_linux *lx, msp_err *err)
         return r;
 }
 
-/* The pid namespace inode of /proc/<pid>; 0 when it cannot be read. */
-static ino_t
-pidns_ino(int procfd, pid_t pid)
+/* A pid namespace, as nsfs names it. */
+typedef struct pidns_id {
+        dev_t dev;
+        ino_t ino;
+} pidns_id;
+
+static bool
+pidns_is(const struct stat *st, const pidns_id *id)
+{
+        return st->st_dev == id->dev && st->st_ino == id->ino;
+}
+
+/* An fd of /proc/<pid>/ns/pid; -errno (ENOENT, ESRCH: it exited; EACCES: the caller may
+ * not inspect it, so the process is no more the caller's to signal). */
+static int
+pidns_open(int procfd, pid_t pid)
 {
         char path[64];
-        struct stat st;
 
         snprintf(path, sizeof path, "%d/ns/pid", (int) pid);
-        return fstatat(procfd, path, &st, 0) == 0 ? st.st_ino : 0;
+        return NERRNO(openat(procfd, path, O_RDONLY | O_CLOEXEC));
+}
+
+static int
+pidns_id_of(int procfd, pid_t pid, pidns_id *ret)
+{
+        _cleanup_close_ int fd = pidns_open(procfd, pid);
+        struct stat st;
+
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        *ret = (pidns_id) { st.st_dev, st.st_ino };
+        return 0;
+}
+
+/* Linux nests pid namespaces at most 32 deep. */
+#define PIDNS_MAX_LEVEL 32
+
+/* Whether the pid namespace of /proc/<pid> is the container's or below it (a nested one
+ * a container process made with unshare -p): up from its own namespace with
+ * NS_GET_PARENT, until the container's (yes) or the runtime's own (no: the host's side).
+ * The ioctl fails with EPERM for a parent outside the caller's pid namespace: not below
+ * the container's either. 1, 0, or -errno (a process that cannot be inspected). */
+static int
+pidns_within(int procfd, pid_t pid, const pidns_id *want, const pidns_id *own)
+{
+        _cleanup_close_ int fd = pidns_open(procfd, pid);
+        struct stat st;
+
+        if (fd < 0)
+                return fd;
+        for (int level = 0; level <= PIDNS_MAX_LEVEL; level++) {
+                if (fstat(fd, &st) < 0)
+                        return -errno;
+                if (pidns_is(&st, want))
+                        return 1;
+                if (pidns_is(&st, own))
+                        return 0;
+                int parent = ioctl(fd, NS_GET_PARENT);
+                if (parent < 0)
+                        return errno == EPERM ? 0 : -errno;
+                close(fd);
+                fd = parent;
+        }
+        return 0;
 }
 
 static int
@@ -291,18 +349,20 @@ rt_pidns_pids(pid_t init, pid_t **ret, size_t *ret_n, msp_err *err)
         _cleanup_close_ int procfd = rt_procfs_open(err);
         _cleanup_free_ pid_t *v = NULL;
         size_t n = 0, cap = 0;
-        ino_t want, own;
+        pidns_id want, own;
+        int r;
 
         *ret = NULL;
         *ret_n = 0;
         if (procfd < 0)
                 return procfd;
-        want = pidns_ino(procfd, init);
-        own = pidns_ino(procfd, getpid());
-        if (!want)
+        if (pidns_id_of(procfd, init, &want) < 0)
                 return msp_err_set(err, ESRCH, "process %d: its pid namespace cannot be read",
                                    (int) init);
-        if (want == own)
+        r = pidns_id_of(procfd, getpid(), &own);
+        if (r < 0)
+                return msp_err_sys(err, -r, "the runtime's own pid namespace cannot be read");
+        if (want.dev == own.dev && want.ino == own.ino)
                 return msp_err_set(err, EOPNOTSUPP, "the container shares the runtime's pid "
                                    "namespace: its processes cannot be told from others");
         int dfd = openat(procfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -316,8 +376,14 @@ rt_pidns_pids(pid_t init, pid_t **ret, size_t *ret_n, msp_err *err)
         for (struct dirent *e; (e = readdir(d));) {
                 char *end;
                 long pid = strtol(e->d_name, &end, 10);
-                if (*end || pid <= 0 || pidns_ino(procfd, (pid_t) pid) != want)
+                if (*end || pid <= 0)
                         continue;
+                r = pidns_within(procfd, (pid_t) pid, &want, &own);
+                /* Gone, or not the caller's to inspect (nor then to signal): not listed. */
+                if (r == -ENOENT || r == -ESRCH || r == -EACCES || r == -EPERM || r == 0)
+                        continue;
+                if (r < 0)
+                        return msp_err_sys(err, -r, "process %ld: read its pid namespace", pid);
                 if (n == cap) {
                         cap = cap ? cap * 2 : 16;
                         pid_t *nv = realloc(v, cap * sizeof *v);

@@ -50,9 +50,11 @@ bool rt_userns_setgroups_allowed(const rt_ctx *ctx, const oci_linux *lx, bool in
  * refuse is an error naming the field, the mapping and the helper's message. */
 int rt_userns_write_maps(const rt_ctx *ctx, int procfd, pid_t pid, const oci_linux *lx,
                          msp_err *err);
-/* The processes in the pid namespace of `init` (not those of namespaces below it), as
- * host pids, sorted: what a container without a cgroup has instead of cgroup.procs.
- * EOPNOTSUPP when that is the runtime's own pid namespace. */
+/* The processes in the pid namespace of `init` and in every pid namespace below it (a
+ * container process may nest its own), as host pids, sorted: what a container without a
+ * cgroup has instead of cgroup.procs. A process the caller may not inspect is not
+ * listed (nor could the caller signal it). EOPNOTSUPP when that is the runtime's own pid
+ * namespace. */
 int rt_pidns_pids(pid_t init, pid_t **ret, size_t *ret_n, msp_err *err);
 /* unshare(CLONE_NEWTIME) in the caller (affects its future children only) and write
  * linux.timeOffsets to /proc/self/timens_offsets. */

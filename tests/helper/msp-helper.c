@@ -892,6 +892,27 @@ cmd_cgpark(int argc, char **argv)
         return result("cgpark", r);
 }
 
+/* pidns-fork: unshare a new pid namespace and fork; the child (its pid 1) runs the rest
+ * of the chain, this process waits for it and exits with its status. */
+static int
+cmd_pidns_fork(int argc, char **argv)
+{
+        int st = 0;
+
+        (void) argc, (void) argv;
+        if (unshare(CLONE_NEWPID) < 0)
+                return result("pidns-fork", -1);
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid < 0)
+                return result("pidns-fork", -1);
+        if (pid == 0)
+                return 0;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+                ;
+        _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+}
+
 /* tcp-listen PORT: listen on 127.0.0.1:PORT and keep the socket open for the rest of
  * the chain, so that a later `connect 127.0.0.1 PORT` completes (the backlog accepts). */
 static int
@@ -1029,6 +1050,7 @@ static const cmd cmds[] = {
         { "nr", 1, cmd_nr, "NUMBER" },
         { "mkdir", 1, cmd_mkdir, "PATH" },
         { "cgnest", 3, cmd_cgnest, "DIR NAME DEPTH" },
+        { "pidns-fork", 0, cmd_pidns_fork, "" },
         { "cgpark", 3, cmd_cgpark, "DIR NAME DEPTH" },
         { "tcp-listen", 1, cmd_tcp_listen, "PORT" },
         { "abstract-listen", 1, cmd_abstract_listen, "NAME" },

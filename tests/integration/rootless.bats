@@ -137,6 +137,54 @@ rl_assert_nothing_left() {
         rl_assert_nothing_left "$CID"
 }
 
+# A container process may make its own pid namespace (unshare -p, here with the
+# namespaced CAP_SYS_ADMIN of container root): without a cgroup, ps and kill --all find
+# it through NS_GET_PARENT from its namespace up to the container's. The init (a plain
+# sleep, pid 1: TERM is ignored) stays; the nested pid 1 handles TERM and exits. runc
+# 1.1.5 fails ps and kill --all rootless without a cgroup, nested or not.
+@test "rootless: ps lists and kill --all signals a process in a nested pid namespace (runc fails both)" {
+        update_config '.process.capabilities.bounding += ["CAP_SYS_ADMIN"]
+                | .process.capabilities.effective += ["CAP_SYS_ADMIN"]
+                | .process.capabilities.permitted += ["CAP_SYS_ADMIN"]'
+        set_args /bin/sh -c '/bin/msp-helper pidns-fork -- sleep-forever & exec sleep 1000'
+        rl_msp create -b "$BUNDLE" "$CID" >"$BATS_TEST_TMPDIR/create.out" 2>&1 </dev/null ||
+                { cat "$BATS_TEST_TMPDIR/create.out"; false; }
+        rl_msp start "$CID"
+        timeout 5 tail -n +1 -f "$BATS_TEST_TMPDIR/create.out" | grep -qxm1 ready=1
+        init=$(rl_msp state "$CID" | jq -r .pid)
+        fork=$(awk '{ print $1 }' "/proc/$init/task/$init/children")
+        nested=$(awk '{ print $1 }' "/proc/$fork/task/$fork/children")
+        [ -n "$nested" ]
+        [ "$(readlink "/proc/$nested/ns/pid")" != "$(readlink "/proc/$init/ns/pid")" ]
+        run rl_msp ps --format json "$CID"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(jq -c 'sort' <<<"$output")" = "$(printf '%s\n' $init $fork $nested | jq -s -c 'sort')" ]
+
+        rl_msp kill --all "$CID" TERM
+        wait_pid_exit "$nested"
+        wait_pid_exit "$fork"
+        grep -qx signal=15 "$BATS_TEST_TMPDIR/create.out"
+        # (the init, a sleep, reaps nothing: the two stay as zombies until it exits)
+        for p in $(rl_msp ps --format json "$CID" | jq '.[]'); do
+                [ "$p" = "$init" ] || grep -qx 'State:.Z (zombie)' "/proc/$p/status"
+        done
+        rl_msp kill "$CID" KILL
+        wait_pid_exit "$init"
+        rl_msp delete "$CID"
+        rl_assert_nothing_left "$CID"
+
+        rl_runc run -d -b "$BUNDLE" "$CID" >"$BATS_TEST_TMPDIR/runc.out" 2>&1 </dev/null ||
+                { cat "$BATS_TEST_TMPDIR/runc.out"; false; }
+        run rl_runc ps "$CID"
+        echo "runc ps: $output"
+        [ "$status" -ne 0 ]
+        run rl_runc kill --all "$CID" TERM
+        echo "runc kill --all: $output"
+        [ "$status" -ne 0 ]
+        rl_runc delete --force "$CID"
+}
+
 # The attack: container root tries what only host root could do. A host directory is
 # bind-mounted read-write; in it a root-owned 0644 file and a root-only 0600 file, and a
 # file of the user's (the control: it is writable).
