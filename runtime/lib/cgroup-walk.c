@@ -32,9 +32,11 @@ typedef struct walk_stack {
         size_t n, cap;
 } walk_stack;
 
-/* What a walk does: enter(dfd) for each cgroup, parents first (the top too);
- * leave(parent, name) after every cgroup below name is done (not for the top). */
+/* What a walk does: prune(parent, name) before going into a sub-cgroup (> 0: it is
+ * done, the walk does not go in); enter(dfd) for each cgroup, parents first (the top
+ * too); leave(parent, name) after every cgroup below name is done (not for the top). */
 typedef struct walk_ops {
+        int (*prune)(int parent, const char *name, void *userdata);
         int (*enter)(int dfd, void *userdata);
         int (*leave)(int parent, const char *name, void *userdata);
         void *userdata;
@@ -137,6 +139,9 @@ go_down(walk_stack *s, int *cur, const walk_ops *ops)
 
         f->cur = f->next;
         f->next += strlen(name) + 1;
+        r = ops->prune ? ops->prune(*cur, name, ops->userdata) : 0;
+        if (r != 0)
+                return r < 0 ? r : 0;
         _cleanup_close_ int sub = openat(*cur, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (sub < 0)
                 return errno == ENOENT ? 0 : -errno;
@@ -223,7 +228,11 @@ enter_pids(int dfd, void *userdata)
         while (fscanf(f, "%d", &pid) == 1)
                 if (pid > 0 && (r = w->fn(pid, w->userdata)) < 0)
                         return r;
-        return ferror(f) ? -EIO : 0;
+        /* v2: a threaded cgroup's cgroup.procs is not readable (EOPNOTSUPP); its
+         * threaded domain above lists the processes of the whole threaded subtree. */
+        if (ferror(f))
+                return errno == EOPNOTSUPP ? 0 : -(errno ? errno : EIO);
+        return 0;
 }
 
 int
@@ -237,6 +246,16 @@ cg_walk_pids(int dfd, cg_pid_fn fn, void *userdata)
 
 /* ---- removal ---- */
 
+/* An empty sub-cgroup goes at once, without being opened (nor read: one the caller may
+ * not list can still be removed); one with sub-cgroups (EBUSY) or that cannot be
+ * removed as it is is walked into. */
+static int
+prune_rmdir(int parent, const char *name, void *userdata)
+{
+        (void) userdata;
+        return unlinkat(parent, name, AT_REMOVEDIR) == 0 || errno == ENOENT ? 1 : 0;
+}
+
 static int
 leave_rmdir(int parent, const char *name, void *userdata)
 {
@@ -249,7 +268,7 @@ leave_rmdir(int parent, const char *name, void *userdata)
 int
 cg_walk_rmdir_below(int dfd)
 {
-        const walk_ops ops = { .leave = leave_rmdir };
+        const walk_ops ops = { .prune = prune_rmdir, .leave = leave_rmdir };
 
         return walk(dfd, &ops);
 }
