@@ -77,8 +77,9 @@ mcp_rpc_decode(const char *line, size_t len, size_t max_bytes, mcp_rpc_msg *ret,
         if (lead == len)
                 return -ENODATA;
         if (len > max_bytes)
-                return fail(e, MCP_RPC_INVALID_REQUEST, "Invalid request: message too large (%zu bytes, limit %zu)",
-                            len, max_bytes);
+                return salvaged(e, line, len, MCP_RPC_INVALID_REQUEST,
+                                "Invalid request: message too large (%zu bytes, limit %zu)", len,
+                                max_bytes);
 
         /* Strict UTF-8 (no overlong forms, surrogates or NUL bytes) before the parser,
          * which takes both: nothing invalid may reach a reply. The message never quotes
@@ -164,6 +165,7 @@ struct mcp_rpc {
         size_t ilen, icap;
         size_t iscan;                   /* bytes of ibuf known to hold no newline */
         bool skipping;                  /* inside an over-long line: discard to its end */
+        mcp_rpc_id_stream skip_id;      /* ... watching it go by for its id */
         bool in_epoll;                  /* else a regular file read from a timer */
         mcp_timer *in_timer;
         bool paused, in_eof, eof_reported;
@@ -467,14 +469,28 @@ finish_input(mcp_rpc *rpc)
                 report_eof(rpc);
 }
 
+/* The error for the over-long line just skipped, with its id when the line showed one,
+ * so that the client's request fails at once instead of at its timeout. */
 static void
 too_long(mcp_rpc *rpc)
 {
         char msg[160];
         snprintf(msg, sizeof msg, "Invalid request: message too large (more than %zu bytes)",
                  rpc->max_message);
-        mcp_rpc_id none = { .kind = MCP_ID_NONE };
-        (void) mcp_rpc_send_error(rpc, &none, MCP_RPC_INVALID_REQUEST, msg);
+        mcp_rpc_id id;
+        mcp_rpc_id_stream_end(&rpc->skip_id, &id);
+        (void) mcp_rpc_send_error(rpc, &id, MCP_RPC_INVALID_REQUEST, msg);
+        mcp_rpc_id_clear(&id);
+}
+
+/* From here to the next newline the line is discarded, watched only for its id. */
+static void
+start_skipping(mcp_rpc *rpc, const char *seen, size_t n)
+{
+        rpc->skip_id = (mcp_rpc_id_stream) { 0 };
+        mcp_rpc_id_stream_feed(&rpc->skip_id, seen, n);
+        rpc->ilen = rpc->iscan = 0;
+        rpc->skipping = true;
 }
 
 /* Takes in one chunk: skips over-long lines, keeps the rest for process_lines(). */
@@ -483,6 +499,7 @@ absorb(mcp_rpc *rpc, const char *buf, size_t n)
 {
         if (rpc->skipping) {
                 const char *nl = memchr(buf, '\n', n);
+                mcp_rpc_id_stream_feed(&rpc->skip_id, buf, nl ? (size_t) (nl - buf) : n);
                 if (!nl)
                         return 0;
                 rpc->skipping = false;
@@ -505,10 +522,8 @@ absorb(mcp_rpc *rpc, const char *buf, size_t n)
         rpc->ilen += n;
         process_lines(rpc);
         /* The unfinished line alone is over the limit: drop it and skip to its end. */
-        if (!rpc->paused && rpc->ilen > rpc->max_message + 2) {
-                rpc->ilen = rpc->iscan = 0;
-                rpc->skipping = true;
-        }
+        if (!rpc->paused && rpc->ilen > rpc->max_message + 2)
+                start_skipping(rpc, rpc->ibuf, rpc->ilen);
         return 0;
 }
 
@@ -532,8 +547,8 @@ read_some(mcp_rpc *rpc)
                         mcp_rpc_id none = { .kind = MCP_ID_NONE };
                         (void) mcp_rpc_send_error(rpc, &none, MCP_RPC_INTERNAL_ERROR,
                                                   "Internal error: out of memory");
-                        rpc->ilen = rpc->iscan = 0;
-                        rpc->skipping = true;
+                        start_skipping(rpc, NULL, 0);
+                        rpc->skip_id.bad = true;        /* its error is sent already */
                 }
         }
         return false;

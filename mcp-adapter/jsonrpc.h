@@ -47,6 +47,27 @@ void mcp_rpc_id_write(oci_jw *w, const mcp_rpc_id *id);
  * *ret is left MCP_ID_NONE, as JSON-RPC wants when the id cannot be determined. */
 void mcp_rpc_id_salvage(const char *line, size_t len, mcp_rpc_id *ret);
 
+/* The same for a line too long to keep: fed in pieces as they stream past, it follows
+ * the top level only (strings, escapes and nesting tracked byte by byte) and keeps the
+ * raw value of each top-level "id" member, so that the id is found wherever it stands
+ * (the SDK writes it last). mcp_rpc_id_stream_end gives the id when exactly one member
+ * was seen and its value is one mcp_rpc_id_salvage accepts, else MCP_ID_NONE. */
+typedef struct mcp_rpc_id_stream {
+        int depth;                      /* nesting outside strings; 1: the message object */
+        bool in_str, esc, bad;
+        bool key_next;                  /* at depth 1, the next string is a member name */
+        bool in_key, in_value;          /* reading a top-level name, the "id" value */
+        bool after_id_key;              /* the name just read is "id": its value follows */
+        unsigned ids;                   /* top-level "id" members seen */
+        char key[4];
+        size_t key_len;
+        char value[64];
+        size_t value_len;
+} mcp_rpc_id_stream;
+
+void mcp_rpc_id_stream_feed(mcp_rpc_id_stream *s, const char *buf, size_t n);
+void mcp_rpc_id_stream_end(const mcp_rpc_id_stream *s, mcp_rpc_id *ret);
+
 typedef struct mcp_rpc_msg {
         oci_json_doc *doc;              /* owns everything below */
         mcp_rpc_id id;                  /* MCP_ID_NONE: a notification */

@@ -238,3 +238,109 @@ mcp_rpc_id_salvage(const char *line, size_t len, mcp_rpc_id *ret)
         else
                 mcp_rpc_id_clear(&id);
 }
+
+/* One byte of a top-level "id" value: a string is kept with its quotes, a number up to
+ * its end; anything longer than the buffer can hold is no id salvage would take. */
+static void
+stream_value_byte(mcp_rpc_id_stream *s, char c)
+{
+        if (s->value_len >= sizeof s->value - 1) {
+                s->bad = true;
+                s->in_value = false;
+                return;
+        }
+        s->value[s->value_len++] = c;
+}
+
+static void
+stream_byte(mcp_rpc_id_stream *s, char c)
+{
+        if (s->in_str) {
+                if (s->in_key && !s->esc && c != '"' && c != '\\') {
+                        if (s->key_len < sizeof s->key)
+                                s->key[s->key_len] = c;
+                        s->key_len++;
+                }
+                if (s->in_value)
+                        stream_value_byte(s, c);
+                if (s->esc) {
+                        s->esc = false;
+                        if (s->in_key)
+                                s->key_len = sizeof s->key + 1;     /* an escaped name is no "id" */
+                } else if (c == '\\') {
+                        s->esc = true;
+                } else if (c == '"') {
+                        s->in_str = false;
+                        if (s->in_key) {
+                                s->in_key = false;
+                                s->after_id_key = s->key_len == 2 && memcmp(s->key, "id", 2) == 0;
+                        }
+                        if (s->in_value && s->depth == 1)
+                                s->in_value = false;
+                }
+                return;
+        }
+        if (s->in_value && s->depth == 1 && (c == ',' || c == '}' || c == ' ' || c == '\t' ||
+                                             c == '\r' || c == '\n'))
+                s->in_value = false;
+        else if (s->in_value)
+                stream_value_byte(s, c);
+        switch (c) {
+        case '"':
+                s->in_str = true;
+                if (s->depth == 1 && s->key_next) {
+                        s->in_key = true;
+                        s->key_next = false;
+                        s->key_len = 0;
+                }
+                return;
+        case '{':
+        case '[':
+                s->depth++;
+                if (s->depth == 1)
+                        s->key_next = c == '{';
+                return;
+        case '}':
+        case ']':
+                s->depth--;
+                return;
+        case ',':
+                if (s->depth == 1)
+                        s->key_next = true;
+                return;
+        case ':':
+                if (s->depth == 1 && s->after_id_key) {
+                        s->after_id_key = false;
+                        s->ids++;
+                        s->in_value = true;
+                        s->value_len = 0;
+                }
+                return;
+        default:
+                return;
+        }
+}
+
+void
+mcp_rpc_id_stream_feed(mcp_rpc_id_stream *s, const char *buf, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                /* whitespace between the name's ':' and the value */
+                if (s->in_value && s->value_len == 0 && !s->in_str &&
+                    (buf[i] == ' ' || buf[i] == '\t'))
+                        continue;
+                stream_byte(s, buf[i]);
+        }
+}
+
+void
+mcp_rpc_id_stream_end(const mcp_rpc_id_stream *s, mcp_rpc_id *ret)
+{
+        char doc[sizeof s->value + 8];
+
+        *ret = (mcp_rpc_id) { .kind = MCP_ID_NONE };
+        if (s->ids != 1 || s->bad || s->value_len == 0)
+                return;
+        int n = snprintf(doc, sizeof doc, "{\"id\":%.*s}", (int) s->value_len, s->value);
+        mcp_rpc_id_salvage(doc, (size_t) n, ret);
+}

@@ -188,6 +188,44 @@ TEST(limit_errors_carry_the_id)
         ASSERT_STREQ(json, "{\"jsonrpc\":\"2.0\",\"id\":4,\"error\":{\"code\":-32700,\"message\":\"Parse error: invalid UTF-8 at byte 34\"}}");
 }
 
+/* The id of a line too long to keep, found as it streams past in pieces of any size,
+ * first or last (the SDK writes it last), and only at the top level. */
+static void
+stream_id(const char *line, size_t piece, mcp_rpc_id *ret)
+{
+        mcp_rpc_id_stream st = { 0 };
+        size_t n = strlen(line);
+        for (size_t i = 0; i < n; i += piece)
+                mcp_rpc_id_stream_feed(&st, line + i, n - i < piece ? n - i : piece);
+        mcp_rpc_id_stream_end(&st, ret);
+}
+
+TEST(stream_finds_the_top_level_id)
+{
+        static const struct { const char *line; int kind; int64_t num; const char *str; } streams[] = {
+                { "{\"method\":\"tools/call\",\"params\":{\"id\":9,\"x\":\"a\\\"id\\\":8\"},\"jsonrpc\":\"2.0\",\"id\":7}", MCP_ID_INT, 7, NULL },
+                { "{\"jsonrpc\":\"2.0\", \"id\" : \"abc-1\", \"method\":\"x\",\"params\":{\"code\":\"}}}\"}}", MCP_ID_STR, 0, "abc-1" },
+                { "{\"id\":-12,\"params\":[{\"id\":1}]}", MCP_ID_INT, -12, NULL },
+                { "{\"params\":{\"id\":1},\"method\":\"x\"}", MCP_ID_NONE, 0, NULL },   /* only nested */
+                { "{\"id\":1,\"id\":2}", MCP_ID_NONE, 0, NULL },                        /* two */
+                { "{\"i\\u0064\":5}", MCP_ID_NONE, 0, NULL },                           /* escaped name */
+                { "{\"id\":{\"a\":1}}", MCP_ID_NONE, 0, NULL },                          /* not a scalar */
+                { "{\"id\":\"a\\nb\"}", MCP_ID_NONE, 0, NULL },                         /* escape in the value */
+                { "[{\"id\":3}]", MCP_ID_NONE, 0, NULL },                                 /* a batch */
+        };
+        for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++)
+                for (size_t piece = 1; piece <= 7; piece += 3) {
+                        mcp_rpc_id id;
+                        stream_id(streams[i].line, piece, &id);
+                        ASSERT_EQ_INT(id.kind, streams[i].kind);
+                        if (id.kind == MCP_ID_INT)
+                                ASSERT_EQ_INT(id.num, streams[i].num);
+                        if (id.kind == MCP_ID_STR)
+                                ASSERT_STREQ(id.str, streams[i].str);
+                        mcp_rpc_id_clear(&id);
+                }
+}
+
 TEST(error_is_one_escaped_line)
 {
         mcp_rpc_id id = { .kind = MCP_ID_STR, .str = (char *) "a\nb" };
@@ -247,12 +285,15 @@ TEST(transport_skips_an_overlong_line)
         pid_t pid = fork();
         ASSERT_TRUE(pid >= 0);
         if (pid == 0) {
+                /* as the SDK writes it: method, params, then jsonrpc and id */
                 char big[20000];
+                const char *head = "{\"method\":\"tools/call\",\"params\":{\"code\":\"";
                 memset(big, 'a', sizeof big);
-                big[0] = '{';
+                memcpy(big, head, strlen(head));
                 if (write(in[1], big, sizeof big) != (ssize_t) sizeof big)
                         _exit(1);
-                const char *tail = "\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"after\"}\n\n";
+                const char *tail = "\"},\"jsonrpc\":\"2.0\",\"id\":41}\n"
+                                   "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"after\"}\n\n";
                 _exit(write(in[1], tail, strlen(tail)) == (ssize_t) strlen(tail) ? 0 : 1);
         }
         close(in[1]);
@@ -273,6 +314,8 @@ TEST(transport_skips_an_overlong_line)
         ASSERT_NOT_NULL(nl);
         ASSERT_TRUE(strstr(buf, "\"code\":-32600") != NULL && strstr(buf, "\"code\":-32600") < nl);
         ASSERT_TRUE(strstr(buf, "too large") != NULL);
+        /* answered with the request's own id, so the client fails it at once */
+        ASSERT_TRUE(strncmp(buf, "{\"jsonrpc\":\"2.0\",\"id\":41,", 25) == 0);
         ASSERT_STREQ(nl + 1, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"method\":\"after\"}}\n");
 }
 
@@ -425,6 +468,7 @@ main(void)
         RUN(decode_too_large);
         RUN(decode_too_deep);
         RUN(limit_errors_carry_the_id);
+        RUN(stream_finds_the_top_level_id);
         RUN(error_is_one_escaped_line);
         RUN(transport_skips_an_overlong_line);
         RUN(transport_never_blocks_on_a_full_pipe);

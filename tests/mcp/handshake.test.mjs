@@ -2,7 +2,7 @@
 // gated by the negotiated version, JSON-RPC errors, ping, EOF.
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { LATEST, VERSIONS, startServer, rawServer, skipReason, finishAll } from "./lib.mjs";
+import { LATEST, VERSIONS, TRANSPORT, startServer, rawServer, skipReason, finishAll } from "./lib.mjs";
 
 const skip = skipReason();
 after(finishAll);
@@ -106,6 +106,22 @@ test("JSON-RPC errors: before initialize, parse error, batch, unknown method, no
         // Every line written is exactly one JSON object.
         for (const l of r.lines) assert.equal(typeof JSON.parse(l), "object");
         assert.equal((await r.close()).code, 0);
+});
+
+// A tool call too large to parse fails at once with the request's own id (the SDK writes
+// the id last, so the server finds it at the line's end), not at the client's timeout.
+test("an oversized request fails at once through the SDK, not at its timeout", { skip, timeout: 60_000 }, async () => {
+        const srv = await startServer({ args: ["--max-message-bytes", "65536"] });
+        const started = Date.now();
+        const err = await srv.client.callTool({ name: "run_code", arguments: { language: "sh", code: "#" + "x".repeat(200_000) } },
+                                              undefined, { timeout: 20_000 }).then(() => null, (e) => e);
+        assert.ok(err, "the call is refused");
+        assert.notEqual(err.code, -32001, `timed out instead of an answer: ${err}`);
+        if (TRANSPORT === "stdio") assert.equal(err.code, -32600, String(err));
+        assert.match(String(err), /too large|413/, String(err));
+        assert.ok(Date.now() - started < 15_000, `answered after ${Date.now() - started} ms`);
+        assert.deepEqual(await srv.client.ping(), {});
+        await srv.close();
 });
 
 test("SIGTERM: msp-mcp cleans up and exits 0", { skip, timeout: 60_000 }, async () => {
