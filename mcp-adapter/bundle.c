@@ -233,15 +233,39 @@ mcp_private_view_release(const char *inst_path)
         }
 }
 
+/* rootfs cloned and attached at dirfd/name with the ids as idmap_fd's namespace maps them
+ * (an idmapped mount: the tree's files stay as stored, each slice sees them as its own). */
+static int
+idmapped_bind(const char *rootfs, int idmap_fd, int dirfd, const char *name, msp_err *err)
+{
+        _cleanup_close_ int tree = open_tree(AT_FDCWD, rootfs, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+                                             AT_RECURSIVE);
+        if (tree < 0)
+                return msp_err_sys(err, errno, "rootfs '%s': open_tree", rootfs);
+        struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY |
+                                               MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+                                   .userns_fd = (uint64_t) idmap_fd };
+        if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0)
+                return msp_err_sys(err, errno, "rootfs '%s': an idmapped mount of it (each "
+                                   "sandbox sees the tree with ids of its own; the filesystem "
+                                   "must support idmapped mounts)", rootfs);
+        int r = mkdir_at(dirfd, name, 0755, err);
+        if (r < 0)
+                return r;
+        if (move_mount(tree, "", dirfd, name, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                return msp_err_sys(err, errno, "rootfs '%s': move_mount onto '%s'", rootfs, name);
+        return 0;
+}
+
 /* A prepared rootfs is never written to: msp-mcp mounts a read-only overlay of it under a
  * layer that holds only the mount points (lowerdir=<mp>:<rootfs>, no upper), in its own
- * private mount namespace. */
+ * private mount namespace; with idmap_fd, over an idmapped mount of it at <name>.lower. */
 int
 mcp_rootfs_view(int dirfd, const char *dir_path, const char *name, const char *rootfs,
-                msp_err *err)
+                int idmap_fd, msp_err *err)
 {
         static const char *const need[] = { "proc", "dev", "tmp", "workspace", ".msp", "etc" };
-        char mp[64], opts[8192], target[4200];
+        char mp[64], lower[64], opts[8192], target[4200];
         if (strpbrk(rootfs, ":,\\") || rootfs[0] != '/')
                 return msp_err_set(err, EINVAL,
                                    "rootfs '%s': must be an absolute path without ':', ',' or '\\'",
@@ -261,14 +285,30 @@ mcp_rootfs_view(int dirfd, const char *dir_path, const char *name, const char *r
                         return r;
         if (fchmodat(mfd, "tmp", 01777, 0) < 0)
                 return msp_err_sys(err, errno, "rootfs view: chmod 'tmp'");
+        snprintf(lower, sizeof lower, "%s.lower", name);
+        if (idmap_fd >= 0 && (r = idmapped_bind(rootfs, idmap_fd, dirfd, lower, err)) < 0)
+                return r;
         if ((r = mkdir_at(dirfd, name, 0755, err)) < 0)
                 return r;
-        snprintf(opts, sizeof opts, "lowerdir=%s/%s:%s", dir_path, mp, rootfs);
+        if (idmap_fd >= 0)
+                snprintf(opts, sizeof opts, "lowerdir=%s/%s:%s/%s", dir_path, mp, dir_path, lower);
+        else
+                snprintf(opts, sizeof opts, "lowerdir=%s/%s:%s", dir_path, mp, rootfs);
         snprintf(target, sizeof target, "%s/%s", dir_path, name);
         if (mount("overlay", target, "overlay", MS_RDONLY | MS_NOSUID | MS_NODEV, opts) < 0)
                 return msp_err_sys(err, errno, "rootfs '%s': read-only overlay on '%s'", rootfs,
                                    target);
         return 0;
+}
+
+void
+mcp_rootfs_view_release(const char *dir_path, const char *name)
+{
+        char p[4200];
+        snprintf(p, sizeof p, "%s/%s", dir_path, name);
+        (void) umount2(p, MNT_DETACH | UMOUNT_NOFOLLOW);
+        snprintf(p, sizeof p, "%s/%s.lower", dir_path, name);
+        (void) umount2(p, MNT_DETACH | UMOUNT_NOFOLLOW);
 }
 
 int
@@ -575,6 +615,15 @@ write_process(oci_jw *w, const mcp_bundle_spec *s)
          * memory (node would not start). */
         if (!s->cgroups_path)
                 write_rlimit(w, "RLIMIT_DATA", s->limits.memory_bytes);
+        /* Counted per uid up to the host: the sandbox's share (userns-limits.h). */
+        const struct { const char *type; uint64_t v; } shared[] = {
+                { "RLIMIT_SIGPENDING", s->share.sigpending },
+                { "RLIMIT_MSGQUEUE", s->share.msgqueue },
+                { "RLIMIT_MEMLOCK", s->share.memlock },
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(shared); i++)
+                if (shared[i].v)        /* 0: unknown, the runtime's own stays */
+                        write_rlimit(w, shared[i].type, shared[i].v);
         oci_jw_end_array(w);
         oci_jw_kv_bool(w, "noNewPrivileges", true);
         /* The sandbox is the first victim of a host-wide OOM. */
@@ -638,13 +687,13 @@ write_mounts(oci_jw *w, const mcp_bundle_spec *s)
 }
 
 static void
-write_id_map(oci_jw *w, const char *key)
+write_id_map(oci_jw *w, const char *key, const mcp_bundle_spec *s)
 {
         oci_jw_key(w, key);
         oci_jw_begin_array(w);
         oci_jw_begin_object(w);
         oci_jw_kv_uint64(w, "containerID", 0);
-        oci_jw_kv_uint64(w, "hostID", MCP_SANDBOX_HOST_BASE);
+        oci_jw_kv_uint64(w, "hostID", s->ids.base);
         oci_jw_kv_uint64(w, "size", MCP_SANDBOX_ID_COUNT);
         oci_jw_end_object(w);
         oci_jw_end_array(w);
@@ -695,8 +744,8 @@ write_linux(oci_jw *w, const mcp_bundle_spec *s)
 
         oci_jw_key(w, "linux");
         oci_jw_begin_object(w);
-        write_id_map(w, "uidMappings");
-        write_id_map(w, "gidMappings");
+        write_id_map(w, "uidMappings", s);
+        write_id_map(w, "gidMappings", s);
         oci_jw_key(w, "namespaces");
         oci_jw_begin_array(w);
         for (size_t i = 0; i < ARRAY_SIZE(ns_all); i++) {
@@ -732,7 +781,11 @@ write_hooks(oci_jw *w, const mcp_bundle_spec *s)
         oci_jw_begin_array(w);
         oci_jw_begin_object(w);
         oci_jw_kv_string(w, "path", s->userns_hook);
-        oci_jw_kv_strlist(w, "args", (const char *const[]){ "msp-sandbox-hook", MCP_USERNS_HOOK_ARG, NULL });
+        char inst[16], watches[16];
+        snprintf(inst, sizeof inst, "%u", s->share.inotify_instances);
+        snprintf(watches, sizeof watches, "%u", s->share.inotify_watches);
+        oci_jw_kv_strlist(w, "args", (const char *const[]){ "msp-sandbox-hook", MCP_USERNS_HOOK_ARG,
+                                                           inst, watches, NULL });
         oci_jw_kv_int64(w, "timeout", 10);
         oci_jw_end_object(w);
         if (s->network) {

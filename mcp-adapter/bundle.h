@@ -10,6 +10,7 @@
 #include "err.h"
 #include "sandbox-ids.h"
 #include "sysview.h"
+#include "userns-limits.h"
 
 /* Where the program file is bound (read-only directory holding main.<ext>). */
 #define MCP_CODE_DIR "/.msp"
@@ -53,9 +54,13 @@ int mcp_private_view(int inst_fd, const char *inst_path, const char *init_src, m
 void mcp_private_view_release(const char *inst_path);
 /* For a prepared rootfs: mount <dir_path>/<name> (dirfd is dir_path) as a read-only
  * overlay of rootfs under a layer with the mount points it may lack; rootfs itself is
- * never written. Once per instance, in msp-mcp's private mount namespace. */
+ * never written. With idmap_fd (a user namespace, sandbox-userns.h), over an idmapped
+ * mount of rootfs (<name>.lower): a slice's view, its files owned by the slice's ids.
+ * Once per instance (and per slice), in msp-mcp's private mount namespace; released by
+ * mcp_rootfs_view_release. */
 int mcp_rootfs_view(int dirfd, const char *dir_path, const char *name, const char *rootfs,
-                    msp_err *err);
+                    int idmap_fd, msp_err *err);
+void mcp_rootfs_view_release(const char *dir_path, const char *name);
 
 typedef struct mcp_bundle_spec {
         const char *root_path;          /* the skeleton (with the system view's binds,
@@ -66,7 +71,7 @@ typedef struct mcp_bundle_spec {
         size_t n_env;
         const char *const *image_env;   /* an image's Env, NULL-terminated (request env wins) */
         const char *cwd;                /* NULL: /workspace */
-        mcp_run_ids ids;                /* process.user */
+        mcp_run_ids ids;                /* process.user; ids.base: the id maps' hostID */
         const char *const *read_dirs;   /* Landlock: read and execute beneath these too */
         const char *workspace_path;     /* bound rw at /workspace */
         const char *code_path;          /* bound ro at MCP_CODE_DIR */
@@ -91,6 +96,7 @@ typedef struct mcp_bundle_spec {
         const char *proxy_socket;
         mcp_limits limits;              /* effective, every field > 0 */
         uint64_t nproc;                 /* RLIMIT_NPROC (per host uid: shared by runs) */
+        mcp_budget_share share;         /* of the per-uid budgets (userns-limits.h) */
         const oci_json *seccomp;        /* linux.seccomp */
         const oci_json *landlock;       /* process.landlock (extra rules are added) */
         const char *userns_hook;        /* msp-sandbox-hook, run as the createRuntime hook with

@@ -265,10 +265,15 @@ mcp_check_host(const mcp_config *cfg, FILE *out, msp_err *err)
         mcp_rootless_probe(&rl);
         if (!rl.on) {
                 msp_err e = { 0 };
-                if (mcp_sandbox_ids_claim(cfg->sandbox_ids, &e) == 0)
-                        snprintf(e.msg, sizeof e.msg, "host %u..%u, held by no account or "
-                                 "subordinate range", MCP_SANDBOX_HOST_BASE,
-                                 MCP_SANDBOX_HOST_BASE + MCP_SANDBOX_ID_COUNT - 1);
+                unsigned slices = mcp_sandbox_slices_needed(cfg->max_concurrent,
+                                                            cfg->max_sessions);
+                if (mcp_sandbox_ids_claim(cfg->sandbox_ids, slices, &e) == 0)
+                        snprintf(e.msg, sizeof e.msg, "host %u..%llu, held by no account or "
+                                 "subordinate range: the images' %u ids and %u slices of them, "
+                                 "one per sandbox", MCP_SANDBOX_HOST_BASE,
+                                 MCP_SANDBOX_HOST_BASE +
+                                         (unsigned long long) MCP_SANDBOX_ID_COUNT * (1 + slices) - 1,
+                                 MCP_SANDBOX_ID_COUNT, slices);
                 line(&c, e.errnum == 0, "sandbox-ids", "%s", e.msg);
         }
 
@@ -276,9 +281,10 @@ mcp_check_host(const mcp_config *cfg, FILE *out, msp_err *err)
         if (out && why_not)
                 fprintf(out, "%-8s %-14s %s\n", "off", "sandbox-userns", why_not);
         else if (out)
-                fprintf(out, "%-8s %-14s made by msp-mcp, owned by uid %u: per-user budgets are "
-                        "charged to it, not to host root\n", "ok", "sandbox-userns",
-                        MCP_SANDBOX_HOST_UID);
+                fprintf(out, "%-8s %-14s made by msp-mcp, owned by its slice's uid %u (the "
+                        "first slice's: uid %u): per-user budgets are charged to it, not to host "
+                        "root or another sandbox\n", "ok", "sandbox-userns", MCP_SANDBOX_UID,
+                        MCP_SANDBOX_SLICE_BASE(0) + MCP_SANDBOX_UID);
 
         if (rl.on)
                 check_rootless(&c, &rl, cfg->require_cgroups);

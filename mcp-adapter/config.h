@@ -44,11 +44,14 @@ typedef struct mcp_rootfs {
         mcp_run_ids user;               /* the ids its runs have inside */
 } mcp_rootfs;
 
-/* The ids of runs on rf (NULL: the host view). */
+/* The ids of runs on rf (NULL: the host view) in the slice whose container id 0 is host
+ * id base. */
 static inline mcp_run_ids
-mcp_rootfs_ids(const mcp_rootfs *rf)
+mcp_rootfs_ids(const mcp_rootfs *rf, unsigned base)
 {
-        return rf && rf->has_user ? rf->user : MCP_RUN_IDS_DEFAULT;
+        mcp_run_ids ids = rf && rf->has_user ? rf->user : MCP_RUN_IDS_AT(base);
+        ids.base = base;
+        return ids;
 }
 
 /* Where meson installs msp-sandbox-init (mcp-adapter/meson.build sets it). */

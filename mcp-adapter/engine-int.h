@@ -15,7 +15,9 @@
 #include "rootless-cgroup.h"
 #include "runlogs.h"
 #include "runner.h"
+#include "sandbox-slices.h"
 #include "sandbox-userns.h"
+#include "userns-limits.h"
 
 #define RUN_ID_LEN 18                   /* "r-" + 16 hex */
 #define MCP_ROOTFS_MAX 32               /* prepared rootfs views per instance */
@@ -67,6 +69,10 @@ struct mcp_run {
         int ws_fd;                      /* fresh: owned; session: borrowed */
         int usernet_fd;                 /* with network: the only writer of the helper's exit
                                          * FIFO (usernet.h); -1 otherwise */
+        int slice;                      /* its id slice (sandbox-slices.h), held from claim
+                                         * (a session's) or setup (its own) until it is gone;
+                                         * -1: none yet */
+        unsigned id_base;               /* the slice's host id of container id 0 */
         mcp_sandbox_userns userns;      /* kept until the run is gone */
         mcp_proxy *proxy;               /* an allowlist run's egress proxy (proxy.h) */
         mcp_egress_policy allow;        /* its policy */
@@ -77,7 +83,7 @@ struct mcp_run {
         char bundle[4096];
         char ws_path[4096];
         char log_path[4200];            /* the runtime's --log */
-        char root_path[2100];           /* a prepared rootfs' view */
+        char root_path[2200];           /* a prepared rootfs' view */
 };
 
 struct mcp_engine {
@@ -110,5 +116,12 @@ struct mcp_engine {
         mcp_resolver *resolver;         /* the egress proxies' (resolver.h), from the first
                                          * allowlist run */
         bool rootfs_mounted[MCP_ROOTFS_MAX];    /* <inst>/rootfs-<i>: overlay of cfg->rootfs[i] */
+        mcp_slices *slices;             /* every sandbox's own host ids */
+        mcp_budget_share share;         /* each sandbox's of the per-uid budgets */
+        unsigned n_slices;
+        bool *slice_views;              /* [i * n_slices + slice]: <inst>/rootfs-<i>-s<slice>,
+                                         * rootfs i idmapped onto the slice, mounted at its
+                                         * first use (as root; run by a user, every sandbox
+                                         * sees rootfs-<i>) */
 };
 

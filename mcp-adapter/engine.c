@@ -244,8 +244,21 @@ mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, const mcp_host *host, mcp_
         mcp_rootless_probe(&e->rootless);
         if (e->rootless.on && (r = mcp_rootless_state_check(cfg->state_dir, err)) < 0)
                 goto fail;
-        if (!e->rootless.on && (r = mcp_sandbox_ids_claim(cfg->sandbox_ids, err)) < 0)
+        e->n_slices = mcp_sandbox_slices_needed(cfg->max_concurrent, cfg->max_sessions);
+        if (!e->rootless.on && (r = mcp_sandbox_ids_claim(cfg->sandbox_ids, e->n_slices, err)) < 0)
                 goto fail;
+        if ((r = mcp_slices_new(e->n_slices, e->rootless.on, &e->slices, err)) < 0)
+                goto fail;
+        /* Run by a user, every sandbox with processes (--max-concurrent of them) and the user
+         * itself share what the kernel counts for the user at the top. */
+        mcp_budget_share_compute(e->rootless.on ? (cfg->max_concurrent ? cfg->max_concurrent : 1) + 1
+                                                : 1,
+                                 &e->share);
+        e->slice_views = calloc((size_t) MCP_ROOTFS_MAX * e->n_slices, sizeof *e->slice_views);
+        if (!e->slice_views) {
+                r = msp_err_set(err, ENOMEM, "out of memory");
+                goto fail;
+        }
         /* Best effort: dead servers' leftovers. Before our own user namespace: run by a user,
          * a dead server's sandboxes are in namespaces below its own, over which the user
          * holds capabilities only from the initial namespace. */
@@ -266,7 +279,7 @@ mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, const mcp_host *host, mcp_
                 char name[32];
                 snprintf(name, sizeof name, "rootfs-%zu", i);
                 if ((r = mcp_rootfs_view(e->inst_fd, e->inst_path, name, cfg->rootfs[i].path,
-                                         err)) < 0)
+                                         -1, err)) < 0)
                         goto fail;
                 e->rootfs_mounted[i] = true;
                 _cleanup_close_ int rfd = openat(e->inst_fd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -287,6 +300,7 @@ mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, const mcp_host *host, mcp_
         if ((r = mcp_sessions_new(loop, cfg, &e->sessions, err)) < 0)
                 goto fail;
         mcp_sessions_set_evict(e->sessions, session_evict, e);
+        mcp_sessions_set_slices(e->sessions, e->slices);
         *ret = e;
         return 0;
 fail:
@@ -371,6 +385,10 @@ run_cleanup(mcp_run *run)
                 (void) mcp_remove_tree_at(e->inst_fd, name, NULL);
         }
         mcp_sandbox_userns_close(&run->userns);
+        /* Its processes and its workspace are gone: the slice may go to another sandbox. */
+        if (run->slice >= 0)
+                mcp_slice_unref(e->slices, (unsigned) run->slice);
+        run->slice = -1;
         /* Ends the run's network helper or egress proxy, if any. */
         if (run->usernet_fd >= 0)
                 close(run->usernet_fd);
@@ -396,8 +414,11 @@ run_cleanup(mcp_run *run)
 static void
 run_gone(mcp_runner *rn, void *data)
 {
+        mcp_run *run = data;
+        mcp_engine *e = run->engine;
         (void) rn;
-        run_cleanup(data);
+        run_cleanup(run);
+        run_start_later(e);             /* a queued run may have waited for its slice */
 }
 
 static void
@@ -551,10 +572,19 @@ run_start(mcp_run *run, msp_err *err)
         return r < 0 ? r : run_spawn(run, err);
 }
 
+/* A run's start needs a place among the running and, a fresh one, an id slice: one whose
+ * last holder is still being deleted is not yet free. */
+static bool
+can_start(const mcp_engine *e, bool in_session)
+{
+        unsigned max_running = e->cfg->max_concurrent ? e->cfg->max_concurrent : 1;
+        return e->n_running < max_running && (in_session || mcp_slice_available(e->slices));
+}
+
 static void
 run_start_next(mcp_engine *e)
 {
-        while (e->qhead && e->n_running < (e->cfg->max_concurrent ? e->cfg->max_concurrent : 1)) {
+        while (e->qhead && can_start(e, e->qhead->was_session)) {
                 mcp_run *run = e->qhead;
                 e->qhead = run->qnext;
                 if (!e->qhead)
@@ -609,10 +639,9 @@ mcp_engine_submit(mcp_engine *e, const mcp_run_request *req, mcp_run_output_fn o
         int r = check_request(e, req, &lang, err);
         if (r < 0)
                 return r;
-        unsigned max_running = e->cfg->max_concurrent ? e->cfg->max_concurrent : 1;
         /* Behind a queued run even when a slot is free (its start is due in the loop's next
          * round): first in, first started. */
-        bool start_now = e->n_running < max_running && !e->qhead;
+        bool start_now = !e->qhead && can_start(e, req->session_id != NULL);
         if (!start_now && e->n_queued >= e->cfg->max_queue)
                 return msp_err_set(err, EBUSY, "server busy: %u runs running and %u queued (--max-queue)",
                                    e->n_running, e->n_queued);
@@ -623,6 +652,7 @@ mcp_engine_submit(mcp_engine *e, const mcp_run_request *req, mcp_run_output_fn o
         run->engine = e;
         run->ws_fd = -1;
         run->usernet_fd = -1;
+        run->slice = -1;
         run->userns = (mcp_sandbox_userns) MCP_SANDBOX_USERNS_NONE;
         run->runner.out.log_fd = run->runner.err.log_fd = -1;
         run->on_output = on_output;
@@ -723,10 +753,18 @@ mcp_engine_free(mcp_engine *e)
         for (size_t i = 0; i < MCP_ROOTFS_MAX; i++) {
                 if (!e->rootfs_mounted[i])
                         continue;
-                char p[2200];
-                snprintf(p, sizeof p, "%s/rootfs-%zu", e->inst_path, i);
-                (void) umount2(p, MNT_DETACH);
+                char name[64];
+                for (unsigned k = 0; e->slice_views && k < e->n_slices; k++) {
+                        if (!e->slice_views[i * e->n_slices + k])
+                                continue;
+                        snprintf(name, sizeof name, "rootfs-%zu-s%u", i, k);
+                        mcp_rootfs_view_release(e->inst_path, name);
+                }
+                snprintf(name, sizeof name, "rootfs-%zu", i);
+                mcp_rootfs_view_release(e->inst_path, name);
         }
+        free(e->slice_views);
+        e->slices = mcp_slices_free(e->slices);
         if (e->view_mounted)
                 mcp_private_view_release(e->inst_path);
         if (e->inst_fd >= 0) {

@@ -175,7 +175,7 @@ open_parent_for_write(int wsfd, const split_path *sp, const char *path, mcp_run_
                         fd = openat2_retry(cur, sp->comp[i], O_RDONLY | O_DIRECTORY, 0,
                                            RESOLVE_WRITE);
                         /* through the fd: a racing rename cannot redirect the chown */
-                        if (fd >= 0 && (fchown(fd, MCP_HOST_ID(ids.uid), MCP_HOST_ID(ids.gid)) < 0 ||
+                        if (fd >= 0 && (fchown(fd, MCP_HOST_UID_OF(ids), MCP_HOST_GID_OF(ids)) < 0 ||
                                         fchmod(fd, 0755) < 0)) {
                                 int e = errno;
                                 close(fd);
@@ -273,7 +273,7 @@ mcp_workspace_write_file(int workspace_fd, const char *path, const void *data, s
                         return path_fail(err, EFBIG, path, "the workspace is full");
                 return path_sys(err, -r, path, "write");
         }
-        if (fchown(fd, MCP_HOST_ID(ids.uid), MCP_HOST_ID(ids.gid)) < 0 || fchmod(fd, mode) < 0)
+        if (fchown(fd, MCP_HOST_UID_OF(ids), MCP_HOST_GID_OF(ids)) < 0 || fchmod(fd, mode) < 0)
                 return path_sys(err, errno, path, "chown/chmod");
         return 0;
 }

@@ -20,11 +20,12 @@
 int
 main(int argc, char **argv)
 {
-        if (argc == 2 && strcmp(argv[1], MCP_USERNS_HOOK_ARG) == 0)
-                return mcp_userns_limits_hook(stdin);
+        if (argc == 4 && strcmp(argv[1], MCP_USERNS_HOOK_ARG) == 0)
+                return mcp_userns_limits_hook(stdin, argv[2], argv[3]);
         if (argc == 3 && strcmp(argv[1], MCP_USERNET_HOOK_ARG) == 0)
                 return mcp_usernet_hook(stdin, argv[2]);
-        fprintf(stderr, "usage: msp-sandbox-hook %s | %s HELPER (the OCI state on stdin)\n",
+        fprintf(stderr, "usage: msp-sandbox-hook %s INOTIFY_INSTANCES INOTIFY_WATCHES | %s HELPER "
+                "(the OCI state on stdin)\n",
                 MCP_USERNS_HOOK_ARG, MCP_USERNET_HOOK_ARG);
         return 2;
 }

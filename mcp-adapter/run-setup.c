@@ -50,8 +50,9 @@ fresh_workspace(mcp_run *run, uint64_t bytes, msp_err *err)
                 return msp_err_sys(err, errno, "workspace '%s'", run->ws_path);
         /* 0700: the sandbox's files are the sandbox's and the server's only (the state dir
          * must be traversable by the sandbox's ids, so by everyone). */
+        mcp_run_ids ids = mcp_rootfs_ids(NULL, run->id_base);
         snprintf(opts, sizeof opts, "size=%" PRIu64 ",nr_inodes=65536,mode=0700,uid=%u,gid=%u", bytes,
-                 MCP_SANDBOX_HOST_UID, MCP_SANDBOX_HOST_GID);
+                 MCP_HOST_UID_OF(ids), MCP_HOST_GID_OF(ids));
         if (mount("tmpfs", run->ws_path, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
                 return msp_err_sys(err, errno, "workspace '%s': mount tmpfs", run->ws_path);
         run->ws_mounted = true;
@@ -129,8 +130,8 @@ make_bundle(mcp_run *run, msp_err *err)
         int r = mcp_write_new_at(cfd, prog, p->code, p->code_len, 0640, err);
         if (r < 0)
                 return r;
-        mcp_run_ids ids = mcp_rootfs_ids(rootfs);
-        if (fchownat(cfd, prog, 0, MCP_HOST_ID(ids.gid), AT_SYMLINK_NOFOLLOW) < 0)
+        mcp_run_ids ids = mcp_rootfs_ids(rootfs, run->id_base);
+        if (fchownat(cfd, prog, 0, MCP_HOST_GID_OF(ids), AT_SYMLINK_NOFOLLOW) < 0)
                 return msp_err_sys(err, errno, "chown '%s'", prog);
         /* The mount point of the init's bind (the code dir is mounted read-only first). */
         if ((r = mcp_write_new_at(cfd, "init", "", 0, 0600, err)) < 0)
@@ -145,7 +146,7 @@ make_bundle(mcp_run *run, msp_err *err)
                 return r;
 
         char sock_path[4200];
-        if (proxy && (r = make_proxy(run, bfd, cfd, MCP_HOST_ID(ids.gid), sock_path,
+        if (proxy && (r = make_proxy(run, bfd, cfd, MCP_HOST_GID_OF(ids), sock_path,
                                      sizeof sock_path, err)) < 0)
                 return r;
         snprintf(code_path, sizeof code_path, "%s/code", run->bundle);
@@ -154,7 +155,8 @@ make_bundle(mcp_run *run, msp_err *err)
          * sandbox's own user namespace keeps the count to that sandbox (the kernel counts
          * per namespace since Linux 5.14). */
         uint64_t nproc = e->no_cgroup ? lim->pids : lim->pids * (e->cfg->max_concurrent + 1);
-        if (mcp_sandbox_userns_wanted(e->cfg->runtime_path) && (r = mcp_sandbox_userns_make(&run->userns, err)) < 0)
+        if (mcp_sandbox_userns_wanted(e->cfg->runtime_path) &&
+            (r = mcp_sandbox_userns_make(run->id_base, &run->userns, err)) < 0)
                 return r;
         mcp_bundle_spec spec = {
                 .root_path = p->root_path,
@@ -176,6 +178,7 @@ make_bundle(mcp_run *run, msp_err *err)
                 .proxy_socket = proxy ? sock_path : NULL,
                 .limits = *lim,
                 .nproc = nproc < 1024 && !e->no_cgroup ? 1024 : nproc,
+                .share = e->share,
                 .seccomp = oci_json_doc_root(e->seccomp),
                 .landlock = oci_json_doc_root(e->landlock),
                 .userns_hook = e->cfg->userns_hook,
@@ -203,6 +206,50 @@ make_bundle(mcp_run *run, msp_err *err)
                         snprintf(rn->kill_file, sizeof rn->kill_file,
                                  "/sys/fs/cgroup/unified%s/cgroup.kill", cg);
         }
+        return 0;
+}
+
+/* The view of rootfs i that the run's slice sees: run by a user, the instance's one (every
+ * sandbox has the storage range's ids); as root, the slice's own, its tree idmapped onto
+ * the slice's ids, mounted at the slice's first use of it. */
+static int
+slice_view(mcp_run *run, int i, msp_err *err)
+{
+        mcp_engine *e = run->engine;
+        char name[64];
+        if (run->id_base == MCP_SANDBOX_HOST_BASE) {
+                snprintf(run->root_path, sizeof run->root_path, "%s/rootfs-%d", e->inst_path, i);
+                return 0;
+        }
+        snprintf(name, sizeof name, "rootfs-%d-s%d", i, run->slice);
+        snprintf(run->root_path, sizeof run->root_path, "%s/%s", e->inst_path, name);
+        bool *made = &e->slice_views[(size_t) i * e->n_slices + (unsigned) run->slice];
+        if (*made)
+                return 0;
+        _cleanup_close_ int idmap = mcp_idmap_userns_make(run->id_base, err);
+        if (idmap < 0)
+                return idmap;
+        int r = mcp_rootfs_view(e->inst_fd, e->inst_path, name, e->cfg->rootfs[i].path, idmap,
+                                err);
+        if (r < 0) {
+                mcp_rootfs_view_release(e->inst_path, name);
+                return r;
+        }
+        *made = true;
+        return 0;
+}
+
+/* The fresh run's own slice, held until it is gone. */
+static int
+take_slice(mcp_run *run, msp_err *err)
+{
+        mcp_engine *e = run->engine;
+        unsigned slice;
+        int r = mcp_slice_take(e->slices, &slice, err);
+        if (r < 0)
+                return r;
+        run->slice = (int) slice;
+        run->id_base = mcp_slice_base(e->slices, slice);
         return 0;
 }
 
@@ -332,6 +379,10 @@ mcp_run_claim(mcp_run *run, const mcp_run_request *req, int lang_index, msp_err 
                 if (r < 0)
                         return r;
                 run->was_session = true;
+                if (info.slice >= 0)
+                        mcp_slice_ref(e->slices, (unsigned) info.slice);
+                run->slice = info.slice;
+                run->id_base = info.id_base;
                 run->session_id = strdup(req->session_id);
                 if (!run->session_id) {
                         mcp_session_release(e->sessions, req->session_id);
@@ -350,8 +401,8 @@ mcp_run_claim(mcp_run *run, const mcp_run_request *req, int lang_index, msp_err 
                         if (i < 0)
                                 return msp_err_set(err, ENOENT, "session rootfs '%s' is not configured",
                                                    info.rootfs);
-                        snprintf(run->root_path, sizeof run->root_path, "%s/rootfs-%d",
-                                 e->inst_path, i);
+                        if ((r = slice_view(run, i, err)) < 0)
+                                return r;
                         p->root_path = run->root_path;
                         p->host_view = false;
                         p->rootfs = &e->cfg->rootfs[i];
@@ -390,12 +441,13 @@ mcp_run_setup(mcp_run *run, msp_err *err)
         mcp_engine *e = run->engine;
         mcp_run_plan *p = &run->plan;
         int r;
-        if (!run->session_id && (r = fresh_workspace(run, p->lim.workspace_bytes, err)) < 0)
+        if (!run->session_id && ((r = take_slice(run, err)) < 0 ||
+                                 (r = fresh_workspace(run, p->lim.workspace_bytes, err)) < 0))
                 return r;
         for (size_t i = 0; i < p->n_files; i++) {
                 const mcp_plan_file *f = &p->files[i];
                 r = mcp_workspace_write_file(run->ws_fd, f->path, f->data, f->len, f->executable,
-                                             mcp_rootfs_ids(p->rootfs), err);
+                                             mcp_rootfs_ids(p->rootfs, run->id_base), err);
                 if (r < 0)
                         return msp_err_prefix(err, "files[%zu]", i);
         }

@@ -14,9 +14,16 @@
  * rootless.c sets the map when it enters its own user namespace. */
 mcp_sandbox_ids mcp_sandbox_map = { .host_id = MCP_SANDBOX_ROOT_BASE, .size = 65536u };
 
-/* The base a claim settled (0: none): the host check and the engine both claim at start, and
- * the accounts, groups and subordinate ranges are read for the first only. */
+/* The pool a claim settled (base 0: none): the host check and the engine both claim at
+ * start, and the accounts, groups and subordinate ranges are read for the first only. */
 static unsigned long settled_base;
+static unsigned settled_slices;
+
+unsigned
+mcp_sandbox_slices_needed(unsigned max_concurrent, unsigned max_sessions)
+{
+        return 2 * (max_concurrent ? max_concurrent : 1) + max_sessions;
+}
 
 bool
 mcp_subid_parse(const char *line, size_t *who_len, unsigned long *start, unsigned long *count)
@@ -55,21 +62,24 @@ subid_overlap(const char *file, unsigned long lo, unsigned long hi, char *line, 
 }
 
 int
-mcp_sandbox_ids_claim(unsigned long base, msp_err *err)
+mcp_sandbox_ids_claim(unsigned long base, unsigned slices, msp_err *err)
 {
-        const unsigned long size = 65536u, hi = base + size - 1;
-        if (settled_base && base == settled_base)
+        const unsigned long size = 65536u;
+        const unsigned long long span = (unsigned long long) size * (1ull + slices);
+        const unsigned long long hi = base + span - 1;
+        if (settled_base && base == settled_base && slices == settled_slices)
                 return 0;
-        if (base == 0 || hi > 4294967294ul)
-                return msp_err_set(err, ERANGE, "sandbox-ids %lu: the %lu ids from it must lie "
-                                                "within 1..4294967294", base, size);
+        if (base == 0 || hi > 4294967294ull)
+                return msp_err_set(err, ERANGE, "sandbox-ids %lu: the %llu ids from it (%u "
+                                                "sandboxes' and the images') must lie within "
+                                                "1..4294967294", base, span, slices);
         static const char *const files[] = { "/etc/subuid", "/etc/subgid" };
         for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
                 char line[512];
                 subid_overlap(files[i], base, hi, line, sizeof line);
                 if (line[0])
                         return msp_err_set(err, EEXIST,
-                                           "sandbox-ids %lu..%lu: %s grants them to a user "
+                                           "sandbox-ids %lu..%llu: %s grants them to a user "
                                            "('%s'), who could then act as a sandbox's ids; "
                                            "name a free range with --sandbox-ids START",
                                            base, hi, files[i], line);
@@ -88,10 +98,12 @@ mcp_sandbox_ids_claim(unsigned long base, msp_err *err)
                         who = "group", id = gr->gr_gid;
         endgrent();
         if (who)
-                return msp_err_set(err, EEXIST, "sandbox-ids %lu..%lu: the host has a %s with "
+                return msp_err_set(err, EEXIST, "sandbox-ids %lu..%llu: the host has a %s with "
                                                 "id %lu in them; name a free range with "
                                                 "--sandbox-ids START", base, hi, who, id);
-        mcp_sandbox_map = (mcp_sandbox_ids){ .host_id = (unsigned) base, .size = (unsigned) size };
+        mcp_sandbox_map = (mcp_sandbox_ids){ .host_id = (unsigned) base, .size = (unsigned) size,
+                                             .slices = slices };
         settled_base = base;
+        settled_slices = slices;
         return 0;
 }

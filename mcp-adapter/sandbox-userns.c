@@ -73,16 +73,20 @@ mcp_sandbox_userns_wanted(const char *runtime_path)
         return mcp_sandbox_userns_why_not(runtime_path) == NULL;
 }
 
+/* A namespace's owner-to-be and maps. */
+typedef struct userns_spec {
+        unsigned owner;                 /* uid and gid of the child that unshares */
+        unsigned inside, outside, count;
+} userns_spec;
+
 /* The child: become the owner-to-be, unshare, say so, wait until the parent has taken the
  * namespace (our end of the pipe closes then). Nothing here can be reported but failure. */
 _Noreturn static void
-child(int ready, int done)
+child(const userns_spec *spec, int ready, int done)
 {
         char c = 0;
-        if (setgroups(0, NULL) < 0 || setresgid(MCP_SANDBOX_HOST_GID, MCP_SANDBOX_HOST_GID,
-                                                MCP_SANDBOX_HOST_GID) < 0 ||
-            setresuid(MCP_SANDBOX_HOST_UID, MCP_SANDBOX_HOST_UID, MCP_SANDBOX_HOST_UID) < 0 ||
-            unshare(CLONE_NEWUSER) < 0)
+        if (setgroups(0, NULL) < 0 || setresgid(spec->owner, spec->owner, spec->owner) < 0 ||
+            setresuid(spec->owner, spec->owner, spec->owner) < 0 || unshare(CLONE_NEWUSER) < 0)
                 _exit(1);
         if (write(ready, &c, 1) != 1)
                 _exit(1);
@@ -91,19 +95,20 @@ child(int ready, int done)
 }
 
 static int
-write_map(pid_t pid, const char *file, msp_err *err)
+write_map(pid_t pid, const char *file, const userns_spec *spec, msp_err *err)
 {
         char path[64], map[64];
         snprintf(path, sizeof path, "/proc/%d/%s", (int) pid, file);
-        snprintf(map, sizeof map, "0 %u %u\n", MCP_SANDBOX_HOST_BASE, MCP_SANDBOX_ID_COUNT);
+        snprintf(map, sizeof map, "%u %u %u\n", spec->inside, spec->outside, spec->count);
         int r = mcp_write_text(path, map);
         if (r < 0)
                 return msp_err_sys(err, -r, "sandbox user namespace: write %s", path);
         return 0;
 }
 
-int
-mcp_sandbox_userns_make(mcp_sandbox_userns *ret, msp_err *err)
+/* A fresh user namespace as spec says: its fd. */
+static int
+make_userns(const userns_spec *spec, msp_err *err)
 {
         int ready[2], done[2];
         if (pipe2(ready, O_CLOEXEC) < 0)
@@ -118,7 +123,7 @@ mcp_sandbox_userns_make(mcp_sandbox_userns *ret, msp_err *err)
         if (pid == 0) {
                 close(ready[0]);
                 close(done[1]);
-                child(ready[1], done[0]);
+                child(spec, ready[1], done[0]);
         }
         int r = pid < 0 ? msp_err_sys(err, errno, "sandbox user namespace: fork") : 0;
         close(ready[1]);
@@ -127,7 +132,7 @@ mcp_sandbox_userns_make(mcp_sandbox_userns *ret, msp_err *err)
         int fd = -1;
         if (r >= 0 && read(ready[0], &c, 1) != 1)
                 r = msp_err_set(err, EPERM, "sandbox user namespace: uid %u could not unshare one",
-                                MCP_SANDBOX_HOST_UID);
+                                spec->owner);
         if (r >= 0) {
                 snprintf(path, sizeof path, "/proc/%d/ns/user", (int) pid);
                 fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -135,9 +140,9 @@ mcp_sandbox_userns_make(mcp_sandbox_userns *ret, msp_err *err)
                         r = msp_err_sys(err, errno, "sandbox user namespace: open %s", path);
         }
         if (r >= 0)
-                r = write_map(pid, "uid_map", err);
+                r = write_map(pid, "uid_map", spec, err);
         if (r >= 0)
-                r = write_map(pid, "gid_map", err);
+                r = write_map(pid, "gid_map", spec, err);
         close(ready[0]);
         close(done[1]);                 /* the child exits */
         if (pid > 0)
@@ -148,9 +153,28 @@ mcp_sandbox_userns_make(mcp_sandbox_userns *ret, msp_err *err)
                         close(fd);
                 return r;
         }
+        return fd;
+}
+
+int
+mcp_sandbox_userns_make(unsigned base, mcp_sandbox_userns *ret, msp_err *err)
+{
+        userns_spec spec = { .owner = base + MCP_SANDBOX_UID, .inside = 0, .outside = base,
+                             .count = MCP_SANDBOX_ID_COUNT };
+        int fd = make_userns(&spec, err);
+        if (fd < 0)
+                return fd;
         ret->fd = fd;
         snprintf(ret->path, sizeof ret->path, "/proc/%d/fd/%d", (int) getpid(), fd);
         return 0;
+}
+
+int
+mcp_idmap_userns_make(unsigned base, msp_err *err)
+{
+        userns_spec spec = { .owner = base + MCP_SANDBOX_UID, .inside = MCP_SANDBOX_HOST_BASE,
+                             .outside = base, .count = MCP_SANDBOX_ID_COUNT };
+        return make_userns(&spec, err);
 }
 
 void

@@ -5,8 +5,9 @@
  * watches, namespaces; fs.inotify.max_user_instances and the like) to its uid in its user
  * namespace and then to the owner of each namespace up to the host's: a namespace the
  * runtime creates as root charges host root, and a sandbox could use up host root's share.
- * Made here by a short-lived child running as MCP_SANDBOX_HOST_UID, the namespace's owner
- * is that uid, which nothing else on the host uses. msp-mcp (root) writes its maps, keeps
+ * Made here by a short-lived child running as its slice's MCP_SANDBOX_UID
+ * (sandbox-slices.h), the namespace's owner is that uid, which no other sandbox and nothing
+ * else on the host uses. msp-mcp (root) writes its maps, keeps
  * an fd of it for the run, and the bundle names it by path; the runtime joins it and makes
  * the pid namespace and the others inside it (msp and runc both do). The namespace's own
  * budgets are still lowered by the createRuntime hook (userns-limits.h) once the runtime's
@@ -30,6 +31,10 @@ typedef struct mcp_sandbox_userns {
 bool mcp_sandbox_userns_wanted(const char *runtime_path);
 /* NULL when wanted, else why not (for --check). */
 const char *mcp_sandbox_userns_why_not(const char *runtime_path);
-/* A fresh namespace owned by MCP_SANDBOX_HOST_UID, mapped as the bundle's mappings say. */
-int mcp_sandbox_userns_make(mcp_sandbox_userns *ret, msp_err *err);
+/* A fresh namespace owned by MCP_SANDBOX_UID of the slice whose container id 0 is host id
+ * `base`, mapped as the bundle's mappings say (0.. onto base..). */
+int mcp_sandbox_userns_make(unsigned base, mcp_sandbox_userns *ret, msp_err *err);
+/* The idmapping of a slice's views of image trees (engine-views.c): a namespace, never
+ * entered, mapping the storage range (sandbox-ids.h) onto the slice at base; its fd. */
+int mcp_idmap_userns_make(unsigned base, msp_err *err);
 void mcp_sandbox_userns_close(mcp_sandbox_userns *u);

@@ -30,6 +30,7 @@
 #include "json.h"
 #include "macros.h"
 #include "sandbox-ids.h"
+#include "sandbox-slices.h"
 #include "session.h"
 #include "usernet.h"
 
@@ -52,6 +53,7 @@ struct session {
         int dirfd;                      /* <sessions>/<id> */
         int lockfd;
         int wsfd;                       /* the workspace root, when mounted */
+        int slice;                      /* held from create to free; -1: none */
         char *ws_path;                  /* <sessions>/<id>/merged */
         mcp_timer *timer;
 };
@@ -67,7 +69,16 @@ struct mcp_session_store {
         void *evict_data;
         mcp_session_expired_fn expired;
         void *expired_data;
+        mcp_slices *slices;             /* borrowed; NULL: the storage range */
 };
+
+/* The host id of the session's container id 0. */
+static unsigned
+session_base(const mcp_session_store *store, const session *s)
+{
+        return store->slices && s->slice >= 0 ? mcp_slice_base(store->slices, (unsigned) s->slice)
+                                              : MCP_SANDBOX_HOST_BASE;
+}
 
 bool
 mcp_session_id_valid(const char *id)
@@ -119,10 +130,11 @@ fs_attach(int fsfd, int dirfd, const char *name, msp_err *err)
 static mcp_run_ids
 session_ids(const mcp_session_store *store, const session *s)
 {
+        unsigned base = session_base(store, s);
         for (size_t i = 0; s->rootfs && i < store->cfg->n_rootfs; i++)
                 if (strcmp(store->cfg->rootfs[i].name, s->rootfs) == 0)
-                        return mcp_rootfs_ids(&store->cfg->rootfs[i]);
-        return MCP_RUN_IDS_DEFAULT;
+                        return mcp_rootfs_ids(&store->cfg->rootfs[i], base);
+        return MCP_RUN_IDS_AT(base);
 }
 
 /* owner: the ids (inside) the tmpfs root belongs to, or NULL: root's. */
@@ -143,9 +155,9 @@ mount_tmpfs(int dirfd, const char *name, uint64_t bytes, const mcp_run_ids *owne
         if (r >= 0)
                 r = fs_set(fs, "mode", "0700", err);   /* the sandbox's or root's only */
         if (r >= 0 && owner) {
-                snprintf(id, sizeof id, "%u", MCP_HOST_ID(owner->uid));
+                snprintf(id, sizeof id, "%u", MCP_HOST_UID_OF(*owner));
                 r = fs_set(fs, "uid", id, err);
-                snprintf(id, sizeof id, "%u", MCP_HOST_ID(owner->gid));
+                snprintf(id, sizeof id, "%u", MCP_HOST_GID_OF(*owner));
                 if (r >= 0)
                         r = fs_set(fs, "gid", id, err);
         }
@@ -190,7 +202,7 @@ mount_overlay(const mcp_session_store *store, session *s, msp_err *err)
                 return msp_err_sys(err, errno, "mkdir upper/work");
         /* the workspace root is the upper root: the sandbox user owns it */
         mcp_run_ids ids = session_ids(store, s);
-        if (fchownat(ws, "upper", MCP_HOST_ID(ids.uid), MCP_HOST_ID(ids.gid),
+        if (fchownat(ws, "upper", MCP_HOST_UID_OF(ids), MCP_HOST_GID_OF(ids),
                      AT_SYMLINK_NOFOLLOW) < 0)
                 return msp_err_sys(err, errno, "chown upper");
         char upper[4096], work[4096];
@@ -359,6 +371,9 @@ session_free(mcp_session_store *store, session *s, bool remove)
                 close(s->lockfd);       /* after the removal: nobody else takes it meanwhile */
         free(s->ws_path);
         mcp_egress_policy_done(&s->allow);
+        /* Its workspace is gone; a run still using it holds the slice itself. */
+        if (store->slices && s->slice >= 0)
+                mcp_slice_unref(store->slices, (unsigned) s->slice);
         free(s);
 }
 
@@ -474,6 +489,12 @@ mcp_sessions_new(mcp_loop *loop, const mcp_config *cfg, mcp_session_store **ret,
 }
 
 void
+mcp_sessions_set_slices(mcp_session_store *store, mcp_slices *slices)
+{
+        store->slices = slices;
+}
+
+void
 mcp_sessions_set_evict(mcp_session_store *store, mcp_session_evict_fn fn, void *data)
 {
         store->evict = fn;
@@ -518,7 +539,7 @@ lookup(mcp_session_store *store, const char *id, bool want_expired, msp_err *err
 }
 
 static void
-fill_info(const session *s, mcp_session_info *ret)
+fill_info(const mcp_session_store *store, const session *s, mcp_session_info *ret)
 {
         memset(ret, 0, sizeof *ret);
         snprintf(ret->id, sizeof ret->id, "%s", s->id);
@@ -530,6 +551,8 @@ fill_info(const session *s, mcp_session_info *ret)
         ret->expires_usec = s->expires_usec;
         ret->runs = s->runs;
         ret->busy = s->busy;
+        ret->slice = s->slice;
+        ret->id_base = session_base(store, s);
 }
 
 static void
@@ -637,7 +660,7 @@ mcp_session_create(mcp_session_store *store, const mcp_session_opts *opts,
         if (!s)
                 return msp_err_set(err, ENOMEM, "out of memory");
         s->store = store;
-        s->dirfd = s->lockfd = s->wsfd = -1;
+        s->dirfd = s->lockfd = s->wsfd = s->slice = -1;
         s->rootfs = rootfs;
         s->network = opts->network;
         r = 0;
@@ -652,6 +675,14 @@ mcp_session_create(mcp_session_store *store, const mcp_session_opts *opts,
         limits_fill(&s->limits, &store->cfg->defaults);
         s->created_usec = mcp_wallclock_usec();
         s->expires_usec = s->created_usec + ttl * 1000000;
+        unsigned slice;
+        if (store->slices && (r = mcp_slice_take(store->slices, &slice, err)) < 0) {
+                mcp_egress_policy_done(&s->allow);
+                free(s);
+                return r;
+        }
+        if (store->slices)
+                s->slice = (int) slice;
         r = session_dir_new(store, s, err);
         if (r >= 0)
                 r = write_meta(store, s, err);
@@ -668,7 +699,7 @@ mcp_session_create(mcp_session_store *store, const mcp_session_opts *opts,
                 tail = &(*tail)->next;
         *tail = s;
         store->n++;
-        fill_info(s, ret);
+        fill_info(store, s, ret);
         return 0;
 }
 
@@ -700,7 +731,7 @@ mcp_session_get(mcp_session_store *store, const char *id, mcp_session_info *ret,
         session *s = lookup(store, id, false, err);
         if (!s)
                 return -ENOENT;
-        fill_info(s, ret);
+        fill_info(store, s, ret);
         return 0;
 }
 
@@ -713,7 +744,7 @@ mcp_session_list(mcp_session_store *store, mcp_session_info **ret, size_t *ret_n
         size_t n = 0;
         for (session *s = store->list; s; s = s->next)
                 if (!s->expired)
-                        fill_info(s, &v[n++]);
+                        fill_info(store, s, &v[n++]);
         *ret = v;
         *ret_n = n;
         return 0;
@@ -737,7 +768,7 @@ mcp_session_acquire(mcp_session_store *store, const char *id, int *ret_workspace
         *ret_workspace_fd = s->wsfd;
         *ret_workspace_path = s->ws_path;
         if (ret_info)
-                fill_info(s, ret_info);
+                fill_info(store, s, ret_info);
         return 0;
 }
 

@@ -37,6 +37,9 @@ typedef struct mcp_session_info {
         uint64_t created_usec, expires_usec;    /* wall clock */
         unsigned runs;
         bool busy;                      /* a run is using it */
+        int slice;                      /* its sandbox id slice (sandbox-slices.h), held for its
+                                         * whole life; -1: no pool (the storage range) */
+        unsigned id_base;               /* the host id of its container id 0 */
 } mcp_session_info;
 
 typedef enum mcp_file_type { MCP_FILE_REG, MCP_FILE_DIR, MCP_FILE_SYMLINK, MCP_FILE_OTHER } mcp_file_type;
@@ -50,6 +53,10 @@ typedef struct mcp_dirent {
 /* Creates <state_dir>/sessions and removes the sessions of dead msp-mcp processes (their
  * lock is free). Needs a private mount namespace (workspaces are mounts). */
 int mcp_sessions_new(mcp_loop *loop, const mcp_config *cfg, mcp_session_store **ret, msp_err *err);
+typedef struct mcp_slices mcp_slices;
+/* Each session created from now on holds a slice of `slices` (borrowed) for its life;
+ * without, every session's ids are the storage range's. */
+void mcp_sessions_set_slices(mcp_session_store *store, mcp_slices *slices);
 /* Unmounts and removes every session of this store (their files die with the server:
  * see docs/MCP.md, "Sessions and workspaces"). Call it before freeing the loop. */
 mcp_session_store *mcp_sessions_free(mcp_session_store *store);
@@ -67,7 +74,7 @@ void mcp_sessions_set_evict(mcp_session_store *store, mcp_session_evict_fn fn, v
 typedef void (*mcp_session_expired_fn)(const char *id, const char *why, void *data);
 void mcp_sessions_set_expired(mcp_session_store *store, mcp_session_expired_fn fn, void *data);
 
-/* -EUSERS at max_sessions; -EINVAL for a bad option (err names it). */
+/* -EUSERS at max_sessions or with no id slice free; -EINVAL for a bad option (err names it). */
 int mcp_session_create(mcp_session_store *store, const mcp_session_opts *opts,
                        mcp_session_info *ret, msp_err *err);
 /* -ENOENT unknown or expired; -EBUSY while a run uses it (the run is killed first when

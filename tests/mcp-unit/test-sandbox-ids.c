@@ -52,8 +52,8 @@ TEST(subid_lines)
 TEST(range_outside_ids_refused)
 {
         msp_err err = { 0 };
-        ASSERT_EQ_INT(mcp_sandbox_ids_claim(0, &err), -ERANGE);
-        ASSERT_EQ_INT(mcp_sandbox_ids_claim(4294967295ul - 65535ul, &err), -ERANGE);
+        ASSERT_EQ_INT(mcp_sandbox_ids_claim(0, 0, &err), -ERANGE);
+        ASSERT_EQ_INT(mcp_sandbox_ids_claim(4294967295ul - 65535ul, 0, &err), -ERANGE);
         ASSERT_TRUE(strstr(err.msg, "1..4294967294") != NULL);
 }
 
@@ -61,7 +61,7 @@ TEST(granted_range_refused)
 {
         msp_err err = { 0 };
         ASSERT_EQ_INT(write_file(subgid, "someone:3000065000:1000\n"), 0);
-        ASSERT_EQ_INT(mcp_sandbox_ids_claim(FREE_BASE, &err), -EEXIST);
+        ASSERT_EQ_INT(mcp_sandbox_ids_claim(FREE_BASE, 0, &err), -EEXIST);
         ASSERT_TRUE(strstr(err.msg, "/etc/subgid") != NULL);
         ASSERT_TRUE(strstr(err.msg, "'someone:3000065000:1000'") != NULL);
         ASSERT_EQ_INT(write_file(subgid, ""), 0);
@@ -69,19 +69,33 @@ TEST(granted_range_refused)
         ASSERT_EQ_INT(MCP_SANDBOX_HOST_BASE, MCP_SANDBOX_ROOT_BASE);
 }
 
+/* The pool spans the storage range and a range per slice: a grant in the last one is
+ * refused, the same base with fewer slices is not. */
+TEST(pool_spans_every_slice)
+{
+        msp_err err = { 0 };
+        ASSERT_EQ_INT(write_file(subuid, "someone:3000140000:10\n"), 0);
+        ASSERT_EQ_INT(mcp_sandbox_ids_claim(FREE_BASE, 2, &err), -EEXIST);
+        ASSERT_TRUE(strstr(err.msg, "3000000000..3000196607") != NULL);
+        ASSERT_EQ_INT(mcp_sandbox_ids_claim(FREE_BASE, 1, &err), 0);
+        ASSERT_EQ_INT(MCP_SANDBOX_SLICE_BASE(0), FREE_BASE + 65536);
+        ASSERT_EQ_INT(mcp_sandbox_ids_claim(4294967294ul - 3 * 65536ul + 1, 3, &err), -ERANGE);
+        ASSERT_EQ_INT(write_file(subuid, ""), 0);
+}
+
 /* What start-up does: the host check claims, then the engine claims the same base. */
 TEST(settled_base_claimed_once)
 {
         msp_err err = { 0 };
-        ASSERT_EQ_INT(mcp_sandbox_ids_claim(FREE_BASE, &err), 0);
+        ASSERT_EQ_INT(mcp_sandbox_ids_claim(FREE_BASE, 0, &err), 0);
         ASSERT_EQ_INT(MCP_SANDBOX_HOST_BASE, FREE_BASE);
         ASSERT_EQ_INT(MCP_SANDBOX_ID_COUNT, 65536);
         /* A range granted since is not seen: the files are not read for the same base... */
         ASSERT_EQ_INT(write_file(subuid, "someone:3000000000:10\nother:3000200000:10\n"), 0);
-        ASSERT_EQ_INT(mcp_sandbox_ids_claim(FREE_BASE, &err), 0);
+        ASSERT_EQ_INT(mcp_sandbox_ids_claim(FREE_BASE, 0, &err), 0);
         ASSERT_EQ_INT(MCP_SANDBOX_HOST_BASE, FREE_BASE);
         /* ...and are for another one, which leaves the settled map as it was. */
-        ASSERT_EQ_INT(mcp_sandbox_ids_claim(FREE_BASE + 200000, &err), -EEXIST);
+        ASSERT_EQ_INT(mcp_sandbox_ids_claim(FREE_BASE + 200000, 0, &err), -EEXIST);
         ASSERT_TRUE(strstr(err.msg, "'other:3000200000:10'") != NULL);
         ASSERT_EQ_INT(MCP_SANDBOX_HOST_BASE, FREE_BASE);
 }
@@ -110,6 +124,7 @@ main(void)
                 RUN(subid_lines);
                 RUN(range_outside_ids_refused);
                 RUN(granted_range_refused);
+                RUN(pool_spans_every_slice);
                 RUN(settled_base_claimed_once);
                 status = tap_done();
         }

@@ -1,0 +1,90 @@
+/* Each sandbox's own host ids (sandbox-slices.c): a slot is held until its last holder lets
+ * go, the pool refuses with the reason when every slot is held, the slots' ranges are
+ * disjoint and above the storage range, and run by a user every holder shares one. */
+#include <errno.h>
+#include <string.h>
+
+#include "../unit/tap.h"
+#include "sandbox-ids.h"
+#include "sandbox-slices.h"
+
+TEST(slots_disjoint_above_storage)
+{
+        mcp_slices *s = NULL;
+        msp_err err = { 0 };
+        ASSERT_EQ_INT(mcp_slices_new(3, false, &s, &err), 0);
+        unsigned a, b, c;
+        ASSERT_EQ_INT(mcp_slice_take(s, &a, &err), 0);
+        ASSERT_EQ_INT(mcp_slice_take(s, &b, &err), 0);
+        ASSERT_EQ_INT(mcp_slice_take(s, &c, &err), 0);
+        ASSERT_TRUE(a != b && b != c && a != c);
+        unsigned base[] = { mcp_slice_base(s, a), mcp_slice_base(s, b), mcp_slice_base(s, c) };
+        for (int i = 0; i < 3; i++) {
+                ASSERT_TRUE(base[i] >= MCP_SANDBOX_HOST_BASE + MCP_SANDBOX_ID_COUNT);
+                for (int j = 0; j < 3; j++)
+                        ASSERT_TRUE(i == j || base[i] + MCP_SANDBOX_ID_COUNT <= base[j] ||
+                                    base[j] + MCP_SANDBOX_ID_COUNT <= base[i]);
+        }
+        ASSERT_EQ_INT(mcp_slices_used(s), 3);
+        mcp_slices_free(s);
+}
+
+/* A session's slot stays held while a run it evicted is still being deleted. */
+TEST(held_until_last_holder)
+{
+        mcp_slices *s = NULL;
+        msp_err err = { 0 };
+        ASSERT_EQ_INT(mcp_slices_new(1, false, &s, &err), 0);
+        unsigned a, b;
+        ASSERT_EQ_INT(mcp_slice_take(s, &a, &err), 0);
+        mcp_slice_ref(s, a);                    /* the run */
+        ASSERT_FALSE(mcp_slice_available(s));
+        ASSERT_EQ_INT(mcp_slice_take(s, &b, &err), -EUSERS);
+        ASSERT_TRUE(strstr(err.msg, "every one of the 1 sandbox id slices") != NULL);
+        mcp_slice_unref(s, a);                  /* the session closed */
+        ASSERT_FALSE(mcp_slice_available(s));
+        mcp_slice_unref(s, a);                  /* the run gone */
+        ASSERT_TRUE(mcp_slice_available(s));
+        ASSERT_EQ_INT(mcp_slice_take(s, &b, &err), 0);
+        ASSERT_EQ_INT(b, a);
+        mcp_slices_free(s);
+}
+
+/* A freed slot is reused last: the next take prefers one never held or freed earlier. */
+TEST(freed_reused_last)
+{
+        mcp_slices *s = NULL;
+        msp_err err = { 0 };
+        ASSERT_EQ_INT(mcp_slices_new(3, false, &s, &err), 0);
+        unsigned a, b;
+        ASSERT_EQ_INT(mcp_slice_take(s, &a, &err), 0);
+        mcp_slice_unref(s, a);
+        ASSERT_EQ_INT(mcp_slice_take(s, &b, &err), 0);
+        ASSERT_TRUE(b != a);
+        mcp_slices_free(s);
+}
+
+TEST(shared_by_a_user)
+{
+        mcp_slices *s = NULL;
+        msp_err err = { 0 };
+        ASSERT_EQ_INT(mcp_slices_new(4, true, &s, &err), 0);
+        unsigned a, b;
+        for (int i = 0; i < 10; i++)
+                ASSERT_EQ_INT(mcp_slice_take(s, &a, &err), 0);
+        ASSERT_EQ_INT(mcp_slice_take(s, &b, &err), 0);
+        ASSERT_EQ_INT(a, b);
+        ASSERT_EQ_INT(mcp_slice_base(s, a), MCP_SANDBOX_HOST_BASE);
+        ASSERT_TRUE(mcp_slice_available(s));
+        mcp_slices_free(s);
+}
+
+int
+main(void)
+{
+        RUN(slots_disjoint_above_storage);
+        RUN(held_until_last_holder);
+        RUN(freed_reused_last);
+        RUN(shared_by_a_user);
+        return tap_done();
+}
