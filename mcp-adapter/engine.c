@@ -249,11 +249,13 @@ mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, const mcp_host *host, mcp_
                 goto fail;
         if ((r = mcp_slices_new(e->n_slices, e->rootless.on, &e->slices, err)) < 0)
                 goto fail;
-        /* Run by a user, every sandbox with processes (--max-concurrent of them) and the user
-         * itself share what the kernel counts for the user at the top. */
-        mcp_budget_share_compute(e->rootless.on ? (cfg->max_concurrent ? cfg->max_concurrent : 1) + 1
-                                                : 1,
-                                 &e->share);
+        /* Where the sandboxes' namespaces have one owner at the top (run by a user: the user;
+         * a runtime that makes them as root: host root), every sandbox with processes
+         * (--max-concurrent of them) and that owner itself share what the kernel counts
+         * for it. */
+        bool one_owner = e->rootless.on || !mcp_sandbox_userns_wanted(cfg->runtime_path);
+        unsigned running = cfg->max_concurrent ? cfg->max_concurrent : 1;
+        mcp_budget_share_compute(one_owner ? running + 1 : 1, &e->share);
         e->slice_views = calloc((size_t) MCP_ROOTFS_MAX * e->n_slices, sizeof *e->slice_views);
         if (!e->slice_views) {
                 r = msp_err_set(err, ENOMEM, "out of memory");
