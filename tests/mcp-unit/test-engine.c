@@ -834,6 +834,40 @@ TEST(session_runs)
         ASSERT_EQ_INT(mcp_engine_submit(engine, &req, NULL, on_done, &a, NULL, &err), -ENOENT);
 }
 
+/* Each session holds a slice of host ids of its own (as root): its workspace belongs to
+ * the slice's uid 1000, no other session's; closing it gives the slice back. */
+TEST(session_slices)
+{
+        if (geteuid() != 0) {
+                tap_diag("run by a user, every sandbox shares the user's one range");
+                return;
+        }
+        mcp_session_store *st = mcp_engine_sessions(engine);
+        mcp_session_info info[2];
+        msp_err err = { 0 };
+        for (int i = 0; i < 2; i++) {
+                ASSERT_OK_ERR(mcp_session_create(st, &(mcp_session_opts){ 0 }, &info[i], &err), err);
+                ASSERT_TRUE(info[i].slice >= 0);
+                ASSERT_TRUE(info[i].id_base >= MCP_SANDBOX_SLICE_BASE(0));
+                static outcome o[2];
+                mcp_run_request req = { .language = "sh", .code = "stat -c %u /workspace",
+                                        .code_len = 21, .session_id = info[i].id };
+                ASSERT_OK_ERR(submit(&req, &o[i], NULL, &err), err);
+                ASSERT_OK(wait_runs(60));
+                ASSERT_STREQ(o[i].out, "1000\n");
+                char ws[512];
+                struct stat sb;
+                snprintf(ws, sizeof ws, "%s/sessions/%s/merged", state, info[i].id);
+                ASSERT_EQ_INT(stat(ws, &sb), 0);
+                ASSERT_EQ_INT(sb.st_uid, info[i].id_base + 1000);
+        }
+        ASSERT_TRUE(info[0].slice != info[1].slice);
+        ASSERT_TRUE(info[0].id_base + 65536 <= info[1].id_base ||
+                    info[1].id_base + 65536 <= info[0].id_base);
+        for (int i = 0; i < 2; i++)
+                ASSERT_OK_ERR(mcp_session_close(st, info[i].id, false, &err), err);
+}
+
 TEST(network_session)
 {
         /* Without its user-mode networking helper a network session is refused, naming it
@@ -1143,6 +1177,7 @@ main(void)
         RUN(next_starts_after_the_answer);
         RUN(cancel);
         RUN(session_runs);
+        RUN(session_slices);
         RUN(network_session);
         RUN(timing);
         RUN(recover_after_sigkill);
