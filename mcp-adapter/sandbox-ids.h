@@ -10,8 +10,8 @@
  * the ids of msp-mcp's own user namespace, where 0 is the user (so that the runtime, as the
  * sandbox's root, reaches the state dir in the user's private directories) and 1.. its
  * subordinate range. The sandboxed process runs as MCP_SANDBOX_UID inside (0 when the map
- * has one id only: the user's), which is MCP_SANDBOX_HOST_UID outside (the owner of
- * workspace files). */
+ * has one id only: the user's), its slice's base + MCP_SANDBOX_UID outside (the owner of
+ * its workspace files); MCP_SANDBOX_HOST_UID is that id in the storage range. */
 #pragma once
 
 #include <stdbool.h>
