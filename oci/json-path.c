@@ -1,6 +1,7 @@
 /* Paths, value quoting and error messages of the typed reader:
  * "<name>: <path>: <problem>", quoting the offending value (truncated). */
 #include "json.h"
+#include "logline.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -134,38 +135,6 @@ escape_byte(unsigned char c, char *out)
         }
 }
 
-/* Length of the well-formed UTF-8 sequence at s (2 to 4 bytes), or 0 (RFC 3629:
- * no overlong forms, no surrogates, nothing above U+10FFFF). */
-static size_t
-utf8_seq_len(const unsigned char *s)
-{
-        unsigned char c = s[0];
-        size_t n;
-        unsigned char lo = 0x80, hi = 0xbf;     /* range of the second byte */
-        if (c >= 0xc2 && c <= 0xdf)
-                n = 2;
-        else if (c >= 0xe0 && c <= 0xef)
-                n = 3;
-        else if (c >= 0xf0 && c <= 0xf4)
-                n = 4;
-        else
-                return 0;
-        if (c == 0xe0)
-                lo = 0xa0;
-        else if (c == 0xed)
-                hi = 0x9f;
-        else if (c == 0xf0)
-                lo = 0x90;
-        else if (c == 0xf4)
-                hi = 0x8f;
-        if (s[1] < lo || s[1] > hi)
-                return 0;
-        for (size_t i = 2; i < n; i++)
-                if (s[i] < 0x80 || s[i] > 0xbf)
-                        return 0;
-        return n;
-}
-
 /* Quotes s for a message: JSON-style escapes, invalid UTF-8 bytes as \xNN, at most
  * OCI_JR_VALUE_MAX input bytes (then "..."). The output is always valid UTF-8, so a
  * message can be embedded in JSON (logs, MCP replies) as is. */
@@ -185,7 +154,7 @@ oci_json_quote(const char *s, char *buf, size_t size)
                 size_t in = 1, k;
                 if (u[i] < 0x80) {
                         k = escape_byte(u[i], e);
-                } else if ((in = utf8_seq_len(u + i)) > 0) {
+                } else if ((in = oci_utf8_seq_len(u + i)) > 0) {
                         memcpy(e, u + i, in);
                         k = in;
                 } else {

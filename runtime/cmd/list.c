@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "logline.h"
 #include "statedir.h"
 
 #define LIST_MAX 4096
@@ -92,10 +93,15 @@ cmd_list(rt_ctx *ctx, int argc, char **argv)
         } else {
                 printf("%-20s %-8s %-10s %-40s %-31s %s\n", "ID", "PID", "STATUS", "BUNDLE", "CREATED",
                        "OWNER");
-                for (size_t i = 0; i < n; i++)
+                for (size_t i = 0; i < n; i++) {
+                        /* the caller's bundle path and user name: printable only */
+                        oci_text_clean(states[i]->bundle);
+                        if (states[i]->owner)
+                                oci_text_clean(states[i]->owner);
                         printf("%-20s %-8d %-10s %-40s %-31s %s\n", states[i]->id, (int) states[i]->pid,
                                states[i]->status, states[i]->bundle, states[i]->created,
                                states[i]->owner ? states[i]->owner : "");
+                }
         }
         for (size_t i = 0; i < n; i++)
                 oci_state_free(states[i]);

@@ -15,6 +15,7 @@
 
 #include "cmd.h"
 #include "log.h"
+#include "logline.h"
 
 /* Read /proc/<pid>/<file> into buf (NUL-terminated); the length or -1. */
 static ssize_t
@@ -63,6 +64,8 @@ print_row(pid_t pid)
                 /* Kernel threads and zombies have no command line. */
                 snprintf(cmd, sizeof cmd, "[%.*s]", (int) (rp - lp - 1), lp + 1);
         }
+        /* The container wrote both: no escape sequence or newline reaches the caller. */
+        oci_text_clean(cmd);
         printf("%-8u %-8d %-8d %-4c %s\n", (unsigned) st.st_uid, (int) pid, ppid, state, cmd);
 }
 
@@ -177,8 +180,12 @@ print_ps_rows(const rt_ctx *ctx, char **ps_opts, int n_opts, const pid_t *pids, 
                 rt_log_error(ctx, "ps(1) output has no PID column (give ps options that print it)");
                 return 1;
         }
+        /* ps(1) already prints a control character as '?'; its rows go through the
+         * same rule as msp's own table all the same. */
+        oci_text_clean(line);
         printf("%s\n", line);
         while ((line = strtok_r(NULL, "\n", &save))) {
+                oci_text_clean(line);
                 long p = field_pid(line, pid_col);
                 if (p < 0) {
                         rt_log_error(ctx, "ps(1) output: no pid in column %d of '%s'", pid_col + 1, line);

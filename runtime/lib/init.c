@@ -18,6 +18,7 @@
 #include "final.h"
 #include "hooks.h"
 #include "log.h"
+#include "logline.h"
 #include "mountsrc.h"
 #include "netlink.h"
 #include "process.h"
@@ -458,7 +459,12 @@ park_until_start(init_run *ir)
 _Noreturn static void
 start_failed(const init_run *ir, const msp_err *err, int status)
 {
-        dprintf(STDERR_FILENO, "msp: %s\n", err->msg);
+        char msg[sizeof err->msg];
+
+        memcpy(msg, err->msg, sizeof msg);
+        msg[sizeof msg - 1] = '\0';
+        oci_text_clean(msg);            /* as rt_log_error would print it */
+        dprintf(STDERR_FILENO, "msp: %s\n", msg);
         (void) !write(ir->a->fifo_fd, "E", 1);
         _exit(status);
 }

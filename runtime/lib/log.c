@@ -44,6 +44,9 @@ log_v(const rt_ctx *ctx, const char *level, bool also_stderr, const char *fmt, v
         int saved = errno;
 
         vsnprintf(msg, sizeof msg, fmt, ap);
+        /* Messages quote config values, image paths and helpers' output: nothing in them
+         * may drive the terminal or forge a line, and the JSON log stays valid UTF-8. */
+        oci_text_clean(msg);
         if (ctx && ctx->log_fd >= 0) {
                 int n;
                 format_time(now, sizeof now);

@@ -104,6 +104,46 @@ pids_max() {
         assert_nothing_left "$CID"
 }
 
+@test "cli: the container's escape sequences and newlines reach no output of msp (ps, ps(1) rows, errors, the JSON log)" {
+        # The attack: an argv (the container's own, and an exec'd name) with an OSC title,
+        # a screen clear and a newline followed by a forged ps row.
+        evil=$'\e]0;pwned\a\e[2J\n0        1        0        S    /bin/forged'
+        tmp="$BUNDLE/config.json.tmp"
+        jq --arg e "$evil" '.process.args = ["/bin/msp-helper", "sleep-forever", "--", $e]' \
+                "$BUNDLE/config.json" >"$tmp"
+        mv "$tmp" "$BUNDLE/config.json"
+        create_bg "$CID"
+        msp start "$CID"
+        pid=$(state_field "$CID" pid)
+        printable() { [[ "$1" != *[$'\e\a\r']* ]]; }
+        run msp ps "$CID"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        printable "$output"
+        [ "${#lines[@]}" -eq 2 ]
+        [ "$(echo "${lines[1]}" | awk '{print $2}')" = "$pid" ]
+        [[ "${lines[1]}" == *"sleep-forever -- ?]0;pwned??[2J?0        1        0        S    /bin/forged" ]]
+        run msp ps "$CID" -o pid,args
+        echo "$output"
+        [ "$status" -eq 0 ]
+        printable "$output"
+        [ "${#lines[@]}" -eq 2 ]
+        [[ "${lines[1]}" == *"$pid "*"?]0;pwned"* ]]
+        # An error quoting it: one line on stderr, and the JSON log stays one valid line.
+        run "$MSP" --root "$STATE_ROOT" --log "$BATS_TEST_TMPDIR/log.json" --log-format json \
+                exec "$CID" "$evil" 3>&-
+        echo "$output"
+        [ "$status" -ne 0 ]
+        printable "$output"
+        [ "${#lines[@]}" -eq 1 ]
+        [[ "$output" == *"?]0;pwned??[2J?0        1"* ]]
+        printable "$(cat "$BATS_TEST_TMPDIR/log.json")"
+        [ "$(wc -l <"$BATS_TEST_TMPDIR/log.json")" -eq 1 ]
+        jq -e '.msg | contains("?]0;pwned")' "$BATS_TEST_TMPDIR/log.json"
+        msp delete --force "$CID"
+        assert_nothing_left "$CID"
+}
+
 @test "cli: exec exits 255 when msp fails, 1 when the command line does not parse" {
         start_sleeper
         run msp exec "$CID" /no/such/binary

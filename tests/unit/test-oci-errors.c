@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "logline.h"
 #include "spec.h"
 #include "state.h"
 #include "tap.h"
@@ -360,10 +361,40 @@ check_limits(void)
                      "config.json: annotations: key \"a\" contains a NUL byte");
 }
 
+/* ---- the text rule for what msp prints (oci_text_clean) ---- */
+
+static void
+check_text_clean(void)
+{
+        static const struct { const char *in, *out; } cases[] = {
+                { "plain /usr/bin/python3 -c 'x'", "plain /usr/bin/python3 -c 'x'" },
+                { "\x1b]0;owned\x07\x1b[2J\x1b[1;1H", "?]0;owned??[2J?[1;1H" },
+                { "sleep\n0        4242     1        S    /bin/fake", "sleep?0        4242     1        S    /bin/fake" },
+                { "tab\there\rcr\x7f\x01", "tab?here?cr??" },
+                { "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\xb3", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\xb3" },
+                { "csi\xc2\x9b" "2J c1\xc2\x80", "csi?2J c1?" },                      /* C1 controls */
+                { "raw\x9b" "2J \xff\xfe end\xe2\x82", "raw?2J ?? end??" },            /* invalid UTF-8 */
+                { "over\xc0\xaf long\xed\xa0\x80", "over?? long???" },              /* overlong, surrogate */
+                { "bidi\xe2\x80\xae" "evil\xe2\x81\xa6x\xe2\x80\x8f", "bidi?evil?x?" },
+                { "ls\xe2\x80\xa8ps", "ls?ps" },                                      /* U+2028 */
+                { "", "" },
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                char buf[128];
+                snprintf(buf, sizeof buf, "%s", cases[i].in);
+                size_t n = oci_text_clean(buf);
+                bool ok = strcmp(buf, cases[i].out) == 0 && n == strlen(cases[i].out);
+                if (!ok)
+                        diff(cases[i].out, buf);
+                tap_check(ok, "text clean %zu", i);
+        }
+}
+
 int
 main(void)
 {
         check_rows();
         check_limits();
+        check_text_clean();
         return tap_done();
 }
