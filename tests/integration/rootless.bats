@@ -602,3 +602,37 @@ rl_one_id() {
         [[ "$output" == *"none is reachable: neither DBUS_SESSION_BUS_ADDRESS (a unix:path= address) nor XDG_RUNTIME_DIR is set"* ]]
         rl_assert_nothing_left "$CID"
 }
+
+@test "rootless: a stale LISTEN_FDS hands on none of the user's fds; ps prints the container's escape sequences as '?'" {
+        # The attack (escape.bats has it as root): fd 3 of the user's shell is a directory
+        # fd of the host's /, LISTEN_FDS=1 is stale (LISTEN_PID is not msp's).
+        update_config '.process.env = ["PATH=/bin"]'
+        set_args /bin/msp-helper env -- fds -- stat /proc/self/fd/3/etc/hostname
+        stale() {
+                XDG_RUNTIME_DIR="$RL_RUN" LISTEN_FDS=1 LISTEN_PID=1 setpriv --reuid="$RL_UID" \
+                        --regid="$RL_GID" --clear-groups --inh-caps=-all \
+                        "$RL_MSP" run -b "$BUNDLE" "$CID" </dev/null 3</
+        }
+        run stale
+        echo "$output"
+        [ "$(printf '%s\n' "$output" | grep -c '^fd\.\|^env\.LISTEN_')" -eq 0 ]
+        [ "$(value stat)" = ENOENT ]
+        rl_assert_nothing_left "$CID"
+        # An argv with an OSC title, a screen clear and a newline forging a row.
+        evil=$'\e]0;pwned\a\e[2J\n0        1        0        S    /bin/forged'
+        tmp="$BUNDLE/config.json.tmp"
+        jq --arg e "$evil" '.process.args = ["/bin/msp-helper", "sleep-forever", "--", $e]' \
+                "$BUNDLE/config.json" >"$tmp"
+        mv "$tmp" "$BUNDLE/config.json"
+        rl_msp create -b "$BUNDLE" "$CID" >"$BATS_TEST_TMPDIR/create.out" 2>&1 </dev/null ||
+                { cat "$BATS_TEST_TMPDIR/create.out"; false; }
+        rl_msp start "$CID"
+        run rl_msp ps "$CID"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [[ "$output" != *[$'\e\a\r']* ]]
+        [ "${#lines[@]}" -eq 2 ]
+        [[ "${lines[1]}" == *"sleep-forever -- ?]0;pwned??[2J?0        1"* ]]
+        rl_msp delete --force "$CID"
+        rl_assert_nothing_left "$CID"
+}
