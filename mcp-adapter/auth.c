@@ -27,7 +27,8 @@ struct mcp_auth {
 };
 
 /* The per-tenant quotas a line may carry, in mcp_quota's order. */
-static const char *const quota_keys[] = { "concurrent_runs", "sessions", "runs_per_minute" };
+static const char *const quota_keys[] = { "concurrent_runs", "sessions", "runs_per_minute",
+                                          "mcp_sessions" };
 
 static int
 digest(const char *token, size_t len, unsigned char out[DIGEST_LEN])
@@ -49,13 +50,14 @@ check_quota(const char *kv, mcp_quota *q, msp_err *err, const char *path, unsign
 {
         const char *eq = strchr(kv, '=');
         size_t klen = eq ? (size_t) (eq - kv) : 0;
-        unsigned *fields[] = { &q->concurrent_runs, &q->sessions, &q->runs_per_minute };
+        unsigned *fields[] = { &q->concurrent_runs, &q->sessions, &q->runs_per_minute,
+                               &q->mcp_sessions };
         unsigned *field = NULL;
         for (size_t i = 0; eq && i < ARRAY_SIZE(quota_keys); i++)
                 if (strlen(quota_keys[i]) == klen && strncmp(quota_keys[i], kv, klen) == 0)
                         field = fields[i];
         if (!field)
-                return msp_err_set(err, EINVAL, "%s:%u: \"%.64s\": expected concurrent_runs=N, sessions=N or runs_per_minute=N",
+                return msp_err_set(err, EINVAL, "%s:%u: \"%.64s\": expected concurrent_runs=N, sessions=N, runs_per_minute=N or mcp_sessions=N",
                                    path, ln, kv);
         const char *v = eq + 1;
         if (!*v || strspn(v, "0123456789") != strlen(v) || strlen(v) > 9 || atoi(v) == 0)
@@ -70,8 +72,8 @@ check_quota(const char *kv, mcp_quota *q, msp_err *err, const char *path, unsign
 static int
 merge(const mcp_quota *a, const mcp_quota *b)
 {
-        unsigned x[] = { a->concurrent_runs, a->sessions, a->runs_per_minute };
-        unsigned y[] = { b->concurrent_runs, b->sessions, b->runs_per_minute };
+        unsigned x[] = { a->concurrent_runs, a->sessions, a->runs_per_minute, a->mcp_sessions };
+        unsigned y[] = { b->concurrent_runs, b->sessions, b->runs_per_minute, b->mcp_sessions };
         for (size_t i = 0; i < ARRAY_SIZE(x); i++)
                 if (x[i] && y[i] && x[i] != y[i])
                         return -EINVAL;
@@ -198,6 +200,7 @@ mcp_auth_quota(const mcp_auth *a, const char *tenant)
                 q.concurrent_runs = e->concurrent_runs ? e->concurrent_runs : q.concurrent_runs;
                 q.sessions = e->sessions ? e->sessions : q.sessions;
                 q.runs_per_minute = e->runs_per_minute ? e->runs_per_minute : q.runs_per_minute;
+                q.mcp_sessions = e->mcp_sessions ? e->mcp_sessions : q.mcp_sessions;
         }
         return q;
 }

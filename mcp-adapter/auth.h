@@ -21,6 +21,7 @@ typedef struct mcp_quota {
         unsigned concurrent_runs;       /* runs in flight (running or queued) */
         unsigned sessions;              /* live sandbox sessions */
         unsigned runs_per_minute;       /* runs started in a 60 s window */
+        unsigned mcp_sessions;          /* HTTP (MCP) sessions at once */
 } mcp_quota;
 
 /* Reads and checks the whole file; err names the file, the line and what is wrong (never

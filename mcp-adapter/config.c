@@ -112,8 +112,19 @@ static const opt opts[] = {
         O("tls-cert", K_STR, tls_cert, "with --listen: serve HTTPS with this PEM certificate (chain)"),
         O("tls-key", K_STR, tls_key, "with --listen: the PEM private key of --tls-cert"),
         O("drain-timeout", K_SEC, drain_timeout_s, "SIGTERM with --listen: how long open requests may finish"),
-        O("http-timeout", K_SEC, http_timeout_s, "an HTTP connection idle or slow this long is closed"),
+        O("http-timeout", K_SEC, http_timeout_s, "an HTTP connection that sends and takes nothing this long is closed"),
         O("http-session-idle", K_SEC, http_session_idle_s, "an HTTP session unused this long ends"),
+        O("http-head-timeout", K_SEC, http_head_timeout_s,
+          "an HTTP request's line and headers must arrive within this of the connection's "
+          "accept or its previous request's end"),
+        O("http-max-connections", K_UINT, http_max_connections, "HTTP connections at once"),
+        O("http-max-per-address", K_UINT, http_max_per_address,
+          "HTTP connections at once from one client address"),
+        O("http-tenant-sessions", K_UINT, http_tenant_sessions,
+          "MCP sessions of a tenant whose token line names no mcp_sessions="),
+        O("probe-listen", K_STR, probe_listen,
+          "HOST:PORT or PORT: serve /healthz, /readyz and /metrics there too, on connections of "
+          "their own"),
 };
 
 static const char root_state_dir[] = "/run/msp-mcp";
@@ -144,6 +155,9 @@ set_defaults(mcp_config *c)
                 .http_timeout_s = 30,
                 .drain_timeout_s = 30,
                 .http_session_idle_s = 1800,
+                .http_head_timeout_s = 10,
+                .http_max_connections = 1024,
+                .http_tenant_sessions = 256,
                 .oauth_tenant_claim = "sub",
                 .session_max_ttl_s = 86400,
                 .max_message_bytes = 16 * MIB,
@@ -639,6 +653,8 @@ check(mcp_config *c, msp_err *err)
         if (c->max_message_bytes < 4096)
                 return msp_err_set(err, EINVAL, "--max-message-bytes (%" PRIu64 ") must be at least 4096",
                                    c->max_message_bytes);
+        if (c->probe_listen && !c->listen)
+                return msp_err_set(err, EINVAL, "--probe-listen %s needs --listen", c->probe_listen);
         if (c->state_dir[0] != '/')
                 return msp_err_set(err, EINVAL, "--state-dir \"%s\": must be an absolute path",
                                    c->state_dir);
@@ -844,6 +860,8 @@ mcp_config_help(FILE *out)
                 snprintf(flag, sizeof flag, "--%s%s", o->name, arg);
                 if (strcmp(o->name, "runtime") == 0)
                         snprintf(def, sizeof def, "msp beside msp-mcp");
+                if (strcmp(o->name, "http-max-per-address") == 0)
+                        snprintf(def, sizeof def, "64; none on loopback or a unix socket");
                 if (strcmp(o->name, "max-concurrent") == 0 || strcmp(o->name, "max-cpus") == 0)
                         snprintf(def + strlen(def), sizeof def - strlen(def), ": the CPUs here");
                 if (def[0])

@@ -130,6 +130,14 @@ typedef struct mcp_config {
         const char *tls_cert, *tls_key; /* --tls-cert/--tls-key: HTTPS (NULL: plain HTTP) */
         uint64_t drain_timeout_s;       /* --drain-timeout: SIGTERM lets requests finish */
         uint64_t http_session_idle_s;   /* --http-session-idle: unused HTTP session ends */
+        uint64_t http_head_timeout_s;   /* --http-head-timeout: a request's head, counted from
+                                         * the connection's start or its last request's end */
+        unsigned http_max_connections;  /* --http-max-connections */
+        unsigned http_max_per_address;  /* --http-max-per-address; 0: not given (none on a
+                                         * loopback or unix listener, 64 on others) */
+        unsigned http_tenant_sessions;  /* --http-tenant-sessions: a tenant's MCP sessions
+                                         * unless its token line says mcp_sessions= */
+        const char *probe_listen;       /* --probe-listen HOST:PORT (NULL: none) */
         const char *userns_hook;        /* msp-sandbox-hook (hook-main.c), every sandbox's
                                          * createRuntime hook: beside msp-mcp, then installed;
                                          * NULL when not found: the engine refuses to start */

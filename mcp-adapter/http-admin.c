@@ -78,6 +78,15 @@ mcp_http_admit(mcp_server *srv, mcp_admit what, char *msg, size_t size, void *da
         return 0;
 }
 
+unsigned
+mcp_http_session_quota(const mcp_http *h, const char *tenant)
+{
+        if (!h->auth && !h->oauth)
+                return 0;
+        unsigned q = mcp_auth_quota(h->auth, tenant).mcp_sessions;
+        return q ? q : h->cfg->http_tenant_sessions;
+}
+
 void
 mcp_http_free_windows(mcp_http *h)
 {
@@ -98,7 +107,8 @@ mcp_http_reply_ready(http_exchange *x)
         unsigned running, queued;
         mcp_engine_load(h->engine, &running, &queued);
         unsigned max = h->cfg->max_concurrent ? h->cfg->max_concurrent : 1;
-        const char *why = access(h->cfg->runtime_path, X_OK) < 0 ? "the runtime is not executable\n"
+        const char *why = h->draining ? "the server is stopping\n"
+                          : access(h->cfg->runtime_path, X_OK) < 0 ? "the runtime is not executable\n"
                           : running >= max && queued >= h->cfg->max_queue ? "the run queue is full\n"
                                                                            : NULL;
         if (why)
@@ -223,7 +233,7 @@ mcp_http_drain(mcp_http *h, void (*drained)(void *data), void *data)
         h->drained_data = data;
         h->drain_deadline = mcp_now_usec() + h->cfg->drain_timeout_s * 1000000;
         /* No new connections; the socket file goes at once, so clients fail fast. */
-        MHD_socket fd = MHD_quiesce_daemon(h->d);
+        MHD_socket fd = MHD_quiesce_daemon(h->main.d);
         if (fd != MHD_INVALID_SOCKET)
                 close(fd);
         if (h->unix_path)
@@ -305,18 +315,12 @@ mcp_http_check(const mcp_config *cfg, FILE *out)
 static void
 audit_request(oci_jw *w, http_exchange *x)
 {
-        const union MHD_ConnectionInfo *ci =
-                MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-        const struct sockaddr *sa = ci ? ci->client_addr : NULL;
-        char addr[INET6_ADDRSTRLEN] = "";
-        if (sa && sa->sa_family == AF_INET)
-                inet_ntop(AF_INET, &((const struct sockaddr_in *) sa)->sin_addr, addr, sizeof addr);
-        else if (sa && sa->sa_family == AF_INET6)
-                inet_ntop(AF_INET6, &((const struct sockaddr_in6 *) sa)->sin6_addr, addr, sizeof addr);
+        char addr[INET6_ADDRSTRLEN + 8];
+        mcp_http_peer(x->conn, addr, sizeof addr);
         mcp_audit_str(w, "transport", "http");
         mcp_audit_str(w, "tenant", x->tenant[0] ? x->tenant : NULL);
         mcp_audit_str(w, "mcp_session", x->sid[0] ? x->sid : NULL);
-        mcp_audit_str(w, "remote", addr[0] ? addr : sa && sa->sa_family == AF_UNIX ? "unix" : NULL);
+        mcp_audit_str(w, "remote", addr[0] ? addr : NULL);
         mcp_audit_str(w, "method", x->method);
         mcp_audit_str(w, "path", x->path);
 }

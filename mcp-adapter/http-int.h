@@ -11,8 +11,8 @@
 
 #define SESSION_ID_BYTES 16
 #define CONNECTION_MEMORY (64u * 1024)  /* per connection: request line, headers, buffers */
-#define MAX_CONNECTIONS 1024u
 #define MAX_SESSIONS 4096u
+#define PROBE_CONNECTIONS 64u           /* of --probe-listen */
 #define SSE_HIGH_WATER (4u * 1024 * 1024) /* above: droppable notifications are dropped */
 #define SSE_BLOCK (16u * 1024)
 #define SSE_REPLAY (64u * 1024)     /* per stream: sent events kept for Last-Event-ID */
@@ -21,11 +21,24 @@
 typedef struct http_session http_session;
 typedef struct http_exchange http_exchange;
 typedef struct http_stream http_stream;
+typedef struct http_conn http_conn;
+
+/* A libmicrohttpd daemon driven from the loop (http-daemon.c): --listen's, and
+ * --probe-listen's that answers only the probes and /metrics. */
+typedef struct http_daemon {
+        mcp_http *http;
+        struct MHD_Daemon *d;
+        int epoll_fd;
+        mcp_timer *timer;
+        bool kicked;                    /* a connection was resumed: run MHD again soon */
+        bool probe;
+} http_daemon;
 
 typedef enum x_mode { X_PENDING, X_JSON, X_SSE } x_mode;
 
 struct http_exchange {
         mcp_http *http;
+        http_daemon *dm;
         struct MHD_Connection *conn;
         http_session *sess;             /* while its request waits for the response */
         http_exchange *next, *prev;     /* in sess->pending */
@@ -93,14 +106,14 @@ struct mcp_http {
         mcp_timer *drain_timer;
         void (*drained)(void *data);
         void *drained_data;
-        struct MHD_Daemon *d;
-        int epoll_fd;
+        http_daemon main, probe;        /* probe.d: NULL without --probe-listen */
+        http_conn *heads, *heads_tail;  /* connections with a head deadline, earliest first */
+        mcp_timer *head_timer;
         bool local;                     /* bound to loopback or a unix socket */
-        bool kicked;                    /* a connection was resumed: run MHD again soon */
         char *url;
         char *unix_path;
         char *tls_cert, *tls_key;       /* PEM, read at start */
-        mcp_timer *timer, *sweep, *stream_timer;
+        mcp_timer *sweep, *stream_timer;
         http_session *sessions;
         size_t n_sessions;
 };
@@ -143,11 +156,29 @@ void mcp_http_streams_drain(mcp_http *h);
 /* The keepalive and expiry timer (stream_timer). */
 void mcp_http_streams_start(mcp_http *h);
 
+/* http-daemon.c: driving the daemons, and the connections' head deadline */
+/* dm's epoll fd is watched by the loop; dm->d runs on its readiness and timeouts. */
+int mcp_http_daemon_watch(http_daemon *dm, const char *what, msp_err *err);
+void mcp_http_daemon_stop(http_daemon *dm);
+/* MHD runs dm soon (a connection was resumed). */
+void mcp_http_daemon_kick(http_daemon *dm);
+/* MHD_OPTION_NOTIFY_CONNECTION: a connection's head deadline starts at its accept. */
+void mcp_http_conn_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe);
+/* x's request is authenticated: no deadline for the rest of it. */
+void mcp_http_conn_trusted(http_exchange *x);
+/* conn's request ended, the connection stays: the next head's deadline starts. */
+void mcp_http_conn_next(struct MHD_Connection *conn);
+/* The remote address of conn ("unix" for a unix socket, "" when unknown). */
+void mcp_http_peer(struct MHD_Connection *conn, char *buf, size_t size);
+
 /* http-admin.c */
 /* The audit log's "http" line of a finished exchange, and its "auth_failure" line. */
 void mcp_http_audit_access(http_exchange *x, bool completed);
 void mcp_http_audit_auth(http_exchange *x, const char *reason);
 int mcp_http_admit(mcp_server *srv, mcp_admit what, char *msg, size_t size, void *data);
+/* The tenant's quota of MCP sessions (0: none, without authentication). */
+unsigned mcp_http_session_quota(const mcp_http *h, const char *tenant);
 void mcp_http_free_windows(mcp_http *h);
 enum MHD_Result mcp_http_reply_ready(http_exchange *x);
 enum MHD_Result mcp_http_reply_metrics(http_exchange *x);

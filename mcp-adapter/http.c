@@ -1,5 +1,5 @@
-/* MCP Streamable HTTP (see http.h): libmicrohttpd in external-polling epoll mode, its epoll
- * fd watched by our loop and MHD_run() called on readiness and on MHD_get_timeout()'s timer.
+/* MCP Streamable HTTP (see http.h): libmicrohttpd in external-polling epoll mode, driven
+ * from our loop (http-daemon.c).
  *
  * An exchange is one POST. Its message goes to its session's MCP server; what the server
  * says about the request (the response, the call's progress, log messages while it runs)
@@ -12,6 +12,7 @@
  * the client to resume it). */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <microhttpd.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,59 +26,6 @@
 #include "audit.h"
 #include "fd-budget.h"
 #include "http-int.h"
-
-/* ---- driving MHD from the loop ---- */
-
-static int on_timer(mcp_loop *loop, void *data);
-
-static void
-rearm(mcp_http *h)
-{
-        if (h->timer) {
-                mcp_timer_cancel(h->loop, h->timer);
-                h->timer = NULL;
-        }
-        MHD_UNSIGNED_LONG_LONG ms = 0;
-        if (h->kicked)
-                ms = 0;
-        else if (MHD_get_timeout(h->d, &ms) != MHD_YES)
-                return;
-        (void) mcp_loop_add_timer(h->loop, ms * 1000, on_timer, h, &h->timer);
-}
-
-static void
-run(mcp_http *h)
-{
-        h->kicked = false;
-        (void) MHD_run(h->d);
-        rearm(h);
-}
-
-static int
-on_timer(mcp_loop *loop _unused_, void *data)
-{
-        mcp_http *h = data;
-        h->timer = NULL;
-        run(h);
-        return 0;
-}
-
-static int
-on_ready(mcp_loop *loop _unused_, int fd _unused_, uint32_t events _unused_, void *data)
-{
-        run(data);
-        return 0;
-}
-
-/* After a resume: MHD handles resumed connections in its next run. */
-static void
-kick(mcp_http *h)
-{
-        if (h->kicked)
-                return;
-        h->kicked = true;
-        rearm(h);
-}
 
 /* ---- exchanges ---- */
 
@@ -114,7 +62,7 @@ mcp_http_wake(http_exchange *x)
         unwatch(x);
         x->suspended = false;
         MHD_resume_connection(x->conn);
-        kick(x->http);
+        mcp_http_daemon_kick(x->dm);
 }
 
 /* The client closed the connection while its request waited: the run is cancelled. */
@@ -190,6 +138,11 @@ session_sink(void *data, const char *json, size_t len, const mcp_rpc_id *request
 enum MHD_Result
 mcp_http_queue(http_exchange *x, unsigned status, struct MHD_Response *resp)
 {
+        /* A kept-alive connection waits --http-head-timeout for its next request: clients
+         * that read this (Node's among them) stop reusing it before. */
+        char keep[32];
+        snprintf(keep, sizeof keep, "timeout=%" PRIu64, x->http->cfg->http_head_timeout_s);
+        (void) MHD_add_response_header(resp, "Keep-Alive", keep);
         mcp_metrics_http(x->http->metrics, status);
         x->status = status;
         return MHD_queue_response(x->conn, status, resp);
@@ -326,11 +279,50 @@ end_session(mcp_http *h, http_session *s, const char *why)
         free(s);
 }
 
-static int
-new_session(mcp_http *h, const char *tenant, http_session **ret)
+/* Neither a request nor a stream of it is open. */
+static bool
+session_idle(const http_session *s)
 {
-        if (h->n_sessions >= MAX_SESSIONS)
+        return !s->pending && !mcp_http_streams_busy(s);
+}
+
+/* A tenant at its quota of MCP sessions gives up its least recently used idle one (a
+ * client that never sent DELETE left it); with every one in use, -EDQUOT and msg. */
+static int
+make_room(mcp_http *h, const char *tenant, char *msg, size_t size)
+{
+        unsigned quota = mcp_http_session_quota(h, tenant);
+        for (;;) {
+                size_t n = 0;
+                http_session *lru = NULL;
+                for (http_session *s = h->sessions; quota && s; s = s->next) {
+                        if (strcmp(s->tenant, tenant) != 0)
+                                continue;
+                        n++;
+                        if (session_idle(s) && (!lru || s->last_used < lru->last_used))
+                                lru = s;
+                }
+                if (n < quota || !quota)
+                        return 0;
+                if (!lru) {
+                        snprintf(msg, size, "Too many sessions: tenant %s has its quota of %u MCP sessions, each with a request or stream open; end one (DELETE) first",
+                                 tenant, quota);
+                        return -EDQUOT;
+                }
+                end_session(h, lru, "its tenant is at its quota of MCP sessions: the least recently used idle one gives way");
+        }
+}
+
+static int
+new_session(mcp_http *h, const char *tenant, http_session **ret, char *msg, size_t size)
+{
+        int r = make_room(h, tenant, msg, size);
+        if (r < 0)
+                return r;
+        if (h->n_sessions >= MAX_SESSIONS) {
+                snprintf(msg, size, "Too many sessions");
                 return -EBUSY;
+        }
         http_session *s = calloc(1, sizeof *s);
         if (!s)
                 return -ENOMEM;
@@ -345,7 +337,7 @@ new_session(mcp_http *h, const char *tenant, http_session **ret)
         snprintf(s->tenant, sizeof s->tenant, "%s", tenant);
         s->log = (mcp_logger) { .stderr_level = h->log->stderr_level,
                                 .client_level = h->log->client_level, .audit = h->log->audit };
-        int r = mcp_server_new_sink(h->loop, h->cfg, h->engine, &s->log, session_sink, s, &s->srv);
+        r = mcp_server_new_sink(h->loop, h->cfg, h->engine, &s->log, session_sink, s, &s->srv);
         if (r < 0) {
                 free(s);
                 return r;
@@ -388,7 +380,7 @@ on_sweep(mcp_loop *loop, void *data)
         uint64_t now = mcp_now_usec(), idle = h->cfg->http_session_idle_s * 1000000;
         for (http_session *s = h->sessions, *next; s; s = next) {
                 next = s->next;
-                if (!s->pending && !mcp_http_streams_busy(s) && now - s->last_used >= idle)
+                if (session_idle(s) && now - s->last_used >= idle)
                         end_session(h, s, "idle");
         }
         uint64_t every = idle / 4;
@@ -513,9 +505,11 @@ start(http_exchange *x, const char *url, const char *method)
                 const char *doc = mcp_oauth_metadata(h->oauth, &n);
                 return mcp_http_reply(x, 200, "application/json", doc, n, NULL);
         }
+        bool metrics = strcmp(url, "/metrics") == 0 && get;
+        if (x->dm->probe && !metrics)
+                return mcp_http_reply(x, 404, "text/plain", "not found\n", 10, NULL);
         if (h->draining)
                 return mcp_http_reply(x, 503, "text/plain", "the server is stopping\n", 23, NULL);
-        bool metrics = strcmp(url, "/metrics") == 0 && get;
         if (strcmp(url, ENDPOINT) != 0 && !metrics)
                 return mcp_http_reply(x, 404, "text/plain", "not found\n", 10, NULL);
         bool presented;
@@ -525,6 +519,7 @@ start(http_exchange *x, const char *url, const char *method)
                 mcp_http_audit_auth(x, why.msg);
                 return mcp_http_reply_unauthorized(x, presented);
         }
+        mcp_http_conn_trusted(x);
         const char *origin = header(x, "Origin");
         if (origin && !origin_allowed(h, origin)) {
                 mcp_log(h->log, MCP_LOG_NOTICE, "HTTP request from Origin %.200s refused", origin);
@@ -613,10 +608,12 @@ handle_post(http_exchange *x)
                 return reply_error(x, 400, &m.id, MCP_RPC_INVALID_REQUEST,
                                    "Bad request: Mcp-Session-Id header missing");
         } else {
-                r = new_session(h, x->tenant, &s);
+                char why[256] = "Internal error";
+                r = new_session(h, x->tenant, &s, why, sizeof why);
                 if (r < 0)
-                        return reply_error(x, r == -EBUSY ? 503 : 500, &m.id, MCP_RPC_INTERNAL_ERROR,
-                                           r == -EBUSY ? "Too many sessions" : "Internal error");
+                        return reply_error(x, r == -EDQUOT ? 429 : r == -EBUSY ? 503 : 500, &m.id,
+                                           r == -EDQUOT ? MCP_RPC_SERVER_ERROR : MCP_RPC_INTERNAL_ERROR,
+                                           why);
                 x->new_session = true;
         }
         s->last_used = mcp_now_usec();
@@ -675,12 +672,13 @@ static enum MHD_Result
 on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
            const char *version _unused_, const char *upload, size_t *upload_size, void **con_cls)
 {
+        http_daemon *dm = cls;
         http_exchange *x = *con_cls;
         if (!x) {
                 x = calloc(1, sizeof *x);
                 if (!x)
                         return MHD_NO;
-                *x = (http_exchange) { .http = cls, .conn = conn, .watch_fd = -1,
+                *x = (http_exchange) { .http = dm->http, .dm = dm, .conn = conn, .watch_fd = -1,
                                        .start_usec = mcp_now_usec() };
                 snprintf(x->method, sizeof x->method, "%s", method);
                 snprintf(x->path, sizeof x->path, "%s", url);
@@ -704,9 +702,11 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 }
 
 static void
-on_completed(void *cls _unused_, struct MHD_Connection *conn _unused_, void **con_cls,
+on_completed(void *cls _unused_, struct MHD_Connection *conn, void **con_cls,
              enum MHD_RequestTerminationCode toe)
 {
+        if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+                mcp_http_conn_next(conn);
         http_exchange *x = *con_cls;
         if (!x)
                 return;
@@ -737,13 +737,66 @@ on_mhd_log(void *cls, const char *fmt, va_list ap)
 
 /* ---- the server ---- */
 
+#define PER_ADDRESS_DEFAULT 64u         /* off loopback, without --http-max-per-address */
+
+/* Within the fd budget's share for HTTP (each connection is one fd; fd-budget.h), which
+ * --probe-listen's connections come out of. */
+static unsigned
+connection_limit(const mcp_config *cfg, bool probe)
+{
+        unsigned share = cfg->fds ? cfg->fds->http : UINT_MAX;
+        unsigned probes = !cfg->probe_listen ? 0 : share / 2 < PROBE_CONNECTIONS ? share / 2
+                                                                                : PROBE_CONNECTIONS;
+        if (probe)
+                return probes;
+        return share - probes < cfg->http_max_connections ? share - probes : cfg->http_max_connections;
+}
+
+/* dm serves fd (listening): external polling, no threads of MHD's. MHD's limits bound an
+ * idle client (--http-timeout), the request line and headers, the connections (at once, and
+ * from one address); http-daemon.c bounds the time a request head may take. */
+static int
+start_daemon(mcp_http *h, http_daemon *dm, int fd, const char *flag, msp_err *err)
+{
+        const mcp_config *cfg = h->cfg;
+        unsigned per_address = cfg->http_max_per_address ? cfg->http_max_per_address
+                               : h->local                 ? 0
+                                                          : PER_ADDRESS_DEFAULT;
+        struct MHD_OptionItem tls[] = {
+                { MHD_OPTION_HTTPS_MEM_KEY, 0, h->tls_key },
+                { MHD_OPTION_HTTPS_MEM_CERT, 0, h->tls_cert },
+                { MHD_OPTION_END, 0, NULL },
+        };
+        dm->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
+                                 (h->tls_key ? MHD_USE_TLS : 0),
+                                 0, NULL, NULL, on_request, dm,
+                                 MHD_OPTION_ARRAY, h->tls_key ? tls : tls + 2,
+                                 MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
+                                 MHD_OPTION_LISTEN_SOCKET, fd,
+                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) cfg->http_timeout_s,
+                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) CONNECTION_MEMORY,
+                                 MHD_OPTION_CONNECTION_LIMIT, connection_limit(cfg, dm->probe),
+                                 MHD_OPTION_PER_IP_CONNECTION_LIMIT, dm->probe ? 0 : per_address,
+                                 MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+                                 MHD_OPTION_NOTIFY_CONNECTION, mcp_http_conn_notify, h,
+                                 MHD_OPTION_END);
+        if (!dm->d) {
+                close(fd);
+                return msp_err_set(err, EIO, "--%s %s: libmicrohttpd did not start%s",
+                                   dm->probe ? "probe-listen" : "listen", flag,
+                                   h->tls_key ? " (do --tls-cert and --tls-key match? the log says more)" : "");
+        }
+        return mcp_http_daemon_watch(dm, flag, err);
+}
+
 int
 mcp_http_new(const mcp_config *cfg, mcp_http **ret, msp_err *err)
 {
         mcp_http *h = calloc(1, sizeof *h);
         if (!h)
                 return msp_err_set(err, ENOMEM, "out of memory");
-        *h = (mcp_http) { .cfg = cfg, .epoll_fd = -1 };
+        *h = (mcp_http) { .cfg = cfg, .main = { .http = h, .epoll_fd = -1 },
+                          .probe = { .http = h, .epoll_fd = -1, .probe = true } };
         int r = mcp_http_load_tls(h, err);
         if (r == 0)
                 r = mcp_http_load_auth(h, err);
@@ -755,12 +808,6 @@ mcp_http_new(const mcp_config *cfg, mcp_http **ret, msp_err *err)
         return 0;
 }
 
-/* Within the fd budget's share for HTTP (each connection is one fd; fd-budget.h). */
-static unsigned
-connection_limit(const mcp_config *cfg)
-{
-        return cfg->fds && cfg->fds->http < MAX_CONNECTIONS ? cfg->fds->http : MAX_CONNECTIONS;
-}
 
 int
 mcp_http_start(mcp_http *h, mcp_loop *loop, mcp_engine *engine, mcp_logger *log, msp_err *err)
@@ -790,38 +837,24 @@ mcp_http_start(mcp_http *h, mcp_loop *loop, mcp_engine *engine, mcp_logger *log,
                 close(fd);
                 return r;
         }
-        /* External polling (no threads of MHD's); the connection limits bound a slow or
-         * idle client (--http-timeout) and the request line and headers. */
-        struct MHD_OptionItem tls[] = {
-                { MHD_OPTION_HTTPS_MEM_KEY, 0, h->tls_key },
-                { MHD_OPTION_HTTPS_MEM_CERT, 0, h->tls_cert },
-                { MHD_OPTION_END, 0, NULL },
-        };
-        h->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
-                                (h->tls_key ? MHD_USE_TLS : 0),
-                                0, NULL, NULL, on_request, h,
-                                MHD_OPTION_ARRAY, h->tls_key ? tls : tls + 2,
-                                MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
-                                MHD_OPTION_LISTEN_SOCKET, fd,
-                                MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) cfg->http_timeout_s,
-                                MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) CONNECTION_MEMORY,
-                                MHD_OPTION_CONNECTION_LIMIT, connection_limit(cfg),
-                                MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-                                MHD_OPTION_END);
-        if (!h->d) {
-                close(fd);
-                return msp_err_set(err, EIO, "--listen %s: libmicrohttpd did not start%s", cfg->listen,
-                                   h->tls_key ? " (do --tls-cert and --tls-key match? the log says more)" : "");
+        r = start_daemon(h, &h->main, fd, cfg->listen, err);
+        if (r == 0 && cfg->probe_listen) {
+                bool local;
+                _cleanup_free_ char *url = NULL;
+                r = mcp_http_listen(cfg->probe_listen, &fd, &local, &url, err);
+                if (r == 0)
+                        r = start_daemon(h, &h->probe, fd, cfg->probe_listen, err);
+                /* "http://ADDR:PORT/mcp": the same without the endpoint. */
+                if (r == 0)
+                        mcp_log(log, MCP_LOG_INFO, "probes on %s%.*s (/healthz, /readyz, /metrics)",
+                                h->tls_key ? "https://" : "http://",
+                                (int) (strlen(url) - 7 - strlen(ENDPOINT)), url + 7);
         }
-        const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD);
-        r = di ? mcp_loop_add_io(loop, di->epoll_fd, EPOLLIN, on_ready, h) : -EIO;
         if (r < 0)
-                return msp_err_sys(err, -r, "--listen %s: watching libmicrohttpd", cfg->listen);
-        h->epoll_fd = di->epoll_fd;
+                return r;
         mcp_sessions_set_expired(mcp_engine_sessions(engine), on_sandbox_session_expired, h);
         (void) on_sweep(loop, h);
         mcp_http_streams_start(h);
-        rearm(h);
         mcp_log(log, MCP_LOG_INFO, "listening on %s (%s%s%s)", h->url,
                 h->auth ? "bearer tokens" : "", h->auth && h->oauth ? " and " : "",
                 h->oauth ? "OAuth access tokens" : h->auth ? "" : "no authentication");
@@ -835,17 +868,15 @@ mcp_http_free(mcp_http *h)
                 return NULL;
         while (h->sessions)
                 end_session(h, h->sessions, "the server stops");
-        if (h->epoll_fd >= 0)
+        if (h->main.epoll_fd >= 0)
                 mcp_sessions_set_expired(mcp_engine_sessions(h->engine), NULL, NULL);
-        if (h->epoll_fd >= 0)
-                mcp_loop_del_io(h->loop, h->epoll_fd);
-        mcp_timer_cancel(h->loop, h->timer);
         mcp_timer_cancel(h->loop, h->sweep);
         mcp_timer_cancel(h->loop, h->stream_timer);
         mcp_timer_cancel(h->loop, h->drain_timer);
         /* Every suspended connection was resumed by end_session(): MHD may stop. */
-        if (h->d)
-                MHD_stop_daemon(h->d);
+        mcp_http_daemon_stop(&h->main);
+        mcp_http_daemon_stop(&h->probe);
+        mcp_timer_cancel(h->loop, h->head_timer);
         if (h->unix_path)
                 (void) unlink(h->unix_path);
         free(h->unix_path);

@@ -21,6 +21,7 @@
 #define MCP_RPC_INVALID_PARAMS  (-32602)
 #define MCP_RPC_INTERNAL_ERROR  (-32603)
 #define MCP_RPC_RESOURCE_NOT_FOUND (-32002)
+#define MCP_RPC_SERVER_ERROR    (-32000)        /* JSON-RPC's implementation-defined range: a quota */
 
 typedef enum mcp_rpc_id_kind { MCP_ID_NONE, MCP_ID_INT, MCP_ID_STR } mcp_rpc_id_kind;
 

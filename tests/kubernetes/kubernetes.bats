@@ -65,10 +65,12 @@ setup_file() {
         echo "$TOKEN k8s" >"$K_DIR/tokens/tokens"
         chmod 0600 "$K_DIR/tokens/tokens"
         # A live msp-mcp on loopback, as the Deployment configures it but for the address.
-        "$MSP_MCP" --listen 127.0.0.1:0 --auth-tokens "$K_DIR/tokens/tokens" \
+        "$MSP_MCP" --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0 --auth-tokens "$K_DIR/tokens/tokens" \
                 --state-dir "$K_DIR/state" 2>"$K_DIR/server.log" 3>&- &
         echo $! >"$K_DIR/server.pid"
         wait_listening "$K_DIR/server.log" >"$K_DIR/port"
+        # Logged before "listening on".
+        sed -n 's|.*probes on http://[^ ]*:\([0-9]*\) .*|\1|p' "$K_DIR/server.log" >"$K_DIR/probe-port"
 }
 
 teardown_file() {
@@ -103,19 +105,26 @@ pm() {
         done
 }
 
-@test "probes: /healthz and /readyz on the port msp-mcp listens on, answered bare by msp-mcp" {
+@test "probes: /healthz and /readyz on the port of --probe-listen, answered bare by msp-mcp" {
         [ "$(get 'c["livenessProbe"]["httpGet"]["path"]')" = /healthz ]
         [ "$(get 'c["readinessProbe"]["httpGet"]["path"]')" = /readyz ]
-        [ "$(get 'c["livenessProbe"]["httpGet"]["port"]')" = http ]
-        [ "$(get 'c["readinessProbe"]["httpGet"]["port"]')" = http ]
-        # The named port is the one --listen binds.
+        [ "$(get 'c["livenessProbe"]["httpGet"]["port"]')" = probe ]
+        [ "$(get 'c["readinessProbe"]["httpGet"]["port"]')" = probe ]
+        # The named ports are the ones --listen and --probe-listen bind.
         [ "$(get '[p["containerPort"] for p in c["ports"] if p["name"] == "http"][0]')" = \
           "$(get 'c["args"][c["args"].index("--listen") + 1].rsplit(":", 1)[1]')" ]
         [ "$(get 'c["args"][c["args"].index("--listen") + 1].rsplit(":", 1)[0]')" = 0.0.0.0 ]
-        # Without a token, as the kubelet asks.
-        port=$(cat "$K_DIR/port")
+        [ "$(get '[p["containerPort"] for p in c["ports"] if p["name"] == "probe"][0]')" = \
+          "$(get 'c["args"][c["args"].index("--probe-listen") + 1].rsplit(":", 1)[1]')" ]
+        # The Service does not expose the probe port.
+        [ "$(get '[p["targetPort"] for p in m["Service"]["spec"]["ports"]]')" = '["http"]' ]
+        # Without a token, as the kubelet asks; the probe port serves nothing else.
+        port=$(cat "$K_DIR/port") probe=$(cat "$K_DIR/probe-port")
+        [ -n "$probe" ]
+        [ "$(http "$probe" /healthz)" = 200 ]
+        [ "$(http "$probe" /readyz)" = 200 ]
+        [ "$(http "$probe" /mcp -X POST -d '{}')" = 404 ]
         [ "$(http "$port" /healthz)" = 200 ]
-        [ "$(http "$port" /readyz)" = 200 ]
         [ "$(http "$port" /mcp -X POST -d '{}')" = 401 ]
 }
 
@@ -268,17 +277,18 @@ LIST='{"jsonrpc":"2.0","id":3,"method":"tools/list"}'
         [ "$status" = 0 ]
         # A free port on loopback: the test shares the host's network (no CNI needed).
         port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-        mapfile -t args < <(TOKENS_DIR="$K_DIR/tokens" python3 "$BATS_TEST_DIRNAME/manifests.py" "$K8S" podman-args "$port")
+        probe=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+        mapfile -t args < <(TOKENS_DIR="$K_DIR/tokens" python3 "$BATS_TEST_DIRNAME/manifests.py" "$K8S" podman-args "$port" "$probe")
         # Below this host's hard limits (podman's defaults exceed them), as tests/podman.
         pm run -d --name msp-mcp-k8s --network host --runtime "$(command -v runc || echo crun)" \
                 --ulimit nofile=1024:1024 --ulimit nproc=4096:4096 "${args[@]}" >/dev/null
         for _ in $(seq 300); do
-                [ "$(http "$port" /healthz 2>/dev/null)" = 200 ] && break
+                [ "$(http "$probe" /healthz 2>/dev/null)" = 200 ] && break
                 sleep 0.1
         done
         pm logs msp-mcp-k8s
-        [ "$(http "$port" /healthz)" = 200 ]
-        [ "$(http "$port" /readyz)" = 200 ]
+        [ "$(http "$probe" /healthz)" = 200 ]
+        [ "$(http "$probe" /readyz)" = 200 ]
         [ "$(mcp_call "$port" "" "$INIT")" = 200 ]
         sid=$(session_id)
         [ "$(mcp_call "$port" "$sid" "$RUN")" = 200 ]

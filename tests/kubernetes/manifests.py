@@ -5,10 +5,12 @@
     manifests.py DIR get EXPR           print a value: EXPR is Python over `m`, the
                                         documents by kind (m["Deployment"] ...), and `c`,
                                         the Deployment's msp-mcp container
-    manifests.py DIR podman-args PORT   what `podman run` needs to grant what the
+    manifests.py DIR podman-args PORT PROBE_PORT
+                                        what `podman run` needs to grant what the
                                         Deployment grants, one argument a line, then the
                                         image and the container's args with --listen's
-                                        port set to PORT (the rest as the pod has them)
+                                        port set to PORT and --probe-listen's to PROBE_PORT
+                                        (the rest as the pod has them)
 """
 import glob
 import json
@@ -42,7 +44,7 @@ def container(m):
     sys.exit("no container msp-mcp in the Deployment")
 
 
-def podman_args(m, port):
+def podman_args(m, port, probe_port):
     pod = m["Deployment"]["spec"]["template"]["spec"]
     c = container(m)
     sc = c["securityContext"]
@@ -68,8 +70,9 @@ def podman_args(m, port):
                 out += ["-v", "%s/%s:%s/%s:ro" % (os.environ["TOKENS_DIR"], it["path"],
                                                  vm["mountPath"], it["path"])]
     args = list(c["args"])
-    i = args.index("--listen")
-    args[i + 1] = "127.0.0.1:%s" % port
+    for flag, p in (("--listen", port), ("--probe-listen", probe_port)):
+        i = args.index(flag)
+        args[i + 1] = "127.0.0.1:%s" % p
     return out + [c["image"]] + args
 
 
@@ -83,7 +86,7 @@ def main():
         v = eval(sys.argv[3], {"m": m, "c": container(m), "json": json})
         print(v if isinstance(v, str) else json.dumps(v))
     elif what == "podman-args":
-        print("\n".join(podman_args(m, sys.argv[3])))
+        print("\n".join(podman_args(m, sys.argv[3], sys.argv[4])))
     else:
         sys.exit("unknown command " + what)
 
