@@ -158,6 +158,16 @@ arm(http_conn *c)
         arm_timer(h);
 }
 
+/* MHD owns the socket: shut down, it reads the end and closes it itself. */
+static void
+shut(struct MHD_Connection *conn)
+{
+        const union MHD_ConnectionInfo *ci =
+                MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (ci)
+                (void) shutdown(ci->connect_fd, SHUT_RDWR);
+}
+
 static void
 expire(http_conn *c)
 {
@@ -167,11 +177,7 @@ expire(http_conn *c)
         mcp_http_peer(c->conn, peer, sizeof peer);
         mcp_log(h->log, MCP_LOG_INFO, "HTTP connection from %s closed: no authenticated request within --http-head-timeout (%" PRIu64 " s)",
                 peer[0] ? peer : "?", h->cfg->http_head_timeout_s);
-        const union MHD_ConnectionInfo *ci =
-                MHD_get_connection_info(c->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-        /* MHD owns the socket: shut down, it reads the end and closes it itself. */
-        if (ci)
-                (void) shutdown(ci->connect_fd, SHUT_RDWR);
+        shut(c->conn);
 }
 
 static int
@@ -203,11 +209,7 @@ mcp_http_conn_notify(void *cls, struct MHD_Connection *conn, void **socket_conte
         }
         c = calloc(1, sizeof *c);
         if (!c) {
-                /* Not tracked, not served: closed at once. */
-                const union MHD_ConnectionInfo *ci =
-                        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-                if (ci)
-                        (void) shutdown(ci->connect_fd, SHUT_RDWR);
+                shut(conn);     /* not tracked, not served */
                 return;
         }
         const union MHD_ConnectionInfo *di = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_DAEMON);
