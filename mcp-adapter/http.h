@@ -1,9 +1,10 @@
 /* msp-mcp over MCP Streamable HTTP (--listen): one endpoint, /mcp, served by libmicrohttpd
  * driven from the event loop (no threads of its own). Every HTTP session (Mcp-Session-Id,
  * issued at initialize) is its own MCP server state (server.h) on the shared engine.
- * Owner: http.c (daemon, requests, exchanges), http-stream.c (SSE streams, resumption),
+ * Owner: http.c (daemons, requests, exchanges, sessions), http-daemon.c (MHD driven from
+ * the loop, the request head deadline), http-stream.c (SSE streams, resumption),
  * http-admin.c (quotas, probes, metrics, TLS and token files, the 401 challenge, draining),
- * http-listen.c (the listening socket). */
+ * http-listen.c (the listening sockets). */
 #pragma once
 
 #include <stdbool.h>
