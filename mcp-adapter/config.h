@@ -115,6 +115,9 @@ typedef struct mcp_config {
         uint64_t max_message_bytes;     /* one JSON-RPC line (default 16 MiB) */
         uint64_t max_image_bytes;       /* one image returned as content (default 1 MiB) */
         unsigned run_log_keep;          /* full logs of the last N runs kept as resources */
+        uint64_t kept_files_bytes;      /* --kept-files-size: small out/ files of fresh runs
+                                         * kept on disk for resources/read (keptfiles.h) */
+        uint64_t kept_files_tenant_bytes; /* --kept-files-tenant-size: of those, one tenant's */
         const char *log_level;          /* initial level for notifications/message and stderr */
         const char *audit_log;          /* --audit-log PATH ("-": stderr; NULL: none) */
         bool audit_code;                /* --audit-code: run_start lines carry the code */

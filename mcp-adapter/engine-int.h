@@ -13,6 +13,7 @@
 #include "proxy.h"
 #include "rootless.h"
 #include "rootless-cgroup.h"
+#include "keptfiles.h"
 #include "runlogs.h"
 #include "runner.h"
 #include "sandbox-slices.h"
@@ -113,6 +114,7 @@ struct mcp_engine {
         mcp_timer *start_timer;         /* the next queued run's start, in the loop's next round */
         unsigned n_running, n_queued;
         mcp_runlogs logs;
+        mcp_keptfiles kept;             /* out/ files of fresh runs (keptfiles.h) */
         mcp_resolver *resolver;         /* the egress proxies' (resolver.h), from the first
                                          * allowlist run */
         bool rootfs_mounted[MCP_ROOTFS_MAX];    /* <inst>/rootfs-<i>: overlay of cfg->rootfs[i] */

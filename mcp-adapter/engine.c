@@ -12,6 +12,8 @@
  *   ws/<run_id>/   a fresh workspace: a size-capped tmpfs mounted there
  *   logs/<run_id>.out|.err   full output of the last run_log_keep runs (runlogs.c: within a
  *                  byte budget)
+ *   kept/<n>       small out/ files of fresh runs, readable as resources (keptfiles.c:
+ *                  within a server's and a tenant's byte budget)
  *
  * msp-mcp unshares its mount namespace (made private, recursively) in mcp_engine_new(), so
  * that the tmpfs mounts (workspaces, bundles, skeleton) and the system view's binds are
@@ -299,6 +301,9 @@ mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, const mcp_host *host, mcp_
                 goto fail;
         if ((r = mcp_runlogs_init(&e->logs, e->inst_fd, cfg->run_log_keep, err)) < 0)
                 goto fail;
+        if ((r = mcp_keptfiles_init(&e->kept, e->inst_fd, cfg->kept_files_bytes,
+                                    cfg->kept_files_tenant_bytes, err)) < 0)
+                goto fail;
         if ((r = mcp_sessions_new(loop, cfg, &e->sessions, err)) < 0)
                 goto fail;
         mcp_sessions_set_evict(e->sessions, session_evict, e);
@@ -349,6 +354,23 @@ mcp_engine_run_log(mcp_engine *e, const char *run_id, mcp_stream stream, char **
                    size_t *ret_len, msp_err *err)
 {
         return mcp_runlogs_read(&e->logs, run_id, stream, ret, ret_len, err);
+}
+
+int
+mcp_engine_keep_file(mcp_engine *e, const char *tenant, const char *uri, const char *mime,
+                     const void *data, size_t len, mcp_kept_dropped_fn fn, void *fn_data,
+                     msp_err *err)
+{
+        return mcp_keptfiles_add(&e->kept, tenant ? tenant : "", uri, mime, data, len, fn,
+                                 fn_data, err);
+}
+
+int
+mcp_engine_kept_file(mcp_engine *e, const char *tenant, const char *uri, unsigned char **ret,
+                     size_t *ret_len, const char **ret_mime, msp_err *err)
+{
+        return mcp_keptfiles_read(&e->kept, tenant ? tenant : "", uri, ret, ret_len, ret_mime,
+                                  err);
 }
 
 /* ---- one run ---- */
@@ -774,6 +796,7 @@ mcp_engine_free(mcp_engine *e)
                 close(e->inst_fd);
         }
         mcp_runlogs_free(&e->logs);
+        mcp_keptfiles_free(&e->kept);
         free(e);
         return NULL;
 }

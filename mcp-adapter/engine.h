@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "err.h"
+#include "keptfiles.h"
 #include "loop.h"
 #include "proxy.h"
 
@@ -139,6 +140,17 @@ void mcp_engine_cancel(mcp_engine *engine, mcp_run *run);
  * -ENOENT when unknown or dropped. */
 int mcp_engine_run_log(mcp_engine *engine, const char *run_id, mcp_stream stream, char **ret,
                        size_t *ret_len, msp_err *err);
+
+/* A small out/ file of a fresh run, kept for resources/read by tenant (NULL: stdio) within
+ * the kept files' budgets (keptfiles.h); fn hears of each older file dropped for it. */
+int mcp_engine_keep_file(mcp_engine *engine, const char *tenant, const char *uri,
+                         const char *mime, const void *data, size_t len,
+                         mcp_kept_dropped_fn fn, void *fn_data, msp_err *err);
+/* A kept file of tenant's: its bytes (malloc'd) and type (valid until the next keep).
+ * -ENOENT when never kept, dropped, or another tenant's. */
+int mcp_engine_kept_file(mcp_engine *engine, const char *tenant, const char *uri,
+                         unsigned char **ret, size_t *ret_len, const char **ret_mime,
+                         msp_err *err);
 
 /* --check: every requirement of the default policy with what this host has, one line each,
  * to out. Returns 0 when the default policy can be enforced, -ENOTSUP otherwise (err names

@@ -13,51 +13,27 @@
 #define READ_CAP (8u * 1024 * 1024)     /* a file returned by resources/read */
 #define LIST_CAP 1000
 
-#define KEPT_MAX 256
-#define KEPT_BYTES_MAX (16u * 1024 * 1024)
-
-struct mcp_kept_file {
-        char *uri, *mime;
-        unsigned char *data;
-        size_t len;
-};
-
+/* A file dropped to make room: the caller hears of its own tenant's, the others are
+ * named on stderr only (another tenant's URIs are not this client's to learn). */
 static void
-kept_drop_oldest(mcp_server *srv)
+kept_dropped(const char *uri, const char *tenant, const char *why, void *data)
 {
-        struct mcp_kept_file *k = &srv->kept[0];
-        srv->kept_bytes -= k->len;
-        free(k->uri);
-        free(k->mime);
-        free(k->data);
-        memmove(srv->kept, srv->kept + 1, (srv->n_kept - 1) * sizeof(*srv->kept));
-        srv->n_kept--;
+        mcp_server *srv = data;
+        mcp_logger quiet = *srv->log;
+        bool own = strcmp(tenant, srv->tenant ? srv->tenant : "") == 0;
+        if (!own)
+                quiet.sink = NULL;
+        mcp_log(own ? srv->log : &quiet, MCP_LOG_NOTICE, "kept file %s dropped: %s", uri, why);
 }
 
 void
 mcp_resources_keep_file(mcp_server *srv, const char *uri, const char *mime, const void *data,
                         size_t len)
 {
-        if (len > KEPT_BYTES_MAX)
-                return;
-        if (!srv->kept) {
-                srv->kept = calloc(KEPT_MAX, sizeof(*srv->kept));
-                if (!srv->kept)
-                        return;
-        }
-        while (srv->n_kept > 0 && (srv->n_kept >= KEPT_MAX || srv->kept_bytes + len > KEPT_BYTES_MAX))
-                kept_drop_oldest(srv);
-        struct mcp_kept_file k = { .uri = strdup(uri), .mime = strdup(mime ? mime : "application/octet-stream"),
-                                   .data = malloc(len ? len : 1), .len = len };
-        if (!k.uri || !k.mime || !k.data) {
-                free(k.uri);
-                free(k.mime);
-                free(k.data);
-                return;
-        }
-        memcpy(k.data, data, len);
-        srv->kept[srv->n_kept++] = k;
-        srv->kept_bytes += len;
+        msp_err err = { 0 };
+        if (srv->engine && mcp_engine_keep_file(srv->engine, srv->tenant, uri, mime, data, len,
+                                                kept_dropped, srv, &err) < 0)
+                mcp_log(srv->log, MCP_LOG_NOTICE, "file %s not kept: %s", uri, err.msg);
 }
 
 static int
@@ -111,10 +87,6 @@ mcp_resources_free(mcp_server *srv)
         if (srv->list_timer)
                 mcp_timer_cancel(srv->loop, srv->list_timer);
         srv->list_timer = NULL;
-        while (srv->n_kept > 0)
-                kept_drop_oldest(srv);
-        free(srv->kept);
-        srv->kept = NULL;
 }
 
 void
@@ -365,6 +337,27 @@ read_run_log(mcp_server *srv, const mcp_rpc_id *id, const char *uri, const char 
         send_contents(srv, id, uri, "text/plain", buf ? buf : "", len, true);
 }
 
+/* A fresh workspace is gone with its run: its small files were kept (keptfiles.h). */
+static void
+read_kept_file(mcp_server *srv, const mcp_rpc_id *id, const char *uri)
+{
+        _cleanup_free_ unsigned char *buf = NULL;
+        size_t len = 0;
+        const char *mime = NULL;
+        msp_err err = { 0 };
+        int r = srv->engine ? mcp_engine_kept_file(srv->engine, srv->tenant, uri, &buf, &len,
+                                                   &mime, &err)
+                            : -ENOENT;
+        if (r < 0) {
+                not_found(srv, id, uri, r != -ENOENT ? err.msg :
+                          "not a file of a recent run, or dropped (files above --max-image-bytes "
+                          "are not kept; the oldest go past --kept-files-size or "
+                          "--kept-files-tenant-size)");
+                return;
+        }
+        send_contents(srv, id, uri, mime, (const char *) buf, len, false);
+}
+
 static void
 write_listing(oci_jw *w, const mcp_dirent *ents, size_t n, bool truncated)
 {
@@ -484,16 +477,7 @@ mcp_resources_read(mcp_server *srv, const mcp_rpc_id *id, const oci_json *params
                 return;
         }
         if (is_run) {
-                /* A fresh workspace is gone with its run: its small files were kept. */
-                for (size_t i = srv->n_kept; i > 0; i--) {
-                        const struct mcp_kept_file *k = &srv->kept[i - 1];
-                        if (strcmp(k->uri, uri) == 0) {
-                                send_contents(srv, id, uri, k->mime, (const char *) k->data, k->len,
-                                              false);
-                                return;
-                        }
-                }
-                not_found(srv, id, uri, "not a file of a recent run (files above --max-image-bytes are not kept)");
+                read_kept_file(srv, id, uri);
                 return;
         }
         read_session_file(srv, id, uri, owner, path);

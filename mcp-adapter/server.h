@@ -69,8 +69,6 @@ struct mcp_server {
         mcp_call *calls;                /* in-flight tools/call runs */
         char **recent_runs;             /* ring of run ids whose logs are resources */
         size_t n_recent, recent_next;
-        struct mcp_kept_file *kept;     /* small files of fresh runs, oldest first */
-        size_t n_kept, kept_bytes;
         mcp_owners *owners;             /* shared by the HTTP sessions; NULL: stdio */
         const char *tenant;             /* whose sessions and run logs this caller sees */
         const char *http_session;       /* its Mcp-Session-Id; NULL: stdio */
@@ -133,7 +131,8 @@ void mcp_resources_list(mcp_server *srv, const mcp_rpc_id *id);
 void mcp_resources_templates(mcp_server *srv, const mcp_rpc_id *id);
 void mcp_resources_read(mcp_server *srv, const mcp_rpc_id *id, const oci_json *params);
 void mcp_resources_note_run(mcp_server *srv, const char *run_id);
-/* Keeps a copy of a file of a fresh run for resources/read (bounded: the oldest go). */
+/* Keeps a copy of a file of a fresh run for resources/read, on disk within the kept files'
+ * budgets (keptfiles.h: the oldest go, each drop logged). */
 void mcp_resources_keep_file(mcp_server *srv, const char *uri, const char *mime,
                              const void *data, size_t len);
 void mcp_resources_free(mcp_server *srv);

@@ -741,7 +741,7 @@ send_run_result(mcp_call *c, const mcp_run_result *full)
                         const mcp_artifact *f = &res->artifacts[i];
                         bool image = f->mime_type && strncmp(f->mime_type, "image/", 6) == 0;
                         /* A fresh workspace is gone after the run: its small files stay
-                         * readable from memory (resources.c). */
+                         * readable from disk (keptfiles.h). */
                         size_t b64_len = (f->size + 2) / 3 * 4;
                         bool inline_image = image && f->data &&
                                             f->size <= srv->cfg->max_image_bytes && b64_len <= room;

@@ -2,8 +2,13 @@
 // the output cap (flood), and the network (none but loopback).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import fs from "node:fs";
 import net from "node:net";
-import { startServer, skipReason, finishAll, runCode, assertOk, hostAddress, text, waitFor, AS_USER } from "./lib.mjs";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { startServer, skipReason, finishAll, runCode, assertOk, hostAddress, text, waitFor, AS_USER,
+         TRANSPORT } from "./lib.mjs";
 
 const skip = skipReason();
 let srv;
@@ -190,6 +195,42 @@ test("network: TCP on loopback inside the sandbox works", {
                 "a, _ = srv.accept(); a.sendall(b'ok'); print('loopback', c.recv(2).decode())",
         ].join("\n");
         assert.equal(assertOk(await runCode(srv, "python", code), srv).stdout, "loopback ok\n");
+});
+
+// Twelve callers (over HTTP each its own MCP session, one tenant) each run a fresh run that
+// writes three 100 KiB files to out/: 3.6 MB, against a tenant's budget of 1 MiB.
+test("kept out/ files of fresh runs stay on disk within --kept-files-tenant-size; the oldest are dropped and say so",
+     { skip, timeout: 180_000 }, async () => {
+        const s = await startServer({ args: ["--kept-files-size", "2M", "--kept-files-tenant-size", "1M"] });
+        const callers = [];
+        for (let i = 0; i < 12; i++) {
+                if (TRANSPORT !== "http") { callers.push(s); continue; }
+                const client = new Client({ name: `caller-${i}`, version: "0" }, { capabilities: {} });
+                await client.connect(new StreamableHTTPClientTransport(new URL(s.url)));
+                callers.push({ client, log: s.log });
+        }
+        const runs = [];
+        for (const [i, c] of callers.entries()) {
+                const out = assertOk(await runCode(c, "sh", `mkdir -p out
+                        for f in a b c; do head -c 102400 /dev/zero | tr '\\0' '${"abcdefghijkl"[i]}' > out/$f.txt; done`), s);
+                assert.equal(out.files.length, 3, JSON.stringify(out.files));
+                runs.push(out);
+        }
+        const read = async (c, uri) => (await c.client.readResource({ uri })).contents[0].text;
+        // The newest are there, whichever session asks (the same tenant).
+        const last = runs.at(-1).files.find((f) => f.path === "out/c.txt");
+        assert.equal(await read(callers[0], last.uri), "l".repeat(102400));
+        // The oldest went, and the server said so.
+        const first = runs[0].files.find((f) => f.path === "out/a.txt");
+        await assert.rejects(read(callers[0], first.uri), /dropped/);
+        assert.ok(s.log().includes(`kept file ${first.uri} dropped: the oldest of its tenant's (--kept-files-tenant-size)`),
+                  s.log().slice(-2000));
+        // On disk, within the budget; nothing of it in the server's memory.
+        const dir = path.join(s.stateDir, s.instance(), "kept");
+        const bytes = fs.readdirSync(dir).reduce((n, f) => n + fs.statSync(path.join(dir, f)).size, 0);
+        assert.ok(bytes > 0 && bytes <= 1024 * 1024, `${bytes} bytes kept`);
+        for (const c of callers) if (c !== s) await c.client.close();
+        assert.equal((await s.close()).code, 0);
 });
 
 test("the server exits 0 on EOF and leaves nothing behind", { skip, timeout: 60_000 }, async () => {
