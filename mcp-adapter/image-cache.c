@@ -145,11 +145,12 @@ import_storage(const mcp_image_opts *o, const char *name, char *dir, size_t size
         return 0;
 }
 
-/* The layers' fds, open and verified, passed on to msp-mcp-unpack: inheritable in the
- * child only (every fd here is O_CLOEXEC), their numbers in its arguments. */
+/* The layers' fds passed on to msp-mcp-unpack, which checks each against its digest and
+ * size as it unpacks it (the one read of the blob): inheritable in the child only (every
+ * fd here is O_CLOEXEC), their numbers and descriptors in its arguments. */
 typedef struct unpacker_args {
-        char *argv[5 + 3 * MAX_LAYERS + 1];
-        char nums[4 + MAX_LAYERS][32];
+        char *argv[5 + 4 * MAX_LAYERS + 1];
+        char nums[4 + 2 * MAX_LAYERS][32];
         int fds[2 + MAX_LAYERS];
         size_t n_fds;
 } unpacker_args;
@@ -192,8 +193,9 @@ unpacker_args_make(const mcp_image_opts *o, int root_fd, int result_fd, const mc
                         return bfd;
                 a->fds[a->n_fds++] = bfd;
                 a->argv[n++] = l->layers[i].digest;
+                a->argv[n++] = arg_num(a, 4 + 2 * i, l->layers[i].size);
                 a->argv[n++] = (char *) names[l->layers[i].compression];
-                a->argv[n++] = arg_num(a, 4 + i, (uint64_t) bfd);
+                a->argv[n++] = arg_num(a, 5 + 2 * i, (uint64_t) bfd);
         }
         a->argv[n] = NULL;
         return 0;

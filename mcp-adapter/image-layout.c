@@ -1,13 +1,14 @@
 /* An OCI image layout read through fds of its directory: index.json, then the manifest
- * (through an image index when the layout holds one), then the config. A blob is opened
- * with openat2(RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS) below the layout, and its size and
- * sha256 must match its descriptor before a byte of it is believed. */
+ * (through an image index when the layout holds one), then the config. Every file is
+ * opened with openat2(RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS) below the layout and only as
+ * a regular file, and each is read once: a JSON blob into memory, hashed as it is copied
+ * (the bytes parsed are the bytes that matched the digest); a layer by msp-mcp-unpack,
+ * which hashes the stream it unpacks (image-unpack.c). */
 #include "image-layout.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
-#include <gnutls/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "blob-check.h"
 #include "files.h"
 #include "json.h"
 #include "macros.h"
@@ -72,73 +74,93 @@ digest_valid(const char *d)
         return true;
 }
 
-/* Hash fd from offset 0 to EOF (copying the bytes to buf when buf is not NULL, at most
- * max); checks size and digest, leaves the fd at offset 0. */
-static int
-verify_fd(int fd, const char *digest, uint64_t size, char *buf, size_t max, msp_err *err)
+static const char *
+file_kind(mode_t mode)
 {
+        return S_ISFIFO(mode) ? "a FIFO" : S_ISCHR(mode) ? "a character device" :
+               S_ISBLK(mode) ? "a block device" : S_ISSOCK(mode) ? "a socket" :
+               S_ISDIR(mode) ? "a directory" : "of another kind";
+}
+
+/* path below the layout, open for reading only when it is a regular file (what names it in
+ * messages): a symlink is refused at any component, a FIFO or device is opened without
+ * blocking and refused before any read, so nothing the layout's writer made can stall
+ * msp-mcp's single thread. Its size now in *ret_size (when not NULL). */
+static int
+open_regular(int dir_fd, const char *path, const char *what, uint64_t *ret_size, msp_err *err)
+{
+        _cleanup_close_ int fd = open_beneath(dir_fd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+        if (fd == -ENOENT)
+                return msp_err_set(err, ENOENT, "%s: missing (no %s in the layout)", what, path);
+        if (fd == -ELOOP)
+                return msp_err_set(err, ELOOP, "%s: a symlink, or below one (the layout's files "
+                                   "are read only as regular files)", what);
+        if (fd < 0)
+                return msp_err_sys(err, -fd, "%s (%s)", what, path);
         struct stat st;
         if (fstat(fd, &st) < 0)
-                return msp_err_sys(err, errno, "blob %s", digest);
+                return msp_err_sys(err, errno, "%s (%s)", what, path);
         if (!S_ISREG(st.st_mode))
-                return msp_err_set(err, EINVAL, "blob %s: not a regular file", digest);
-        if ((uint64_t) st.st_size != size)
-                return msp_err_set(err, EINVAL, "blob %s: %jd bytes, its descriptor says %ju",
-                                   digest, (intmax_t) st.st_size, (uintmax_t) size);
-        if (buf && size > max)
-                return msp_err_set(err, E2BIG, "blob %s: %ju bytes, more than %zu for JSON",
-                                   digest, (uintmax_t) size, max);
-        gnutls_hash_hd_t h;
-        if (gnutls_hash_init(&h, GNUTLS_DIG_SHA256) < 0)
-                return msp_err_set(err, ENOMEM, "blob %s: sha256 unavailable", digest);
-        uint8_t chunk[65536];
-        uint64_t total = 0;
-        int read_errno = 0;
-        for (;;) {
-                ssize_t n = pread(fd, chunk, sizeof chunk, (off_t) total);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        read_errno = errno;
-                /* a blob that grows while read fails the size check below */
-                if (n <= 0 || total + (uint64_t) n > size)
-                        break;
-                if (buf)
-                        memcpy(buf + total, chunk, (size_t) n);
-                gnutls_hash(h, chunk, (size_t) n);
-                total += (uint64_t) n;
-        }
-        uint8_t sum[32];
-        gnutls_hash_deinit(h, sum);
-        if (read_errno)
-                return msp_err_sys(err, read_errno, "blob %s: reading", digest);
-        char hex[2 * sizeof sum + 1];
-        for (size_t i = 0; i < sizeof sum; i++)
-                snprintf(hex + 2 * i, 3, "%02x", sum[i]);
-        if (total != size || strcmp(hex, digest + 7) != 0)
-                return msp_err_set(err, EINVAL,
-                                   "blob %s: digest mismatch (the content hashes to sha256:%s): "
-                                   "the blob is corrupt or was changed", digest, hex);
-        if (buf)
-                buf[total] = '\0';
-        return 0;
+                return msp_err_set(err, EINVAL, "%s: %s, not a regular file", what,
+                                   file_kind(st.st_mode));
+        if (ret_size)
+                *ret_size = (uint64_t) st.st_size;
+        return TAKE_FD(fd);
 }
 
 static int
-open_blob(int dir_fd, const char *digest, msp_err *err)
+open_blob(int dir_fd, const char *digest, uint64_t size, msp_err *err)
 {
         if (!digest_valid(digest))
                 return msp_err_set(err, EINVAL, "digest \"%.80s\": expected sha256:<64 hex digits>",
                                    digest ? digest : "(none)");
-        char path[96];
+        char path[96], what[96];
         snprintf(path, sizeof path, "blobs/sha256/%s", digest + 7);
-        int fd = open_beneath(dir_fd, path, O_RDONLY | O_NOCTTY);
-        if (fd == -ENOENT)
-                return msp_err_set(err, ENOENT, "blob %s: missing (no %s in the layout)", digest,
-                                   path);
+        snprintf(what, sizeof what, "blob %s", digest);
+        uint64_t now;
+        _cleanup_close_ int fd = open_regular(dir_fd, path, what, &now, err);
         if (fd < 0)
-                return msp_err_sys(err, -fd, "blob %s (%s)", digest, path);
-        return fd;
+                return fd;
+        if (now != size)
+                return msp_err_set(err, EINVAL, "blob %s: %ju bytes, its descriptor says %ju",
+                                   digest, (uintmax_t) now, (uintmax_t) size);
+        return TAKE_FD(fd);
+}
+
+/* The blob read once into buf (at most max bytes, NUL-terminated): the bytes copied are
+ * the bytes hashed, so what the caller parses is what matched the digest. */
+static int
+read_verified(int fd, const char *digest, uint64_t size, char *buf, size_t max, msp_err *err)
+{
+        if (size > max)
+                return msp_err_set(err, E2BIG, "blob %s: %ju bytes, more than %zu for JSON",
+                                   digest, (uintmax_t) size, max);
+        mcp_blob_check c;
+        int r = mcp_blob_check_begin(&c, digest, size, err);
+        if (r < 0)
+                return r;
+        size_t total = 0;
+        for (;;) {
+                /* up to a byte past max: a blob that grew fails the check */
+                ssize_t n = read(fd, buf + total, max + 1 - total);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0) {
+                        r = msp_err_sys(err, errno, "blob %s: reading", digest);
+                        break;
+                }
+                if (n == 0 || (r = mcp_blob_check_feed(&c, buf + total, (size_t) n, err)) < 0)
+                        break;
+                total += (size_t) n;
+        }
+        if (r < 0) {
+                mcp_blob_check_done(&c);
+                return r;
+        }
+        if ((r = mcp_blob_check_end(&c, err)) < 0)
+                return r;
+        buf[total] = '\0';
+        return 0;
 }
 
 /* A descriptor's digest and size, checked. */
@@ -171,13 +193,13 @@ read_json_blob(int dir_fd, const oci_json *d, const char *what, char **ret_text,
         int r = descriptor(d, what, &digest, &size, err);
         if (r < 0)
                 return r;
-        _cleanup_close_ int fd = open_blob(dir_fd, digest, err);
+        _cleanup_close_ int fd = open_blob(dir_fd, digest, size, err);
         if (fd < 0)
                 return msp_err_prefix(err, "%s", what);
         _cleanup_free_ char *buf = malloc(OCI_CONFIG_MAX_BYTES + 1);
         if (!buf)
                 return msp_err_set(err, ENOMEM, "out of memory");
-        if ((r = verify_fd(fd, digest, size, buf, OCI_CONFIG_MAX_BYTES, err)) < 0)
+        if ((r = read_verified(fd, digest, size, buf, OCI_CONFIG_MAX_BYTES, err)) < 0)
                 return msp_err_prefix(err, "%s", what);
         char name[128];
         snprintf(name, sizeof name, "%s %s", what, digest);
@@ -308,19 +330,20 @@ mcp_image_layout_open(const char *dir, const char *tag, mcp_image_layout *ret, m
         _cleanup_close_ int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (dfd < 0)
                 return msp_err_sys(err, errno, "image layout \"%s\"", dir);
-        _cleanup_close_ int marker = open_beneath(dfd, "oci-layout", O_RDONLY);
+        /* only its presence counts: never opened for reading */
+        _cleanup_close_ int marker = open_beneath(dfd, "oci-layout", O_PATH);
         if (marker < 0)
                 return msp_err_set(err, EINVAL, "\"%s\" is not an OCI image layout (no oci-layout file)",
                                    dir);
-        _cleanup_close_ int ifd = open_beneath(dfd, "index.json", O_RDONLY);
+        char name[PATH_MAX];
+        snprintf(name, sizeof name, "%s/index.json", dir);
+        _cleanup_close_ int ifd = open_regular(dfd, "index.json", name, NULL, err);
         if (ifd < 0)
-                return msp_err_sys(err, -ifd, "%s/index.json", dir);
+                return ifd;
         _cleanup_free_ char *buf = NULL;
         size_t n;
         if (mcp_read_fd(ifd, OCI_CONFIG_MAX_BYTES + 1, &buf, &n, err) < 0)
-                return msp_err_prefix(err, "%s/index.json", dir);
-        char name[PATH_MAX];
-        snprintf(name, sizeof name, "%s/index.json", dir);
+                return msp_err_prefix(err, "%s", name);
         _cleanup_json_doc_ oci_json_doc *index = NULL;
         int r = oci_json_parse(name, buf, n, &index, err);
         if (r < 0)
@@ -372,13 +395,8 @@ mcp_image_layout_done(mcp_image_layout *l)
 int
 mcp_image_layer_open(const mcp_image_layout *l, const mcp_image_layer *layer, msp_err *err)
 {
-        _cleanup_close_ int fd = open_blob(l->dir_fd, layer->digest, err);
-        if (fd < 0)
-                return fd;
-        int r = verify_fd(fd, layer->digest, layer->size, NULL, 0, err);
-        if (r < 0)
-                return msp_err_prefix(err, "layer");
-        return TAKE_FD(fd);
+        int fd = open_blob(l->dir_fd, layer->digest, layer->size, err);
+        return fd < 0 ? msp_err_prefix(err, "layer") : fd;
 }
 
 static char *

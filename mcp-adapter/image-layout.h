@@ -1,6 +1,8 @@
 /* An OCI image layout directory (index.json, blobs/sha256/...) read into one image: its
  * manifest, layers and the config's run defaults. Every blob is checked against the
- * digest and size its descriptor names before it is used. Owner: image-layout.c. */
+ * digest and size its descriptor names on the one read that uses it (blob-check.h): the
+ * index, manifest and config here, each layer by msp-mcp-unpack as it unpacks it.
+ * Owner: image-layout.c. */
 #pragma once
 
 #include <stddef.h>
@@ -37,8 +39,10 @@ typedef struct mcp_image_layout {
 int mcp_image_layout_open(const char *dir, const char *tag, mcp_image_layout *ret, msp_err *err);
 void mcp_image_layout_done(mcp_image_layout *l);
 
-/* An fd (O_RDONLY, at offset 0) of the layer's blob after its size and sha256 were checked
- * against the manifest. */
+/* An fd (O_RDONLY, at offset 0) of the layer's blob: a regular file, as long as the
+ * manifest says. Its content is not checked here: the one reader of it, msp-mcp-unpack,
+ * hashes the stream it unpacks (mcp_image_unpack_layer), so that a blob rewritten while
+ * open cannot pass a check done on an earlier read. */
 int mcp_image_layer_open(const mcp_image_layout *l, const mcp_image_layer *layer, msp_err *err);
 
 /* The image config's defaults of a run. env: NULL-terminated "KEY=VALUE"; workdir and user

@@ -4,7 +4,8 @@
  * later entry (an image whose layer writes through a symlink is refused, naming both).
  * The last component is replaced, never followed. Lower layers' paths removed by an
  * opaque directory are the ones this layer has not itself written (the set kept in
- * `written`), whatever the order of the tar. */
+ * `written`), whatever the order of the tar. The blob is hashed as libarchive reads it
+ * (blob_reader): one pass, and the digest covers exactly the bytes that were unpacked. */
 #include "image-unpack.h"
 
 #include <archive.h>
@@ -15,6 +16,7 @@
 #include <limits.h>
 #include <linux/openat2.h>
 #include <search.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "blob-check.h"
 #include "files.h"
 #include "macros.h"
 #include "sandbox-ids.h"
@@ -382,43 +385,106 @@ next_entry(unpack *u, struct archive *a, struct archive_entry *e)
         return r < 0 ? msp_err_prefix(u->err, "layer %s: whiteout \"%.200s\"", u->digest, path) : 0;
 }
 
-int
-mcp_image_unpack_layer(int root_fd, int blob_fd, const char *digest,
-                       mcp_layer_compression compression, mcp_unpack_budget *budget,
-                       msp_err *err)
-{
-        _cleanup_(archive_freep) struct archive *a = archive_read_new();
-        if (!a)
-                return msp_err_set(err, ENOMEM, "out of memory");
-        int ok = archive_read_support_format_tar(a);
-        if (ok == ARCHIVE_OK)
-                ok = compression == MCP_LAYER_GZIP ? archive_read_support_filter_gzip(a) :
-                     compression == MCP_LAYER_ZSTD ? archive_read_support_filter_zstd(a) :
-                     ARCHIVE_OK;
-        if (ok < ARCHIVE_WARN)
-                return msp_err_set(err, ENOTSUP, "layer %s: %s", digest, archive_error_string(a));
-        if (archive_read_open_fd(a, blob_fd, 128 * 1024) != ARCHIVE_OK)
-                return msp_err_set(err, EIO, "layer %s: %s", digest, archive_error_string(a));
+/* The blob as libarchive reads it: every byte passes the check once, in order, on its way
+ * in. There is no skip or seek callback, so data libarchive skips is read (and hashed) too,
+ * and nothing reaches the parser that the check did not see. */
+typedef struct blob_reader {
+        int fd;
+        mcp_blob_check check;
+        msp_err err;                    /* why reading failed (the blob grew, EIO) */
+        int failed;                     /* -errno, 0 */
+        uint8_t buf[128 * 1024];
+} blob_reader;
 
-        unpack u = { .root_fd = root_fd, .digest = digest, .budget = budget, .err = err,
-                     .parent_fd = -1 };
+static la_ssize_t
+blob_read(struct archive *a, void *data, const void **ret)
+{
+        blob_reader *b = data;
+        ssize_t n;
+        do
+                n = read(b->fd, b->buf, sizeof b->buf);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                b->failed = msp_err_sys(&b->err, errno, "blob %s: reading", b->check.digest);
+        else if (!b->failed)
+                b->failed = mcp_blob_check_feed(&b->check, b->buf, (size_t) n, &b->err);
+        if (b->failed) {
+                archive_set_error(a, -b->failed, "%s", b->err.msg);
+                return -1;
+        }
+        *ret = b->buf;
+        return n;
+}
+
+/* The check's verdict once the archive is read (or given up): what follows its end is read
+ * through the check too, then size and digest. A blob that is not the one named is the
+ * error, whatever the entries did; otherwise r stands. */
+static int
+blob_verdict(struct archive *a, blob_reader *b, int r, msp_err *err)
+{
+        const void *buf;
+        la_ssize_t n;
+        while (!b->failed && (n = blob_read(a, b, &buf)) > 0)
+                ;
+        if (!b->failed)
+                b->failed = mcp_blob_check_end(&b->check, &b->err);
+        else
+                mcp_blob_check_done(&b->check);
+        if (b->failed) {
+                *err = b->err;
+                return msp_err_prefix(err, "layer");
+        }
+        return r;
+}
+
+static int
+apply_entries(struct archive *a, unpack *u)
+{
         struct archive_entry *e;
-        int r = 0;
         for (;;) {
                 int h = archive_read_next_header(a, &e);
                 if (h == ARCHIVE_EOF)
-                        break;
-                if (h < ARCHIVE_WARN) {
-                        r = msp_err_set(err, EIO, "layer %s: not a readable tar: %s", digest,
-                                        archive_error_string(a));
-                        break;
-                }
-                if ((r = next_entry(&u, a, e)) < 0)
-                        break;
+                        return 0;
+                if (h < ARCHIVE_WARN)
+                        return msp_err_set(u->err, EIO, "layer %s: not a readable tar: %s",
+                                           u->digest, archive_error_string(a));
+                int r = next_entry(u, a, e);
+                if (r < 0)
+                        return r;
         }
+}
+
+int
+mcp_image_unpack_layer(int root_fd, int blob_fd, const mcp_image_layer *layer,
+                       mcp_unpack_budget *budget, msp_err *err)
+{
+        const char *digest = layer->digest;
+        _cleanup_free_ blob_reader *b = calloc(1, sizeof(*b));
+        _cleanup_(archive_freep) struct archive *a = archive_read_new();       /* freed first */
+        if (!a || !b)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        b->fd = blob_fd;
+        int r = mcp_blob_check_begin(&b->check, digest, layer->size, err);
+        if (r < 0)
+                return r;
+        int ok = archive_read_support_format_tar(a);
+        if (ok == ARCHIVE_OK)
+                ok = layer->compression == MCP_LAYER_GZIP ? archive_read_support_filter_gzip(a) :
+                     layer->compression == MCP_LAYER_ZSTD ? archive_read_support_filter_zstd(a) :
+                     ARCHIVE_OK;
+        if (ok < ARCHIVE_WARN)
+                r = msp_err_set(err, ENOTSUP, "layer %s: %s", digest, archive_error_string(a));
+        else if (archive_read_open(a, b, NULL, blob_read, NULL) != ARCHIVE_OK)
+                r = msp_err_set(err, EIO, "layer %s: %s", digest, archive_error_string(a));
+        if (r < 0)
+                return blob_verdict(a, b, r, err);
+
+        unpack u = { .root_fd = root_fd, .digest = digest, .budget = budget, .err = err,
+                     .parent_fd = -1 };
+        r = apply_entries(a, &u);
         forget_parent(&u);
         for (size_t i = 0; i < u.n_written; i++)
                 free(u.written[i]);
         free(u.written);
-        return r;
+        return blob_verdict(a, b, r, err);
 }

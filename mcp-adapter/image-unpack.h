@@ -19,8 +19,10 @@ typedef struct mcp_unpack_budget {
 
 #define MCP_UNPACK_ENTRY_COST 512u      /* what an entry costs the budget besides its data */
 
-/* Apply the layer read from blob_fd (digest names it in messages) to the directory
- * root_fd. */
-int mcp_image_unpack_layer(int root_fd, int blob_fd, const char *digest,
-                           mcp_layer_compression compression, mcp_unpack_budget *budget,
-                           msp_err *err);
+/* Apply the layer read from blob_fd to the directory root_fd, checking the blob as it
+ * streams: each byte libarchive reads is hashed once on its way in (the rest of the file
+ * after the archive's end too), and the layer is refused, naming its digest, unless those
+ * bytes are exactly the size and sha256 the manifest names, whatever else failed. A
+ * refused layer may have applied entries: the caller keeps the rootfs only on success. */
+int mcp_image_unpack_layer(int root_fd, int blob_fd, const mcp_image_layer *layer,
+                           mcp_unpack_budget *budget, msp_err *err);

@@ -2,11 +2,12 @@
  * program that links libarchive, so that untrusted archives are parsed outside msp-mcp.
  * msp-mcp runs it (image-cache.c) with only these fds open beyond 0-2:
  *
- *   msp-mcp-unpack ROOT_FD RESULT_FD MAX_BYTES OWNERS {DIGEST COMPRESSION BLOB_FD}...
+ *   msp-mcp-unpack ROOT_FD RESULT_FD MAX_BYTES OWNERS {DIGEST SIZE COMPRESSION BLOB_FD}...
  *
- * ROOT_FD is the rootfs directory, each BLOB_FD a verified layer blob (COMPRESSION: tar,
- * gzip or zstd), OWNERS "HOST_ID:SIZE" (the sandboxes' ids, sandbox-ids.h) to shift owners
- * into, or "-" to leave them (image-unpack.h). It writes "<result> <bytes
+ * ROOT_FD is the rootfs directory, each BLOB_FD a layer blob that must be SIZE bytes
+ * hashing to DIGEST (the manifest's descriptor; checked here, on the bytes unpacked) and
+ * COMPRESSION tar, gzip or zstd; OWNERS "HOST_ID:SIZE" (the sandboxes' ids, sandbox-ids.h)
+ * to shift owners into, or "-" to leave them (image-unpack.h). It writes "<result> <bytes
  * used>\n" to RESULT_FD, then on failure the message (naming the layer and entry). */
 #include <errno.h>
 #include <inttypes.h>
@@ -75,13 +76,19 @@ confine(int root_fd, msp_err *err)
 static int
 unpack_layers(int root_fd, char **layers, int n, mcp_unpack_budget *budget, msp_err *err)
 {
-        for (int i = 0; i + 2 < n; i += 3) {
-                mcp_layer_compression c;
-                int blob_fd = parse_fd(layers[i + 2]);
-                if (parse_compression(layers[i + 1], &c) < 0 || blob_fd < 0)
-                        return msp_err_set(err, EINVAL, "layer %s: bad compression \"%s\" or fd \"%s\"",
-                                           layers[i], layers[i + 1], layers[i + 2]);
-                int r = mcp_image_unpack_layer(root_fd, blob_fd, layers[i], c, budget, err);
+        for (int i = 0; i + 3 < n; i += 4) {
+                mcp_image_layer y = { 0 };
+                char *end;
+                errno = 0;
+                y.size = strtoull(layers[i + 1], &end, 10);
+                int blob_fd = parse_fd(layers[i + 3]);
+                if (snprintf(y.digest, sizeof y.digest, "%s", layers[i]) >= (int) sizeof y.digest ||
+                    errno || *end || end == layers[i + 1] ||
+                    parse_compression(layers[i + 2], &y.compression) < 0 || blob_fd < 0)
+                        return msp_err_set(err, EINVAL, "layer %.80s: bad size \"%.30s\", "
+                                           "compression \"%.10s\" or fd \"%.20s\"", layers[i],
+                                           layers[i + 1], layers[i + 2], layers[i + 3]);
+                int r = mcp_image_unpack_layer(root_fd, blob_fd, &y, budget, err);
                 close(blob_fd);
                 if (r < 0)
                         return r;
@@ -94,9 +101,9 @@ main(int argc, char **argv)
 {
         int root_fd = argc > 5 ? parse_fd(argv[1]) : -1;
         int result_fd = argc > 5 ? parse_fd(argv[2]) : -1;
-        if (root_fd < 0 || result_fd < 0 || (argc - 5) % 3 != 0) {
+        if (root_fd < 0 || result_fd < 0 || (argc - 5) % 4 != 0) {
                 fprintf(stderr, "usage: msp-mcp-unpack ROOT_FD RESULT_FD MAX_BYTES OWNERS "
-                        "{DIGEST tar|gzip|zstd BLOB_FD}... (run by msp-mcp)\n");
+                        "{DIGEST SIZE tar|gzip|zstd BLOB_FD}... (run by msp-mcp)\n");
                 return 2;
         }
         msp_err err = { 0 };
