@@ -3,7 +3,7 @@
 // an image built and saved by podman; no registry.
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -12,6 +12,7 @@ import { startServer, skipReason, finishAll, call, runCode, assertOk, tmpStateDi
 
 const skip = skipReason() || (!fs.existsSync("/bin/busybox") && "no /bin/busybox (busybox-static)");
 const MAKER = path.join(import.meta.dirname, "..", "helper", "oci-layout.py");
+const TAMPER = path.join(import.meta.dirname, "..", "helper", "tamper-on-read.py");
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "msp-mcp-images-"));
 fs.chmodSync(work, 0o755);      // the layouts, for a server run by the test user
 after(async () => {
@@ -198,6 +199,59 @@ test("a corrupt layer blob is refused naming its digest", { skip, timeout: 60_00
         b[b.length - 20] ^= 0xff;
         fs.writeFileSync(blob, b);
         assertRefused(img, new RegExp(`blob ${img.layers[0]}: digest mismatch`));
+});
+
+const blobOf = (img, digest) => path.join(img.dir, "blobs", "sha256", digest.slice(7));
+
+// tamper-on-read.py on blob: it rewrites blob with replacement's bytes in place before
+// msp-mcp-unpack's nth read of it returns (fanotify holds that read). Resolves once it
+// watches: { done() -> its stdout, status } or { skip: why }.
+async function tamperOnRead(blob, replacement, nth) {
+        const t = spawn("python3", [TAMPER, blob, replacement, "msp-mcp-unpack", String(nth), "60"],
+                        { stdio: ["ignore", "pipe", "pipe"] });
+        let out = "", err = "";
+        t.stderr.on("data", (b) => { err += b; });
+        const exited = new Promise((resolve) => t.once("exit", (status) => resolve(status)));
+        const ready = await new Promise((resolve) => {
+                t.stdout.on("data", (b) => { out += b; if (out.startsWith("ready\n")) resolve(true); });
+                exited.then(() => resolve(false));
+        });
+        if (!ready) return { skip: `tamper-on-read.py: ${err.trim() || out}` };
+        return { done: async () => ({ status: await exited, out, err }) };
+}
+
+// The layer is rewritten between two of msp-mcp-unpack's reads: its first read got the
+// genuine start, the rest is another valid tar of the same size (etc/motd differs). What it
+// unpacked does not hash to the manifest's digest: refused, nothing cached under it.
+test("a layer rewritten between msp-mcp-unpack's reads is refused and nothing is cached", { skip, timeout: 120_000 }, async (t) => {
+        const spec = (motd) => ({ layers: [{ ...baseLayer([{ path: "etc/motd", data: motd }]), compression: "none" }] });
+        const img = layout(spec("genuine!")), evil = layout(spec("TAMPERED"));
+        const blob = blobOf(img, img.layers[0]);
+        assert.equal(fs.statSync(blob).size, fs.statSync(blobOf(evil, evil.layers[0])).size);
+        const tamper = await tamperOnRead(blob, blobOf(evil, evil.layers[0]), 2);
+        if (tamper.skip) return t.skip(tamper.skip);
+        try {
+                assertRefused(img, new RegExp(`blob ${img.layers[0]}: digest mismatch`));
+        } finally {
+                const { status, out, err } = await tamper.done();
+                assert.equal(status, 0, err);
+                assert.match(out, /tampered/);          // the window was really hit
+        }
+});
+
+// A FIFO would block the server's single thread at open or read (a symlink may point
+// anywhere): the layout's files are read only as regular files.
+test("a layer blob or index.json that is a FIFO or a symlink is refused at once", { skip, timeout: 60_000 }, () => {
+        for (const [what, fifo, want] of [["blob", true, /: a FIFO, not a regular file/],
+                                          ["blob", false, /: a symlink, or below one/],
+                                          ["index", true, /index\.json: a FIFO, not a regular file/]]) {
+                const img = layout({ layers: [baseLayer()] });
+                const victim = what === "blob" ? blobOf(img, img.layers[0]) : path.join(img.dir, "index.json");
+                fs.renameSync(victim, `${victim}.real`);
+                if (fifo) assert.equal(spawnSync("mkfifo", [victim]).status, 0);
+                else fs.symlinkSync(`${victim}.real`, victim);
+                assertRefused(img, want);
+        }
 });
 
 test("a missing blob is refused naming its digest", { skip, timeout: 60_000 }, () => {
