@@ -127,9 +127,10 @@ storage_id(const mcp_image_opts *o, const char *name, char id[72], msp_err *err)
         return 0;
 }
 
-/* `podman save --format oci-dir` of a containers-storage image into <cache>/import-XXXXXX. */
+/* `podman save --format oci-dir` of the store's image id (never its name, which may
+ * name another image by now) into <cache>/import-XXXXXX. */
 static int
-import_storage(const mcp_image_opts *o, const char *name, char *dir, size_t size, msp_err *err)
+import_storage(const mcp_image_opts *o, const char *id, char *dir, size_t size, msp_err *err)
 {
         snprintf(dir, size, "%s/import-XXXXXX", o->cache_dir);
         if (!mkdtemp(dir))
@@ -137,8 +138,8 @@ import_storage(const mcp_image_opts *o, const char *name, char *dir, size_t size
         char out[PATH_MAX + 16];
         snprintf(out, sizeof out, "%s/oci", dir);
         char *argv[] = { (char *) o->podman, "save", "--quiet", "--format", "oci-dir", "-o", out,
-                         (char *) name, NULL };
-        int r = run_podman(o, argv, name, NULL, 0, err);
+                         (char *) id, NULL };
+        int r = run_podman(o, argv, id, NULL, 0, err);
         if (r < 0)
                 return r;
         snprintf(dir + strlen(dir), size - strlen(dir), "/oci");
@@ -435,18 +436,22 @@ storage_entry(int cache_fd, const char *link, char *entry, size_t size)
                 snprintf(entry, size, "%s", target);
 }
 
-/* The layout at dir: its entry, found or unpacked. */
+/* The layout at dir: its entry, found or unpacked. A containers-storage export names
+ * the id its image must have (config_id: its config's digest), else NULL. */
 static int
 entry_of_layout(const mcp_image_opts *o, int cache_fd, const char *dir, const char *tag,
-                char *entry, size_t size, bool *unpacked, msp_err *err)
+                const char *config_id, char *entry, size_t size, bool *unpacked, msp_err *err)
 {
         mcp_image_layout l;
         int r = mcp_image_layout_open(dir, tag && *tag ? tag : NULL, &l, err);
         if (r < 0)
                 return r;
-        snprintf(entry, size, "sha256-%s", l.manifest_digest + 7);
         struct stat st;
-        if (fstatat(cache_fd, entry, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+        snprintf(entry, size, "sha256-%.64s", l.manifest_digest + 7);
+        if (config_id && strcmp(l.config_digest + strlen("sha256:"), config_id) != 0)
+                r = msp_err_set(err, EIO, "podman exported an image whose config is %s, not the "
+                                "id sha256:%s it was asked for", l.config_digest, config_id);
+        else if (fstatat(cache_fd, entry, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
                 *unpacked = false;
         else if ((r = unpack_image(o, cache_fd, &l, entry, err)) == 0)
                 *unpacked = true;
@@ -454,8 +459,9 @@ entry_of_layout(const mcp_image_opts *o, int cache_fd, const char *dir, const ch
         return r;
 }
 
-/* A containers-storage image: by its id from the cache, else exported and unpacked (the
- * export removed again) and its id linked to the entry. */
+/* A containers-storage image: by its id from the cache, else exported by that id and
+ * unpacked (the export removed again) and its id linked to the entry. The link is a
+ * cache key too: it is made only to an image whose config hashes to the id. */
 static int
 entry_of_storage(const mcp_image_opts *o, int cache_fd, const char *name, char *entry,
                  size_t size, bool *unpacked, msp_err *err)
@@ -470,9 +476,9 @@ entry_of_storage(const mcp_image_opts *o, int cache_fd, const char *name, char *
                 *unpacked = false;
                 return 0;
         }
-        r = import_storage(o, name, dir, sizeof dir, err);
+        r = import_storage(o, id, dir, sizeof dir, err);
         if (r == 0)
-                r = entry_of_layout(o, cache_fd, dir, NULL, entry, size, unpacked, err);
+                r = entry_of_layout(o, cache_fd, dir, NULL, id, entry, size, unpacked, err);
         if (r == 0 && ((unlinkat(cache_fd, link, 0) < 0 && errno != ENOENT) ||
                        symlinkat(entry, cache_fd, link) < 0))
                 r = msp_err_sys(err, errno, "image cache: %s", link);
@@ -500,7 +506,8 @@ prepare_locked(const mcp_image_opts *o, int cache_fd, const char *ref, mcp_image
                         *colon = '\0';
                         tag = colon + 1;
                 }
-                r = entry_of_layout(o, cache_fd, dir, tag, entry, sizeof entry, &ret->unpacked, err);
+                r = entry_of_layout(o, cache_fd, dir, tag, NULL, entry, sizeof entry,
+                                    &ret->unpacked, err);
         } else if (strncmp(ref, REF_STORAGE, strlen(REF_STORAGE)) == 0 && ref[strlen(REF_STORAGE)])
                 r = entry_of_storage(o, cache_fd, ref + strlen(REF_STORAGE), entry, sizeof entry,
                                      &ret->unpacked, err);

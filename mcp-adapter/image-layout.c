@@ -378,6 +378,8 @@ mcp_image_layout_open(const char *dir, const char *tag, mcp_image_layout *ret, m
                 mcp_image_layout_done(ret);
                 return r;
         }
+        snprintf(ret->config_digest, sizeof ret->config_digest, "%s",
+                 jstr(oci_json_get(oci_json_get(m, "config"), "digest")));
         ret->dir_fd = TAKE_FD(dfd);
         return 0;
 }

@@ -27,6 +27,7 @@ typedef struct mcp_image_layer {
 typedef struct mcp_image_layout {
         int dir_fd;                     /* the layout directory, O_PATH */
         char manifest_digest[MCP_DIGEST_MAX];
+        char config_digest[MCP_DIGEST_MAX];     /* of config_json */
         size_t n_layers;
         mcp_image_layer *layers;        /* bottom first */
         char *config_json;              /* the verified config blob, NUL-terminated */

@@ -60,10 +60,11 @@ blob_path(const char *dir, const char *digest, char *path, size_t size)
         snprintf(path, size, "%s/blobs/sha256/%s", dir, digest + strlen("sha256:"));
 }
 
-/* mcp_image_prepare of ref into cache, in a child given 30 s: a read that blocks (a FIFO)
- * is a failure here, not a hung test. Its result; its message in msg. */
+/* mcp_image_prepare of ref into cache (podman: the program it runs for
+ * containers-storage:), in a child given 30 s: a read that blocks (a FIFO) is a failure
+ * here, not a hung test. Its result; its message in msg. */
 static int
-prepare(const char *ref, const char *cache, char *msg, size_t size)
+prepare_with(const char *podman, const char *ref, const char *cache, char *msg, size_t size)
 {
         int p[2];
         if (pipe2(p, O_CLOEXEC) < 0)
@@ -71,7 +72,7 @@ prepare(const char *ref, const char *cache, char *msg, size_t size)
         pid_t pid = fork();
         if (pid == 0) {
                 mcp_image_opts o = { .cache_dir = cache, .max_bytes = 64u << 20,
-                                     .podman = "podman",
+                                     .podman = podman,
                                      .unpack_helper = getenv("MSP_MCP_UNPACK") };
                 mcp_image_rootfs ret;
                 msp_err err = { 0 };
@@ -97,6 +98,12 @@ prepare(const char *ref, const char *cache, char *msg, size_t size)
         waitpid(pid, NULL, 0);
         close(p[0]);
         return r;
+}
+
+static int
+prepare(const char *ref, const char *cache, char *msg, size_t size)
+{
+        return prepare_with("podman", ref, cache, msg, size);
 }
 
 /* The cache holds nothing but its lock: no entry, no tmp-* left. */
@@ -338,6 +345,74 @@ TEST(fifo_and_symlink_blobs_refused_without_blocking)
         }
 }
 
+/* The config digest of the layout's image (what podman calls its id), without "sha256:". */
+static int
+config_id(const char *dir, char id[72])
+{
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "python3 -c 'import json; d = \"%s\"; "
+                 "i = json.load(open(d + \"/index.json\")); "
+                 "m = json.load(open(d + \"/blobs/sha256/\" + i[\"manifests\"][0][\"digest\"][7:])); "
+                 "print(m[\"config\"][\"digest\"][7:])'", dir);
+        FILE *f = popen(cmd, "r");
+        if (!f)
+                return -errno;
+        bool ok = fgets(id, 72, f) != NULL;
+        if (pclose(f) != 0 || !ok || strlen(id) != 65)
+                return -EIO;
+        id[64] = '\0';
+        return 0;
+}
+
+/* A podman that says the image is id and exports the layout at src whatever it is asked
+ * for (as a name moved to another image between the two calls would); argv to log. */
+static void
+fake_podman(const char *path, const char *id, const char *src, const char *log)
+{
+        FILE *f = fopen(path, "w");
+        if (!f)
+                return;
+        fprintf(f, "#!/bin/sh\necho \"$*\" >> %s\n"
+                   "case $1 in\nimage) echo %s ;;\nsave) cp -r %s \"$6\" ;;\nesac\n", log, id, src);
+        fclose(f);
+        chmod(path, 0755);
+}
+
+/* containers-storage: the image is exported by the id podman gave, not by its name, and
+ * cs-<id> is linked only to an image whose config hashes to that id: an export of another
+ * image is refused and nothing is cached; the image of the id is. */
+TEST(storage_export_must_be_the_image_of_its_id)
+{
+        char a[128], b[128], dg[80], ida[72], idb[72], cache[128], msg[1200], podman[160];
+        char log[160], want[400], link[256], target[128] = "";
+        ASSERT_OK(make_layout(MOTD_GOOD, a, sizeof a, dg));
+        ASSERT_OK(make_layout(MOTD_EVIL, b, sizeof b, dg));
+        ASSERT_OK(config_id(a, ida));
+        ASSERT_OK(config_id(b, idb));
+        snprintf(podman, sizeof podman, "%s/podman", base);
+        snprintf(log, sizeof log, "%s/podman.log", base);
+
+        fake_podman(podman, ida, b, log);
+        make_cache(cache, sizeof cache);
+        int r = prepare_with(podman, "containers-storage:app", cache, msg, sizeof msg);
+        tap_diag("%s", msg);
+        ASSERT_TRUE(r < 0);
+        snprintf(want, sizeof want, "podman exported an image whose config is sha256:%s, not the "
+                 "id sha256:%s", idb, ida);
+        ASSERT_TRUE(strstr(msg, want) != NULL);
+        ASSERT_TRUE(cache_empty(cache));
+
+        fake_podman(podman, ida, a, log);
+        make_cache(cache, sizeof cache);
+        ASSERT_OK(prepare_with(podman, "containers-storage:app", cache, msg, sizeof msg));
+        snprintf(link, sizeof link, "%s/cs-%s", cache, ida);
+        ASSERT_TRUE(readlink(link, target, sizeof target - 1) > 0);
+        ASSERT_TRUE(strncmp(target, "sha256-", 7) == 0);
+        /* each save named the id */
+        snprintf(want, sizeof want, "grep -c -- '^save .* %s$' %s | grep -qx 2", ida, log);
+        ASSERT_EQ_INT(system(want), 0);
+}
+
 int
 main(void)
 {
@@ -358,6 +433,7 @@ main(void)
                          "fanotify permission events unavailable (needs root)");
         RUN(fifo_and_symlink_blobs_refused_without_blocking);
         RUN(unpack_checks_exactly_the_bytes_it_reads);
+        RUN(storage_export_must_be_the_image_of_its_id);
         char cmd[128];
         snprintf(cmd, sizeof cmd, "rm -rf %s", base);
         if (system(cmd) != 0)
