@@ -369,14 +369,14 @@ wait_in(const char *hier, int root, bool v2, void *userdata, msp_err *err)
         return 0;
 }
 
-/* rmdir the leaf in one hierarchy; `tree`: its sub-cgroups first (a container that may
- * write its cgroup can make any), children before parents. The usual leaf has none and
- * no process left: one rmdir, no open. */
 struct remove_args {
         const char *path;
         bool tree;
 };
 
+/* rmdir the leaf in one hierarchy; `tree`: its sub-cgroups first (a container that may
+ * write its cgroup can make any), children before parents. The usual leaf has none and
+ * no process left: one rmdir, no open. */
 static int
 remove_in(const char *hier, int root, bool v2, void *userdata, msp_err *err)
 {

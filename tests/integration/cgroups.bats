@@ -576,41 +576,19 @@ run_b() {
 
 # A container that may write its cgroup (a cgroup namespace, the cgroup mount rw and, for
 # the hybrid host's cgroup2 hierarchy that msp does not mount, CAP_SYS_ADMIN to mount it
-# itself) parks one process in ".x" and one 17 levels deep, in every hierarchy, and makes
-# the chains DEPTHS ("NAME:N ...") in its first hierarchy; then prints "parked".
+# itself) runs tests/helper/cg-writer.sh CHAIN...: a process in ".x" and one 17 levels
+# deep, in every hierarchy, and the chains in its first one; then it prints "parked".
 run_cg_writer() {
         update_config '.linux.namespaces += [{"type": "cgroup"}]
                 | .mounts |= map(if .type == "cgroup" then .options = (.options - ["ro"] + ["rw"]) else . end)
                 | .process.capabilities.bounding += ["CAP_SYS_ADMIN"]
                 | .process.capabilities.effective += ["CAP_SYS_ADMIN"]
                 | .process.capabilities.permitted += ["CAP_SYS_ADMIN"]'
-        cat >"$BUNDLE/rootfs/cg-writer.sh" <<'SH'
-cg=/sys/fs/cgroup hiers=
-if [ -e $cg/cgroup.procs ]; then hiers=$cg; else
-        for h in $cg/*; do [ -L $h ] || hiers="$hiers $h"; done
-        mkdir -p /tmp/unified && mount -t cgroup2 none /tmp/unified && hiers="$hiers /tmp/unified"
-fi
-[ ! -e $cg/cpuset/cgroup.clone_children ] || echo 1 >$cg/cpuset/cgroup.clone_children
-first=${hiers# }
-first=${first%% *}
-for chain in "$@"; do
-        msp-helper cgnest $first ${chain%:*} ${chain#*:} || exit 1
-done
-dot= deep=
-for h in $hiers; do dot="$dot cgpark $h .x 1 --"; deep="$deep cgpark $h c 17 --"; done
-mkfifo /tmp/f1 /tmp/f2
-msp-helper $dot sleep-forever >/tmp/f1 &
-msp-helper $deep sleep-forever >/tmp/f2 &
-for f in /tmp/f1 /tmp/f2; do
-        while read -r line && echo "$line" && [ "$line" != ready=1 ]; do :; done <$f
-done
-echo parked
-exec sleep 1000
-SH
+        cp "$REPO/tests/helper/cg-writer.sh" "$BUNDLE/rootfs/cg-writer.sh"
         run_detached /bin/sh /cg-writer.sh "$@"
         wait_line "$BATS_TEST_TMPDIR/$CID.out" parked || { cat "$BATS_TEST_TMPDIR/$CID.out"; msp state "$CID"; return 1; }
         cat "$BATS_TEST_TMPDIR/$CID.out"
-        ! grep -E '^cg(park|nest)=E' "$BATS_TEST_TMPDIR/$CID.out"
+        if grep -E '^cg(park|nest)=E' "$BATS_TEST_TMPDIR/$CID.out"; then return 1; fi
         [ "$(grep -c '^ready=1' "$BATS_TEST_TMPDIR/$CID.out")" -eq 2 ]
 }
 

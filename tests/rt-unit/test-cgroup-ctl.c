@@ -483,10 +483,9 @@ park_in(const char *hier, int root, bool v2, void *userdata, msp_err *err)
         const park_args *a = userdata;
         int dfd = cg_open_dir_at(root, hier, a->path, err);
 
-        (void) v2;
         CHECK(dfd >= 0);
         /* v1 cpuset: a new cgroup copies cpus and mems from its parent only with this. */
-        if (cg_exists(dfd, "cpuset.cpus"))
+        if (!v2 && cg_exists(dfd, "cpuset.cpus"))
                 CHECK_OK(cg_write(dfd, "cgroup.clone_children", "1", err), *err);
         int b = nest_at(dfd, a->name, a->depth);
         if (a->pid)

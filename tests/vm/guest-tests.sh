@@ -273,6 +273,32 @@ t_kill_all() {
         msp delete kb
 }
 
+# A container that writes its own cgroup tree (a cgroup namespace, the cgroup2 mount
+# read-write): a process in ".x" and one 17 levels deep are listed by ps and reached by
+# kill --all TERM; delete --force removes them with a 200-deep chain (TCG makes a
+# PATH_MAX-deep one slow here: t_unit's rt-cgroup-ctl "tree" test makes one).
+t_cgroup_tree() {
+        new_bundle ct '.linux.namespaces += [{"type": "cgroup"}]
+                | .mounts |= map(if .type == "cgroup" then .options = (.options - ["ro"] + ["rw"]) else . end)
+                | .process.args = ["/bin/sh", "/cg-writer.sh", ".d:200"]'
+        run_detached ct
+        rc=0
+        until_true 20 has_line "$W/ct.out" parked || rc=$?
+        cat "$W/ct.out"
+        [ "$rc" = 0 ]
+        if grep -E '^cg(park|nest)=E' "$W/ct.out"; then false; fi
+        dot=$(cat "$CG/$PFX/ct/.x/cgroup.procs")
+        [ -n "$dot" ]
+        msp ps --format json ct >"$W/ps.json"
+        cat "$W/ps.json"
+        [ "$(jq length "$W/ps.json")" -eq 3 ]
+        jq -e --argjson p "$dot" 'index($p) != null' "$W/ps.json"
+        msp kill --all ct TERM
+        until_true 10 grep -qx 'populated 0' "$CG/$PFX/ct/.x/cgroup.events"
+        msp delete --force ct
+        [ ! -e "$CG/$PFX/ct" ]
+}
+
 t_ps_events() {
         new_bundle ev '.linux.resources.pids = {"limit": 30}
                 | .linux.resources.memory = {"limit": 67108864}
@@ -833,6 +859,7 @@ t "pause/resume: cgroup.freeze stops the counter and thaws it" t_freeze
 t "devices: the eBPF filter denies d0, allows d1 for reading, null and zero" t_devices
 t "kill --all: every process, without a pid namespace; cgroup.kill when paused" t_kill_all
 t "ps and events --stats" t_ps_events
+t "cgroup tree: ps and kill --all reach '.x' and 17 deep; delete --force removes them and a 200-deep chain" t_cgroup_tree
 t "landlock on an older kernel: strict names the missing right, best effort drops it" t_landlock_old_abi
 t "apparmor: the exec label through the private procfs handle" t_apparmor
 t "apparmor: features says enabled; msp exec applies the label, refuses an unknown profile" t_apparmor_exec

@@ -121,6 +121,7 @@ build_initramfs() {
         # The container bundle: a second busybox tree with the helper, the default config.
         bash "$repo/bundles/busybox/prepare.sh" "$stage/vm/bundle/rootfs" >/dev/null || return 1
         install -m 0755 "$MSP_HELPER" "$stage/vm/bundle/rootfs/bin/msp-helper" || return 1
+        install -m 0644 "$repo/tests/helper/cg-writer.sh" "$stage/vm/bundle/rootfs/cg-writer.sh" || return 1
         cp "$repo/bundles/busybox/config.json" "$stage/vm/bundle/config.json" || return 1
 
         install -m 0755 "$here/guest-init.sh" "$stage/init" || return 1
