@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "artifacts.h"
+#include "files.h"
 #include "macros.h"
 
 typedef struct scan {
@@ -142,7 +143,7 @@ open_out(int workspace_fd)
         struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
                                 .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS |
                                            RESOLVE_NO_MAGICLINKS };
-        return (int) syscall(SYS_openat2, workspace_fd, "out", &how, sizeof how);
+        return (int) syscall(SYS_openat2, workspace_fd, MCP_OUT_DIR, &how, sizeof how);
 }
 
 int
@@ -158,7 +159,7 @@ mcp_artifacts_snapshot(int workspace_fd, mcp_artifacts_snap *ret, msp_err *err)
                 return msp_err_set(err, ENOMEM, "artifacts: out of memory");
         }
         scan s = { .snap = ret };
-        (void) walk(&s, fd, "out", 0);
+        (void) walk(&s, fd, MCP_OUT_DIR, 0);
         return 0;
 }
 
@@ -184,7 +185,7 @@ mcp_artifacts_scan(int workspace_fd, const mcp_artifacts_snap *before, const cha
                 close(fd);
                 return msp_err_set(err, ENOMEM, "artifacts: out of memory");
         }
-        int r = walk(&s, fd, "out", 0);
+        int r = walk(&s, fd, MCP_OUT_DIR, 0);
         if (r < 0) {
                 mcp_artifacts_free(s.a, s.n);
                 return msp_err_set(err, -r, "artifacts: out of memory");

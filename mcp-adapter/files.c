@@ -155,6 +155,25 @@ type_name(mode_t m)
         return "is not a regular file";
 }
 
+/* A new directory name under dirfd, mode 0755, of the run's user: its fd, or -errno
+ * (-EEXIST when name is there, whatever it is: nothing existing is followed or changed). */
+static int
+mkdir_owned(int dirfd, const char *name, mcp_run_ids ids)
+{
+        if (mkdirat(dirfd, name, 0755) < 0)
+                return -errno;
+        int fd = openat2_retry(dirfd, name, O_RDONLY | O_DIRECTORY, 0, RESOLVE_WRITE);
+        if (fd < 0)
+                return fd;
+        /* through the fd: a racing rename cannot redirect the chown */
+        if (fchown(fd, MCP_HOST_UID_OF(ids), MCP_HOST_GID_OF(ids)) < 0 || fchmod(fd, 0755) < 0) {
+                int e = errno;
+                close(fd);
+                return -e;
+        }
+        return fd;
+}
+
 /* Open (creating as needed) the directory holding the last component; never follows a
  * symlink; directories it creates belong to the sandbox user. */
 static int
@@ -169,19 +188,13 @@ open_parent_for_write(int wsfd, const split_path *sp, const char *path, mcp_run_
                 int fd = openat2_retry(cur, sp->comp[i], O_RDONLY | O_DIRECTORY, 0,
                                        RESOLVE_WRITE);
                 if (fd == -ENOENT) {
-                        if (mkdirat(cur, sp->comp[i], 0755) < 0 && errno != EEXIST)
-                                return path_failf(err, errno, path, "mkdir \"%s\": %s",
-                                                          sp->comp[i], strerror(errno));
-                        fd = openat2_retry(cur, sp->comp[i], O_RDONLY | O_DIRECTORY, 0,
-                                           RESOLVE_WRITE);
-                        /* through the fd: a racing rename cannot redirect the chown */
-                        if (fd >= 0 && (fchown(fd, MCP_HOST_UID_OF(ids), MCP_HOST_GID_OF(ids)) < 0 ||
-                                        fchmod(fd, 0755) < 0)) {
-                                int e = errno;
-                                close(fd);
-                                return path_failf(err, e, path, "chown \"%s\": %s",
-                                                          sp->comp[i], strerror(e));
-                        }
+                        fd = mkdir_owned(cur, sp->comp[i], ids);
+                        if (fd == -EEXIST)      /* made since: opened as any other */
+                                fd = openat2_retry(cur, sp->comp[i], O_RDONLY | O_DIRECTORY,
+                                                   0, RESOLVE_WRITE);
+                        else if (fd < 0)
+                                return path_failf(err, -fd, path, "mkdir \"%s\": %s",
+                                                  sp->comp[i], strerror(-fd));
                 }
                 if (fd < 0)
                         return open_fail(err, fd, path);
@@ -189,6 +202,20 @@ open_parent_for_write(int wsfd, const split_path *sp, const char *path, mcp_run_
                 cur = fd;
         }
         return TAKE_FD(cur);
+}
+
+int
+mcp_workspace_make_out(int workspace_fd, mcp_run_ids ids, msp_err *err)
+{
+        int fd = mkdir_owned(workspace_fd, MCP_OUT_DIR, ids);
+        if (fd >= 0) {
+                close(fd);
+                return 0;
+        }
+        /* A full workspace keeps running without it: the code can still free room. */
+        if (fd == -EEXIST || fd == -ENOSPC || fd == -EDQUOT)
+                return 0;
+        return msp_err_set(err, -fd, "workspace: make %s/: %s", MCP_OUT_DIR, strerror(-fd));
 }
 
 int

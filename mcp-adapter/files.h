@@ -43,6 +43,13 @@ int mcp_workspace_list_files(int workspace_fd, const char *path, size_t max_entr
                              mcp_dirent **ret, size_t *ret_n, bool *ret_truncated,
                              msp_err *err);
 
+/* The directory of files a run returns, below /workspace (artifacts.h). */
+#define MCP_OUT_DIR "out"
+/* Make MCP_OUT_DIR in the workspace, mode 0755, the run's user's (sandbox-ids.h), when it is
+ * missing (the code may have removed it). Whatever has that name already is left as it is,
+ * never followed; a workspace with no room goes without it (the code can still free some). */
+int mcp_workspace_make_out(int workspace_fd, mcp_run_ids ids, msp_err *err);
+
 /* Remove name (a file or a tree) under dirfd without following symlinks or crossing into
  * other mounts (a mount point inside fails with -EBUSY). -ENOENT is success. */
 int mcp_remove_tree_at(int dirfd, const char *name, msp_err *err);

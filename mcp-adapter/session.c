@@ -237,7 +237,11 @@ session_mount(mcp_session_store *store, session *s, msp_err *err)
                 if (s->wsfd < 0)
                         r = msp_err_sys(err, errno, "open the workspace");
         }
+        if (r >= 0)
+                r = mcp_workspace_make_out(s->wsfd, ids, err);
         if (r < 0) {
+                if (s->wsfd >= 0)
+                        close(TAKE_FD(s->wsfd));
                 umount_at(store, s->id, "merged");
                 umount_at(store, s->id, "ws");
                 return msp_err_prefix(err, "session %s: workspace", s->id);

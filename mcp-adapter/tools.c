@@ -71,10 +71,12 @@ static void t_run_code(mcp_server *, const mcp_rpc_id *, targs *, const mcp_rpc_
 static const tool tools[] = {
         { "run_code", "Run code in a sandbox",
           "Run a program in a fresh, isolated Linux sandbox: no network (unless `network` asks "
-          "for what this server allows), an empty /workspace "
+          "for what this server allows), a new /workspace "
           "(or a session's), limited memory, processes, CPU and time. Returns exit_code, stdout, "
-          "stderr (each capped; the full logs are resources), timed_out, oom_killed. Images "
-          "written to /workspace/out/ come back as image content.",
+          "stderr (each capped; the full logs are resources), timed_out, oom_killed. Files the "
+          "code creates or changes under /workspace/out/ (it exists in every workspace) are "
+          "returned: images (PNG, JPEG, GIF, SVG) as image content, other files as resource "
+          "links.",
           mcp_schema_in_run_code, mcp_schema_out_run_code, false, false, false, true,
           (const char *const[]) { "language", "code", "stdin", "files", "args", "env",
                                   "timeout_ms", "memory_mb", "pids", "cpus", "session_id",

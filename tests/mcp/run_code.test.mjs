@@ -139,8 +139,8 @@ test("files are placed in /workspace (utf8, base64, executable); the workspace i
                 ],
         });
         assert.equal(assertOk(res, srv).stdout, "/workspace\nalpha\n00ff07\ntool ran\n");
-        const again = await runCode(srv, "sh", "ls -A /workspace | wc -l");
-        assert.equal(assertOk(again, srv).stdout.trim(), "0", "a fresh workspace is empty");
+        const again = await runCode(srv, "sh", "ls -A /workspace; ls -A /workspace/out | wc -l");
+        assert.equal(assertOk(again, srv).stdout, "out\n0\n", "a fresh workspace is empty but for out/");
 });
 
 test("the sandbox: unprivileged user, no capabilities, read-only system dirs, /tmp writable", { skip, timeout: 60_000 }, async () => {
