@@ -257,6 +257,9 @@ idmapped_bind(const char *rootfs, int idmap_fd, int dirfd, const char *name, msp
         return 0;
 }
 
+const char *const mcp_view_top_dirs[] = { "proc", "dev", "tmp", "workspace", ".msp", "etc",
+                                          NULL };
+
 /* A prepared rootfs is never written to: msp-mcp mounts a read-only overlay of it under a
  * layer that holds only the mount points (lowerdir=<mp>:<rootfs>, no upper), in its own
  * private mount namespace; with idmap_fd, over an idmapped mount of it at <name>.lower. */
@@ -264,7 +267,6 @@ int
 mcp_rootfs_view(int dirfd, const char *dir_path, const char *name, const char *rootfs,
                 int idmap_fd, msp_err *err)
 {
-        static const char *const need[] = { "proc", "dev", "tmp", "workspace", ".msp", "etc" };
         char mp[64], lower[64], opts[8192], target[4200];
         if (strpbrk(rootfs, ":,\\") || rootfs[0] != '/')
                 return msp_err_set(err, EINVAL,
@@ -280,8 +282,8 @@ mcp_rootfs_view(int dirfd, const char *dir_path, const char *name, const char *r
         _cleanup_close_ int mfd = openat(dirfd, mp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (mfd < 0)
                 return msp_err_sys(err, errno, "rootfs view '%s'", mp);
-        for (size_t i = 0; i < ARRAY_SIZE(need); i++)
-                if ((r = mkdir_at(mfd, need[i], 0755, err)) < 0)
+        for (size_t i = 0; mcp_view_top_dirs[i]; i++)
+                if ((r = mkdir_at(mfd, mcp_view_top_dirs[i], 0755, err)) < 0)
                         return r;
         if (fchmodat(mfd, "tmp", 01777, 0) < 0)
                 return msp_err_sys(err, errno, "rootfs view: chmod 'tmp'");
@@ -398,12 +400,44 @@ write_proxy_port_rule(oci_jw *w, unsigned port)
         oci_jw_end_array(w);
 }
 
-/* process.landlock: the profile, plus read access to the program's directory, execute on
- * the init in it, and listing of /. The network rights are never handled here: Landlock's port rules cannot tell
- * loopback from any other address, so handling them would refuse TCP on the sandbox's own
- * loopback (servers under test, multiprocessing managers). The network boundary is the
- * private network namespace (only `lo`), or, with a network session, the operator's
- * explicit --allow-network. An allowlist run is the exception: its network rights are
+/* One pathBeneath rule: access on paths (NULL-terminated; none: no rule). */
+static void
+write_path_rule(oci_jw *w, const char *const *paths, const char *const *access)
+{
+        if (!paths || !paths[0])
+                return;
+        oci_jw_begin_object(w);
+        oci_jw_kv_strlist(w, "allowedAccess", access);
+        oci_jw_kv_strlist(w, "paths", paths);
+        oci_jw_end_object(w);
+}
+
+/* The rules added to the profile's: reading the program's directory, executing the init
+ * in it (pid 1, nothing else there), an image's own top-level directories (read and
+ * execute beneath) and regular files (read and execute those files: image-cache.c lists
+ * none of a name the view covers, and no symlink, whose target is granted or not on its
+ * own), and listing the root (`ls /`, os.listdir("/")), which holds only mount points, the
+ * system view and, in an image, its own entries. */
+static void
+write_own_rules(oci_jw *w, const mcp_bundle_spec *s)
+{
+        write_path_rule(w, (const char *const[]){ MCP_CODE_DIR, NULL },
+                        (const char *const[]){ "read_file", "read_dir", NULL });
+        if (s->init_path)
+                write_path_rule(w, (const char *const[]){ MCP_INIT_PATH, NULL },
+                                (const char *const[]){ "execute", NULL });
+        write_path_rule(w, s->read_dirs,
+                        (const char *const[]){ "execute", "read_file", "read_dir", NULL });
+        write_path_rule(w, s->read_files, (const char *const[]){ "execute", "read_file", NULL });
+        write_path_rule(w, (const char *const[]){ "/", NULL },
+                        (const char *const[]){ "read_dir", NULL });
+}
+
+/* process.landlock: the profile, plus write_own_rules. The network rights are never
+ * handled here: Landlock's port rules cannot tell loopback from any other address, so
+ * handling them would refuse TCP on the sandbox's own loopback (servers under test,
+ * multiprocessing managers). The network boundary is the private network namespace (only
+ * `lo`), or, with a network session, the operator's explicit --allow-network. An allowlist run is the exception: its network rights are
  * handled and only the proxy's port is open (write_proxy_port_rule). */
 static void
 write_landlock(oci_jw *w, const mcp_bundle_spec *s)
@@ -438,40 +472,7 @@ write_landlock(oci_jw *w, const mcp_bundle_spec *s)
                                 oci_jw_begin_array(w);
                                 for (size_t j = 0; j < oci_json_len(rv); j++)
                                         jw_copy(w, oci_json_value_at(rv, j));
-                                oci_jw_begin_object(w);
-                                oci_jw_kv_strlist(w, "allowedAccess",
-                                                  (const char *const[]){ "read_file", "read_dir",
-                                                                         NULL });
-                                oci_jw_kv_strlist(w, "paths",
-                                                  (const char *const[]){ MCP_CODE_DIR, NULL });
-                                oci_jw_end_object(w);
-                                /* pid 1: executing the init itself, nothing else there. */
-                                if (s->init_path) {
-                                        oci_jw_begin_object(w);
-                                        oci_jw_kv_strlist(w, "allowedAccess",
-                                                          (const char *const[]){ "execute",
-                                                                                 NULL });
-                                        oci_jw_kv_strlist(w, "paths",
-                                                          (const char *const[]){ MCP_INIT_PATH,
-                                                                                 NULL });
-                                        oci_jw_end_object(w);
-                                }
-                                /* An image's own top-level directories. */
-                                if (s->read_dirs && s->read_dirs[0]) {
-                                        oci_jw_begin_object(w);
-                                        oci_jw_kv_strlist(w, "allowedAccess",
-                                                          (const char *const[]){ "execute", "read_file",
-                                                                                 "read_dir", NULL });
-                                        oci_jw_kv_strlist(w, "paths", s->read_dirs);
-                                        oci_jw_end_object(w);
-                                }
-                                /* Listing the skeleton's root (`ls /`, os.listdir("/")):
-                                 * it holds only mount points and read-only system dirs. */
-                                oci_jw_begin_object(w);
-                                oci_jw_kv_strlist(w, "allowedAccess",
-                                                  (const char *const[]){ "read_dir", NULL });
-                                oci_jw_kv_strlist(w, "paths", (const char *const[]){ "/", NULL });
-                                oci_jw_end_object(w);
+                                write_own_rules(w, s);
                                 oci_jw_end_array(w);
                         }
                         if (s->proxy_port && handles_network(ll))

@@ -61,6 +61,9 @@ void mcp_private_view_release(const char *inst_path);
 int mcp_rootfs_view(int dirfd, const char *dir_path, const char *name, const char *rootfs,
                     int idmap_fd, msp_err *err);
 void mcp_rootfs_view_release(const char *dir_path, const char *name);
+/* The directories of that layer (NULL-terminated): every top-level mount point of a run on
+ * the view, and /etc. A rootfs's entry of one of these names is hidden or covered there. */
+extern const char *const mcp_view_top_dirs[];
 
 typedef struct mcp_bundle_spec {
         const char *root_path;          /* the skeleton (with the system view's binds,
@@ -73,6 +76,7 @@ typedef struct mcp_bundle_spec {
         const char *cwd;                /* NULL: /workspace */
         mcp_run_ids ids;                /* process.user; ids.base: the id maps' hostID */
         const char *const *read_dirs;   /* Landlock: read and execute beneath these too */
+        const char *const *read_files;  /* Landlock: read and execute these regular files */
         const char *workspace_path;     /* bound rw at /workspace */
         const char *code_path;          /* bound ro at MCP_CODE_DIR */
         const char *init_path;          /* bound ro at MCP_INIT_PATH (the code dir has an empty

@@ -40,6 +40,7 @@ typedef struct mcp_rootfs {
         const char *workdir;            /* an image's WorkingDir, or NULL (/workspace) */
         const char *const *read_dirs;   /* an image's directories runs may read and execute
                                          * (beyond the Landlock profile's), or NULL */
+        const char *const *read_files;  /* an image's top-level files, likewise, or NULL */
         bool has_user;                  /* an image's User, resolved in its /etc/passwd: */
         mcp_run_ids user;               /* the ids its runs have inside */
 } mcp_rootfs;

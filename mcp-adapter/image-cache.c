@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bundle.h"
 #include "child-call.h"
 #include "files.h"
 #include "image-user.h"
@@ -387,38 +388,84 @@ resolve_user(int cache_fd, const char *entry, mcp_image_rootfs *ret, msp_err *er
         return r;
 }
 
-/* "/<name>" of every top-level directory of the image but the sandbox's own mount points:
- * the Landlock profile knows only the usual system directories, and an image's files may
- * live anywhere (/data, /srv, /home...). */
-static int
-list_top_dirs(int cache_fd, const char *entry, char ***ret)
+/* What a run may read of an image's top level beyond the Landlock profile (which knows only
+ * the usual system directories; an image's files may live anywhere: /data, /srv, /app.py):
+ * "/<name>" of each directory and each regular file. Never a symlink (/lib -> usr/lib
+ * resolves into what is granted, or not, on its own), nor a name the sandbox has its own
+ * entry at: a directory at one of its mount points is not the image's there, and a file
+ * where the view has a directory (bundle.h) is hidden by it, so the file's rule would
+ * grant beneath that directory instead. */
+#define TOP_GRANTS_MAX 1024             /* rules in every run's config */
+
+static bool
+sandbox_own(const char *name, bool dir)
 {
-        static const char *const own[] = { "proc", "sys", "dev", "tmp", "workspace", ".msp" };
+        static const char *const own[] = { "proc", "sys", "dev", "tmp", "workspace", ".msp",
+                                           NULL };
+        for (size_t i = 0; own[i]; i++)
+                if (strcmp(name, own[i]) == 0)
+                        return true;
+        for (size_t i = 0; !dir && mcp_view_top_dirs[i]; i++)
+                if (strcmp(name, mcp_view_top_dirs[i]) == 0)
+                        return true;
+        return false;
+}
+
+/* "/name" appended to the NULL-terminated *list of *n entries. */
+static int
+push_top(char ***list, size_t *n, const char *name)
+{
+        char **p = realloc(*list, (*n + 2) * sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        *list = p;
+        if (asprintf(&p[*n], "/%s", name) < 0) {
+                p[*n] = NULL;           /* asprintf leaves it undefined */
+                return -ENOMEM;
+        }
+        p[++*n] = NULL;
+        return 0;
+}
+
+static void
+free_top(char **list)
+{
+        for (size_t i = 0; list && list[i]; i++)
+                free(list[i]);
+        free(list);
+}
+
+static int
+list_top(int cache_fd, const char *entry, mcp_image_rootfs *ret, msp_err *err)
+{
         char root[MCP_DIGEST_MAX + 64];
         snprintf(root, sizeof root, "%s/rootfs", entry);
         _cleanup_closedir_ DIR *d = mcp_image_opendir_at(cache_fd, root);
         if (!d)
-                return -errno;
-        size_t n = 0;
-        char **list = calloc(1, sizeof(*list));
+                return msp_err_sys(err, errno, "image cache: %s", root);
+        size_t n_dirs = 0, n_files = 0;
+        ret->top_dirs = calloc(1, sizeof(*ret->top_dirs));
+        ret->top_files = calloc(1, sizeof(*ret->top_files));
+        if (!ret->top_dirs || !ret->top_files)
+                return msp_err_set(err, ENOMEM, "out of memory");
         struct dirent *de;
-        while (list && (de = readdir(d))) {
-                bool skip = de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 ||
-                            strcmp(de->d_name, "..") == 0;
-                for (size_t i = 0; i < ARRAY_SIZE(own) && !skip; i++)
-                        skip = strcmp(de->d_name, own[i]) == 0;
-                if (skip)
+        while ((de = readdir(d))) {
+                struct stat st;
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+                    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                    !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) ||
+                    sandbox_own(de->d_name, S_ISDIR(st.st_mode)))
                         continue;
-                char **p = realloc(list, (n + 2) * sizeof(*p));
-                if (!p || asprintf(&p[n], "/%s", de->d_name) < 0) {
-                        list = p;
-                        break;
-                }
-                list = p;
-                list[++n] = NULL;
+                if (n_dirs + n_files >= TOP_GRANTS_MAX)
+                        return msp_err_set(err, E2BIG, "more than %d directories and files at "
+                                           "its top level (each is a Landlock rule of every run)",
+                                           TOP_GRANTS_MAX);
+                int r = S_ISDIR(st.st_mode) ? push_top(&ret->top_dirs, &n_dirs, de->d_name)
+                                            : push_top(&ret->top_files, &n_files, de->d_name);
+                if (r < 0)
+                        return msp_err_set(err, -r, "out of memory");
         }
-        *ret = list;
-        return list ? 0 : -ENOMEM;
+        return 0;
 }
 
 /* The entry a containers-storage image was unpacked into before: cs-<id> links to it. */
@@ -518,9 +565,9 @@ prepare_locked(const mcp_image_opts *o, int cache_fd, const char *ref, mcp_image
         check_workdir(cache_fd, entry, &ret->defaults);
         if ((r = resolve_user(cache_fd, entry, ret, err)) < 0)
                 return r;
+        if ((r = list_top(cache_fd, entry, ret, err)) < 0)
+                return r;
         /* asprintf leaves its pointer undefined on failure: NULL it for mcp_image_rootfs_done */
-        if (list_top_dirs(cache_fd, entry, &ret->top_dirs) < 0)
-                return msp_err_set(err, ENOMEM, "out of memory");
         if (asprintf(&ret->rootfs, "%s/%s/rootfs", o->cache_dir, entry) < 0) {
                 ret->rootfs = NULL;
                 return msp_err_set(err, ENOMEM, "out of memory");
@@ -556,9 +603,8 @@ mcp_image_rootfs_done(mcp_image_rootfs *r)
 {
         free(r->rootfs);
         free(r->digest);
-        for (size_t i = 0; r->top_dirs && r->top_dirs[i]; i++)
-                free(r->top_dirs[i]);
-        free(r->top_dirs);
+        free_top(r->top_dirs);
+        free_top(r->top_files);
         mcp_image_defaults_done(&r->defaults);
         *r = (mcp_image_rootfs) { 0 };
 }

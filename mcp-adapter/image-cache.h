@@ -27,6 +27,7 @@ typedef struct mcp_image_rootfs {
         char *digest;                   /* the manifest's */
         bool unpacked;                  /* false: found in the cache */
         char **top_dirs;                /* "/srv"...: its top-level directories, NULL-terminated */
+        char **top_files;               /* "/app.py"...: its top-level regular files, likewise */
         mcp_image_defaults defaults;
         bool has_user;                  /* the config names a User: its runs' ids (inside) */
         unsigned uid, gid;

@@ -120,6 +120,7 @@ prepare_images(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
                 rf->env = (const char *const *) images[i].defaults.env;
                 rf->workdir = images[i].defaults.workdir;
                 rf->read_dirs = (const char *const *) images[i].top_dirs;
+                rf->read_files = (const char *const *) images[i].top_files;
                 rf->has_user = images[i].has_user;
                 rf->user = (mcp_run_ids) { images[i].uid, images[i].gid };
                 if (rf->has_user && (images[i].uid >= ids || images[i].gid >= ids)) {

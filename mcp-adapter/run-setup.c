@@ -168,6 +168,7 @@ make_bundle(mcp_run *run, msp_err *err)
                 .cwd = rootfs ? rootfs->workdir : NULL,
                 .ids = ids,
                 .read_dirs = rootfs ? rootfs->read_dirs : NULL,
+                .read_files = rootfs ? rootfs->read_files : NULL,
                 .workspace_path = run->ws_path,
                 .code_path = code_path,
                 .init_path = e->init_path[0] ? e->init_path : NULL,

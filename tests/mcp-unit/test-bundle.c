@@ -253,6 +253,47 @@ TEST(init_is_pid1)
         ASSERT_NULL(mount_at(s2, MCP_INIT_PATH));
 }
 
+/* The rights a config's Landlock rules give path (0: none names it). */
+static uint64_t
+rights_of(const oci_spec *s, const char *path)
+{
+        uint64_t r = 0;
+        const oci_landlock *ll = s->process->landlock;
+        for (size_t i = 0; i < ll->n_path_beneath; i++)
+                for (size_t k = 0; k < ll->path_beneath[i].paths.n; k++)
+                        if (strcmp(ll->path_beneath[i].paths.v[k], path) == 0)
+                                r |= ll->path_beneath[i].allowed_access;
+        return r;
+}
+
+TEST(image_top_level_grants)
+{
+        /* An image's top-level directories: read and execute beneath; its top-level files:
+         * read and execute, no directory right and no write; the root itself: listing only. */
+        static const char *const dirs[] = { "/srv", "/data", NULL };
+        static const char *const files[] = { "/app.py", "/entrypoint.sh", NULL };
+        msp_err err = { 0 };
+        mcp_bundle_spec bs = test_spec(false);
+        bs.host_view = false;
+        bs.read_dirs = dirs;
+        bs.read_files = files;
+        _cleanup_spec_ oci_spec *s = parse(&bs, &err);
+        if (!s)
+                TAP_FAIL_("parse: %s", err.msg);
+        const uint64_t rx = OCI_LL_FS_EXECUTE | OCI_LL_FS_READ_FILE;
+        ASSERT_EQ_U64(rights_of(s, "/srv"), rx | OCI_LL_FS_READ_DIR);
+        ASSERT_EQ_U64(rights_of(s, "/data"), rx | OCI_LL_FS_READ_DIR);
+        ASSERT_EQ_U64(rights_of(s, "/app.py"), rx);
+        ASSERT_EQ_U64(rights_of(s, "/entrypoint.sh"), rx);
+        ASSERT_EQ_U64(rights_of(s, "/"), OCI_LL_FS_READ_DIR);
+
+        bs.read_dirs = bs.read_files = NULL;    /* the host view: none of them */
+        _cleanup_spec_ oci_spec *h = parse(&bs, &err);
+        if (!h)
+                TAP_FAIL_("parse: %s", err.msg);
+        ASSERT_EQ_U64(rights_of(h, "/srv") | rights_of(h, "/app.py"), 0);
+}
+
 TEST(network_session)
 {
         msp_err err = { 0 };
@@ -583,6 +624,7 @@ main(void)
         }
         RUN(hardened_fields);
         RUN(init_is_pid1);
+        RUN(image_top_level_grants);
         RUN(network_session);
         RUN(hostile_strings_stay_strings);
         RUN(env_check);

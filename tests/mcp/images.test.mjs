@@ -171,6 +171,69 @@ test("an image's User (name, uid, name:group from the image's /etc/passwd and /e
         await srv.close();
 });
 
+// Each image's sessions: /workspace/out is there, the run's user's (the image's User or the
+// sandbox user), writable, and made again after the code removes it.
+test("an image session's /workspace/out exists, is the run's user's and writable, with and without User", { skip, timeout: 180_000 }, async () => {
+        const cache = cacheDir("cache-out");
+        const plain = layout({ config: { Env: ["PATH=/bin"] }, layers: [baseLayer([
+                { path: "bin/id", symlink: "busybox" }, { path: "bin/stat", symlink: "busybox" },
+                { path: "bin/touch", symlink: "busybox" }, { path: "bin/rm", symlink: "busybox" }])] });
+        const user = userImage("app");
+        const srv = await startServer({ args: ["--image", `plain=oci:${plain.dir}`, "--image", `user=oci:${user.dir}`,
+                                               "--image-cache", cache] });
+        const check = "cd /workspace; [ -d out ] && [ \"$(stat -c %u:%g out)\" = \"$(id -u):$(id -g)\" ] && touch out/f && echo ok-$(id -u)";
+        for (const [rootfs, uid] of [["plain", "1000"], ["user", "1234"]]) {
+                const s = assertOk(await call(srv, "session_create", { rootfs }), srv, "session_create");
+                const sid = { session_id: s.session_id };
+                const r = assertOk(await runCode(srv, "sh", check, sid), srv, `${rootfs}: out/`);
+                assert.equal(r.stdout, `ok-${uid}\n`, r.stderr);
+                assert.deepEqual(r.files.map((f) => f.path), ["out/f"]);
+                assertOk(await runCode(srv, "sh", "rm -rf /workspace/out", sid), srv);
+                const again = assertOk(await runCode(srv, "sh", check, sid), srv, `${rootfs}: out/ again`);
+                assert.equal(again.stdout, `ok-${uid}\n`, again.stderr);
+                await call(srv, "session_close", sid);
+        }
+        await srv.close();
+});
+
+// Files at an image's top level (/app.py, /entrypoint.sh) are the image's own: readable and
+// runnable like its top-level directories' files, and as read-only; a top-level symlink
+// (a merged /usr: /bin -> usr/bin, /lib -> usr/lib) resolves as before.
+test("an image's top-level files are readable and runnable, not writable; top-level symlinks resolve", { skip, timeout: 180_000 }, async () => {
+        const applets = ["sh", "cat", "echo", "ls", "id", "touch", "chmod"];
+        const img = layout({ config: { Env: ["PATH=/bin"] }, layers: [{ compression: "gzip", entries: [
+                { path: "usr", dir: true }, { path: "usr/bin", dir: true }, { path: "usr/lib", dir: true },
+                { path: "usr/bin/busybox", file: "/bin/busybox", mode: 0o755 },
+                ...applets.map((a) => ({ path: `usr/bin/${a}`, symlink: "busybox" })),
+                { path: "usr/lib/data.txt", data: "lib data\n" },
+                { path: "bin", symlink: "usr/bin" }, { path: "lib", symlink: "usr/lib" },
+                { path: "etc", dir: true },
+                { path: "app.py", data: "echo app.py read\n" },
+                { path: "entrypoint.sh", data: "#!/bin/sh\necho entrypoint ran with $1\n", mode: 0o755 },
+                { path: "app-link", symlink: "app.py" },
+        ] }] });
+        const cache = cacheDir("cache-top");
+        const srv = await startServer({ args: ["--image", `top=oci:${img.dir}`, "--image-cache", cache] });
+        const r = await inImage(srv, "top", [
+                "cat /app.py /app-link",
+                "sh /app.py",
+                "/entrypoint.sh one",
+                "cat /lib/data.txt; ls /bin/busybox",
+                "echo x > /app.py 2>/dev/null && echo wrote app.py || echo app.py not writable",
+                "echo x >> /entrypoint.sh 2>/dev/null && echo appended || echo entrypoint.sh not writable",
+                "chmod 777 /app.py 2>/dev/null && echo chmod || echo no chmod",
+                "touch /new.txt 2>/dev/null && echo created || echo no new top-level file",
+                "cat /app.py",
+        ].join("\n"));
+        assert.equal(r.stdout, ["echo app.py read", "echo app.py read", "app.py read", "entrypoint ran with one",
+                                "lib data", "/bin/busybox", "app.py not writable", "entrypoint.sh not writable",
+                                "no chmod", "no new top-level file", "echo app.py read", ""].join("\n"), r.stderr);
+        await srv.close();
+        const rootfs = path.join(cache, `sha256-${img.manifest.slice(7)}`, "rootfs");
+        assert.equal(fs.readFileSync(path.join(rootfs, "app.py"), "utf8"), "echo app.py read\n", "the cache is unchanged");
+        assert.ok(!fs.existsSync(path.join(rootfs, "new.txt")));
+});
+
 test("an image's User missing from its /etc/passwd (or outside the sandbox's ids) refuses the start", { skip, timeout: 60_000 }, () => {
         const cache = cacheDir("cache-bad-user");
         for (const [user, want] of [
@@ -281,6 +344,15 @@ test("an image larger than --image-max-size is refused", { skip, timeout: 60_000
         const img = layout({ layers: [baseLayer([{ path: "big", size: 4 << 20 }])] });
         assertRefused(img, /the unpacked image exceeds the limit of 3145728 bytes \(--image-max-size\) at "(big|bin\/busybox)"/,
                       ["--image-max-size", "3M"]);
+});
+
+// Refused like a bad User: after the unpack, which stays cached.
+test("an image with more than 1024 top-level directories and files is refused", { skip, timeout: 60_000 }, () => {
+        const many = Array.from({ length: 1030 }, (_, i) => ({ path: `f${i}`, data: "" }));
+        const img = layout({ layers: [baseLayer(many)] });
+        const r = startFails(["--image", `bad=oci:${img.dir}`, "--image-cache", cacheDir("cache-many")]);
+        assert.equal(r.status, 1, r.stderr);
+        assert.match(r.stderr, /--image bad: image "oci:.*": more than 1024 directories and files at its top level/);
 });
 
 // A sparse entry writes a few bytes but names a size of 1 TiB: the size it names is what it
