@@ -74,7 +74,9 @@ int cmd_one_id(const rt_ctx *ctx, const char *cmd, int argc, char **argv, int fi
 /* run and exec: the signals msp forwards to the process it waits for. */
 void cmd_forwarded_signals(sigset_t *set);
 struct rt_ttyproxy;
-/* Wait for pid (our child), forwarding signals read from sigfd through pidfd and
- * proxying tty when not NULL; returns its exit status, 128+signal when killed. */
+struct rt_stdio_relay;
+/* Wait for pid (our child), forwarding signals read from sigfd through pidfd, proxying
+ * tty and copying through relay when not NULL; returns its exit status, 128+signal when
+ * killed. */
 int cmd_wait_forwarding(const rt_ctx *ctx, pid_t pid, int pidfd, int sigfd,
-                        struct rt_ttyproxy *tty);
+                        struct rt_ttyproxy *tty, struct rt_stdio_relay *relay);

@@ -2,8 +2,8 @@
  * podman/conmon write it, used as is) or ARGS over a copy of the config's process, with
  * the flags overriding (--apparmor and --process-label over --process FILE too; its
  * LSM labels are the config's unless given). --detach writes --pid-file and returns;
- * otherwise msp waits, forwards signals (and proxies a terminal) and exits with the
- * process's status.
+ * otherwise msp waits, forwards signals (and proxies a terminal, or relays those of its
+ * fds 0-2 that are terminals: relay.h) and exits with the process's status.
  *
  * Exit status as runc-exec(8): 1 for a command line that does not parse (an unknown
  * option, no container ID, a count that is not a number), 255 when msp fails after that
@@ -27,6 +27,7 @@
 #include "execproc.h"
 #include "fileio.h"
 #include "log.h"
+#include "relay.h"
 #include "selfexe.h"
 #include "statedir.h"
 #include "ttyproxy.h"
@@ -286,6 +287,8 @@ cmd_exec(rt_ctx *ctx, int argc, char **argv)
         _cleanup_free_ char **env = NULL;
         _cleanup_close_ int sigfd = -1, tty_sock = -1, tty_peer = -1;
         rt_ttyproxy tty = { .master = -1 };
+        rt_stdio_relay relay_fds;
+        _cleanup_(rt_stdio_relay_donep) rt_stdio_relay *relay = NULL;
         oci_process proc = { 0 };
         msp_err err = { 0 };
         sigset_t set;
@@ -373,9 +376,17 @@ cmd_exec(rt_ctx *ctx, int argc, char **argv)
                         return EXEC_FAILED;
                 }
         }
+        if (!f.detach && !proc.terminal) {
+                if (rt_stdio_relay_open(&relay_fds, &err) < 0)
+                        return exec_failed(ctx, &err);
+                relay = &relay_fds;
+                f.o.stdio = relay->child;
+        }
         if (rt_exec_spawn(ctx, c, &f.o, &pid, &pidfd, &err) < 0)
                 return exec_failed(ctx, &err);
         c = rt_container_free(c);       /* the lock: state/kill work meanwhile */
+        if (relay)
+                rt_stdio_relay_started(relay);
         if (f.pid_file && rt_write_pid_file(f.pid_file, pid, &err) < 0) {
                 /* Nobody would know the pid of a process left running: as runc, end it. */
                 kill_and_reap(pidfd);
@@ -398,7 +409,7 @@ cmd_exec(rt_ctx *ctx, int argc, char **argv)
                         use_tty = true;
                 }
         }
-        status = cmd_wait_forwarding(ctx, pid, pidfd, sigfd, use_tty ? &tty : NULL);
+        status = cmd_wait_forwarding(ctx, pid, pidfd, sigfd, use_tty ? &tty : NULL, relay);
         close(pidfd);
         rt_ttyproxy_done(&tty);
         return status;

@@ -1,6 +1,8 @@
 /* run = create + start + wait + delete. The init is our child, so we reap it; signals
  * we receive are forwarded to it. With process.terminal and no --console-socket, msp
- * takes the pty master itself and copies between it and its own stdio, as runc does. */
+ * takes the pty master itself and copies between it and its own stdio, as runc does;
+ * without a terminal, those of its fds 0-2 that are terminals reach the process through
+ * the stdio relay (relay.h). */
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
@@ -12,11 +14,13 @@
 
 #include "cmd.h"
 #include "log.h"
+#include "relay.h"
 #include "ttyproxy.h"
 
 static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH };
 
-enum { POLL_PID, POLL_SIG, POLL_MASTER, POLL_STDIN, POLL_COUNT };
+enum { POLL_PID, POLL_SIG, POLL_MASTER, POLL_STDIN, POLL_RELAY,
+       POLL_COUNT = POLL_RELAY + RT_RELAY_LINKS };
 
 static void
 handle_signal(int sigfd, int pidfd, rt_ttyproxy *tty)
@@ -38,8 +42,12 @@ cmd_forwarded_signals(sigset_t *set)
                 sigaddset(set, forwarded[i]);
 }
 
+/* Once the process has exited, the relay copies on until every writer of its output
+ * pipes is gone (what the process wrote last, and what its descendants still write, as
+ * runc does); a forwarded signal ends that wait. */
 int
-cmd_wait_forwarding(const rt_ctx *ctx, pid_t pid, int pidfd, int sigfd, rt_ttyproxy *tty)
+cmd_wait_forwarding(const rt_ctx *ctx, pid_t pid, int pidfd, int sigfd, rt_ttyproxy *tty,
+                    rt_stdio_relay *relay)
 {
         struct pollfd p[POLL_COUNT] = {
                 [POLL_PID] = { .fd = pidfd, .events = POLLIN },
@@ -47,26 +55,38 @@ cmd_wait_forwarding(const rt_ctx *ctx, pid_t pid, int pidfd, int sigfd, rt_ttypr
                 [POLL_MASTER] = { .fd = tty ? tty->master : -1, .events = POLLIN },
                 [POLL_STDIN] = { .fd = tty ? STDIN_FILENO : -1, .events = POLLIN },
         };
+        bool exited = false;
         int status;
 
-        for (;;) {
+        while (!exited || (relay && rt_stdio_relay_busy(relay))) {
+                if (relay)
+                        rt_stdio_relay_pollfds(relay, p + POLL_RELAY);
                 if (poll(p, POLL_COUNT, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
                         rt_log_error(ctx, "poll: %m");
                         return 1;
                 }
-                if (p[POLL_SIG].revents & POLLIN)
+                if (p[POLL_SIG].revents & POLLIN) {
+                        if (exited)
+                                break;
                         handle_signal(sigfd, pidfd, tty);
+                }
                 if (p[POLL_MASTER].revents && rt_ttyproxy_pump_out(tty) < 0)
                         p[POLL_MASTER].fd = -1;
                 if (p[POLL_STDIN].revents && rt_ttyproxy_pump_in(tty) < 0)
                         p[POLL_STDIN].fd = -1;
-                if (p[POLL_PID].revents & POLLIN)
-                        break;
+                if (relay)
+                        rt_stdio_relay_handle(relay, p + POLL_RELAY);
+                if (p[POLL_PID].revents & POLLIN) {
+                        exited = true;
+                        p[POLL_PID].fd = p[POLL_MASTER].fd = p[POLL_STDIN].fd = -1;
+                        if (tty)
+                                (void) rt_ttyproxy_pump_out(tty);       /* what it wrote last */
+                        if (relay)
+                                rt_stdio_relay_input_done(relay);
+                }
         }
-        if (tty)
-                (void) rt_ttyproxy_pump_out(tty);       /* what the process wrote last */
         while (waitpid(pid, &status, 0) < 0)
                 if (errno != EINTR)
                         return 1;
@@ -100,6 +120,8 @@ cmd_run(rt_ctx *ctx, int argc, char **argv)
         _cleanup_container_ rt_container *c = NULL;
         _cleanup_close_ int sigfd = -1, tty_sock = -1, tty_peer = -1;
         rt_ttyproxy tty = { .master = -1 };
+        rt_stdio_relay relay_fds;
+        _cleanup_(rt_stdio_relay_donep) rt_stdio_relay *relay = NULL;
         bool use_tty = false;
         msp_err err = { 0 };
         bool detach = false, keep = false;
@@ -119,6 +141,10 @@ cmd_run(rt_ctx *ctx, int argc, char **argv)
                 tty_peer = sv[1];
                 o.has_console_fd = true;
                 o.console_fd = tty_peer;
+                if (rt_stdio_relay_open(&relay_fds, &err) < 0)
+                        return cmd_fail(ctx, &err);
+                relay = &relay_fds;
+                o.stdio = relay->child;
         }
         /* Block before create so no signal is lost; the init unblocks its own mask. */
         sigemptyset(&set);
@@ -135,6 +161,7 @@ cmd_run(rt_ctx *ctx, int argc, char **argv)
         if (rt_container_create(ctx, &o, &c, &err) < 0)
                 return cmd_fail(ctx, &err);
         if (tty_sock >= 0 && c->spec && c->spec->process && c->spec->process->terminal) {
+                rt_stdio_relay_done(TAKE_PTR(relay));   /* the pty is the process's stdio */
                 close(TAKE_FD(tty_peer));
                 if (take_terminal(ctx, tty_sock, &tty) != 0) {
                         (void) rt_container_delete(ctx, c, true, &err);
@@ -142,6 +169,8 @@ cmd_run(rt_ctx *ctx, int argc, char **argv)
                 }
                 use_tty = true;
         }
+        if (relay)
+                rt_stdio_relay_started(relay);
         if (rt_container_start(ctx, c, &err) < 0) {
                 msp_err derr = { 0 };
                 (void) rt_container_delete(ctx, c, true, &derr);
@@ -160,9 +189,10 @@ cmd_run(rt_ctx *ctx, int argc, char **argv)
         snprintf(id, sizeof id, "%s", c->id);
         c = rt_container_free(c);
 
-        status = cmd_wait_forwarding(ctx, pid, pidfd, sigfd, use_tty ? &tty : NULL);
+        status = cmd_wait_forwarding(ctx, pid, pidfd, sigfd, use_tty ? &tty : NULL, relay);
         close(pidfd);
         rt_ttyproxy_done(&tty);
+        rt_stdio_relay_done(TAKE_PTR(relay));
         if (!keep) {
                 int r = rt_container_load(ctx, id, true, &c, &err);
                 if (r >= 0) {

@@ -511,7 +511,8 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
                 return msp_err_sys(err, errno, "open '%s'", RT_FIFO_NAME);
         r = rt_spawn_fds_open(&fds, cr->ctx, cr->c->rootfd, spec->process, spec->linux_,
                               cr->o->console_socket,
-                              cr->o->has_console_fd ? cr->o->console_fd : -1, keep_min, err);
+                              cr->o->has_console_fd ? cr->o->console_fd : -1, cr->o->stdio,
+                              keep_min, err);
         if (r < 0)
                 goto fail;
 
@@ -564,6 +565,7 @@ spawn_init(create_run *cr, int *ret_pidfd, msp_err *err)
                         .sync_fd = fds.sync[1],
                         .fifo_fd = fifo_fd,
                         .console_fd = fds.console,
+                        .stdio = fds.stdio,
                         .seccomp_sock = fds.seccomp_sock,
                         .seccomp = fds.seccomp,
                         .lock_fd = cr->c->dirfd,

@@ -19,6 +19,8 @@ typedef struct rt_create_opts {
         const char *console_socket;     /* NULL: none */
         bool has_console_fd;            /* send the pty master over console_fd instead */
         int console_fd;                 /* a connected AF_UNIX stream socket (borrowed) */
+        const int *stdio;               /* the init's fds 0-2 instead of ours, -1 or NULL:
+                                           inherited (borrowed; rt_stdio_relay) */
         int preserve_fds;
         bool no_pivot;
         bool no_new_keyring;

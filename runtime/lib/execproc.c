@@ -73,6 +73,7 @@ typedef struct exec_child {
         int ns_fd[OCI_NS_TYPE_MAX];     /* -1: the runtime's own, not joined */
         int sync_fd;
         int console_fd;
+        const int *stdio;               /* fds 0-2 to take (rt_stdio_enter_child) */
         int seccomp_sock;
         rt_seccomp *seccomp;            /* borrowed: prepared by the parent, or NULL */
         pid_t host_pid;
@@ -274,7 +275,8 @@ exec_child_main(exec_child *ec)
         sigfillset(&all);
         (void) sigprocmask(SIG_UNBLOCK, &all, NULL);
 
-        if (child_enter(ec, &err) < 0 || child_terminal(ec, &err) < 0 ||
+        if (rt_stdio_enter_child(ec->stdio, &err) < 0 || child_enter(ec, &err) < 0 ||
+            child_terminal(ec, &err) < 0 ||
             child_prepare(ec, &err) < 0 || child_park(ec, &err) < 0)
                 child_fail(ec, &err);
         (void) prctl(PR_SET_PDEATHSIG, 0);
@@ -529,10 +531,11 @@ exec_clone(exec_run *er, msp_err *err)
 
         r = rt_spawn_fds_open(&er->fds, er->ctx, er->c->rootfd, er->o->proc,
                               er->c->spec->linux_, er->o->console_socket, er->o->console_fd,
-                              er->min, err);
+                              er->o->stdio, er->min, err);
         if (r < 0)
                 return r;
         ec->console_fd = er->fds.console;
+        ec->stdio = er->fds.stdio;
         ec->seccomp_sock = er->fds.seccomp_sock;
         ec->seccomp = er->fds.seccomp;
         ec->sync_fd = er->fds.sync[1];

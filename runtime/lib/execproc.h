@@ -20,6 +20,8 @@ typedef struct rt_exec_opts {
         const oci_process *proc;        /* the final process (flags already merged) */
         const char *console_socket;     /* NULL: none */
         int console_fd;                 /* >= 0: send the pty master here (borrowed) */
+        const int *stdio;               /* the process's fds 0-2 instead of ours, -1 or
+                                           NULL: inherited (borrowed; rt_stdio_relay) */
         int preserve_fds;
         bool ignore_paused;
         char *const *sub_cgroups;       /* --cgroup arguments (rt_cgroup_sub_parse) */

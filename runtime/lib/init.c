@@ -504,7 +504,8 @@ rt_init_child(const rt_init_args *a)
         sigfillset(&all);
         (void) sigprocmask(SIG_UNBLOCK, &all, NULL);
 
-        if (enter_namespaces(&ir, &err) < 0 || build_rootfs(&ir, &err) < 0 ||
+        if (rt_stdio_enter_child(a->stdio, &err) < 0 || enter_namespaces(&ir, &err) < 0 ||
+            build_rootfs(&ir, &err) < 0 ||
             prepare_process(&ir, &err) < 0)
                 init_fail(&ir, &err);
         close(ir.rootfd);

@@ -21,6 +21,7 @@ typedef struct rt_init_args {
         int sync_fd;
         int fifo_fd;
         int console_fd;                 /* -1: no terminal */
+        const int *stdio;               /* fds 0-2 to take (rt_stdio_enter_child) */
         int seccomp_sock;               /* connected to listenerPath; -1: no NOTIFY rules */
         rt_seccomp *seccomp;            /* linux.seccomp prepared by the parent; NULL: none */
         int lock_fd;                    /* the parent's flock()ed state dir: closed at once */

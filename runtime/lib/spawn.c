@@ -52,6 +52,19 @@ open_console(rt_spawn_fds *s, const oci_process *p, const char *path, int fd, in
         return 0;
 }
 
+static int
+open_stdio(rt_spawn_fds *s, const oci_process *p, const int *stdio, int min, msp_err *err)
+{
+        for (int i = 0; stdio && !p->terminal && i < 3; i++) {
+                if (stdio[i] < 0)
+                        continue;
+                s->stdio[i] = fcntl(stdio[i], F_DUPFD_CLOEXEC, min);
+                if (s->stdio[i] < 0)
+                        return msp_err_sys(err, errno, "dup the process's fd %d", i);
+        }
+        return 0;
+}
+
 /* listenerPath is a host path: connected now, the child sends on it from inside. */
 static int
 open_seccomp(rt_spawn_fds *s, const rt_ctx *ctx, int state_root_fd, const oci_linux *lx,
@@ -91,11 +104,14 @@ open_sync(rt_spawn_fds *s, int min, msp_err *err)
 int
 rt_spawn_fds_open(rt_spawn_fds *s, const rt_ctx *ctx, int state_root_fd,
                   const oci_process *p, const oci_linux *lx, const char *console_path,
-                  int console_fd, int min, msp_err *err)
+                  int console_fd, const int *stdio, int min, msp_err *err)
 {
         int r;
 
         r = open_console(s, p, console_path, console_fd, min, err);
+        if (r < 0)
+                return r;
+        r = open_stdio(s, p, stdio, min, err);
         if (r < 0)
                 return r;
         r = open_seccomp(s, ctx, state_root_fd, lx, min, err);
@@ -107,7 +123,8 @@ rt_spawn_fds_open(rt_spawn_fds *s, const rt_ctx *ctx, int state_root_fd,
 void
 rt_spawn_fds_close(rt_spawn_fds *s)
 {
-        int *fds[] = { &s->console, &s->seccomp_sock, &s->sync[0], &s->sync[1] };
+        int *fds[] = { &s->console, &s->stdio[0], &s->stdio[1], &s->stdio[2], &s->seccomp_sock,
+                       &s->sync[0], &s->sync[1] };
 
         for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
                 if (*fds[i] >= 0) {

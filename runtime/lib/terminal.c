@@ -163,16 +163,30 @@ rt_console_send_master(int sockfd, int master, msp_err *err)
 }
 
 int
+rt_stdio_enter_child(const int *stdio, msp_err *err)
+{
+        if (setsid() < 0)
+                return msp_err_sys(err, errno, "setsid");
+        for (int fd = 0; stdio && fd <= 2; fd++) {
+                if (stdio[fd] < 0)
+                        continue;
+                /* dup3 without O_CLOEXEC: these are the process' stdio across execve. */
+                if (dup3(stdio[fd], fd, 0) < 0)
+                        return msp_err_sys(err, errno, "dup3 the relay pipe onto fd %d", fd);
+                close(stdio[fd]);
+        }
+        return 0;
+}
+
+int
 rt_pty_make_stdio_child(int slave, msp_err *err)
 {
         /* slave stays the caller's (it is close-on-exec; fds 0-2 are the terminal from
          * now on). It must not be one of 0-2 itself, or closing it would close stdio. */
         if (slave <= STDERR_FILENO)
                 return msp_err_set(err, EINVAL, "pty slave is fd %d, expected above 2", slave);
-        /* A new session first: only a session leader without a controlling terminal can
-         * acquire one. */
-        if (setsid() < 0)
-                return msp_err_sys(err, errno, "setsid");
+        /* The process leads a session without a controlling terminal already
+         * (rt_stdio_enter_child): only such a leader can acquire one. */
         if (ioctl(slave, TIOCSCTTY, 0) < 0)
                 return msp_err_sys(err, errno, "make the pty the controlling terminal (TIOCSCTTY)");
         for (int fd = 0; fd <= 2; fd++) {

@@ -16,6 +16,13 @@ int rt_pty_open_child(int rootfd, unsigned rows, unsigned cols, int *ret_master,
                       msp_err *err);
 /* Send the master over the connected console socket (one data byte + SCM_RIGHTS). */
 int rt_console_send_master(int sockfd, int master, msp_err *err);
-/* Make the slave the controlling terminal and fds 0,1,2 (setsid, TIOCSCTTY, dup3).
- * slave (> 2) stays owned by the caller, who closes it afterwards. */
+/* The first step of every container process (the init's and exec's): a session of its
+ * own, without a controlling terminal, as runc's. Code in the container then cannot
+ * reach the caller's terminal through /dev/tty (ENXIO), nor push input into a terminal
+ * it still holds with TIOCSTI (it is not its controlling terminal: that needs
+ * CAP_SYS_ADMIN), and the terminal's signals (Ctrl-C) go to the runtime, which forwards
+ * them. Then stdio[i] >= 0 (above 2) becomes fd i and is closed; NULL: none. */
+int rt_stdio_enter_child(const int *stdio, msp_err *err);
+/* Make the slave the controlling terminal and fds 0,1,2 (TIOCSCTTY, dup3), after
+ * rt_stdio_enter_child. slave (> 2) stays owned by the caller, who closes it afterwards. */
 int rt_pty_make_stdio_child(int slave, msp_err *err);

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -1006,6 +1007,37 @@ cmd_ioctl_tcgets(int argc, char **argv)
         return result("ioctl", r);
 }
 
+/* tiocsti TEXT: push TEXT into the input of each terminal the process can reach (fds
+ * 0-2, then its controlling terminal through /dev/tty) with TIOCSTI, as if typed; one
+ * line per target: ok, or the errno (ENOTTY: not a terminal, EPERM: not ours, ENXIO:
+ * no controlling terminal). Its exit status is 0 either way: the caller checks where
+ * the text arrived. */
+static int
+tiocsti_fd(const char *key, int fd, const char *text)
+{
+        int r = 0;
+
+        for (const char *p = text; *p && r == 0; p++)
+                r = ioctl(fd, TIOCSTI, p);
+        (void) result(key, r);
+        return 0;
+}
+
+static int
+cmd_tiocsti(int argc, char **argv)
+{
+        (void) argc;
+        tiocsti_fd("tiocsti.0", 0, argv[1]);
+        tiocsti_fd("tiocsti.1", 1, argv[1]);
+        tiocsti_fd("tiocsti.2", 2, argv[1]);
+        int fd = open("/dev/tty", O_RDWR | O_CLOEXEC);
+        if (fd < 0)
+                return result("tiocsti.devtty", -1), 0;
+        tiocsti_fd("tiocsti.devtty", fd, argv[1]);
+        close(fd);
+        return 0;
+}
+
 static const cmd cmds[] = {
         { "ids", 0, cmd_ids, "" },
         { "caps", 0, cmd_caps, "" },
@@ -1058,6 +1090,7 @@ static const cmd cmds[] = {
         { "rename", 2, cmd_rename, "OLD NEW" },
         { "truncate", 1, cmd_truncate, "PATH" },
         { "ioctl-tcgets", 1, cmd_ioctl_tcgets, "PATH" },
+        { "tiocsti", 1, cmd_tiocsti, "TEXT" },
 };
 
 static int

@@ -198,6 +198,19 @@ console_recv_bg() {
         RECV_PID=$(cat "$BATS_TEST_TMPDIR/recv.pid")
 }
 
+# on_pty [PTY-RUN OPTIONS] -- CMD [ARG...]: CMD as an interactive shell runs it, on a
+# fresh pty that is its session's controlling terminal (tests/podman/pty-run.py); prints
+# what it wrote there without the CRs, returns its status. What is left unread in the
+# terminal's input when it has exited (what the shell would run next) is in
+# $BATS_TEST_TMPDIR/pending.
+on_pty() {
+        local rc=0
+        /usr/bin/python3 "$REPO/tests/podman/pty-run.py" --pending "$BATS_TEST_TMPDIR/pending" \
+                "$@" >"$BATS_TEST_TMPDIR/pty.out" 3>&- || rc=$?
+        tr -d '\r' <"$BATS_TEST_TMPDIR/pty.out"
+        return $rc
+}
+
 # console_output: what the receiver copied from the pty, without the CRs.
 console_output() {
         tr -d '\r' <"$BATS_TEST_TMPDIR/console.out"

@@ -23,6 +23,9 @@ setup() {
         RL_MSP="$BATS_TEST_TMPDIR/msp"
         install -m 0755 "$MSP" "$RL_MSP"
         RL_RUN="$BATS_TEST_TMPDIR/xdg"
+        # the command prefix of rl_as, for commands that run it themselves (on_pty)
+        RL_AS=(env XDG_RUNTIME_DIR="$RL_RUN" setpriv --reuid="$RL_UID" --regid="$RL_GID"
+               --clear-groups --inh-caps=-all)
         mkdir -p "$RL_RUN"
         chown -R "$RL_UID:$RL_GID" "$BUNDLE" "$RL_RUN"
         make_traversable "$BUNDLE"
@@ -48,8 +51,7 @@ teardown() {
 # bounding set stays full, as a login's: the setuid newuidmap/newgidmap get their
 # capabilities from it.
 rl_as() {
-        XDG_RUNTIME_DIR="$RL_RUN" setpriv --reuid="$RL_UID" --regid="$RL_GID" --clear-groups \
-                --inh-caps=-all "$@" 3>&-
+        "${RL_AS[@]}" "$@" 3>&-
 }
 
 # rl_msp ARGS...: msp as the unprivileged user, state under its XDG_RUNTIME_DIR.
@@ -633,6 +635,33 @@ rl_one_id() {
         [[ "$output" != *[$'\e\a\r']* ]]
         [ "${#lines[@]}" -eq 2 ]
         [[ "${lines[1]}" == *"sleep-forever -- ?]0;pwned??[2J?0        1"* ]]
+        rl_msp delete --force "$CID"
+        rl_assert_nothing_left "$CID"
+}
+
+@test "rootless: no terminal, run and exec on the caller's terminal: TIOCSTI and /dev/tty reach nothing, as runc" {
+        local inject=$'echo INJECTED\r'
+        set_args /bin/msp-helper tiocsti "$inject"
+        for rt in "$RL_MSP" /usr/sbin/runc; do
+                run on_pty --raw -- "${RL_AS[@]}" "$rt" run -b "$BUNDLE" "$CID"
+                echo "$rt: $status $output"
+                od -c "$BATS_TEST_TMPDIR/pending"
+                [ "$status" -eq 0 ]
+                [ "$(value tiocsti.0)" = ENOTTY ]
+                [ "$(value tiocsti.1)" = ENOTTY ]
+                [ "$(value tiocsti.devtty)" = ENXIO ]
+                [ ! -s "$BATS_TEST_TMPDIR/pending" ]
+        done
+        rl_assert_nothing_left "$CID"
+        set_args /bin/sleep 1000
+        rl_msp run -d -b "$BUNDLE" "$CID" </dev/null >/dev/null 2>&1
+        run on_pty --raw -- "${RL_AS[@]}" "$RL_MSP" exec "$CID" /bin/msp-helper tiocsti "$inject"
+        echo "$output"
+        od -c "$BATS_TEST_TMPDIR/pending"
+        [ "$status" -eq 0 ]
+        [ "$(value tiocsti.0)" = ENOTTY ]
+        [ "$(value tiocsti.devtty)" = ENXIO ]
+        [ ! -s "$BATS_TEST_TMPDIR/pending" ]
         rl_msp delete --force "$CID"
         rl_assert_nothing_left "$CID"
 }

@@ -2,7 +2,8 @@
 # process.terminal with --console-socket: the pty master goes to the socket (as conmon
 # receives it), the process gets the slave as stdio, controlling terminal and
 # /dev/console. msp-console-recv plays conmon: it receives the master, optionally types
-# into it, and copies what the container writes.
+# into it, and copies what the container writes. Last, without process.terminal on the
+# caller's own terminal (on_pty): what reaches the process, and what must not.
 
 load helpers
 
@@ -145,5 +146,119 @@ start_and_wait() {
         echo "$output"
         [ "$status" -ne 0 ]
         [[ "$output" == *"nobody.sock"* ]]
+        assert_nothing_left "$CID"
+}
+
+# ---- without process.terminal, on the caller's terminal (on_pty: an interactive shell's) ----
+# msp gives the process pipes for those of its fds 0-2 that are terminals and copies
+# them (runtime/lib/relay.h), and the process leads a session of its own, as with runc:
+# code in the container cannot push keystrokes that the shell would run after msp
+# returns (TIOCSTI), through its stdio or /dev/tty.
+
+INJECT=$'echo INJECTED\r'          # \r: the Enter key (set_args splits at \n)
+
+# no_terminal_reached: the facts of `msp-helper tiocsti -- tty` in $output say that no
+# terminal was reachable, and nothing was left in the caller's terminal input.
+no_terminal_reached() {
+        echo "$output"
+        od -c "$BATS_TEST_TMPDIR/pending"
+        for fd in 0 1 2; do
+                [ "$(value tiocsti.$fd)" = ENOTTY ]
+        done
+        [ "$(value tiocsti.devtty)" = ENXIO ]
+        [ ! -s "$BATS_TEST_TMPDIR/pending" ]
+}
+
+# start_sleeper: a running container $CID to exec into.
+start_sleeper() {
+        update_config '.process.terminal = false'
+        set_args /bin/sleep 1000
+        create_bg "$CID"
+        msp start "$CID"
+}
+
+@test "no terminal, run on the caller's terminal: TIOCSTI and /dev/tty reach nothing, as runc" {
+        update_config '.process.terminal = false'
+        set_args /bin/msp-helper tiocsti "$INJECT" -- tty
+        run on_pty --raw -- "$MSP" --root "$STATE_ROOT" run -b "$BUNDLE" "$CID"
+        [ "$status" -eq 0 ]
+        no_terminal_reached
+        [ "$(value tty.1)" = 0 ]
+        assert_nothing_left "$CID"
+        # runc on the same bundle
+        run on_pty --raw -- runc --root "$BATS_TEST_TMPDIR/runc" run -b "$BUNDLE" "$CID"
+        [ "$status" -eq 0 ]
+        no_terminal_reached
+}
+
+@test "no terminal, exec on the caller's terminal: TIOCSTI and /dev/tty reach nothing" {
+        start_sleeper
+        run on_pty --raw -- "$MSP" --root "$STATE_ROOT" exec "$CID" \
+                /bin/msp-helper tiocsti "$INJECT" -- tty
+        [ "$status" -eq 0 ]
+        no_terminal_reached
+        [ "$(value tty.1)" = 0 ]
+        msp delete --force "$CID"
+        assert_nothing_left "$CID"
+}
+
+@test "no terminal, stdio redirected but the caller's session has a terminal: /dev/tty is not it" {
+        start_sleeper
+        run on_pty --raw -- sh -c '"$0" --root "$1" exec "$2" /bin/msp-helper tiocsti "$3" \
+                </dev/null >"$4" 2>&1' "$MSP" "$STATE_ROOT" "$CID" "$INJECT" "$BATS_TEST_TMPDIR/redir"
+        [ "$status" -eq 0 ]
+        output=$(cat "$BATS_TEST_TMPDIR/redir")
+        no_terminal_reached
+        msp delete --force "$CID"
+        assert_nothing_left "$CID"
+}
+
+@test "no terminal, run on the caller's terminal: input and its EOF, output order and size, exit status" {
+        update_config '.process.terminal = false'
+        local script='while read -r l; do echo "got=[$l]"; done; echo eof;'
+        script+=' for i in 1 2 3; do echo out$i; echo err$i >&2; done;'
+        script+=' yes line | head -n 20000; echo end; exit 6'
+        set_args /bin/sh -c "$script"
+        run on_pty --send $'one\ntwo\n\x04' -- "$MSP" --root "$STATE_ROOT" run -b "$BUNDLE" "$CID"
+        [ "$status" -eq 6 ]
+        [[ "$output" == *"got=[one]"*"got=[two]"*eof* ]]
+        # stdout and stderr are the same terminal: one pipe keeps their order
+        [[ "$output" == *$'out1\nerr1\nout2\nerr2\nout3\nerr3\n'* ]]
+        # all of it, up to what the process wrote last
+        [ "$(grep -cx line <<<"$output")" -eq 20000 ]
+        [ "$(tail -n1 <<<"$output")" = end ]
+        assert_nothing_left "$CID"
+        run on_pty --send $'one\ntwo\n\x04' -- runc --root "$BATS_TEST_TMPDIR/runc" run -b "$BUNDLE" "$CID"
+        [ "$status" -eq 6 ]
+        [[ "$output" == *"got=[one]"*"got=[two]"*eof* ]]
+}
+
+@test "no terminal, on the caller's terminal: Ctrl-C reaches the process through msp (run, exec)" {
+        update_config '.process.terminal = false'
+        set_args /bin/sh -c 'trap "echo got-int; exit 3" INT; echo ready; while :; do sleep 10 & wait $!; done'
+        run on_pty --send-after ready $'\x03' -- "$MSP" --root "$STATE_ROOT" run -b "$BUNDLE" "$CID"
+        echo "$output"
+        [ "$status" -eq 3 ]
+        [[ "$output" == *got-int* ]]
+        assert_nothing_left "$CID"
+        start_sleeper
+        run on_pty --send-after ready $'\x03' -- "$MSP" --root "$STATE_ROOT" exec "$CID" \
+                /bin/sh -c 'echo ready; exec sleep 100'
+        echo "$output"
+        [ "$status" -eq 130 ]
+        msp delete --force "$CID"
+}
+
+@test "no terminal: piped and redirected stdio reaches the process as it is (no relay)" {
+        update_config '.process.terminal = false'
+        set_args /bin/sh -c 'cat; readlink /proc/self/fd/0; stat -L -c %i /proc/self/fd/1; exit 4'
+        run bash -c 'echo piped | { readlink /proc/self/fd/0 >"$5"; "$0" --root "$1" run -b "$2" "$3" >"$4"; }' \
+                "$MSP" "$STATE_ROOT" "$BUNDLE" "$CID" "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR/in"
+        cat "$BATS_TEST_TMPDIR/out"
+        [ "$status" -eq 4 ]
+        mapfile -t got <"$BATS_TEST_TMPDIR/out"
+        [ "${got[0]}" = piped ]
+        [ "${got[1]}" = "$(cat "$BATS_TEST_TMPDIR/in")" ]
+        [ "${got[2]}" = "$(stat -c %i "$BATS_TEST_TMPDIR/out")" ]
         assert_nothing_left "$CID"
 }

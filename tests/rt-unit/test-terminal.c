@@ -215,7 +215,7 @@ test_make_stdio(void)
         CHECK(pid >= 0);
         if (pid == 0) {
                 close(master);
-                if (rt_pty_make_stdio_child(slave, &e) < 0)
+                if (rt_stdio_enter_child(NULL, &e) < 0 || rt_pty_make_stdio_child(slave, &e) < 0)
                         _exit(2);
                 close(slave);
                 bool ok = isatty(0) && isatty(1) && isatty(2) && getsid(0) == getpid() &&
@@ -234,6 +234,67 @@ test_make_stdio(void)
         drop_rootfs(rootfd);
 }
 
+/* The child of a process whose session has a controlling terminal (the caller's):
+ * after rt_stdio_enter_child it leads a session of its own, /dev/tty is ENXIO, and the
+ * given fd is its stdin (not close-on-exec) while the original is closed. */
+static int
+enter_child_check(void)
+{
+        int p[2];
+        char c = 0;
+        msp_err e;
+
+        if (pipe2(p, O_CLOEXEC) < 0 || write(p[1], "x", 1) != 1)
+                return 10;
+        int stdio[3] = { fcntl(p[0], F_DUPFD_CLOEXEC, 10), -1, -1 };
+        int in = stdio[0];
+        if (rt_stdio_enter_child(stdio, &e) < 0)
+                return 11;
+        if (getsid(0) != getpid())
+                return 12;
+        if (open("/dev/tty", O_RDWR | O_CLOEXEC) >= 0 || errno != ENXIO)
+                return 13;
+        if (read(0, &c, 1) != 1 || c != 'x' || (fcntl(0, F_GETFD) & FD_CLOEXEC))
+                return 14;
+        if (fcntl(in, F_GETFD) >= 0 || errno != EBADF)
+                return 15;
+        return 0;
+}
+
+static void
+test_enter_child(void)
+{
+        int rootfd = make_rootfs(true), master = -1, slave = -1, st = 0;
+        msp_err e;
+
+        CHECK_OK(rt_pty_open_child(rootfd, 0, 0, &master, &slave, &e), e);
+        fflush(stdout);
+        pid_t pid = fork();
+        CHECK(pid >= 0);
+        if (pid == 0) {
+                /* the caller: a session whose controlling terminal is the pty */
+                if (setsid() < 0 || ioctl(slave, TIOCSCTTY, 0) < 0)
+                        _exit(2);
+                int fd = open("/dev/tty", O_RDWR | O_CLOEXEC);
+                if (fd < 0)
+                        _exit(3);
+                close(fd);
+                pid_t child = fork();
+                if (child == 0)
+                        _exit(enter_child_check());
+                int cst = 0;
+                if (child < 0 || waitpid(child, &cst, 0) != child)
+                        _exit(4);
+                _exit(WIFEXITED(cst) ? WEXITSTATUS(cst) : 5);
+        }
+        CHECK(waitpid(pid, &st, 0) == pid);
+        printf("# child status 0x%x\n", st);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        close(master);
+        close(slave);
+        drop_rootfs(rootfd);
+}
+
 int
 main(void)
 {
@@ -244,6 +305,7 @@ main(void)
                 { "master over a socketpair with SCM_RIGHTS", test_send_master_socketpair },
                 { "console socket path: connect, send, limits", test_console_socket_path },
                 { "slave becomes controlling tty and stdio", test_make_stdio },
+                { "a session of its own: no /dev/tty; the given fds become stdio", test_enter_child },
         };
         if (geteuid() != 0) {
                 printf("1..0 # SKIP needs root\n");
