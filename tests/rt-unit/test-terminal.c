@@ -200,19 +200,40 @@ test_console_socket_path(void)
         drop_rootfs(rootfd);
 }
 
+/* A pty from a fresh rootfs, then fork: the child's pid (0 in the child). */
+static pid_t
+fork_with_pty(int *rootfd, int *master, int *slave)
+{
+        msp_err e;
+
+        *rootfd = make_rootfs(true);
+        CHECK_OK(rt_pty_open_child(*rootfd, 0, 0, master, slave, &e), e);
+        fflush(stdout);
+        pid_t pid = fork();
+        CHECK(pid >= 0);
+        return pid;
+}
+
+static void
+wait_ok(pid_t pid)
+{
+        int st = 0;
+
+        CHECK(waitpid(pid, &st, 0) == pid);
+        printf("# child status 0x%x\n", st);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 /* In a grandchild: the slave becomes the controlling tty and stdio; it reports back
  * through the pty itself. */
 static void
 test_make_stdio(void)
 {
-        int rootfd = make_rootfs(true), master = -1, slave = -1, st = 0;
+        int rootfd = -1, master = -1, slave = -1;
         char buf[64] = "";
         msp_err e;
 
-        CHECK_OK(rt_pty_open_child(rootfd, 0, 0, &master, &slave, &e), e);
-        fflush(stdout);
-        pid_t pid = fork();
-        CHECK(pid >= 0);
+        pid_t pid = fork_with_pty(&rootfd, &master, &slave);
         if (pid == 0) {
                 close(master);
                 if (rt_stdio_enter_child(NULL, &e) < 0 || rt_pty_make_stdio_child(slave, &e) < 0)
@@ -224,9 +245,7 @@ test_make_stdio(void)
                 _exit(ok ? 0 : 3);
         }
         close(slave);
-        CHECK(waitpid(pid, &st, 0) == pid);
-        printf("# child status 0x%x\n", st);
-        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        wait_ok(pid);
         CHECK(read(master, buf, sizeof buf - 1) > 0);
         CHECK(strstr(buf, "tty-ok"));
         CHECK_ERR(rt_pty_make_stdio_child(2, &e), e, EINVAL, "expected above 2");
@@ -264,13 +283,9 @@ enter_child_check(void)
 static void
 test_enter_child(void)
 {
-        int rootfd = make_rootfs(true), master = -1, slave = -1, st = 0;
-        msp_err e;
+        int rootfd = -1, master = -1, slave = -1;
 
-        CHECK_OK(rt_pty_open_child(rootfd, 0, 0, &master, &slave, &e), e);
-        fflush(stdout);
-        pid_t pid = fork();
-        CHECK(pid >= 0);
+        pid_t pid = fork_with_pty(&rootfd, &master, &slave);
         if (pid == 0) {
                 /* the caller: a session whose controlling terminal is the pty */
                 if (setsid() < 0 || ioctl(slave, TIOCSCTTY, 0) < 0)
@@ -287,9 +302,7 @@ test_enter_child(void)
                         _exit(4);
                 _exit(WIFEXITED(cst) ? WEXITSTATUS(cst) : 5);
         }
-        CHECK(waitpid(pid, &st, 0) == pid);
-        printf("# child status 0x%x\n", st);
-        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        wait_ok(pid);
         close(master);
         close(slave);
         drop_rootfs(rootfd);
