@@ -262,3 +262,38 @@ start_sleeper() {
         [ "${got[2]}" = "$(stat -c %i "$BATS_TEST_TMPDIR/out")" ]
         assert_nothing_left "$CID"
 }
+
+# detached_on_pty RUNTIME [GLOBAL OPTIONS]: `run -d` of the bundle as a shell's job on a
+# fresh pty; the job waits for the detached init by pidfd before it ends. The
+# container's report is in $output.
+detached_on_pty() {
+        run on_pty --raw -- bash -c '"${@:3}" run -d --pid-file "$0" -b "$1" "$2" &&
+                /usr/bin/python3 -c "import os, select, sys
+fd = os.pidfd_open(int(open(sys.argv[1]).read()))
+sys.exit(0 if select.select([fd], [], [], 10)[0] else 1)" "$0"' \
+                "$BATS_TEST_TMPDIR/pid" "$BUNDLE" "$CID" "$@"
+        [ "$status" -eq 0 ]
+        output=$(cat "$BUNDLE/rootfs/out")
+        echo "$output"
+        od -c "$BATS_TEST_TMPDIR/pending"
+}
+
+@test "no terminal, run -d on the caller's terminal: stdio handed over as is, TIOCSTI still EPERM (as runc)" {
+        update_config '.process.terminal = false'
+        set_args /bin/sh -c 'msp-helper tiocsti "$0" -- tty >/out' "$INJECT"
+        local -a rt
+        for name in msp runc; do
+                rt=("$MSP" --root "$STATE_ROOT")
+                [ $name = msp ] || rt=(runc --root "$BATS_TEST_TMPDIR/runc")
+                detached_on_pty "${rt[@]}"
+                # fds 0 and 2 are the caller's terminal, as given; it is not the process's
+                # controlling terminal (its own session), so TIOCSTI needs CAP_SYS_ADMIN
+                [ "$(value tty.0)" = 1 ]
+                [ "$(value tiocsti.0)" = EPERM ]
+                [ "$(value tiocsti.2)" = EPERM ]
+                [ "$(value tiocsti.devtty)" = ENXIO ]
+                [ ! -s "$BATS_TEST_TMPDIR/pending" ]
+                "${rt[@]}" delete --force "$CID" 3>&-
+        done
+        assert_nothing_left "$CID"
+}
