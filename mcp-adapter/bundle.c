@@ -695,7 +695,7 @@ write_id_map(oci_jw *w, const char *key, const mcp_bundle_spec *s)
         oci_jw_begin_object(w);
         oci_jw_kv_uint64(w, "containerID", 0);
         oci_jw_kv_uint64(w, "hostID", s->ids.base);
-        oci_jw_kv_uint64(w, "size", MCP_SANDBOX_ID_COUNT);
+        oci_jw_kv_uint64(w, "size", s->ids.count);
         oci_jw_end_object(w);
         oci_jw_end_array(w);
 }

@@ -45,13 +45,14 @@ typedef struct mcp_rootfs {
         mcp_run_ids user;               /* the ids its runs have inside */
 } mcp_rootfs;
 
-/* The ids of runs on rf (NULL: the host view) in the slice whose container id 0 is host
- * id base. */
+/* The ids of runs on rf (NULL: the host view) in the slice of count ids whose container
+ * id 0 is host id base. */
 static inline mcp_run_ids
-mcp_rootfs_ids(const mcp_rootfs *rf, unsigned base)
+mcp_rootfs_ids(const mcp_rootfs *rf, unsigned base, unsigned count)
 {
-        mcp_run_ids ids = rf && rf->has_user ? rf->user : MCP_RUN_IDS_AT(base);
+        mcp_run_ids ids = rf && rf->has_user ? rf->user : MCP_RUN_IDS_IN(base, count);
         ids.base = base;
+        ids.count = count;
         return ids;
 }
 

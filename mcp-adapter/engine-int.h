@@ -73,7 +73,7 @@ struct mcp_run {
         int slice;                      /* its id slice (sandbox-slices.h), held from claim
                                          * (a session's) or setup (its own) until it is gone;
                                          * -1: none yet */
-        unsigned id_base;               /* the slice's host id of container id 0 */
+        unsigned id_base, id_count;     /* the slice's host id of container id 0, how many */
         mcp_sandbox_userns userns;      /* kept until the run is gone */
         mcp_proxy *proxy;               /* an allowlist run's egress proxy (proxy.h) */
         mcp_egress_policy allow;        /* its policy */

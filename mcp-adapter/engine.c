@@ -249,8 +249,6 @@ mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, const mcp_host *host, mcp_
         e->n_slices = mcp_sandbox_slices_needed(cfg->max_concurrent, cfg->max_sessions);
         if (!e->rootless.on && (r = mcp_sandbox_ids_claim(cfg->sandbox_ids, e->n_slices, err)) < 0)
                 goto fail;
-        if ((r = mcp_slices_new(e->n_slices, e->rootless.on, &e->slices, err)) < 0)
-                goto fail;
         /* Where the sandboxes' namespaces have one owner at the top (run by a user: the user;
          * a runtime that makes them as root: host root), every sandbox with processes
          * (--max-concurrent of them) and that owner itself share what the kernel counts
@@ -268,6 +266,9 @@ mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, const mcp_host *host, mcp_
          * holds capabilities only from the initial namespace. */
         (void) mcp_recover(cfg, NULL);
         if ((r = private_mounts(&e->rootless, cfg->state_dir, err)) < 0)
+                goto fail;
+        /* After our own user namespace: run by a user, the slices are of what it maps. */
+        if ((r = mcp_slices_for(e->n_slices, e->rootless.on, &e->slices, err)) < 0)
                 goto fail;
         /* Before the skeleton: what the languages link to are mount points in it. */
         mcp_host found;

@@ -50,7 +50,7 @@ fresh_workspace(mcp_run *run, uint64_t bytes, msp_err *err)
                 return msp_err_sys(err, errno, "workspace '%s'", run->ws_path);
         /* 0700: the sandbox's files are the sandbox's and the server's only (the state dir
          * must be traversable by the sandbox's ids, so by everyone). */
-        mcp_run_ids ids = mcp_rootfs_ids(NULL, run->id_base);
+        mcp_run_ids ids = mcp_rootfs_ids(NULL, run->id_base, run->id_count);
         snprintf(opts, sizeof opts, "size=%" PRIu64 ",nr_inodes=65536,mode=0700,uid=%u,gid=%u", bytes,
                  MCP_HOST_UID_OF(ids), MCP_HOST_GID_OF(ids));
         if (mount("tmpfs", run->ws_path, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
@@ -130,7 +130,7 @@ make_bundle(mcp_run *run, msp_err *err)
         int r = mcp_write_new_at(cfd, prog, p->code, p->code_len, 0640, err);
         if (r < 0)
                 return r;
-        mcp_run_ids ids = mcp_rootfs_ids(rootfs, run->id_base);
+        mcp_run_ids ids = mcp_rootfs_ids(rootfs, run->id_base, run->id_count);
         if (fchownat(cfd, prog, 0, MCP_HOST_GID_OF(ids), AT_SYMLINK_NOFOLLOW) < 0)
                 return msp_err_sys(err, errno, "chown '%s'", prog);
         /* The mount point of the init's bind (the code dir is mounted read-only first). */
@@ -251,6 +251,7 @@ take_slice(mcp_run *run, msp_err *err)
                 return r;
         run->slice = (int) slice;
         run->id_base = mcp_slice_base(e->slices, slice);
+        run->id_count = mcp_slice_size(e->slices);
         return 0;
 }
 
@@ -384,6 +385,7 @@ mcp_run_claim(mcp_run *run, const mcp_run_request *req, int lang_index, msp_err 
                         mcp_slice_ref(e->slices, (unsigned) info.slice);
                 run->slice = info.slice;
                 run->id_base = info.id_base;
+                run->id_count = info.id_count;
                 run->session_id = strdup(req->session_id);
                 if (!run->session_id) {
                         mcp_session_release(e->sessions, req->session_id);
@@ -450,7 +452,7 @@ mcp_run_setup(mcp_run *run, msp_err *err)
         for (size_t i = 0; i < p->n_files; i++) {
                 const mcp_plan_file *f = &p->files[i];
                 r = mcp_workspace_write_file(run->ws_fd, f->path, f->data, f->len, f->executable,
-                                             mcp_rootfs_ids(p->rootfs, run->id_base), err);
+                                             mcp_rootfs_ids(p->rootfs, run->id_base, run->id_count), err);
                 if (r < 0)
                         return msp_err_prefix(err, "files[%zu]", i);
         }

@@ -55,13 +55,14 @@ bool mcp_subid_parse(const char *line, size_t *who_len, unsigned long *start,
 #define MCP_SANDBOX_HOST_GID (mcp_sandbox_map.host_id + MCP_SANDBOX_GID)
 
 /* The ids a run's process has inside: MCP_SANDBOX_UID and GID, or an image's User, and the
- * host id of its container id 0 (its slice's base). Its workspace, program file and proxy
+ * host id of its container id 0 (its slice's base) and how many it maps. Its workspace, program file and proxy
  * socket belong to them shifted by that base. */
 typedef struct mcp_run_ids {
         unsigned uid, gid;
-        unsigned base;
+        unsigned base, count;           /* the ids its namespace maps: count from base */
 } mcp_run_ids;
-#define MCP_RUN_IDS_AT(b) ((mcp_run_ids){ MCP_SANDBOX_UID, MCP_SANDBOX_GID, (b) })
+#define MCP_RUN_IDS_IN(b, n) ((mcp_run_ids){ MCP_SANDBOX_UID, MCP_SANDBOX_GID, (b), (n) })
+#define MCP_RUN_IDS_AT(b) MCP_RUN_IDS_IN(b, MCP_SANDBOX_ID_COUNT)
 /* In the storage range (the unit tests' sandboxes, and every one run by a user). */
 #define MCP_RUN_IDS_DEFAULT MCP_RUN_IDS_AT(MCP_SANDBOX_HOST_BASE)
 #define MCP_HOST_UID_OF(ids) ((ids).base + (ids).uid)

@@ -8,14 +8,16 @@
 
 struct mcp_slices {
         unsigned n;
-        bool shared;
+        unsigned first, size;
+        bool shared, images;
         unsigned *refs;                 /* n counts; 0: free */
         unsigned next;                  /* where the next search starts: the least recently
                                          * freed slots are reused last */
 };
 
 int
-mcp_slices_new(unsigned n, bool shared, mcp_slices **ret, msp_err *err)
+mcp_slices_new(unsigned n, unsigned first, unsigned size, bool shared, mcp_slices **ret,
+               msp_err *err)
 {
         if (n == 0)
                 return msp_err_set(err, EINVAL, "sandbox id slices: none");
@@ -28,8 +30,35 @@ mcp_slices_new(unsigned n, bool shared, mcp_slices **ret, msp_err *err)
         }
         s->n = shared ? 1 : n;
         s->shared = shared;
+        s->first = shared ? MCP_SANDBOX_HOST_BASE : first;
+        s->size = shared ? MCP_SANDBOX_ID_COUNT : size;
         *ret = s;
         return 0;
+}
+
+/* The smallest slice run by a user: the program's uid MCP_SANDBOX_UID and some more. */
+#define MIN_USER_SLICE 1024u
+
+int
+mcp_slices_for(unsigned n, bool rootless, mcp_slices **ret, msp_err *err)
+{
+        if (!rootless) {
+                int r = mcp_slices_new(n, MCP_SANDBOX_SLICE_BASE(0), MCP_SANDBOX_ID_COUNT, false,
+                                       ret, err);
+                if (r >= 0)
+                        (*ret)->images = true;
+                return r;
+        }
+        /* The range's first slice holds the ids image sandboxes run as most (0 and 1000). */
+        unsigned size = MCP_SANDBOX_ID_COUNT / (n + 1);
+        bool shared = size < MIN_USER_SLICE;
+        return mcp_slices_new(n, MCP_SANDBOX_HOST_BASE + size, size, shared, ret, err);
+}
+
+bool
+mcp_slices_image_slices(const mcp_slices *s)
+{
+        return s->images;
 }
 
 mcp_slices *
@@ -91,7 +120,13 @@ mcp_slice_unref(mcp_slices *s, unsigned slot)
 unsigned
 mcp_slice_base(const mcp_slices *s, unsigned slot)
 {
-        return s->shared ? MCP_SANDBOX_HOST_BASE : MCP_SANDBOX_SLICE_BASE(slot);
+        return s->shared ? s->first : s->first + s->size * slot;
+}
+
+unsigned
+mcp_slice_size(const mcp_slices *s)
+{
+        return s->size;
 }
 
 unsigned

@@ -11,9 +11,12 @@
  * reference counted (its session and the run using it) and reused only once every holder
  * let go: no process and no workspace of the previous holder is left then.
  *
- * Run by a user, there is one range (the user's subordinate ids) and every sandbox shares
- * slot 0 of a shared pool: what the kernel counts at the host level belongs to the user
- * anyway; each sandbox's share is bounded instead (userns-limits.h). */
+ * Run by a user, the user's subordinate range is all there is: a sandbox on an image tree
+ * maps it whole (the tree's files may belong to any id), and every other sandbox a slice of
+ * it of its own (its program's uid, and so its per-uid budgets, its own). What the kernel
+ * counts at the top belongs to the user anyway: each sandbox's share of that is bounded
+ * (userns-limits.h). With too many sandboxes for slices of more than 1024 ids, or no
+ * range, the pool is shared: every holder gets the whole range. */
 #pragma once
 
 #include <stdbool.h>
@@ -22,15 +25,23 @@
 
 typedef struct mcp_slices mcp_slices;
 
-/* n slots; shared: one slot every holder shares (run by a user). */
-int mcp_slices_new(unsigned n, bool shared, mcp_slices **ret, msp_err *err);
+/* n slots of `size` ids, slot k's first at host id first + size * k; shared: one slot of
+ * the whole range (sandbox-ids.h) that every holder shares. */
+int mcp_slices_new(unsigned n, unsigned first, unsigned size, bool shared, mcp_slices **ret,
+                   msp_err *err);
+/* The pool msp-mcp needs for n sandboxes: as root slices of 65536 above the storage range;
+ * run by a user, slices of the user's range (rootless). */
+int mcp_slices_for(unsigned n, bool rootless, mcp_slices **ret, msp_err *err);
+/* Whether a sandbox on an image tree holds a slice (as root) or maps the whole range. */
+bool mcp_slices_image_slices(const mcp_slices *s);
 mcp_slices *mcp_slices_free(mcp_slices *s);
 /* A free slot, held once; -EUSERS when every one is held (err says so). */
 int mcp_slice_take(mcp_slices *s, unsigned *ret_slot, msp_err *err);
 bool mcp_slice_available(const mcp_slices *s);
 void mcp_slice_ref(mcp_slices *s, unsigned slot);
 void mcp_slice_unref(mcp_slices *s, unsigned slot);
-/* The host id of container id 0 in the slot's sandbox. */
+/* The host id of container id 0 in the slot's sandbox, and how many ids it maps. */
 unsigned mcp_slice_base(const mcp_slices *s, unsigned slot);
+unsigned mcp_slice_size(const mcp_slices *s);
 /* Slots in use, for --check and tests. */
 unsigned mcp_slices_used(const mcp_slices *s);

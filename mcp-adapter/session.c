@@ -72,12 +72,19 @@ struct mcp_session_store {
         mcp_slices *slices;             /* borrowed; NULL: the storage range */
 };
 
-/* The host id of the session's container id 0. */
+/* The host id of the session's container id 0, and how many ids it maps. */
 static unsigned
 session_base(const mcp_session_store *store, const session *s)
 {
         return store->slices && s->slice >= 0 ? mcp_slice_base(store->slices, (unsigned) s->slice)
                                               : MCP_SANDBOX_HOST_BASE;
+}
+
+static unsigned
+session_count(const mcp_session_store *store, const session *s)
+{
+        return store->slices && s->slice >= 0 ? mcp_slice_size(store->slices)
+                                              : MCP_SANDBOX_ID_COUNT;
 }
 
 bool
@@ -130,11 +137,11 @@ fs_attach(int fsfd, int dirfd, const char *name, msp_err *err)
 static mcp_run_ids
 session_ids(const mcp_session_store *store, const session *s)
 {
-        unsigned base = session_base(store, s);
+        unsigned base = session_base(store, s), count = session_count(store, s);
         for (size_t i = 0; s->rootfs && i < store->cfg->n_rootfs; i++)
                 if (strcmp(store->cfg->rootfs[i].name, s->rootfs) == 0)
-                        return mcp_rootfs_ids(&store->cfg->rootfs[i], base);
-        return MCP_RUN_IDS_AT(base);
+                        return mcp_rootfs_ids(&store->cfg->rootfs[i], base, count);
+        return MCP_RUN_IDS_IN(base, count);
 }
 
 /* owner: the ids (inside) the tmpfs root belongs to, or NULL: root's. */
@@ -557,6 +564,7 @@ fill_info(const mcp_session_store *store, const session *s, mcp_session_info *re
         ret->busy = s->busy;
         ret->slice = s->slice;
         ret->id_base = session_base(store, s);
+        ret->id_count = session_count(store, s);
 }
 
 static void
@@ -679,13 +687,16 @@ mcp_session_create(mcp_session_store *store, const mcp_session_opts *opts,
         limits_fill(&s->limits, &store->cfg->defaults);
         s->created_usec = mcp_wallclock_usec();
         s->expires_usec = s->created_usec + ttl * 1000000;
+        /* On an image's tree, run by a user, the whole range (no slice). */
+        bool sliced = store->slices && (strcmp(rootfs, "host") == 0 ||
+                                        mcp_slices_image_slices(store->slices));
         unsigned slice;
-        if (store->slices && (r = mcp_slice_take(store->slices, &slice, err)) < 0) {
+        if (sliced && (r = mcp_slice_take(store->slices, &slice, err)) < 0) {
                 mcp_egress_policy_done(&s->allow);
                 free(s);
                 return r;
         }
-        if (store->slices)
+        if (sliced)
                 s->slice = (int) slice;
         r = session_dir_new(store, s, err);
         if (r >= 0)

@@ -39,7 +39,7 @@ typedef struct mcp_session_info {
         bool busy;                      /* a run is using it */
         int slice;                      /* its sandbox id slice (sandbox-slices.h), held for its
                                          * whole life; -1: no pool (the storage range) */
-        unsigned id_base;               /* the host id of its container id 0 */
+        unsigned id_base, id_count;     /* the host id of its container id 0, how many */
 } mcp_session_info;
 
 typedef enum mcp_file_type { MCP_FILE_REG, MCP_FILE_DIR, MCP_FILE_SYMLINK, MCP_FILE_OTHER } mcp_file_type;

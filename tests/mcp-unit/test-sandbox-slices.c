@@ -1,6 +1,7 @@
 /* Each sandbox's own host ids (sandbox-slices.c): a slot is held until its last holder lets
  * go, the pool refuses with the reason when every slot is held, the slots' ranges are
- * disjoint and above the storage range, and run by a user every holder shares one. */
+ * disjoint and above the storage range; run by a user, slices of the user's one range, or
+ * one slot every holder shares when they would be too small. */
 #include <errno.h>
 #include <string.h>
 
@@ -12,7 +13,7 @@ TEST(slots_disjoint_above_storage)
 {
         mcp_slices *s = NULL;
         msp_err err = { 0 };
-        ASSERT_EQ_INT(mcp_slices_new(3, false, &s, &err), 0);
+        ASSERT_EQ_INT(mcp_slices_for(3, false, &s, &err), 0);
         unsigned a, b, c;
         ASSERT_EQ_INT(mcp_slice_take(s, &a, &err), 0);
         ASSERT_EQ_INT(mcp_slice_take(s, &b, &err), 0);
@@ -34,7 +35,7 @@ TEST(held_until_last_holder)
 {
         mcp_slices *s = NULL;
         msp_err err = { 0 };
-        ASSERT_EQ_INT(mcp_slices_new(1, false, &s, &err), 0);
+        ASSERT_EQ_INT(mcp_slices_for(1, false, &s, &err), 0);
         unsigned a, b;
         ASSERT_EQ_INT(mcp_slice_take(s, &a, &err), 0);
         mcp_slice_ref(s, a);                    /* the run */
@@ -55,7 +56,7 @@ TEST(freed_reused_last)
 {
         mcp_slices *s = NULL;
         msp_err err = { 0 };
-        ASSERT_EQ_INT(mcp_slices_new(3, false, &s, &err), 0);
+        ASSERT_EQ_INT(mcp_slices_for(3, false, &s, &err), 0);
         unsigned a, b;
         ASSERT_EQ_INT(mcp_slice_take(s, &a, &err), 0);
         mcp_slice_unref(s, a);
@@ -64,17 +65,42 @@ TEST(freed_reused_last)
         mcp_slices_free(s);
 }
 
+/* Run by a user: slices of the user's one range for sandboxes off an image, its first
+ * slice (the ids image sandboxes mostly run as) left out; too many for slices of 1024 ids
+ * and the pool is one slot of the whole range every holder shares. */
+TEST(user_range_sliced)
+{
+        mcp_slices *s = NULL;
+        msp_err err = { 0 };
+        ASSERT_EQ_INT(mcp_slices_for(20, true, &s, &err), 0);
+        ASSERT_FALSE(mcp_slices_image_slices(s));
+        ASSERT_EQ_INT(mcp_slice_size(s), 65536 / 21);
+        unsigned prev_end = MCP_SANDBOX_HOST_BASE + 65536 / 21;
+        for (unsigned i = 0; i < 20; i++) {
+                unsigned k;
+                ASSERT_EQ_INT(mcp_slice_take(s, &k, &err), 0);
+                ASSERT_EQ_INT(mcp_slice_base(s, k), prev_end);
+                prev_end = mcp_slice_base(s, k) + mcp_slice_size(s);
+                ASSERT_TRUE(mcp_slice_size(s) > MCP_SANDBOX_UID);
+        }
+        ASSERT_TRUE(prev_end <= MCP_SANDBOX_HOST_BASE + MCP_SANDBOX_ID_COUNT);
+        unsigned k;
+        ASSERT_EQ_INT(mcp_slice_take(s, &k, &err), -EUSERS);
+        mcp_slices_free(s);
+}
+
 TEST(shared_by_a_user)
 {
         mcp_slices *s = NULL;
         msp_err err = { 0 };
-        ASSERT_EQ_INT(mcp_slices_new(4, true, &s, &err), 0);
+        ASSERT_EQ_INT(mcp_slices_for(64, true, &s, &err), 0);
         unsigned a, b;
-        for (int i = 0; i < 10; i++)
+        for (int i = 0; i < 100; i++)
                 ASSERT_EQ_INT(mcp_slice_take(s, &a, &err), 0);
         ASSERT_EQ_INT(mcp_slice_take(s, &b, &err), 0);
         ASSERT_EQ_INT(a, b);
         ASSERT_EQ_INT(mcp_slice_base(s, a), MCP_SANDBOX_HOST_BASE);
+        ASSERT_EQ_INT(mcp_slice_size(s), MCP_SANDBOX_ID_COUNT);
         ASSERT_TRUE(mcp_slice_available(s));
         mcp_slices_free(s);
 }
@@ -85,6 +111,7 @@ main(void)
         RUN(slots_disjoint_above_storage);
         RUN(held_until_last_holder);
         RUN(freed_reused_last);
+        RUN(user_range_sliced);
         RUN(shared_by_a_user);
         return tap_done();
 }

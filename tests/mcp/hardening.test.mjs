@@ -244,7 +244,8 @@ test("the sandbox's user namespace is owned by its unprivileged uid; its inotify
 // As root, each sandbox has host ids of its own (its slice) and owns its namespace: all nine
 // get 16 (on one shared uid, eight took its 128 and the ninth got none). Run by a user, the
 // top of the count is the user's: each sandbox's share is bounded so that --max-concurrent
-// of them and the user fit in fs.inotify.max_user_instances, and all nine get that share.
+// of them and the user fit in fs.inotify.max_user_instances, and all nine get that share;
+// each still has a uid of its own, a slice of the user's subordinate range.
 // On the host: "uid owner" of every sandboxed program whose arguments have the marker.
 const HOST_IDS = [
         "import fcntl, os, struct, sys",
@@ -260,7 +261,7 @@ const HOST_IDS = [
 ].join("\n");
 
 for (const [name, runtime] of [["msp", MSP], ["runc", RUNC]]) {
-        test(`nine sandboxes at once each get their whole inotify share; as root each has a host uid of its own (${name})`, { skip: skip || (!runtime && "runc not installed"), timeout: 180_000 }, async () => {
+        test(`nine sandboxes at once each get their whole inotify share and a host uid of their own (${name})`, { skip: skip || (!runtime && "runc not installed"), timeout: 180_000 }, async () => {
                 const N = 9;
                 const s = await startServer({ runtime, args: ["--max-concurrent", String(N)] });
                 const marker = `msp-slice-test-${process.pid}-${Date.now()}`;
@@ -283,12 +284,16 @@ for (const [name, runtime] of [["msp", MSP], ["runc", RUNC]]) {
                 const total = Number(fs.readFileSync("/proc/sys/fs/inotify/max_user_instances", "utf8"));
                 const share = oneOwner ? Math.min(16, Math.floor(total / (N + 1))) : 16;
                 assert.deepEqual(counts, Array(N).fill(`${share} EMFILE`));
-                if (!AS_USER) {
-                        assert.equal(new Set(ids.map(([uid]) => uid)).size, N, `host uids: ${JSON.stringify(ids)}`);
-                        for (const [uid, owner] of ids) {
-                                assert.equal(owner, oneOwner ? 0 : uid, "each namespace is owned by its sandbox's own uid (or root, when the runtime makes it)");
-                                assert.ok(uid >= 1073741824 + 65536, `uid ${uid} above the images' storage range`);
+                // Run by a user, each a slice of the user's subordinate range: its own uid,
+                // every namespace the user's.
+                assert.equal(new Set(ids.map(([uid]) => uid)).size, N, `host uids: ${JSON.stringify(ids)}`);
+                for (const [uid, owner] of ids) {
+                        if (AS_USER) {
+                                assert.equal(owner, serverIds().uid, "run by a user, each namespace is the user's");
+                                continue;
                         }
+                        assert.equal(owner, oneOwner ? 0 : uid, "each namespace is owned by its sandbox's own uid (or root, when the runtime makes it)");
+                        assert.ok(uid >= 1073741824 + 65536, `uid ${uid} above the images' storage range`);
                 }
                 assert.equal((await s.close()).code, 0);
         });
