@@ -447,12 +447,13 @@ mcp_run_setup(mcp_run *run, msp_err *err)
         if (!run->session_id && ((r = take_slice(run, err)) < 0 ||
                                  (r = fresh_workspace(run, p->lim.workspace_bytes, err)) < 0))
                 return r;
-        if ((r = mcp_workspace_make_out(run->ws_fd, mcp_rootfs_ids(p->rootfs, run->id_base), err)) < 0)
+        mcp_run_ids ids = mcp_rootfs_ids(p->rootfs, run->id_base, run->id_count);
+        if ((r = mcp_workspace_make_out(run->ws_fd, ids, err)) < 0)
                 return r;
         for (size_t i = 0; i < p->n_files; i++) {
                 const mcp_plan_file *f = &p->files[i];
                 r = mcp_workspace_write_file(run->ws_fd, f->path, f->data, f->len, f->executable,
-                                             mcp_rootfs_ids(p->rootfs, run->id_base, run->id_count), err);
+                                             ids, err);
                 if (r < 0)
                         return msp_err_prefix(err, "files[%zu]", i);
         }
