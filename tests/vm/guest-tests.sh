@@ -562,6 +562,43 @@ t_rootless_delegated() {
         rmdir "$RL_D/app.scope" "$RL_D"
 }
 
+# A rootless container that writes its own cgroup tree in the delegated subtree (a cgroup
+# namespace, its cgroup2 mount read-write): ps and kill --all as the user reach '.x' and
+# 17 deep, and delete --force as the user removes the tree.
+t_rootless_tree() {
+        [ -x /usr/bin/setpriv ]
+        delegate_user_subtree app.scope
+        mkdir -p "$W/rt" "$W/xdg"
+        cp -a "$BASE/rootfs" "$W/rt/rootfs"
+        chown -R $RL_UID:$RL_UID "$W/rt" "$W/xdg"
+        chmod 0700 "$W/xdg"
+        as_user sh -c "cd $W/rt && $MSP spec --rootless"
+        jq '.process.terminal = false | .root.readonly = false
+                | .linux.namespaces += [{"type": "cgroup"}]
+                | .mounts |= map(if .type == "cgroup" then .options = (.options - ["ro"] + ["rw"]) else . end)
+                | .process.args = ["/bin/sh", "/cg-writer.sh", ".d:50"]' "$W/rt/config.json" >"$W/rt/c.json"
+        mv "$W/rt/c.json" "$W/rt/config.json"
+        chown $RL_UID:$RL_UID "$W/rt/config.json"
+        as_user "$MSP" run -d -b "$W/rt" rt1 </dev/null >"$W/rt1.out" 2>&1 || { cat "$W/rt1.out"; false; }
+        rc=0
+        until_true 20 has_line "$W/rt1.out" parked || rc=$?
+        cat "$W/rt1.out"
+        [ "$rc" = 0 ]
+        if grep -E '^cg(park|nest)=E' "$W/rt1.out"; then false; fi
+        dot=$(cat "$RL_D/rt1/.x/cgroup.procs")
+        [ -n "$dot" ]
+        as_user "$MSP" ps --format json rt1 >"$W/ps.json"
+        cat "$W/ps.json"
+        [ "$(jq length "$W/ps.json")" -eq 3 ]
+        jq -e --argjson p "$dot" 'index($p) != null' "$W/ps.json"
+        as_user "$MSP" kill --all rt1 TERM
+        until_true 10 grep -qx 'populated 0' "$RL_D/rt1/.x/cgroup.events"
+        as_user "$MSP" delete --force rt1
+        [ ! -e "$RL_D/rt1" ]
+        [ -z "$(ls "$W/xdg/msp")" ]
+        rmdir "$RL_D/app.scope" "$RL_D"
+}
+
 # msp-mcp run by the user, started alone in the delegated app.scope (as a user service or
 # `systemd-run --user --scope` would start it): it moves itself into a leaf there and gives
 # each sandbox a cgroup with real limits. Driven over stdio with JSON lines through a FIFO
@@ -870,6 +907,7 @@ else
         say "ok $n - apparmor: a loaded profile confines the container's process # SKIP no apparmor_parser on the host (Debian package apparmor)"
 fi
 t "rootless: without delegation a limit is refused; with a delegated subtree the container's cgroup beside the user's scope, limits, pause, delete; --systemd-cgroup refused without a user manager" t_rootless_delegated
+t "rootless: a container's own cgroup tree in the delegated subtree: ps and kill --all reach '.x' and 17 deep, delete --force removes it" t_rootless_tree
 t "rootless msp-mcp in a delegated subtree: --check names the cgroup limits; a memory hog is oom_killed, a fork bomb stops at pids.max 20, the cgroups are gone after" t_rootless_mcp
 sd_name="rootless --systemd-cgroup under a live user manager (systemd --user): msp asks it for a transient scope msp-ID.scope (D-Bus StartTransientUnit) and limits a leaf below it; memory, pids and cpu survive daemon-reload; exec, pause, resume, update, kill, delete leave no unit, cgroup or state; an existing unit is an error naming it; runc the same"
 if [ -x /lib/systemd/systemd ]; then
