@@ -21,6 +21,7 @@
 #include "bundle.h"
 #include "engine.h"
 #include "files.h"
+#include "image-cache.h"
 #include "langprobe.h"
 #include "languages.h"
 #include "macros.h"
@@ -242,6 +243,15 @@ check_egress(FILE *out, const mcp_config *cfg, long abi)
                         !msp ? "the runtime is not msp (no Landlock)" : "Landlock ABI below 4 (no TCP rules)");
 }
 
+static bool
+has_image(const mcp_config *cfg)
+{
+        for (size_t i = 0; i < cfg->n_rootfs; i++)
+                if (cfg->rootfs[i].image)
+                        return true;
+        return false;
+}
+
 int
 mcp_check_host(const mcp_config *cfg, FILE *out, msp_err *err)
 {
@@ -346,13 +356,20 @@ mcp_check_host(const mcp_config *cfg, FILE *out, msp_err *err)
 
         const char *state = cfg->state_dir ? cfg->state_dir : "/run/msp-mcp";
         if (geteuid() != 0) {
+                /* what start-up does: the user's own dir, reachable by the sandbox's root */
                 msp_err e = { 0 };
-                bool own = mcp_rootless_state_check(state, &e) == 0;
-                line(&c, own, "state-dir", "%s", own ? state : e.msg);
+                bool ok = mcp_rootless_state_check(state, &e) == 0 &&
+                          mcp_rootless_reachable(state, &e) == 0;
+                line(&c, ok, "state-dir", "%s", ok ? state : e.msg);
         } else {
                 bool made = mkdir(state, 0711) == 0 || errno == EEXIST;
                 bool w = made && access(state, W_OK | X_OK) == 0;
                 line(&c, w, "state-dir", "%s: %s", state, w ? "writable" : strerror(errno));
+        }
+        if (cfg->n_rootfs && has_image(cfg)) {
+                msp_err e = { 0 };
+                bool ok = mcp_image_cache_usable(cfg->image_cache, &e) == 0;
+                line(&c, ok, "image-cache", "%s", ok ? cfg->image_cache : e.msg);
         }
         check_languages(&c, cfg);
         return c.first_missing;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "image-cache.h"
+#include "rootless.h"
 #include "json.h"
 #include "macros.h"
 
@@ -40,14 +41,17 @@ typedef struct opt {
         opt_kind kind;
         size_t offset;
         const char *help;
+        const char *arg;                /* what the value is, for --help; NULL: by kind */
 } opt;
 
-#define O(name, kind, member, help) { name, kind, offsetof(mcp_config, member), help }
+#define O(name, kind, member, help) { name, kind, offsetof(mcp_config, member), help, NULL }
+/* A string option whose value is no file path: its kind named for --help. */
+#define OA(name, kind, member, arg, help) { name, kind, offsetof(mcp_config, member), help, arg }
 
 static const opt opts[] = {
         O("runtime", K_STR, runtime_path, "OCI runtime binary (msp or runc)"),
         O("sandbox-init", K_STR, init_path, "pid 1 of the sandboxes (msp-sandbox-init)"),
-        O("state-dir", K_STR, state_dir, "directory for instances and sessions"),
+        OA("state-dir", K_STR, state_dir, "DIR", "directory for instances and sessions"),
         O("memory", K_SIZE, defaults.memory_bytes, "memory of a run (no swap)"),
         O("pids", K_COUNT, defaults.pids, "processes of a run"),
         O("cpus", K_CPUS, defaults.cpu_millis, "CPU quota of a run, in CPUs"),
@@ -87,12 +91,12 @@ static const opt opts[] = {
           "run by a user: refuse to start without cgroup limits"),
         O("allow-weak-policy", K_BOOL, weak_policy,
           "start even when the kernel cannot enforce the default policy"),
-        O("seccomp-profile", K_STR, seccomp_profile, "seccomp profile (default: built in)"),
-        O("landlock-profile", K_STR, landlock_profile, "Landlock profile (default: built in)"),
-        O("seed-dir", K_STR, seed_dir, "lower layer of new session workspaces"),
+        OA("seccomp-profile", K_STR, seccomp_profile, "FILE", "seccomp profile (default: built in)"),
+        OA("landlock-profile", K_STR, landlock_profile, "FILE", "Landlock profile (default: built in)"),
+        OA("seed-dir", K_STR, seed_dir, "DIR", "lower layer of new session workspaces"),
         O("rootfs", K_ROOTFS, rootfs, "NAME=DIR: a prepared rootfs calls may name (repeatable)"),
         O("image", K_IMAGE, rootfs, "NAME=REF: an OCI image as a rootfs calls may name (repeatable)"),
-        O("image-cache", K_STR, image_cache, "where images are unpacked"),
+        OA("image-cache", K_STR, image_cache, "DIR", "where images are unpacked"),
         O("image-max-size", K_SIZE, image_max_bytes, "unpacked size of one image"),
         O("max-message-bytes", K_SIZE, max_message_bytes, "one JSON-RPC message"),
         O("max-image-bytes", K_SIZE, max_image_bytes, "one image returned as content"),
@@ -101,19 +105,19 @@ static const opt opts[] = {
           "small out/ files of fresh runs kept as resources, all together (the oldest go first)"),
         O("kept-files-tenant-size", K_SIZE, kept_files_tenant_bytes, "the same for one tenant's"),
         O("log-level", K_LEVEL, log_level, "debug, info, notice, warning, error, ..."),
-        O("audit-log", K_STR, audit_log,
+        OA("audit-log", K_STR, audit_log, "PATH|-",
           "JSON lines of runs, HTTP requests, egress decisions, sessions (- : stderr; reopened on SIGHUP)"),
         O("audit-code", K_BOOL, audit_code, "the audit log's run_start lines carry the code"),
-        O("listen", K_STR, listen, "HOST:PORT or unix:PATH: serve Streamable HTTP there, not stdio"),
-        O("allow-origin", K_STR, allow_origins, "Origins (comma-separated) HTTP clients may send"),
-        O("auth-tokens", K_STR, auth_tokens, "HTTP bearer tokens: TOKEN TENANT lines (reloaded on SIGHUP)"),
-        O("oauth-issuer", K_STR, oauth_issuer, "HTTP OAuth: the authorization server whose JWT access tokens are accepted"),
-        O("oauth-jwks", K_STR, oauth_jwks, "HTTP OAuth: the issuer's keys, a JWKS file or https:// URL (read again on SIGHUP)"),
-        O("oauth-jwks-ca", K_STR, oauth_jwks_ca, "HTTP OAuth: PEM CA certificates for an https:// --oauth-jwks (default: the system's)"),
-        O("resource", K_STR, resource, "HTTP OAuth: this server's resource URI, the tokens' audience"),
-        O("oauth-tenant-claim", K_STR, oauth_tenant_claim, "HTTP OAuth: the claim naming the tenant"),
-        O("tls-cert", K_STR, tls_cert, "with --listen: serve HTTPS with this PEM certificate (chain)"),
-        O("tls-key", K_STR, tls_key, "with --listen: the PEM private key of --tls-cert"),
+        OA("listen", K_STR, listen, "ADDR", "HOST:PORT or unix:PATH: serve Streamable HTTP there, not stdio"),
+        OA("allow-origin", K_STR, allow_origins, "ORIGINS", "Origins (comma-separated) HTTP clients may send"),
+        OA("auth-tokens", K_STR, auth_tokens, "FILE", "HTTP bearer tokens: TOKEN TENANT lines (reloaded on SIGHUP)"),
+        OA("oauth-issuer", K_STR, oauth_issuer, "URL", "HTTP OAuth: the authorization server whose JWT access tokens are accepted"),
+        OA("oauth-jwks", K_STR, oauth_jwks, "FILE|URL", "HTTP OAuth: the issuer's keys, a JWKS file or https:// URL (read again on SIGHUP)"),
+        OA("oauth-jwks-ca", K_STR, oauth_jwks_ca, "FILE", "HTTP OAuth: PEM CA certificates for an https:// --oauth-jwks (default: the system's)"),
+        OA("resource", K_STR, resource, "URI", "HTTP OAuth: this server's resource URI, the tokens' audience"),
+        OA("oauth-tenant-claim", K_STR, oauth_tenant_claim, "CLAIM", "HTTP OAuth: the claim naming the tenant"),
+        OA("tls-cert", K_STR, tls_cert, "FILE", "with --listen: serve HTTPS with this PEM certificate (chain)"),
+        OA("tls-key", K_STR, tls_key, "FILE", "with --listen: the PEM private key of --tls-cert"),
         O("drain-timeout", K_SEC, drain_timeout_s, "SIGTERM with --listen: how long open requests may finish"),
         O("http-timeout", K_SEC, http_timeout_s, "an HTTP connection that sends and takes nothing this long is closed"),
         O("http-session-idle", K_SEC, http_session_idle_s, "an HTTP session unused this long ends"),
@@ -131,6 +135,7 @@ static const opt opts[] = {
 };
 
 static const char root_state_dir[] = "/run/msp-mcp";
+static const char root_image_cache[] = "/var/cache/msp-mcp/images";
 
 static const char *const levels[] = { "debug", "info", "notice", "warning", "error",
                                       "critical", "alert", "emergency", NULL };
@@ -172,7 +177,7 @@ set_defaults(mcp_config *c)
                 .network_max_conns = 256,
                 .network_max_bytes = 1024 * MIB,
                 .network_idle_ms = 60000,
-                .image_cache = "/var/cache/msp-mcp/images",
+                .image_cache = root_image_cache,
                 .image_max_bytes = 8192 * MIB,
         };
 }
@@ -607,29 +612,114 @@ default_usernet(mcp_config *c, msp_err *err)
         return 0;
 }
 
-/* Run by a user: $XDG_RUNTIME_DIR/msp-mcp when that is the user's private directory (as
- * pam_systemd makes it), else $XDG_STATE_HOME/msp-mcp or $HOME/.local/state/msp-mcp; never
- * a shared path in /tmp. rootless.c verifies the directory itself. */
+/* The user's own private directory (as pam_systemd makes $XDG_RUNTIME_DIR): a directory,
+ * not a symlink, owned by the user, mode 0700. */
+static bool
+private_dir(const char *path)
+{
+        struct stat st;
+        return path && path[0] == '/' && lstat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
+               st.st_uid == geteuid() && (st.st_mode & 0077) == 0;
+}
+
+/* A directory of the user's own that the sandbox's root can reach: made 0711 when
+ * missing, refused when it is anything else (another user's, a symlink, writable by
+ * others). For /tmp/msp-mcp-UID, the last default: squatting it only refuses the start. */
+static bool
+own_tmp_dir(const char *path)
+{
+        struct stat st;
+        if (mkdir(path, 0711) < 0 && errno != EEXIST)
+                return false;
+        return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+               (st.st_mode & 0022) == 0;
+}
+
+/* Run by a user, in this order: $XDG_RUNTIME_DIR/msp-mcp when that is the user's private
+ * directory; /run/user/UID/msp-mcp when that is (an MCP client often passes no
+ * XDG_RUNTIME_DIR: the SDK's stdio transport passes HOME, LOGNAME, PATH, SHELL, TERM, USER);
+ * $XDG_STATE_HOME/msp-mcp or ~/.local/state/msp-mcp when the sandbox's root can reach it
+ * (mcp_rootless_reachable: not when ~/.local is 0700, as rootless podman leaves it);
+ * else /tmp/msp-mcp-UID, the user's own. rootless.c verifies the directory itself. */
 static int
 default_state_dir(mcp_config *c, msp_err *err)
 {
         const char *xdg = getenv("XDG_RUNTIME_DIR"), *state = getenv("XDG_STATE_HOME");
         const char *home = getenv("HOME");
-        struct stat st;
-        char buf[PATH_MAX];
+        char buf[PATH_MAX], run_user[64];
+        msp_err why = { 0 };
         if (geteuid() == 0)
                 return 0;
-        if (xdg && xdg[0] == '/' && lstat(xdg, &st) == 0 && S_ISDIR(st.st_mode) &&
-            st.st_uid == geteuid() && (st.st_mode & 0077) == 0)
+        snprintf(run_user, sizeof run_user, "/run/user/%u", (unsigned) geteuid());
+        buf[0] = '\0';
+        if (private_dir(xdg))
                 snprintf(buf, sizeof buf, "%s/msp-mcp", xdg);
+        else if (private_dir(run_user))
+                snprintf(buf, sizeof buf, "%s/msp-mcp", run_user);
         else if (state && state[0] == '/')
                 snprintf(buf, sizeof buf, "%s/msp-mcp", state);
         else if (home && home[0] == '/')
                 snprintf(buf, sizeof buf, "%s/.local/state/msp-mcp", home);
-        else
-                return msp_err_set(err, ENOENT, "no state dir: XDG_RUNTIME_DIR, XDG_STATE_HOME and "
-                                                "HOME are unset; name one with --state-dir");
+        if (buf[0] && strncmp(buf, run_user, strlen(run_user)) != 0 &&
+            (!xdg || strncmp(buf, xdg, strlen(xdg)) != 0) && mcp_rootless_reachable(buf, &why) < 0)
+                buf[0] = '\0';
+        if (!buf[0]) {
+                snprintf(buf, sizeof buf, "/tmp/msp-mcp-%u", (unsigned) geteuid());
+                if (!own_tmp_dir(buf))
+                        return msp_err_set(err, EACCES,
+                                           "no state dir: %s%s'%s' is not this user's own "
+                                           "directory; name one with --state-dir",
+                                           why.msg, why.msg[0] ? "; and " : "", buf);
+        }
         return (c->state_dir = keep(c, buf)) ? 0 : msp_err_set(err, ENOMEM, "out of memory");
+}
+
+/* Run by a user: images are unpacked under $XDG_CACHE_HOME/msp-mcp/images or
+ * ~/.cache/msp-mcp/images (root's /var/cache/msp-mcp/images is not theirs). */
+static int
+default_image_cache(mcp_config *c, msp_err *err)
+{
+        const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+        char buf[PATH_MAX];
+        if (geteuid() == 0)
+                return 0;
+        if (xdg && xdg[0] == '/')
+                snprintf(buf, sizeof buf, "%s/msp-mcp/images", xdg);
+        else if (home && home[0] == '/')
+                snprintf(buf, sizeof buf, "%s/.cache/msp-mcp/images", home);
+        else
+                return c->n_rootfs ? msp_err_set(err, ENOENT, "no image cache: XDG_CACHE_HOME and "
+                                                 "HOME are unset; name one with --image-cache")
+                                   : 0;
+        return (c->image_cache = keep(c, buf)) ? 0 : msp_err_set(err, ENOMEM, "out of memory");
+}
+
+/* The defaults that differ for an ordinary user, where no flag or file set them. */
+static int
+user_defaults(mcp_config *c, msp_err *err)
+{
+        int r = 0;
+        if (c->state_dir == root_state_dir)
+                r = default_state_dir(c, err);
+        if (r >= 0 && c->image_cache == root_image_cache)
+                r = default_image_cache(c, err);
+        return r;
+}
+
+static void default_text(const mcp_config *d, const opt *o, char *buf, size_t size);
+
+/* "--timeout 5m is above --max-timeout 1m": both in the units a user writes them in. */
+static int
+above(const mcp_config *c, const char *flag, const char *max_flag, msp_err *err)
+{
+        char v[64] = "", m[64] = "";
+        const opt *of = find_opt(flag + 2, strlen(flag + 2));
+        const opt *om = find_opt(max_flag + 2, strlen(max_flag + 2));
+        if (of)
+                default_text(c, of, v, sizeof v);
+        if (om)
+                default_text(c, om, m, sizeof m);
+        return msp_err_set(err, EINVAL, "%s %s is above %s %s", flag, v, max_flag, m);
 }
 
 static int
@@ -649,12 +739,10 @@ check(mcp_config *c, msp_err *err)
                 uint64_t d = *(uint64_t *) ((char *) &c->defaults + lims[i].off);
                 uint64_t m = *(uint64_t *) ((char *) &c->maxima + lims[i].off);
                 if (d > m)
-                        return msp_err_set(err, EINVAL, "%s (%" PRIu64 ") is above %s (%" PRIu64 ")",
-                                           lims[i].flag, d, lims[i].max, m);
+                        return above(c, lims[i].flag, lims[i].max, err);
         }
         if (c->session_ttl_s > c->session_max_ttl_s)
-                return msp_err_set(err, EINVAL, "--session-ttl (%" PRIu64 "s) is above --session-max-ttl (%" PRIu64 "s)",
-                                   c->session_ttl_s, c->session_max_ttl_s);
+                return above(c, "--session-ttl", "--session-max-ttl", err);
         if (c->max_message_bytes < 4096)
                 return msp_err_set(err, EINVAL, "--max-message-bytes (%" PRIu64 ") must be at least 4096",
                                    c->max_message_bytes);
@@ -713,6 +801,10 @@ mcp_config_load(mcp_config *c, int argc, char **argv, mcp_config_action *ret_act
                         *ret_action = MCP_ACTION_VERSION;
                         return 0;
                 }
+                if (strcmp(a, "--man") == 0) {
+                        *ret_action = MCP_ACTION_MAN;
+                        return 0;
+                }
                 if (strcmp(a, "--check") == 0) {
                         *ret_action = MCP_ACTION_CHECK;
                         continue;
@@ -766,11 +858,9 @@ mcp_config_load(mcp_config *c, int argc, char **argv, mcp_config_action *ret_act
                 if (r < 0)
                         return r;
         }
-        if (c->state_dir == root_state_dir) {
-                int r = default_state_dir(c, err);
-                if (r < 0)
-                        return r;
-        }
+        int r = user_defaults(c, err);
+        if (r < 0)
+                return r;
         return check(c, err);
 }
 
@@ -784,6 +874,45 @@ mcp_config_done(mcp_config *c)
         mcp_egress_policy_done(&c->network_allow);
         free(c->resolve);
         *c = (mcp_config) { 0 };
+}
+
+/* A duration in the largest unit --timeout and the others take that holds it exactly
+ * (1h, 5m, 30s, 500ms): as a user would write it. */
+static void
+time_text(uint64_t ms, char *buf, size_t size)
+{
+        if (ms && ms % 3600000 == 0)
+                snprintf(buf, size, "%" PRIu64 "h", ms / 3600000);
+        else if (ms && ms % 60000 == 0)
+                snprintf(buf, size, "%" PRIu64 "m", ms / 60000);
+        else if (ms % 1000 == 0)
+                snprintf(buf, size, "%" PRIu64 "s", ms / 1000);
+        else
+                snprintf(buf, size, "%" PRIu64 "ms", ms);
+}
+
+/* What an option's value is ("" for a switch), for --help and the manual page. */
+static const char *
+opt_arg(const opt *o)
+{
+        if (o->arg)
+                return o->arg;
+        switch (o->kind) {
+        case K_SIZE: return "SIZE";
+        case K_BOOL: return "";
+        case K_MSEC:
+        case K_SEC: return "TIME";
+        case K_ROOTFS: return "NAME=DIR";
+        case K_IMAGE: return "NAME=REF";
+        case K_NETALLOW: return "PATTERN";
+        case K_RESOLVE: return "HOST=ADDR";
+        case K_CPUS: return "N.N";
+        case K_STR: return "PATH";
+        case K_LEVEL: return "LEVEL";
+        case K_COUNT:
+        case K_UINT: return "N";
+        }
+        return "VALUE";
 }
 
 static void
@@ -812,14 +941,10 @@ default_text(const mcp_config *d, const opt *o, char *buf, size_t size)
                 snprintf(buf, size, "%" PRIu64 ".%03" PRIu64, v / 1000, v % 1000);
                 return;
         case K_MSEC:
-                v = *(const uint64_t *) field;
-                if (v % 1000 == 0)
-                        snprintf(buf, size, "%" PRIu64 "s", v / 1000);
-                else
-                        snprintf(buf, size, "%" PRIu64 "ms", v);
+                time_text(*(const uint64_t *) field, buf, size);
                 return;
         case K_SEC:
-                snprintf(buf, size, "%" PRIu64 "s", *(const uint64_t *) field);
+                time_text(*(const uint64_t *) field * 1000, buf, size);
                 return;
         case K_BOOL:
                 snprintf(buf, size, "%s", *(const bool *) field ? "on" : "off");
@@ -841,11 +966,14 @@ void
 mcp_config_help(FILE *out)
 {
         mcp_config d;
+        msp_err ignored = { 0 };
         set_defaults(&d);
+        (void) user_defaults(&d, &ignored);     /* the defaults of the user asking */
         fputs("Usage: msp-mcp [OPTION...]\n"
               "An MCP server (JSON-RPC over stdio) that runs code in a fresh msp sandbox per call.\n\n"
               "  --help                     this text\n"
               "  --version                  print the version\n"
+              "  --man                      print the manual page, msp-mcp(1), in roff\n"
               "  --check                    print what the default policy needs and what this host\n"
               "                             has; exit 0 when it can be enforced, 1 otherwise\n"
               "  --config FILE              JSON object with the options below as keys (\"memory\":\n"
@@ -856,13 +984,8 @@ mcp_config_help(FILE *out)
                 const opt *o = &opts[i];
                 char def[64], flag[64];
                 default_text(&d, o, def, sizeof def);
-                const char *arg = o->kind == K_SIZE ? " SIZE" : o->kind == K_BOOL ? "" :
-                                  o->kind == K_MSEC || o->kind == K_SEC ? " TIME" :
-                                  o->kind == K_ROOTFS ? " NAME=DIR" : o->kind == K_IMAGE ? " NAME=REF" :
-                                  o->kind == K_NETALLOW ? " PATTERN" :
-                                  o->kind == K_RESOLVE ? " HOST=ADDR" : o->kind == K_CPUS ? " N.N" :
-                                  o->kind == K_STR ? " PATH" : o->kind == K_LEVEL ? " LEVEL" : " N";
-                snprintf(flag, sizeof flag, "--%s%s", o->name, arg);
+                const char *arg = opt_arg(o);
+                snprintf(flag, sizeof flag, "--%s%s%s", o->name, *arg ? " " : "", arg);
                 if (strcmp(o->name, "runtime") == 0)
                         snprintf(def, sizeof def, "msp beside msp-mcp");
                 if (strcmp(o->name, "http-max-per-address") == 0)
@@ -877,5 +1000,82 @@ mcp_config_help(FILE *out)
         fputs("\nSIZE: bytes with an optional K, M, G or T suffix (binary). TIME: 30s, 500ms, 2m, 1h;\n"
               "a bare number is seconds. The host rootfs (\"host\") is always available.\n"
               "REF: oci:/DIR[:TAG] (an OCI image layout) or containers-storage:IMAGE (podman's store).\n",
-              out);
+              out);        mcp_config_done(&d);
+}
+
+/* roff text: a leading '.' or '\'' would start a request, '\\' an escape, '-' is a hyphen. */
+static void
+man_text(FILE *out, const char *s)
+{
+        if (*s == '.' || *s == '\'')
+                fputs("\\&", out);
+        for (; *s; s++) {
+                if (*s == '\\')
+                        fputs("\\e", out);
+                else if (*s == '-')
+                        fputs("\\-", out);
+                else
+                        fputc(*s, out);
+        }
+}
+
+void
+mcp_config_man(FILE *out)
+{
+        mcp_config d;
+        set_defaults(&d);
+        fprintf(out, ".TH MSP\\-MCP 1 \"\" \"msp-mcp %s\" \"User Commands\"\n", MSP_VERSION);
+        fputs(".SH NAME\nmsp\\-mcp \\- an MCP server that runs AI agents' code in msp sandboxes\n"
+              ".SH SYNOPSIS\n.B msp\\-mcp\n[\\fIOPTION\\fR...]\n"
+              ".SH DESCRIPTION\n"
+              "An MCP client (Claude Desktop, Claude Code, VS Code, any client) starts msp\\-mcp "
+              "over stdio, or it serves Streamable HTTP with \\fB\\-\\-listen\\fR. Every "
+              "\\fBrun_code\\fR call runs in a fresh sandbox made by the msp runtime: its own "
+              "namespaces, a read\\-only view of the host's system directories, an empty "
+              "/workspace, no network unless allowed, seccomp, Landlock, limits and a timeout; "
+              "sessions keep a /workspace across calls. It runs as the user the client runs it "
+              "as; no root is needed.\n"
+              ".PP\nRun by an ordinary user the defaults of two options differ from the ones "
+              "below: the state dir is $XDG_RUNTIME_DIR/msp\\-mcp, else /run/user/UID/msp\\-mcp, "
+              "else $XDG_STATE_HOME/msp\\-mcp or ~/.local/state/msp\\-mcp when the sandboxes "
+              "can reach it, else /tmp/msp\\-mcp\\-UID; images are unpacked under "
+              "$XDG_CACHE_HOME/msp\\-mcp/images or ~/.cache/msp\\-mcp/images. "
+              "\\fBmsp\\-mcp \\-\\-help\\fR shows the defaults of the user running it.\n"
+              ".SH OPTIONS\n"
+              ".TP\n.B \\-\\-help\nprint the options and their defaults\n"
+              ".TP\n.B \\-\\-version\nprint the version\n"
+              ".TP\n.B \\-\\-man\nprint this manual page in roff\n"
+              ".TP\n.B \\-\\-check\nprint what the default policy needs and what this host "
+              "has, and how each limit holds; exit 0 when it can be enforced, 1 otherwise\n"
+              ".TP\n.B \\-\\-config \\fIFILE\\fR\na JSON object with the options below as keys; "
+              "flags win\n", out);
+        for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
+                const opt *o = &opts[i];
+                char def[64];
+                default_text(&d, o, def, sizeof def);
+                const char *arg = opt_arg(o);
+                fputs(".TP\n.B \\-\\-", out);
+                man_text(out, o->name);
+                if (*arg) {
+                        fputs(" \\fI", out);
+                        man_text(out, arg);
+                        fputs("\\fR", out);
+                }
+                fputc('\n', out);
+                man_text(out, o->help);
+                if (def[0] && strcmp(o->name, "runtime") != 0) {
+                        fputs(" (default ", out);
+                        man_text(out, def);
+                        fputc(')', out);
+                }
+                fputc('\n', out);
+        }
+        fputs(".SH VALUES\nSIZE: bytes with an optional K, M, G or T suffix (binary). TIME: 30s, "
+              "500ms, 2m, 1h; a bare number is seconds. REF: oci:/DIR[:TAG] (an OCI image "
+              "layout) or containers\\-storage:IMAGE (podman's store).\n"
+              ".SH EXIT STATUS\n0 after a clean stop (end of input, SIGTERM, SIGINT); 1 when it "
+              "cannot start (on stdio every request is then answered with the reason); 2 for a "
+              "bad command line.\n"
+              ".SH SEE ALSO\n.BR msp (8)\n", out);
+        mcp_config_done(&d);
 }

@@ -158,6 +158,7 @@ typedef enum mcp_config_action {
         MCP_ACTION_HELP,
         MCP_ACTION_VERSION,
         MCP_ACTION_CHECK,
+        MCP_ACTION_MAN,
 } mcp_config_action;
 
 /* Defaults, then --config FILE, then the other flags. -EINVAL with err naming the flag
@@ -166,5 +167,8 @@ int mcp_config_load(mcp_config *cfg, int argc, char **argv, mcp_config_action *r
                     msp_err *err);
 void mcp_config_done(mcp_config *cfg);
 void mcp_config_help(FILE *out);
+/* msp-mcp(1) in roff, from the table --help prints (root's defaults; the user's in its
+ * text). */
+void mcp_config_man(FILE *out);
 /* "512M", "1G", "64k", "4096" (binary multiples; a bare number is bytes). */
 int mcp_parse_size(const char *s, uint64_t *ret);

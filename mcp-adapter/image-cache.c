@@ -608,3 +608,14 @@ mcp_image_rootfs_done(mcp_image_rootfs *r)
         mcp_image_defaults_done(&r->defaults);
         *r = (mcp_image_rootfs) { 0 };
 }
+
+int
+mcp_image_cache_usable(const char *dir, msp_err *err)
+{
+        _cleanup_close_ int fd = open_cache(dir, err);
+        if (fd < 0)
+                return fd;
+        if (faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) < 0)
+                return msp_err_sys(err, errno, "--image-cache \"%s\"", dir);
+        return 0;
+}

@@ -36,3 +36,6 @@ typedef struct mcp_image_rootfs {
 int mcp_image_prepare(const mcp_image_opts *opts, const char *ref, mcp_image_rootfs *ret,
                       msp_err *err);
 void mcp_image_rootfs_done(mcp_image_rootfs *r);
+/* What mcp_image_prepare needs of the cache dir, for --check: made (0700) when missing,
+ * a directory msp-mcp can write. */
+int mcp_image_cache_usable(const char *dir, msp_err *err);

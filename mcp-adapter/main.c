@@ -96,7 +96,7 @@ take_stdio(int *ret_in, int *ret_out)
 /* Every --image unpacked (or found in the cache) before the engine mounts the rootfs
  * views; images[i] backs cfg->rootfs[i] and lives as long as cfg. */
 static int
-prepare_images(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
+prepare_images(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images, msp_err *fail)
 {
         mcp_image_opts o = { .cache_dir = cfg->image_cache, .max_bytes = cfg->image_max_bytes,
                              .podman = "podman", .unpack_helper = cfg->unpack_path };
@@ -112,10 +112,8 @@ prepare_images(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
                 if (!rf->image)
                         continue;
                 msp_err err = { 0 };
-                if (mcp_image_prepare(&o, rf->image, &images[i], &err) < 0) {
-                        mcp_log_stderr("--image %s: %s", rf->name, err.msg);
-                        return -1;
-                }
+                if (mcp_image_prepare(&o, rf->image, &images[i], &err) < 0)
+                        return msp_err_set(fail, EINVAL, "--image %s: %s", rf->name, err.msg);
                 rf->path = images[i].rootfs;
                 rf->env = (const char *const *) images[i].defaults.env;
                 rf->workdir = images[i].defaults.workdir;
@@ -123,12 +121,11 @@ prepare_images(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
                 rf->read_files = (const char *const *) images[i].top_files;
                 rf->has_user = images[i].has_user;
                 rf->user = (mcp_run_ids) { images[i].uid, images[i].gid };
-                if (rf->has_user && (images[i].uid >= ids || images[i].gid >= ids)) {
-                        mcp_log_stderr("--image %s: User \"%s\" is %u:%u, outside the "
-                                "sandboxes' %u ids (0..%u)", rf->name, images[i].defaults.user,
-                                images[i].uid, images[i].gid, ids, ids - 1);
-                        return -1;
-                }
+                if (rf->has_user && (images[i].uid >= ids || images[i].gid >= ids))
+                        return msp_err_set(fail, ERANGE, "--image %s: User \"%s\" is %u:%u, outside "
+                                           "the sandboxes' %u ids (0..%u)", rf->name,
+                                           images[i].defaults.user, images[i].uid,
+                                           images[i].gid, ids, ids - 1);
                 mcp_log(lg, MCP_LOG_INFO, "image %s: %s %s (%s)", rf->name,
                         images[i].unpacked ? "unpacked into" : "cached at", rf->path,
                         images[i].digest);
@@ -136,64 +133,61 @@ prepare_images(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
         return 0;
 }
 
-static int serve_with_fds(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images);
+static int serve_with_fds(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images, int in,
+                          int out, msp_err *fail);
 
+/* Everything that can fail before the server is up fills *fail (printed once by main,
+ * and on stdio also answered to the client: answer_startup_failure). */
 static int
-serve(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
+serve(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images, int in, int out,
+      msp_err *fail)
 {
-        msp_err err = { 0 };
-
         /* Before anything takes fds: the soft limit raised, the split decided
          * (fd-budget.h). */
         mcp_fds fds;
-        if (mcp_fds_init(&fds, cfg, &err) < 0) {
-                mcp_log_stderr("%s", err.msg);
+        if (mcp_fds_init(&fds, cfg, fail) < 0)
                 return 1;
-        }
         cfg->fds = &fds;
         if (fds.limit != fds.started_with)
                 mcp_log(lg, MCP_LOG_INFO, "RLIMIT_NOFILE raised from %u to %u", fds.started_with,
                         fds.limit);
-        int status = serve_with_fds(cfg, lg, images);
+        int status = serve_with_fds(cfg, lg, images, in, out, fail);
         cfg->fds = NULL;
         mcp_fds_done(&fds);
         return status;
 }
 
 static int
-serve_with_fds(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
+serve_with_fds(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images, int in, int out,
+               msp_err *fail)
 {
         msp_err err = { 0 };
         int r;
 
         /* Its files first: a bad one fails at once. Served once the engine is up. */
         _cleanup_(mcp_http_freep) mcp_http *http = NULL;
-        if (cfg->listen && mcp_http_new(cfg, &http, &err) < 0) {
-                mcp_log_stderr("%s", err.msg);
+        if (cfg->listen && mcp_http_new(cfg, &http, fail) < 0)
                 return 1;
-        }
         /* Before the host checks: a path that cannot be opened fails at once. */
         _cleanup_(mcp_audit_freep) mcp_audit *audit = NULL;
-        if (cfg->audit_log && mcp_audit_open(cfg->audit_log, &audit, &err) < 0) {
-                mcp_log_stderr("%s", err.msg);
+        if (cfg->audit_log && mcp_audit_open(cfg->audit_log, &audit, fail) < 0)
                 return 1;
-        }
         lg->audit = audit;
         /* Without an output: the requirements only, no language programs (--check's). */
         r = mcp_check_host(cfg, NULL, &err);
         if (r < 0) {
                 if (!cfg->weak_policy) {
-                        mcp_log_stderr("this host cannot enforce the default sandbox policy: %s",
-                                       err.msg);
-                        mcp_log_stderr("run 'msp-mcp --check' for every requirement, or start "
-                                       "with --allow-weak-policy to run with a weaker policy");
+                        msp_err_set(fail, -r, "this host cannot enforce the default sandbox "
+                                    "policy: %s; run 'msp-mcp --check' for every requirement, "
+                                    "or start with --allow-weak-policy to run with a weaker "
+                                    "policy", err.msg);
                         return 1;
                 }
                 mcp_log(lg, MCP_LOG_WARNING, "--allow-weak-policy: running although %s", err.msg);
         }
         /* After the check, which as root settles the sandboxes' host ids: the images' owners
          * are shifted to them. */
-        if (prepare_images(cfg, lg, images) < 0)
+        if (prepare_images(cfg, lg, images, fail) < 0)
                 return 1;
 
         sigset_t mask;
@@ -202,23 +196,20 @@ serve_with_fds(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGHUP);       /* stdio: the terminal went away, the same clean stop */
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
-                return 1;
+                return msp_err_sys(fail, errno, "blocking signals"), 1;
         _cleanup_close_ int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-        _cleanup_close_ int in = -1, out = -1;
-        if (sfd < 0 || take_stdio(&in, &out) < 0) {
-                mcp_log_stderr("setting up signals and stdio: %s", strerror(errno));
-                return 1;
-        }
+        if (sfd < 0)
+                return msp_err_sys(fail, errno, "signalfd"), 1;
 
         /* With the signals blocked (one that comes meanwhile stops the server cleanly after)
          * and stdio taken (the probing child writes nothing into the stream). */
         /* The host's languages, detected once: the cache's keys name them, the engine lists
          * them. */
         _cleanup_free_ mcp_host *host = malloc(sizeof *host);
-        if (!host || mcp_host_detect(host, &err) < 0) {
-                mcp_log_stderr("%s", host ? err.msg : "out of memory");
+        if (!host)
+                return msp_err_set(fail, ENOMEM, "out of memory"), 1;
+        if (mcp_host_detect(host, fail) < 0)
                 return 1;
-        }
         mcp_lang_verdicts verdicts;
         char cache[4200];
         mcp_langcache_path(cache, sizeof cache);
@@ -233,14 +224,14 @@ serve_with_fds(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
         signals sg = { .lg = lg, .audit = audit,
                        .audit_file = cfg->audit_log && strcmp(cfg->audit_log, "-") != 0 };
         r = mcp_loop_new(&loop);
-        if (r < 0 || mcp_loop_add_io(loop, sfd, EPOLLIN, on_signal, &sg) < 0) {
-                mcp_log_stderr("event loop: %s", strerror(r < 0 ? -r : EINVAL));
-                return 1;
-        }
+        if (r < 0 || mcp_loop_add_io(loop, sfd, EPOLLIN, on_signal, &sg) < 0)
+                return msp_err_set(fail, r < 0 ? -r : EINVAL, "event loop: %s",
+                                   strerror(r < 0 ? -r : EINVAL)), 1;
         mcp_engine *engine = NULL;
-        r = mcp_engine_new(loop, cfg, host, &engine, &err);
+        r = mcp_engine_new(loop, cfg, host, &engine, fail);
         if (r < 0) {
-                mcp_log_stderr("%s", err.msg[0] ? err.msg : strerror(-r));
+                if (!fail->msg[0])
+                        msp_err_set(fail, -r, "%s", strerror(-r));
                 return 1;
         }
         for (size_t i = 0; i < verdicts.n_broken; i++)
@@ -252,7 +243,7 @@ serve_with_fds(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
         else
                 r = mcp_server_new(loop, cfg, engine, lg, in, out, &srv);
         if (r < 0) {
-                mcp_log_stderr("%s", http ? err.msg : "serving stdio");
+                msp_err_set(fail, EIO, "%s", http ? err.msg : "serving stdio");
                 http = mcp_http_free(http);
                 mcp_engine_free(engine);
                 return 1;
@@ -272,6 +263,74 @@ serve_with_fds(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
         mcp_engine_free(engine);
         mcp_loop_del_io(loop, sfd);
         return r < 0 ? 1 : 0;
+}
+
+typedef struct failed_start {
+        mcp_loop *loop;
+        char message[sizeof ((msp_err *) 0)->msg + 32];
+} failed_start;
+
+static void
+failed_on_msg(mcp_rpc *rpc, mcp_rpc_msg *msg, void *data)
+{
+        failed_start *f = data;
+        if (msg->method && msg->id.kind != MCP_ID_NONE)
+                (void) mcp_rpc_send_error(rpc, &msg->id, MCP_RPC_INTERNAL_ERROR, f->message);
+        mcp_rpc_msg_clear(msg);
+}
+
+static void
+failed_on_eof(mcp_rpc *rpc, void *data)
+{
+        (void) rpc;
+        mcp_loop_exit(((failed_start *) data)->loop, 0);
+}
+
+/* On stdio a server that exits at start leaves the client with "connection closed":
+ * instead, every request up to EOF (initialize first) is answered with why, as a JSON-RPC
+ * error the client shows its user. The exit status stays 1. */
+static void
+answer_startup_failure(int in, int out, const char *why)
+{
+        failed_start f;
+        snprintf(f.message, sizeof f.message, "msp-mcp cannot start: %s", why);
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        (void) sigprocmask(SIG_UNBLOCK, &mask, NULL);
+        _cleanup_loop_ mcp_loop *loop = NULL;
+        if (mcp_loop_new(&loop) < 0)
+                return;
+        f.loop = loop;
+        mcp_rpc *rpc = NULL;
+        if (mcp_rpc_new(loop, in, out, 1u << 20, failed_on_msg, failed_on_eof, &f, &rpc) < 0)
+                return;
+        (void) mcp_loop_run(loop);
+        mcp_rpc_free(rpc);
+}
+
+/* serve(), its failure printed once; on stdio also answered to the client. */
+static int
+serve_or_explain(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images)
+{
+        msp_err fail = { 0 };
+        _cleanup_close_ int in = -1, out = -1;
+        int status = 1;
+        if (take_stdio(&in, &out) < 0)
+                msp_err_sys(&fail, errno, "taking stdio");
+        else if (!images)
+                msp_err_set(&fail, ENOMEM, "out of memory");
+        else
+                status = serve(cfg, lg, images, in, out, &fail);
+        /* (a failure after start, of the event loop, is logged where it happened) */
+        if (status == 0 || !fail.msg[0])
+                return status;
+        mcp_log_stderr("%s", fail.msg);
+        if (!cfg->listen && in >= 0)
+                answer_startup_failure(in, out, fail.msg);
+        return status;
 }
 
 int
@@ -312,6 +371,9 @@ main(int argc, char **argv)
         case MCP_ACTION_VERSION:
                 printf("msp-mcp version %s\n", MSP_VERSION);
                 break;
+        case MCP_ACTION_MAN:
+                mcp_config_man(stdout);
+                break;
         case MCP_ACTION_CHECK:
                 r = mcp_check_host(&cfg, stdout, &err);
                 mcp_fds_check(&cfg, stdout);
@@ -327,7 +389,7 @@ main(int argc, char **argv)
                 int level = mcp_level_from_name(cfg.log_level);
                 lg.stderr_level = level < 0 ? MCP_LOG_INFO : (mcp_level) level;
                 mcp_image_rootfs *images = calloc(cfg.n_rootfs, sizeof(*images));
-                status = !images ? 1 : serve(&cfg, &lg, images);
+                status = serve_or_explain(&cfg, &lg, images);
                 for (size_t i = 0; images && i < cfg.n_rootfs; i++)
                         mcp_image_rootfs_done(&images[i]);
                 free(images);

@@ -243,28 +243,22 @@ mcp_rootless_state_check(const char *path, msp_err *err)
 }
 
 int
-mcp_rootless_reach(const char *state, msp_err *err)
+mcp_rootless_reachable(const char *state, msp_err *err)
 {
-        /* The state dir was verified (mcp_rootless_state_check): the user's own. */
-        if (chmod(state, 0711) < 0)
-                return msp_err_sys(err, errno, "state dir '%s': chmod", state);
-        char parent[PATH_MAX], up[PATH_MAX];
-        snprintf(parent, sizeof parent, "%s", state);
-        char *slash = strrchr(parent, '/');
-        if (!slash || slash == parent || !slash[1])
+        char up[PATH_MAX];
+        snprintf(up, sizeof up, "%s", state);
+        char *slash = strrchr(up, '/');
+        if (!slash || slash == up || !slash[1])
                 return msp_err_set(err, EINVAL, "state dir '%s': not below a directory", state);
-        *slash = '\0';
-        struct stat st;
-        if (stat(parent, &st) < 0)
-                return msp_err_sys(err, errno, "state dir's parent '%s'", parent);
-        if (st.st_mode & 0001)
-                return 0;
-        /* Above the parent, everyone must be able to search already. */
-        snprintf(up, sizeof up, "%s", parent);
+        *slash = '\0';                 /* the parent: covered by a tmpfs when need be */
         for (char *p = strrchr(up, '/'); p; p = strrchr(up, '/')) {
-                p[p == up] = '\0';             /* "/a/b" -> "/a", "/a" -> "/" */
+                p[p == up] = '\0';     /* "/a/b" -> "/a", "/a" -> "/" */
+                struct stat st;
                 if (stat(up, &st) < 0)
-                        return msp_err_sys(err, errno, "'%s'", up);
+                        return msp_err_set(err, EACCES,
+                                           "state dir '%s': '%s' does not exist (made 0700, the "
+                                           "sandbox's root could not search it); name another "
+                                           "with --state-dir", state, up);
                 if (!(st.st_mode & 0001))
                         return msp_err_set(err, EACCES,
                                            "state dir '%s': '%s' (mode %04o) cannot be searched by "
@@ -273,6 +267,29 @@ mcp_rootless_reach(const char *state, msp_err *err)
                 if (p == up)
                         break;
         }
+        return 0;
+}
+
+int
+mcp_rootless_reach(const char *state, msp_err *err)
+{
+        /* The state dir was verified (mcp_rootless_state_check): the user's own. */
+        if (chmod(state, 0711) < 0)
+                return msp_err_sys(err, errno, "state dir '%s': chmod", state);
+        char parent[PATH_MAX];
+        snprintf(parent, sizeof parent, "%s", state);
+        char *slash = strrchr(parent, '/');
+        if (!slash || slash == parent || !slash[1])
+                return msp_err_set(err, EINVAL, "state dir '%s': not below a directory", state);
+        *slash = '\0';
+        int r = mcp_rootless_reachable(state, err);
+        if (r < 0)
+                return r;
+        struct stat st;
+        if (stat(parent, &st) < 0)
+                return msp_err_sys(err, errno, "state dir's parent '%s'", parent);
+        if (st.st_mode & 0001)
+                return 0;
         _cleanup_close_ int fd = open(state, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return msp_err_sys(err, errno, "state dir '%s'", state);

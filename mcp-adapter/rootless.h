@@ -50,5 +50,11 @@ int mcp_rootless_state_check(const char *path, msp_err *err);
  * user's private directories ($XDG_RUNTIME_DIR is 0700) must stay as they are. So the
  * state dir becomes 0711, and when its parent cannot be searched by others, that parent is
  * covered, in this namespace only, by a 0711 tmpfs holding nothing but the state dir bound
- * back in place: every path keeps its name. Higher directories must be searchable. */
+ * back in place: every path keeps its name. Higher directories must be searchable
+ * (mcp_rootless_reachable). */
 int mcp_rootless_reach(const char *state, msp_err *err);
+/* What mcp_rootless_reach needs, checked without changing anything: every directory above
+ * the state dir's parent exists and can be searched by others (one that does not exist
+ * yet would be made 0700). 0, or -EACCES with err naming the directory. --check and the
+ * choice of the default state dir use it, so that start-up does what they said. */
+int mcp_rootless_reachable(const char *state, msp_err *err);

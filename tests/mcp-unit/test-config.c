@@ -133,7 +133,7 @@ TEST(config_file_and_precedence)
 
 TEST(errors_name_option_and_value)
 {
-        static const struct { const char *args[4]; const char *want; } c[] = {
+        static const struct { const char *args[5]; const char *want; } c[] = {
                 { { "--memory", "lots" }, "--memory \"lots\"" },
                 { { "--memory", "0" }, "--memory \"0\"" },
                 { { "--cpus", "1e3" }, "--cpus \"1e3\"" },
@@ -150,7 +150,10 @@ TEST(errors_name_option_and_value)
                 { { "--image", "host=oci:/tmp" }, "already taken" },
                 { { "--image-cache", "cache" }, "--image-cache \"cache\": must be an absolute path" },
                 { { "--frobnicate" }, "unknown option \"--frobnicate\"" },
-                { { "--memory", "8G" }, "--memory (8589934592) is above --max-memory" },
+                { { "--memory", "8G" }, "--memory 8192M is above --max-memory 4096M" },
+                { { "--timeout", "5m", "--max-timeout", "1m" }, "--timeout 5m is above --max-timeout 1m" },
+                { { "--session-ttl", "2h", "--session-max-ttl", "90m" },
+                  "--session-ttl 2h is above --session-max-ttl 90m" },
                 { { "--state-dir", "relative" }, "--state-dir \"relative\"" },
                 { { "--config", "/nonexistent.json" }, "/nonexistent.json" },
                 { { "--memory" }, "--memory: value missing" },
@@ -196,7 +199,7 @@ TEST(actions)
         mcp_config_help(f);
         fclose(f);
         ASSERT_TRUE(strstr(text, "--max-message-bytes SIZE") && strstr(text, "(default 16M)"));
-        ASSERT_TRUE(strstr(text, "--state-dir PATH") && strstr(text, "/run/msp-mcp"));
+        ASSERT_TRUE(strstr(text, "--state-dir DIR") && strstr(text, "/run/msp-mcp"));
         free(text);
 }
 
