@@ -6,11 +6,26 @@
 #include <stdio.h>
 #include <string.h>
 
+bool
+mcp_blob_digest_valid(const char *d)
+{
+        if (!d || strncmp(d, "sha256:", 7) != 0 || strlen(d) != 7 + 64)
+                return false;
+        for (const char *p = d + 7; *p; p++)
+                if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+                        return false;
+        return true;
+}
+
 int
 mcp_blob_check_begin(mcp_blob_check *c, const char *digest, uint64_t size, msp_err *err)
 {
         gnutls_hash_hd_t h;
         *c = (mcp_blob_check) { .digest = digest, .size = size };
+        /* end compares the hex after "sha256:": nothing else may reach it */
+        if (!mcp_blob_digest_valid(digest))
+                return msp_err_set(err, EINVAL, "digest \"%.80s\": expected sha256:<64 hex "
+                                   "digits>", digest ? digest : "(none)");
         if (gnutls_hash_init(&h, GNUTLS_DIG_SHA256) < 0)
                 return msp_err_set(err, ENOMEM, "blob %s: sha256 unavailable", digest);
         c->hash = h;

@@ -5,6 +5,7 @@
  * (image-unpack.c). Owner: blob-check.c. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,9 @@ typedef struct mcp_blob_check {
         uint64_t seen;                  /* bytes fed so far */
 } mcp_blob_check;
 
+/* "sha256:" and 64 lowercase hex digits: the only algorithm read. */
+bool mcp_blob_digest_valid(const char *digest);
+/* -EINVAL (err naming it) for a digest mcp_blob_digest_valid refuses. */
 int mcp_blob_check_begin(mcp_blob_check *c, const char *digest, uint64_t size, msp_err *err);
 /* -EFBIG once more bytes came than the descriptor names (the blob grew while read). */
 int mcp_blob_check_feed(mcp_blob_check *c, const void *data, size_t n, msp_err *err);

@@ -62,18 +62,6 @@ open_beneath(int dir_fd, const char *path, int flags)
         return (int) NERRNO(syscall(SYS_openat2, dir_fd, path, &how, sizeof how));
 }
 
-/* "sha256:" and 64 lowercase hex digits: the only algorithm read. */
-static bool
-digest_valid(const char *d)
-{
-        if (!d || strncmp(d, "sha256:", 7) != 0 || strlen(d) != 7 + 64)
-                return false;
-        for (const char *p = d + 7; *p; p++)
-                if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-                        return false;
-        return true;
-}
-
 static const char *
 file_kind(mode_t mode)
 {
@@ -111,7 +99,7 @@ open_regular(int dir_fd, const char *path, const char *what, uint64_t *ret_size,
 static int
 open_blob(int dir_fd, const char *digest, uint64_t size, msp_err *err)
 {
-        if (!digest_valid(digest))
+        if (!mcp_blob_digest_valid(digest))
                 return msp_err_set(err, EINVAL, "digest \"%.80s\": expected sha256:<64 hex digits>",
                                    digest ? digest : "(none)");
         char path[96], what[96];
@@ -170,7 +158,7 @@ descriptor(const oci_json *d, const char *what, const char **ret_digest, uint64_
 {
         const char *digest = jstr(oci_json_get(d, "digest"));
         const char *size = jnum(oci_json_get(d, "size"));
-        if (!digest_valid(digest))
+        if (!mcp_blob_digest_valid(digest))
                 return msp_err_set(err, EINVAL, "%s: digest \"%.80s\": expected sha256:<64 hex digits>",
                                    what, digest ? digest : "(none)");
         char *end;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../unit/tap.h"
+#include "blob-check.h"
 #include "image-cache.h"
 #include "image-unpack.h"
 
@@ -318,6 +319,31 @@ TEST(unpack_checks_exactly_the_bytes_it_reads)
         ASSERT_TRUE(strstr(msg, "digest mismatch") != NULL);
 }
 
+/* A check compares the hex after "sha256:" with what the bytes hash to: a digest of another
+ * shape (msp-mcp-unpack takes its digests from its arguments) is refused before any byte,
+ * never read past its end. */
+TEST(blob_check_refuses_a_malformed_digest)
+{
+        static const char *const bad[] = {
+                "", "sha25", "sha256:", "sha256:abc",
+                "sha512:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+                "sha256:0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef",
+                "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0",
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+                mcp_blob_check c;
+                msp_err err = { 0 };
+                ASSERT_EQ_INT(mcp_blob_check_begin(&c, bad[i], 0, &err), -EINVAL);
+                ASSERT_TRUE(strstr(err.msg, "expected sha256:<64 hex digits>") != NULL);
+                mcp_blob_check_done(&c);
+        }
+        mcp_blob_check c;
+        msp_err err = { 0 };
+        /* sha256 of nothing */
+        ASSERT_OK(mcp_blob_check_begin(&c, "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", 0, &err));
+        ASSERT_OK(mcp_blob_check_end(&c, &err));
+}
+
 /* A blob or index.json that is a FIFO is refused at once (it would block the server's
  * single thread at open or read), a symlink too (it may point anywhere); nothing cached. */
 TEST(fifo_and_symlink_blobs_refused_without_blocking)
@@ -431,6 +457,7 @@ main(void)
         else
                 tap_skip("layer_rewritten_between_reads_is_refused_and_not_cached",
                          "fanotify permission events unavailable (needs root)");
+        RUN(blob_check_refuses_a_malformed_digest);
         RUN(fifo_and_symlink_blobs_refused_without_blocking);
         RUN(unpack_checks_exactly_the_bytes_it_reads);
         RUN(storage_export_must_be_the_image_of_its_id);
