@@ -22,7 +22,9 @@ static unsigned settled_slices;
 unsigned
 mcp_sandbox_slices_needed(unsigned max_concurrent, unsigned max_sessions)
 {
-        return 2 * (max_concurrent ? max_concurrent : 1) + max_sessions;
+        /* Counted wide: two options near UINT_MAX must not wrap to a pool of a few. */
+        unsigned long long n = 2ull * (max_concurrent ? max_concurrent : 1) + max_sessions;
+        return n < MCP_SANDBOX_SLICES_MAX ? (unsigned) n : MCP_SANDBOX_SLICES_MAX;
 }
 
 bool

@@ -36,8 +36,12 @@ extern mcp_sandbox_ids mcp_sandbox_map;
  * them. The pool once settled, claiming it again returns 0 without reading them again;
  * another base or size is checked afresh. */
 int mcp_sandbox_ids_claim(unsigned long base, unsigned slices, msp_err *err);
+/* More slices than the 32-bit id space holds of 65536 ids each: a count above it is
+ * refused by the claim as root and shares one slice run by a user, as any large count. */
+#define MCP_SANDBOX_SLICES_MAX 65536u
 /* The slices a server needs: one per run that may be alive at once (running, or exited
- * and being deleted: twice --max-concurrent) and one per session. */
+ * and being deleted: twice --max-concurrent) and one per session; MCP_SANDBOX_SLICES_MAX at
+ * most. */
 unsigned mcp_sandbox_slices_needed(unsigned max_concurrent, unsigned max_sessions);
 
 /* One line of /etc/subuid or /etc/subgid, "who:start:count" (a name or a uid): false for

@@ -9,6 +9,28 @@
 #include "sandbox-ids.h"
 #include "sandbox-slices.h"
 
+/* --max-concurrent and --max-sessions near UINT_MAX: the count never wraps to a small
+ * pool (as root the claim then refuses the span), and run by a user it shares one slot
+ * instead of dividing the range by zero. */
+TEST(huge_limits_neither_wrap_nor_divide_by_zero)
+{
+        ASSERT_EQ_INT(mcp_sandbox_slices_needed(2147483648u, 16), MCP_SANDBOX_SLICES_MAX);
+        ASSERT_EQ_INT(mcp_sandbox_slices_needed(1, 4294967295u), MCP_SANDBOX_SLICES_MAX);
+        ASSERT_EQ_INT(mcp_sandbox_slices_needed(4, 16), 24);
+        msp_err err = { 0 };
+        ASSERT_EQ_INT(mcp_sandbox_ids_claim(MCP_SANDBOX_ROOT_BASE,
+                                            mcp_sandbox_slices_needed(1, 4294967293u), &err),
+                      -ERANGE);
+        mcp_slices *s = NULL;
+        ASSERT_EQ_INT(mcp_slices_for(mcp_sandbox_slices_needed(1, 4294967293u), true, &s, &err),
+                      0);
+        unsigned a, b;
+        ASSERT_EQ_INT(mcp_slice_take(s, &a, &err), 0);
+        ASSERT_EQ_INT(mcp_slice_take(s, &b, &err), 0);
+        ASSERT_EQ_INT(mcp_slice_base(s, a), mcp_slice_base(s, b));
+        mcp_slices_free(s);
+}
+
 TEST(slots_disjoint_above_storage)
 {
         mcp_slices *s = NULL;
@@ -108,6 +130,7 @@ TEST(shared_by_a_user)
 int
 main(void)
 {
+        RUN(huge_limits_neither_wrap_nor_divide_by_zero);
         RUN(slots_disjoint_above_storage);
         RUN(held_until_last_holder);
         RUN(freed_reused_last);
