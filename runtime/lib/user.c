@@ -8,12 +8,14 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <linux/magic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -132,6 +134,31 @@ rt_user_switch(const oci_user *u, bool setgroups_allowed, msp_err *err)
  * FIFO or device there is never opened for reading (O_NONBLOCK, then a regular-file check). */
 #define RT_PASSWD_MAX (4u << 20)
 
+/* A "regular file" of a kernel interface: the runtime reads /etc/passwd with all of its
+ * privilege, so a symlink to one would have it read what the process may not (/proc/kmsg:
+ * the host's kernel log, consumed; /proc/self/environ: the runtime's own environment). */
+static bool
+kernel_file(int fd)
+{
+        struct statfs sfs;
+
+        if (fstatfs(fd, &sfs) < 0)
+                return true;
+        switch (sfs.f_type) {
+        case PROC_SUPER_MAGIC:
+        case SYSFS_MAGIC:
+        case DEBUGFS_MAGIC:
+        case TRACEFS_MAGIC:
+        case SECURITYFS_MAGIC:
+        case CGROUP_SUPER_MAGIC:
+        case CGROUP2_SUPER_MAGIC:
+        case BPF_FS_MAGIC:
+                return true;
+        default:
+                return false;
+        }
+}
+
 static bool
 env_has(char *const *envp, const char *name)
 {
@@ -187,7 +214,7 @@ read_passwd(char **ret, msp_err *err)
         if (fd < 0)
                 return 0;
         _cleanup_close_ int pfd = fd;
-        if (fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode))
+        if (fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode) || kernel_file(pfd))
                 return 0;
         int r = rt_read_fd_all(pfd, "/etc/passwd", RT_PASSWD_MAX, ret, &len, &ignored);
         if (r == -ENOMEM)

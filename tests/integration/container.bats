@@ -462,7 +462,8 @@ create_refused() {
 
 # runc (setupUser): HOME, when process.env has none, is the home of the process's uid in
 # the container's /etc/passwd, else "/". The file is the image's: read beneath the root,
-# never a FIFO (which would hang create), never through a symlink out of the root.
+# never a FIFO (which would hang create), never through a symlink out of the root, never a
+# kernel file (procfs, sysfs...).
 @test "process: HOME from the image's /etc/passwd when the config sets none, as runc; odd passwd files give /" {
         update_config '.process.env = ["PATH=/bin"]'
         local want=(0:/root 1000:/home/user 4242:/)
@@ -490,6 +491,16 @@ create_refused() {
         helper_run env
         [ "$status" -eq 0 ]
         [[ "$output" != *"host-home-leaked"* ]]
+        [ "$(value env.HOME)" = / ]
+        # a symlink to a kernel file, which the runtime would read with all its privilege
+        # (/proc/kmsg: the host's log, consumed): not the image's passwd (runc reads it)
+        rm "$BUNDLE/rootfs/etc/passwd"
+        ln -s /proc/self/environ "$BUNDLE/rootfs/etc/passwd"
+        set_args /bin/msp-helper env
+        run env -i "P=x:x:0:0:x:/from-procfs:/bin/sh" PATH="$PATH" \
+                "$MSP" --root "$STATE_ROOT" run -b "$BUNDLE" "$CID" 3>&- </dev/null
+        [ "$status" -eq 0 ]
+        [[ "$output" != *"from-procfs"* ]]
         [ "$(value env.HOME)" = / ]
         # garbage lines and a uid with a sign are skipped
         rm "$BUNDLE/rootfs/etc/passwd"
