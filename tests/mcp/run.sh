@@ -21,10 +21,14 @@ command -v npm >/dev/null 2>&1 || skip "npm not found (contrib/install-deps.sh m
 [ -n "${MSP_MCP:-}" ] && [ -x "$MSP_MCP" ] || skip "MSP_MCP is not set to the built msp-mcp"
 
 # npm writes node_modules/.package-lock.json on every install: older than the lockfile
-# (or absent) means stale.
+# (or absent) means stale. A symlinked node_modules (a worktree sharing another checkout's
+# SDK) is used as it is when it has the SDK: `npm ci` would empty the directory it points to,
+# under the checkout that owns it, and a fresh checkout's lockfile is always newer.
 stamp=$here/node_modules/.package-lock.json
-if [ ! -f "$stamp" ] || [ "$here/package-lock.json" -nt "$stamp" ] ||
-        [ ! -d "$here/node_modules/@modelcontextprotocol/sdk" ]; then
+sdk=$here/node_modules/@modelcontextprotocol/sdk
+if [ -L "$here/node_modules" ] && [ -d "$sdk" ]; then
+        :
+elif [ ! -f "$stamp" ] || [ "$here/package-lock.json" -nt "$stamp" ] || [ ! -d "$sdk" ]; then
         # npm's output goes to stderr: stdout is the TAP stream.
         npm ci --prefix "$here" --no-audit --no-fund >&2 ||
                 skip "npm ci in tests/mcp failed (no access to the npm registry?)"
