@@ -99,13 +99,16 @@ initialize(mcp_server *srv, const mcp_rpc_id *id, const oci_json *params)
                 oci_jw_kv_string(w, "version", MSP_VERSION);
                 oci_jw_end_object(w);
                 oci_jw_kv_string(w, "instructions",
-                                 "Call run_code to execute a program in a fresh, isolated Linux "
+                                 "Call run_code to execute a program in an isolated Linux "
                                  "sandbox (no network, no access to the host's files, limited "
-                                 "memory, CPU and time). Each call starts from a new /workspace "
-                                 "holding an empty out/ directory; to keep files between calls, "
-                                 "create a session with session_create and pass its session_id. "
-                                 "Files the code writes to /workspace/out/ are returned (images "
-                                 "inline).");
+                                 "memory, CPU and time). Each call is a fresh sandbox process: "
+                                 "no process, variable, /tmp file or package installed outside "
+                                 "/workspace survives it. A call without session_id starts from "
+                                 "a new /workspace holding an empty out/ directory and keeps "
+                                 "nothing. To keep files between calls, create a session with "
+                                 "session_create and pass its session_id: the files in its "
+                                 "/workspace (also HOME) carry over, nothing else. Files the "
+                                 "code writes to /workspace/out/ are returned (images inline).");
                 oci_jw_end_object(w);
         }
         if (mcp_rpc_send(srv->rpc, w, id, false) == 0) {

@@ -70,21 +70,26 @@ static void t_run_code(mcp_server *, const mcp_rpc_id *, targs *, const mcp_rpc_
 
 static const tool tools[] = {
         { "run_code", "Run code in a sandbox",
-          "Run a program in a fresh, isolated Linux sandbox: no network (unless `network` asks "
-          "for what this server allows), a new /workspace "
-          "(or a session's), limited memory, processes, CPU and time. Returns exit_code, stdout, "
-          "stderr (each capped; the full logs are resources), timed_out, oom_killed. Files the "
-          "code creates or changes under /workspace/out/ (it exists in every workspace) are "
-          "returned: images (PNG, JPEG, GIF, SVG) as image content, other files as resource "
-          "links.",
+          "Run a program in an isolated Linux sandbox: no network (unless `network` asks for "
+          "what this server allows), limited memory, processes, CPU and time. Each call is a "
+          "fresh sandbox process: no process, variable, /tmp file or package installed outside "
+          "/workspace survives it (a background process is killed when the call ends). Without "
+          "session_id the call gets a new /workspace and keeps nothing; with a "
+          "session's id, the files in that session's /workspace (HOME) carry over to its next "
+          "calls. Returns exit_code, stdout, stderr (each capped; the full logs are "
+          "resources), timed_out, oom_killed. Files the code creates or changes under "
+          "/workspace/out/ (it exists in every workspace) are returned: images (PNG, JPEG, "
+          "GIF, SVG) as image content, other files as resource links.",
           mcp_schema_in_run_code, mcp_schema_out_run_code, false, false, false, true,
           (const char *const[]) { "language", "code", "stdin", "files", "args", "env",
                                   "timeout_ms", "memory_mb", "pids", "cpus", "session_id",
                                   "network", NULL },
           t_run_code },
         { "session_create", "Create a session",
-          "Create a session: a /workspace that persists across run_code calls (pass its "
-          "session_id), with its own limits, until it is closed or expires.",
+          "Create a session: a /workspace whose files carry over between the run_code calls "
+          "that pass its session_id, with its own limits, until it is closed or expires. Only "
+          "those files persist: each call is still a fresh sandbox process, and no process, "
+          "variable or package installed outside /workspace survives a call.",
           mcp_schema_in_session_create, mcp_schema_out_session_create, false, false, false, true,
           (const char *const[]) { "timeout_ms", "memory_mb", "pids", "cpus", "ttl_s", "network",
                                   "rootfs", NULL },
@@ -93,7 +98,7 @@ static const tool tools[] = {
           mcp_schema_in_none, mcp_schema_out_session_list, true, false, true, false,
           (const char *const[]) { NULL }, mcp_tool_session_list },
         { "session_close", "Close a session",
-          "Close a session and delete its workspace.",
+          "Close a session and delete its workspace (its files are gone).",
           mcp_schema_in_session_id, mcp_schema_out_session_close, false, true, true, false,
           (const char *const[]) { "session_id", NULL }, mcp_tool_session_close },
         { "write_file", "Write a file",
