@@ -129,7 +129,7 @@ static const opt opts[] = {
           "HTTP connections at once from one client address"),
         O("http-tenant-sessions", K_UINT, http_tenant_sessions,
           "MCP sessions of a tenant whose token line names no mcp_sessions="),
-        O("probe-listen", K_STR, probe_listen,
+        OA("probe-listen", K_STR, probe_listen, "ADDR",
           "HOST:PORT or PORT: serve /healthz, /readyz and /metrics there too, on connections of "
           "their own"),
 };
@@ -1000,7 +1000,8 @@ mcp_config_help(FILE *out)
         fputs("\nSIZE: bytes with an optional K, M, G or T suffix (binary). TIME: 30s, 500ms, 2m, 1h;\n"
               "a bare number is seconds. The host rootfs (\"host\") is always available.\n"
               "REF: oci:/DIR[:TAG] (an OCI image layout) or containers-storage:IMAGE (podman's store).\n",
-              out);        mcp_config_done(&d);
+              out);
+        mcp_config_done(&d);
 }
 
 /* roff text: a leading '.' or '\'' would start a request, '\\' an escape, '-' is a hyphen. */

@@ -200,6 +200,8 @@ TEST(actions)
         fclose(f);
         ASSERT_TRUE(strstr(text, "--max-message-bytes SIZE") && strstr(text, "(default 16M)"));
         ASSERT_TRUE(strstr(text, "--state-dir DIR") && strstr(text, "/run/msp-mcp"));
+        /* an address is no PATH (the label a string option has by default) */
+        ASSERT_TRUE(strstr(text, "--probe-listen ADDR ") && !strstr(text, "--probe-listen PATH"));
         free(text);
 }
 
