@@ -25,9 +25,12 @@ ABOUT[bundles]="prepare bundles/busybox and bundles/python"
 DEB[bundles]="busybox-static python3"
 FEDORA[bundles]="busybox python3"
 
-ABOUT[test]="run tests/run.sh (bats, bundles, the libFuzzer smoke run)"
-DEB[test]="bats jq busybox-static python3 python3-pip python3-yaml haproxy curl openssl iproute2 util-linux procps slirp4netns clang? libclang-rt-dev?"
-FEDORA[test]="bats jq busybox python3 python3-pip python3-pyyaml haproxy curl openssl iproute util-linux procps-ng slirp4netns clang compiler-rt"
+# openssh-server: tests/mcp/clients.test.mjs runs its own sshd (127.0.0.1, a private config);
+# where systemd runs, Debian's package also enables and starts ssh.service on port 22
+# (`systemctl disable --now ssh` if this host should not serve ssh).
+ABOUT[test]="run tests/run.sh (bats, bundles, the libFuzzer smoke run; a private sshd for tests/mcp/clients.test.mjs)"
+DEB[test]="bats jq busybox-static python3 python3-pip python3-yaml haproxy curl openssl iproute2 util-linux procps slirp4netns openssh-client openssh-server clang? libclang-rt-dev?"
+FEDORA[test]="bats jq busybox python3 python3-pip python3-pyyaml haproxy curl openssl iproute util-linux procps-ng slirp4netns openssh-clients openssh-server clang compiler-rt"
 
 ABOUT[bench]="run tests/bench (hyperfine; runc, bwrap and crun to compare; GNU time for RSS)"
 DEB[bench]="hyperfine runc bubblewrap time jq busybox-static crun?"

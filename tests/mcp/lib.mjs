@@ -17,12 +17,11 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 // tests/helper/test-user.sh (the way an MCP client starts it), the test itself as root.
 export const AS_USER = process.env.MSP_MCP_AS_USER === "1";
 
-// The binaries as the servers' user reaches them: the build tree may be below a private
-// directory (a clone in /root), so the user's servers get copies in a directory of their own
-// (msp-mcp finds msp-sandbox-init, msp-sandbox-hook and msp-mcp-unpack beside itself), removed when the file's process exits.
-function binaries() {
-        const { MSP_MCP: mcp, MSP: msp } = process.env;
-        if (!AS_USER || !mcp || !msp || !fs.existsSync(mcp) || !fs.existsSync(msp)) return [mcp, msp];
+// Copies of msp-mcp and msp (with msp-sandbox-init, msp-sandbox-hook and msp-mcp-unpack, which
+// msp-mcp finds beside itself) in a directory of their own that any user can reach: the build
+// tree may be below a private directory (a clone in /root). Removed when the file's process
+// exits. { dir, mcp, msp }.
+export function userCopies(mcp = process.env.MSP_MCP, msp = process.env.MSP) {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "msp-mcp-bin-"));
         fs.chmodSync(dir, 0o755);
         const init = path.join(path.dirname(mcp), "msp-sandbox-init");
@@ -32,7 +31,15 @@ function binaries() {
                                    [hook, "msp-sandbox-hook"], [unpack, "msp-mcp-unpack"]])
                 if (fs.existsSync(src)) fs.copyFileSync(src, path.join(dir, name)), fs.chmodSync(path.join(dir, name), 0o755);
         process.on("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
-        return [path.join(dir, "msp-mcp"), path.join(dir, "msp")];
+        return { dir, mcp: path.join(dir, "msp-mcp"), msp: path.join(dir, "msp") };
+}
+
+// The binaries as the servers' user reaches them: copies when they run as the user.
+function binaries() {
+        const { MSP_MCP: mcp, MSP: msp } = process.env;
+        if (!AS_USER || !mcp || !msp || !fs.existsSync(mcp) || !fs.existsSync(msp)) return [mcp, msp];
+        const c = userCopies(mcp, msp);
+        return [c.mcp, c.msp];
 }
 export const [MSP_MCP, MSP] = binaries();
 export const LATEST = "2025-11-25";
