@@ -507,6 +507,7 @@ run_exit(mcp_runner *rn, void *data)
                 /* The sandbox is gone: its connections end (and are logged) before done. */
                 mcp_proxy_shutdown(run->proxy);
                 res.n_denied_hosts = mcp_proxy_denied(run->proxy, &res.denied_hosts);
+                res.n_upstream_errors = mcp_proxy_failed(run->proxy, &res.upstream_errors);
                 res.network_bytes = mcp_proxy_bytes(run->proxy);
         }
         /* The container is dead: the session is free for the next run at once. */

@@ -88,6 +88,8 @@ typedef struct mcp_run_result {
         size_t n_artifacts;
         const char *const *denied_hosts;        /* "host:port" the egress proxy refused */
         size_t n_denied_hosts;
+        const char *const *upstream_errors;     /* "host:port: reason" it could not reach */
+        size_t n_upstream_errors;
         uint64_t network_bytes;                 /* relayed by the egress proxy */
 } mcp_run_result;
 

@@ -49,6 +49,8 @@ typedef struct conn {
         bool pinned;
         struct sockaddr_storage addrs[MAX_ADDRS];
         size_t n_addrs, next_addr;
+        int conn_errno;                 /* of the last address that did not connect */
+        bool upstream_first;            /* the upstream ended its side before the client */
         const char *refusal;            /* of the last address refused after resolution */
         char refused_addr[INET6_ADDRSTRLEN];
         pipe_buf c2u, u2c;
@@ -72,6 +74,8 @@ struct mcp_proxy {
         uint64_t bytes;
         char *denied[MCP_PROXY_DENIED_MAX + 1];
         size_t n_denied;
+        char *failed[MCP_PROXY_DENIED_MAX + 1];        /* "host:port: reason" */
+        size_t n_failed;
 };
 
 int
@@ -130,16 +134,17 @@ emit(conn *c, mcp_proxy_event ev, const char *reason)
                           c->p->data);
 }
 
+/* Adds "host:port" (with ": reason" when given) to a bounded list of distinct entries. */
 static void
-note_denied(mcp_proxy *p, const char *host, uint16_t port)
+note(char **list, size_t *n, const char *host, uint16_t port, const char *reason)
 {
-        char hp[MCP_EGRESS_HOST_MAX + 16];
-        snprintf(hp, sizeof hp, "%s:%u", host, port);
-        for (size_t i = 0; i < p->n_denied; i++)
-                if (strcmp(p->denied[i], hp) == 0)
+        char hp[MCP_EGRESS_HOST_MAX + 600];
+        snprintf(hp, sizeof hp, "%s:%u%s%s", host, port, reason ? ": " : "", reason ? reason : "");
+        for (size_t i = 0; i < *n; i++)
+                if (strcmp(list[i], hp) == 0)
                         return;
-        if (p->n_denied < MCP_PROXY_DENIED_MAX && (p->denied[p->n_denied] = strdup(hp)))
-                p->n_denied++;
+        if (*n < MCP_PROXY_DENIED_MAX && (list[*n] = strdup(hp)))
+                (*n)++;
 }
 
 /* The proxy passes on each piece as it gets it: the sender already chose the segments, and
@@ -216,10 +221,22 @@ refuse(conn *c, int status, const char *why, bool policy)
         if (resp)
                 (void) !send(c->cfd, resp, n, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (policy && c->req.host[0]) {
-                note_denied(c->p, c->req.host, c->req.port);
+                note(c->p->denied, &c->p->n_denied, c->req.host, c->req.port, NULL);
                 emit(c, MCP_PROXY_DENIED, why);
         }
         conn_free(c);
+}
+
+/* The allowed request found no way to its host: the client hears "host:port: why", the
+ * run's result and the decision log say why too. */
+static void
+fail(conn *c, int status, const char *why)
+{
+        char resp[MCP_EGRESS_HOST_MAX + 600];
+        note(c->p->failed, &c->p->n_failed, c->req.host, c->req.port, why);
+        emit(c, MCP_PROXY_FAILED, why);
+        snprintf(resp, sizeof resp, "%s:%u: %s", c->req.host, c->req.port, why);
+        refuse(c, status, resp, false);
 }
 
 /* ---- relay ---- */
@@ -263,14 +280,30 @@ pump(conn *c, int src, int dst, pipe_buf *b)
         return progress;
 }
 
+/* An upstream that was sent bytes and ended (or failed) before sending one back: a wrong
+ * port, a server that refuses the client. The connection's end says so, and the run's
+ * result lists it. `err`: the relay's error, or NULL. */
+static const char *
+unanswered(conn *c, const char *err, char *buf, size_t size)
+{
+        if (c->u2c.total || !c->c2u.total || !(err || c->upstream_first))
+                return err;
+        snprintf(buf, size, "%s before any answer", err ? err : "closed by the upstream");
+        note(c->p->failed, &c->p->n_failed, c->req.host, c->req.port, buf);
+        return buf;
+}
+
 static void
 relay(conn *c)
 {
+        char why[160];
         for (;;) {
                 int a = pump(c, c->cfd, c->ufd, &c->c2u);
                 int b = a < 0 ? 0 : pump(c, c->ufd, c->cfd, &c->u2c);
+                if (c->u2c.eof && !c->c2u.eof)
+                        c->upstream_first = true;
                 if (a < 0 || b < 0) {
-                        conn_close(c, strerror(-(a < 0 ? a : b)));
+                        conn_close(c, unanswered(c, strerror(-(a < 0 ? a : b)), why, sizeof why));
                         return;
                 }
                 if (c->p->bytes > c->p->conf.max_bytes) {
@@ -278,7 +311,7 @@ relay(conn *c)
                         return;
                 }
                 if (c->c2u.shut && c->u2c.shut) {
-                        conn_close(c, NULL);
+                        conn_close(c, unanswered(c, NULL, why, sizeof why));
                         return;
                 }
                 if (a == 0 && b == 0)
@@ -339,6 +372,25 @@ addr_text(const struct sockaddr_storage *ss, char *out, size_t n)
 
 static void try_connect(conn *c);
 
+/* Why the last address did not connect, in the words a user searches for. */
+static const char *
+connect_error(int e, char *buf, size_t size)
+{
+        switch (e) {
+        case ECONNREFUSED:
+                return "connection refused";
+        case ETIMEDOUT:
+                return "connect timed out";
+        case ENETUNREACH:
+                return "network unreachable (no route out)";
+        case EHOSTUNREACH:
+                return "host unreachable";
+        default:
+                snprintf(buf, size, "could not connect: %s", strerror(e ? e : EIO));
+                return buf;
+        }
+}
+
 static void
 connected(conn *c)
 {
@@ -374,8 +426,10 @@ try_connect(conn *c)
                         c->fds++;
                 }
                 c->ufd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-                if (c->ufd < 0)
+                if (c->ufd < 0) {
+                        c->conn_errno = errno;
                         continue;
+                }
                 nodelay(c->ufd);
                 if (connect(c->ufd, (struct sockaddr *) ss, len) == 0) {
                         connected(c);
@@ -386,9 +440,9 @@ try_connect(conn *c)
                         interest(c, c->ufd, &c->uev, EPOLLOUT, on_upstream);
                         return;
                 }
+                c->conn_errno = errno;
         }
-        snprintf(why, sizeof why, "could not connect to %s:%u", c->req.host, c->req.port);
-        refuse(c, 502, why, false);
+        fail(c, 502, connect_error(c->conn_errno, why, sizeof why));
 }
 
 /* The resolved (or pinned) addresses are in c->addrs: keep the acceptable ones. */
@@ -413,13 +467,16 @@ resolved_now(conn *c)
         c->n_addrs = kept;
         if (kept == 0) {
                 char why[512];
-                if (c->refusal)
-                        snprintf(why, sizeof why, "%s resolves to a %s address (%s): refused",
-                                 c->req.host, c->refusal, c->refused_addr);
-                else
-                        snprintf(why, sizeof why, "%s: no address (name not resolved)",
-                                 c->req.host);
-                refuse(c, c->refusal ? 403 : 502, why, c->refusal != NULL);
+                if (!c->refusal) {
+                        fail(c, 502, "no address (name not resolved)");
+                        return;
+                }
+                char what[256];
+                snprintf(what, sizeof what, "resolves to a %s address (%s): refused",
+                         c->refusal, c->refused_addr);
+                snprintf(why, sizeof why, "%s %s", c->req.host, what);
+                note(c->p->failed, &c->p->n_failed, c->req.host, c->req.port, what);
+                refuse(c, 403, why, true);
                 return;
         }
         try_connect(c);
@@ -467,7 +524,7 @@ resolve(conn *c)
         }
         if (!p->conf.resolver ||
             mcp_resolver_ask(p->conf.resolver, c->req.host, on_resolved, c, &c->lookup) < 0) {
-                refuse(c, 502, "resolver: could not start", false);
+                fail(c, 502, "the resolver could not start");
                 return;
         }
         c->state = ST_RESOLVING;
@@ -558,8 +615,10 @@ on_upstream(mcp_loop *l, int fd, uint32_t events, void *data)
                 if (e == EINPROGRESS)
                         return 0;
                 interest(c, c->ufd, &c->uev, 0, NULL);
-                if (e != 0)
+                if (e != 0) {
+                        c->conn_errno = e;
                         try_connect(c);
+                }
                 else
                         connected(c);
                 return 0;
@@ -583,8 +642,8 @@ on_idle(mcp_loop *l, void *data)
         else if (c->state == ST_HEAD)
                 conn_free(c);
         else
-                refuse(c, 504, c->state == ST_RESOLVING ? "name resolution timed out"
-                                                        : "connect timed out", false);
+                fail(c, 504, c->state == ST_RESOLVING ? "name resolution timed out"
+                                                      : "connect timed out");
         return 0;
 }
 
@@ -752,6 +811,8 @@ mcp_proxy_free(mcp_proxy *p)
         mcp_fds_share_close(&p->fds);
         for (size_t i = 0; i < p->n_denied; i++)
                 free(p->denied[i]);
+        for (size_t i = 0; i < p->n_failed; i++)
+                free(p->failed[i]);
         free(p);
         return NULL;
 }
@@ -761,6 +822,13 @@ mcp_proxy_denied(const mcp_proxy *p, const char *const **ret)
 {
         *ret = (const char *const *) p->denied;
         return p->n_denied;
+}
+
+size_t
+mcp_proxy_failed(const mcp_proxy *p, const char *const **ret)
+{
+        *ret = (const char *const *) p->failed;
+        return p->n_failed;
 }
 
 uint64_t

@@ -52,6 +52,8 @@ typedef struct mcp_proxy_conf {
 typedef enum mcp_proxy_event {
         MCP_PROXY_ALLOWED,      /* connected to host:port (reason: the address) */
         MCP_PROXY_DENIED,       /* refused (reason says why) */
+        MCP_PROXY_FAILED,       /* allowed, but the host could not be reached (reason: the
+                                 * name did not resolve, the connect was refused or timed out) */
         MCP_PROXY_CLOSED,       /* an allowed connection ended (bytes relayed; reason: a limit
                                  * or error that ended it, or NULL) */
 } mcp_proxy_event;
@@ -70,7 +72,7 @@ typedef struct mcp_proxy mcp_proxy;
 int mcp_proxy_new(mcp_loop *loop, int handover_fd, const mcp_proxy_conf *conf,
                   mcp_proxy_event_fn fn, void *data, mcp_proxy **ret, msp_err *err);
 /* Closes every connection (their events emitted; their lookups cancelled) and
- * accepts no more; the denied list and the byte count stay. */
+ * accepts no more; the denied and failed lists and the byte count stay. */
 void mcp_proxy_shutdown(mcp_proxy *p);
 /* mcp_proxy_shutdown(), then frees. */
 mcp_proxy *mcp_proxy_free(mcp_proxy *p);
@@ -78,4 +80,8 @@ mcp_proxy *mcp_proxy_free(mcp_proxy *p);
 /* Distinct "host:port" of refused requests, oldest first (at most MCP_PROXY_DENIED_MAX). */
 #define MCP_PROXY_DENIED_MAX 32
 size_t mcp_proxy_denied(const mcp_proxy *p, const char *const **ret);
+/* Distinct "host:port: reason" of requests that got no answer from their host: not
+ * resolved, refused after resolution (a private address), not connected, or closed before
+ * any byte came back; oldest first, at most MCP_PROXY_DENIED_MAX. */
+size_t mcp_proxy_failed(const mcp_proxy *p, const char *const **ret);
 uint64_t mcp_proxy_bytes(const mcp_proxy *p);

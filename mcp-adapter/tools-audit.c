@@ -120,6 +120,14 @@ mcp_audit_run_end(mcp_server *srv, mcp_run_audit *ra, mcp_outcome o, const mcp_r
                 mcp_audit_uint(w, "network_bytes", res->network_bytes);
         if (res && res->n_denied_hosts)
                 mcp_audit_uint(w, "denied_hosts", res->n_denied_hosts);
+        if (res && res->n_upstream_errors) {
+                /* The hosts passed the run's allowlist; the reasons are the proxy's. */
+                oci_jw_key(w, "upstream_errors");
+                oci_jw_begin_array(w);
+                for (size_t i = 0; i < res->n_upstream_errors; i++)
+                        oci_jw_string(w, res->upstream_errors[i]);
+                oci_jw_end_array(w);
+        }
         mcp_audit_str(w, "reason", reason ? reason : res && res->sandbox_failed ? res->error : NULL);
         mcp_audit_end(audit_of(srv), w);
 }
@@ -130,6 +138,7 @@ mcp_audit_egress(mcp_server *srv, const char *run_id, mcp_proxy_event ev, const 
 {
         static const char *const names[] = { [MCP_PROXY_ALLOWED] = "allowed",
                                              [MCP_PROXY_DENIED] = "denied",
+                                             [MCP_PROXY_FAILED] = "failed",
                                              [MCP_PROXY_CLOSED] = "closed" };
         oci_jw *w = mcp_audit_begin_srv(srv, "egress");
         if (!w)
@@ -138,7 +147,7 @@ mcp_audit_egress(mcp_server *srv, const char *run_id, mcp_proxy_event ev, const 
         mcp_audit_str(w, "host", host);
         mcp_audit_uint(w, "port", port);
         mcp_audit_str(w, "decision", names[ev]);
-        /* allowed: the address connected to; denied: why; closed: what ended it, if not
+        /* allowed: the address connected to; denied, failed: why; closed: what ended it, if not
          * one side closing. */
         mcp_audit_str(w, ev == MCP_PROXY_ALLOWED ? "address" : "reason", reason);
         if (ev == MCP_PROXY_CLOSED) {

@@ -1,5 +1,5 @@
 /* The `network` argument of run_code (and its schema), the egress proxy's decisions in
- * the log, and the denied hosts of a run's result. */
+ * the log, and the denied hosts and upstream errors of a run's result. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -143,6 +143,10 @@ mcp_network_log(mcp_logger *log, const char *run_id, mcp_proxy_event ev, const c
                         mcp_log(log, MCP_LOG_WARNING, "egress %s: denied %s:%u: %s", run_id,
                                 host, port, reason);
                 break;
+        case MCP_PROXY_FAILED:
+                mcp_log(log, MCP_LOG_WARNING, "egress %s: failed %s:%u: %s", run_id, host, port,
+                        reason);
+                break;
         case MCP_PROXY_CLOSED:
         default:
                 mcp_log(log, MCP_LOG_INFO, "egress %s: closed %s:%u after %" PRIu64 " bytes%s%s",
@@ -151,29 +155,50 @@ mcp_network_log(mcp_logger *log, const char *run_id, mcp_proxy_event ev, const c
         }
 }
 
-void
-mcp_write_denied_hosts(oci_jw *w, const mcp_run_result *res)
+static void
+write_list(oci_jw *w, const char *key, const char *const *list, size_t n)
 {
-        oci_jw_key(w, "denied_hosts");
+        oci_jw_key(w, key);
         oci_jw_begin_array(w);
-        for (size_t i = 0; i < res->n_denied_hosts; i++)
-                oci_jw_string(w, res->denied_hosts[i]);
+        for (size_t i = 0; i < n; i++)
+                oci_jw_string(w, list[i]);
         oci_jw_end_array(w);
 }
 
+void
+mcp_write_egress(oci_jw *w, const mcp_run_result *res)
+{
+        write_list(w, "denied_hosts", res->denied_hosts, res->n_denied_hosts);
+        write_list(w, "upstream_errors", res->upstream_errors, res->n_upstream_errors);
+}
+
+/* "; the egress proxy refused a:443 (...); upstream connections failed: b:443 (name not
+ * resolved), ..." */
 size_t
-mcp_denied_hosts_text(const mcp_run_result *res, char *buf, size_t size)
+mcp_egress_text(const mcp_run_result *res, char *buf, size_t size)
 {
         size_t n = 0;
-        if (!res->n_denied_hosts || size == 0)
+        if (size == 0)
                 return 0;
-        n += (size_t) snprintf(buf, size, "; the egress proxy refused ");
-        for (size_t i = 0; i < res->n_denied_hosts && n < size; i++)
-                n += (size_t) snprintf(buf + n, size - n, "%s%s", i ? ", " : "",
-                                       res->denied_hosts[i]);
-        if (n < size)
-                n += (size_t) snprintf(buf + n, size - n,
-                                       " (the response it sent says why; ask the user to allow "
-                                       "a host if the task needs it)");
+        buf[0] = '\0';
+        if (res->n_denied_hosts) {
+                n += (size_t) snprintf(buf, size, "; the egress proxy refused ");
+                for (size_t i = 0; i < res->n_denied_hosts && n < size; i++)
+                        n += (size_t) snprintf(buf + n, size - n, "%s%s", i ? ", " : "",
+                                               res->denied_hosts[i]);
+                if (n < size)
+                        n += (size_t) snprintf(buf + n, size - n,
+                                               " (the response it sent says why; ask the user "
+                                               "to allow a host if the task needs it)");
+        }
+        if (res->n_upstream_errors && n < size)
+                n += (size_t) snprintf(buf + n, size - n, "; upstream connections failed: ");
+        for (size_t i = 0; i < res->n_upstream_errors && n < size; i++) {
+                /* "host:port: reason": a host name has no ": " */
+                const char *e = res->upstream_errors[i], *sep = strstr(e, ": ");
+                int hl = sep ? (int) (sep - e) : (int) strlen(e);
+                n += (size_t) snprintf(buf + n, size - n, "%s%.*s (%s)", i ? ", " : "", hl, e,
+                                       sep ? sep + 2 : "?");
+        }
         return n < size ? n : size - 1;
 }

@@ -191,6 +191,7 @@ mcp_schema_out_run_code(oci_jw *w)
         oci_jw_end_object(w);
         oci_jw_end_object(w);
         p_strings(w, "denied_hosts");
+        p_strings(w, "upstream_errors");
         p_plain(w, "error", "string");
         oci_jw_end_object(w);
         required(w, (const char *const[]) { "exit_code", "signal", "stdout", "stderr", "timed_out",

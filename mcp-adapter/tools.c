@@ -614,7 +614,7 @@ write_run_structured(oci_jw *w, const void *ctx)
                 oci_jw_end_object(w);
         }
         oci_jw_end_array(w);
-        mcp_write_denied_hosts(w, res);
+        mcp_write_egress(w, res);
         if (res->sandbox_failed) {
                 oci_jw_key(w, "error");
                 mcp_jw_text(w, res->error);
@@ -652,7 +652,7 @@ write_run_text(oci_jw *w, const mcp_run_result *res)
                          "; output truncated, the full logs are resources sandbox://runs/%s/stdout "
                          "and sandbox://runs/%s/stderr", res->run_id, res->run_id);
         n = strlen(head);
-        (void) mcp_denied_hosts_text(res, head + n, sizeof head - n);
+        (void) mcp_egress_text(res, head + n, sizeof head - n);
 
         size_t cap = strlen(head) + res->stdout_len + res->stderr_len + 64;
         _cleanup_free_ char *text = malloc(cap);

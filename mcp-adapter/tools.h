@@ -73,9 +73,11 @@ int mcp_arg_network(targs *a, const mcp_config *cfg, mcp_net_mode *mode, mcp_egr
 void mcp_schema_network(oci_jw *w, const mcp_config *cfg);
 void mcp_network_log(mcp_logger *log, const char *run_id, mcp_proxy_event ev, const char *host,
                      uint16_t port, const char *reason, uint64_t bytes);
-void mcp_write_denied_hosts(oci_jw *w, const mcp_run_result *res);
-/* "; the egress proxy refused a:443, ..." for the text of a result; "" without. */
-size_t mcp_denied_hosts_text(const mcp_run_result *res, char *buf, size_t size);
+/* denied_hosts and upstream_errors of a result's structuredContent. */
+void mcp_write_egress(oci_jw *w, const mcp_run_result *res);
+/* "; the egress proxy refused a:443 (...); upstream connections failed: b:443 (why)" for
+ * the text of a result; "" without. */
+size_t mcp_egress_text(const mcp_run_result *res, char *buf, size_t size);
 
 /* ---- results ---- */
 typedef void (*struct_fn)(oci_jw *w, const void *ctx);

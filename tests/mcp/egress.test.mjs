@@ -210,6 +210,46 @@ test("--audit-log: an allowed and a refused host, with the reason and the bytes 
         assert.ok(lines.indexOf(closed) < lines.indexOf(end), "the connection's lines come before the run's end");
 });
 
+// pip through an allowlist whose host does not resolve says only "no matching
+// distribution": the proxy knows why, and the result, its text and the audit log say it.
+test("an allowed host the proxy cannot reach: the result's upstream_errors, its text and the audit log say why (not resolved, connection refused)", { skip, timeout: 180_000 }, async () => {
+        const { p1, p2 } = net_;
+        let p3;         // nothing listens there in the internet's namespace: refused
+        do p3 = await freePort(); while (p3 === p1 || p3 === p2);
+        const dir = tmpStateDir();
+        after(() => fs.rmSync(dir, { recursive: true, force: true }));
+        const file = path.join(dir, "audit.jsonl");
+        const srv = await startServer({ args: serverArgs(["--network-allow", `pypi.test:${p3}`, "--audit-log", file]) });
+        const res = await runCode(srv, "sh", `
+                curl -sS --max-time 20 http://nowhere.test:${p1}/; echo "rc=$?"
+                curl -sS --max-time 20 http://pypi.test:${p3}/; echo "rc=$?"
+                /usr/bin/python3 -m pip install --disable-pip-version-check --no-cache-dir -q --retries 0 \\
+                        --index-url https://nowhere.test:${p2}/simple/ --target /tmp/site demo-pkg; echo "pip rc=$?"`,
+                withCa({ network: { allow: [`nowhere.test:${p1}`, `nowhere.test:${p2}`, `pypi.test:${p3}`] },
+                         timeout_ms: 120_000 }));
+        const r = assertOk(res, srv);
+        assert.match(r.stdout, /pip rc=1/, r.stderr);
+        assert.deepEqual(r.denied_hosts, []);
+        assert.deepEqual([...r.upstream_errors].sort(), [
+                `nowhere.test:${p1}: no address (name not resolved)`,
+                `nowhere.test:${p2}: no address (name not resolved)`,
+                `pypi.test:${p3}: connection refused`,
+        ].sort());
+        assert.match(text(res), new RegExp(`; upstream connections failed: .*nowhere\\.test:${p1} \\(no address \\(name not resolved\\)\\)`));
+        assert.match(text(res), new RegExp(`pypi\\.test:${p3} \\(connection refused\\)`));
+        // The client heard it too, in the proxy's error response.
+        assert.match(r.stderr + r.stdout, new RegExp(`pypi\\.test:${p3}: connection refused|502`));
+        assert.equal((await srv.close()).code, 0);
+        const lines = fs.readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+        const failed = lines.filter((l) => l.event === "egress" && l.decision === "failed");
+        assert.ok(failed.some((l) => l.host === "nowhere.test" && l.port === p1 &&
+                                     l.reason === "no address (name not resolved)"), JSON.stringify(failed));
+        assert.ok(failed.some((l) => l.host === "pypi.test" && l.port === p3 && l.reason === "connection refused"),
+                  JSON.stringify(failed));
+        const end = lines.find((l) => l.event === "run_end");
+        assert.deepEqual([...end.upstream_errors].sort(), [...r.upstream_errors].sort());
+});
+
 // runc runs the same init, which hands the listener over the same way; without Landlock the
 // namespace alone keeps a raw connect() from going anywhere.
 const RUNC = ["/usr/sbin/runc", "/usr/bin/runc", "/usr/local/sbin/runc", "/usr/local/bin/runc"].find((p) => fs.existsSync(p));
