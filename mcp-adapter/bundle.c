@@ -485,8 +485,13 @@ write_landlock(oci_jw *w, const mcp_bundle_spec *s)
         oci_jw_end_object(w);
 }
 
-static const char *const base_env[] = { "PATH=/usr/local/bin:/usr/bin:/bin",
-                                        "HOME=/workspace", "LANG=C.UTF-8", "TERM=dumb" };
+/* pip: the sandbox's system dirs are read-only, so an install goes to the user site,
+ * ~/.local in the workspace (on sys.path once it exists, its scripts last on PATH); the
+ * marker of an EXTERNALLY-MANAGED python (PEP 668, Debian's and Ubuntu's) guards the
+ * host's packages, which no run can write, and would stop every install. */
+static const char *const base_env[] = { "PATH=/usr/local/bin:/usr/bin:/bin:/workspace/.local/bin",
+                                        "HOME=/workspace", "LANG=C.UTF-8", "TERM=dumb",
+                                        "PIP_BREAK_SYSTEM_PACKAGES=1" };
 
 static bool
 env_in(const char *const *env, size_t n, const char *kv)

@@ -79,7 +79,11 @@ static const tool tools[] = {
           "calls. Returns exit_code, stdout, stderr (each capped; the full logs are "
           "resources), timed_out, oom_killed. Files the code creates or changes under "
           "/workspace/out/ (it exists in every workspace) are returned: images (PNG, JPEG, "
-          "GIF, SVG) as image content, other files as resource links.",
+          "GIF, SVG) as image content, other files as resource links. Python packages: `pip "
+          "install PKG` installs into /workspace/.local (the user site; a session's later "
+          "calls import it), or use a venv in /workspace (`python3 -m venv /workspace/venv`). "
+          "Through a network allowlist, denied_hosts names the hosts the egress proxy refused "
+          "and upstream_errors the allowed ones it could not reach, with why.",
           mcp_schema_in_run_code, mcp_schema_out_run_code, false, false, false, true,
           (const char *const[]) { "language", "code", "stdin", "files", "args", "env",
                                   "timeout_ms", "memory_mb", "pids", "cpus", "session_id",

@@ -114,12 +114,13 @@ TEST(hardened_fields)
         ASSERT_STREQ(p->args.v[0], "/bin/sh");
         ASSERT_STREQ(p->args.v[2], "arg");
         /* base env, with the request's LANG replacing the base one */
-        ASSERT_EQ_INT(p->env.n, 5);
-        ASSERT_STREQ(p->env.v[0], "PATH=/usr/local/bin:/usr/bin:/bin");
+        ASSERT_EQ_INT(p->env.n, 6);
+        ASSERT_STREQ(p->env.v[0], "PATH=/usr/local/bin:/usr/bin:/bin:/workspace/.local/bin");
         ASSERT_STREQ(p->env.v[1], "HOME=/workspace");
         ASSERT_STREQ(p->env.v[2], "TERM=dumb");
-        ASSERT_STREQ(p->env.v[3], "FOO=bar");
-        ASSERT_STREQ(p->env.v[4], "LANG=C");
+        ASSERT_STREQ(p->env.v[3], "PIP_BREAK_SYSTEM_PACKAGES=1");
+        ASSERT_STREQ(p->env.v[4], "FOO=bar");
+        ASSERT_STREQ(p->env.v[5], "LANG=C");
         bool core0 = false, nproc = false, nofile = false, fsize = false, cpu = false;
         for (size_t i = 0; i < p->n_rlimits; i++) {
                 const oci_rlimit *r = &p->rlimits[i];

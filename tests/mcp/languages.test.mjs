@@ -289,3 +289,63 @@ test("python: Debian's /usr/bin/python3 with its dist-packages", { skip, timeout
         assert.deepEqual(path, host.stdout.trim().split("\n"));
         assert.ok(path.includes("/usr/lib/python3/dist-packages"), out.stdout);
 });
+
+// Debian and Ubuntu mark /usr/bin/python3 EXTERNALLY-MANAGED (PEP 668): a plain
+// `pip install` stops with externally-managed-environment. The sandbox's system dirs are
+// read-only, so pip installs into the user site, /workspace/.local (HOME=/workspace), which
+// the session's next call imports from. Offline: the wheel is built in the workspace.
+const WHEEL_PY = `
+import zipfile, hashlib, base64, os
+os.makedirs("/workspace/wheels", exist_ok=True)
+files = {"demo_pkg/__init__.py": b"VALUE = 42\\n",
+         "demo_pkg-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\\nName: demo-pkg\\nVersion: 1.0\\n",
+         "demo_pkg-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\\nGenerator: test\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n",
+         "demo_pkg-1.0.dist-info/entry_points.txt": b"[console_scripts]\\ndemo-pkg = demo_pkg:main\\n"}
+files["demo_pkg/__init__.py"] += b"def main():\\n    print('demo', VALUE)\\n"
+rec = ""
+for n, d in files.items():
+    h = base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b"=").decode()
+    rec += "%s,sha256=%s,%d\\n" % (n, h, len(d))
+rec += "demo_pkg-1.0.dist-info/RECORD,,\\n"
+with zipfile.ZipFile("/workspace/wheels/demo_pkg-1.0-py3-none-any.whl", "w") as z:
+    for n, d in files.items():
+        z.writestr(n, d)
+    z.writestr("demo_pkg-1.0.dist-info/RECORD", rec)
+`;
+const hostPip = () => spawnSync("/usr/bin/python3", ["-m", "pip", "--version"]).status === 0;
+
+test("python: pip install (PEP 668's externally-managed system python) lands in /workspace/.local; the session's next call imports it and runs its script", { skip, timeout: 180_000 }, async (t) => {
+        if (!languages.includes("python")) return t.skip("python3 is not installed");
+        if (!hostPip()) return t.skip("python3-pip is not installed (contrib/install-deps.sh test)");
+        const rc = (await srv.client.listTools()).tools.find((x) => x.name === "run_code");
+        assert.match(rc.description, /`pip install PKG` installs into \/workspace\/\.local/);
+        const s = assertOk(await call(srv, "session_create", {}), srv, "session_create");
+        const opts = { session_id: s.session_id, timeout_ms: 120_000 };
+        assertOk(await runCode(srv, "python", WHEEL_PY, opts), srv, "build the wheel");
+        const pip = assertOk(await runCode(srv, "sh", `
+                python3 -m pip install --disable-pip-version-check --no-index --find-links /workspace/wheels demo-pkg`,
+                opts), srv, "pip install");
+        assert.doesNotMatch(pip.stderr, /externally-managed/);
+        const use = assertOk(await runCode(srv, "python", "import demo_pkg\nprint(demo_pkg.VALUE, demo_pkg.__file__)", opts),
+                             srv, "import");
+        assert.match(use.stdout, /^42 \/workspace\/\.local\/lib\/python3[.\d]*\/site-packages\/demo_pkg\/__init__\.py$/m);
+        const script = assertOk(await runCode(srv, "sh", "demo-pkg", opts), srv, "the console script on PATH");
+        assert.equal(script.stdout, "demo 42\n");
+});
+
+const hostVenv = () => spawnSync("/usr/bin/python3", ["-c", "import ensurepip, venv"]).status === 0;
+
+test("python: a venv in /workspace (python3 -m venv) installs and imports in the session's next call", { skip, timeout: 240_000 }, async (t) => {
+        if (!languages.includes("python")) return t.skip("python3 is not installed");
+        if (!hostVenv()) return t.skip("python3-venv is not installed (ensurepip missing)");
+        const s = assertOk(await call(srv, "session_create", {}), srv, "session_create");
+        const opts = { session_id: s.session_id, timeout_ms: 180_000 };
+        assertOk(await runCode(srv, "python", WHEEL_PY, opts), srv, "build the wheel");
+        assertOk(await runCode(srv, "sh", `
+                python3 -m venv /workspace/venv &&
+                /workspace/venv/bin/pip install --disable-pip-version-check -q --no-index --find-links /workspace/wheels demo-pkg`,
+                opts), srv, "venv and pip install");
+        const use = assertOk(await runCode(srv, "sh", "/workspace/venv/bin/python -c 'import demo_pkg; print(demo_pkg.VALUE)'", opts),
+                             srv, "import in the venv");
+        assert.equal(use.stdout, "42\n");
+});
