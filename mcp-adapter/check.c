@@ -243,15 +243,6 @@ check_egress(FILE *out, const mcp_config *cfg, long abi)
                         !msp ? "the runtime is not msp (no Landlock)" : "Landlock ABI below 4 (no TCP rules)");
 }
 
-static bool
-has_image(const mcp_config *cfg)
-{
-        for (size_t i = 0; i < cfg->n_rootfs; i++)
-                if (cfg->rootfs[i].image)
-                        return true;
-        return false;
-}
-
 int
 mcp_check_host(const mcp_config *cfg, FILE *out, msp_err *err)
 {
@@ -366,7 +357,7 @@ mcp_check_host(const mcp_config *cfg, FILE *out, msp_err *err)
                 bool w = made && access(state, W_OK | X_OK) == 0;
                 line(&c, w, "state-dir", "%s: %s", state, w ? "writable" : strerror(errno));
         }
-        if (cfg->n_rootfs && has_image(cfg)) {
+        if (mcp_config_has_image(cfg)) {
                 msp_err e = { 0 };
                 bool ok = mcp_image_cache_usable(cfg->image_cache, &e) == 0;
                 line(&c, ok, "image-cache", "%s", ok ? cfg->image_cache : e.msg);

@@ -651,17 +651,22 @@ default_state_dir(mcp_config *c, msp_err *err)
         if (geteuid() == 0)
                 return 0;
         snprintf(run_user, sizeof run_user, "/run/user/%u", (unsigned) geteuid());
+        bool private = true;            /* one of the user's private directories */
         buf[0] = '\0';
         if (private_dir(xdg))
                 snprintf(buf, sizeof buf, "%s/msp-mcp", xdg);
         else if (private_dir(run_user))
                 snprintf(buf, sizeof buf, "%s/msp-mcp", run_user);
-        else if (state && state[0] == '/')
-                snprintf(buf, sizeof buf, "%s/msp-mcp", state);
-        else if (home && home[0] == '/')
-                snprintf(buf, sizeof buf, "%s/.local/state/msp-mcp", home);
-        if (buf[0] && strncmp(buf, run_user, strlen(run_user)) != 0 &&
-            (!xdg || strncmp(buf, xdg, strlen(xdg)) != 0) && mcp_rootless_reachable(buf, &why) < 0)
+        else {
+                private = false;
+                if (state && state[0] == '/')
+                        snprintf(buf, sizeof buf, "%s/msp-mcp", state);
+                else if (home && home[0] == '/')
+                        snprintf(buf, sizeof buf, "%s/.local/state/msp-mcp", home);
+        }
+        /* Which one was taken, not a prefix: an XDG_RUNTIME_DIR that is empty or "/home"
+         * would match any path. */
+        if (buf[0] && !private && mcp_rootless_reachable(buf, &why) < 0)
                 buf[0] = '\0';
         if (!buf[0]) {
                 snprintf(buf, sizeof buf, "/tmp/msp-mcp-%u", (unsigned) geteuid());
@@ -672,6 +677,15 @@ default_state_dir(mcp_config *c, msp_err *err)
                                            why.msg, why.msg[0] ? "; and " : "", buf);
         }
         return (c->state_dir = keep(c, buf)) ? 0 : msp_err_set(err, ENOMEM, "out of memory");
+}
+
+bool
+mcp_config_has_image(const mcp_config *c)
+{
+        for (size_t i = 0; i < c->n_rootfs; i++)
+                if (c->rootfs[i].image)
+                        return true;
+        return false;
 }
 
 /* Run by a user: images are unpacked under $XDG_CACHE_HOME/msp-mcp/images or
@@ -688,7 +702,7 @@ default_image_cache(mcp_config *c, msp_err *err)
         else if (home && home[0] == '/')
                 snprintf(buf, sizeof buf, "%s/.cache/msp-mcp/images", home);
         else
-                return c->n_rootfs ? msp_err_set(err, ENOENT, "no image cache: XDG_CACHE_HOME and "
+                return mcp_config_has_image(c) ? msp_err_set(err, ENOENT, "no image cache: XDG_CACHE_HOME and "
                                                  "HOME are unset; name one with --image-cache")
                                    : 0;
         return (c->image_cache = keep(c, buf)) ? 0 : msp_err_set(err, ENOMEM, "out of memory");

@@ -166,6 +166,8 @@ typedef enum mcp_config_action {
 int mcp_config_load(mcp_config *cfg, int argc, char **argv, mcp_config_action *ret_action,
                     msp_err *err);
 void mcp_config_done(mcp_config *cfg);
+/* Whether any --image is configured (then the image cache is used). */
+bool mcp_config_has_image(const mcp_config *cfg);
 void mcp_config_help(FILE *out);
 /* msp-mcp(1) in roff, from the table --help prints (root's defaults; the user's in its
  * text). */
