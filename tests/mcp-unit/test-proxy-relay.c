@@ -4,7 +4,8 @@
  * addresses are exempt from the loopback rule). Checks a plain request forwarded in origin
  * form, a CONNECT tunnel carrying bytes both ways, a host off the list refused with the
  * reason (and listed as denied), `localhost` refused as loopback after resolution through
- * /etc/hosts, the connection and byte limits, the idle timeout, --resolve's syntax, and that only a listening TCP socket is taken as the
+ * /etc/hosts, allowed hosts it cannot reach (refused, not resolved, closed without an
+ * answer) listed with the reason, the connection and byte limits, the idle timeout, --resolve's syntax, and that only a listening TCP socket is taken as the
  * listener. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -28,7 +29,8 @@
 static char sock_path[108];
 
 /* Upstream: answers every connection with its first line echoed, then `extra` bytes of
- * 'x', then closes; a tunnel ("PING") gets "PONG" back. */
+ * 'x', then closes; a tunnel ("PING") gets "PONG" back; a request for /silent is read and
+ * closed without an answer. */
 _noreturn_ static void
 upstream_serve(int lfd, size_t extra)
 {
@@ -43,6 +45,10 @@ upstream_serve(int lfd, size_t extra)
                         continue;
                 }
                 buf[n] = '\0';
+                if (strstr(buf, " /silent ")) {
+                        close(fd);
+                        continue;
+                }
                 if (strncmp(buf, "PING", 4) == 0) {
                         (void) !write(fd, "PONG", 4);
                 } else {
@@ -76,7 +82,7 @@ typedef struct world {
         struct sockaddr_in listener;    /* the handed-over listener's address */
         char out[1 << 20];
         size_t out_len;
-        int denied_events, allowed_events;
+        int denied_events, allowed_events, failed_events;
 } world;
 
 static void
@@ -90,6 +96,8 @@ on_event(mcp_proxy_event ev, const char *host, uint16_t port, const char *reason
                 w->denied_events++;
         if (ev == MCP_PROXY_ALLOWED)
                 w->allowed_events++;
+        if (ev == MCP_PROXY_FAILED)
+                w->failed_events++;
 }
 
 static int
@@ -254,6 +262,49 @@ TEST(refusals)
         world_down(&w);
 }
 
+/* Allowed hosts it cannot reach: each in the failed list with the proxy's reason, the
+ * client told in a 502. */
+TEST(unreachable)
+{
+        world w;
+        msp_err err = { 0 };
+        ASSERT_OK(world_up(&w, 10, 1 << 20, 5000, 0));
+        /* Bound, not listening: a connect there is refused. */
+        int closed = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in in = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof in;
+        ASSERT_OK(bind(closed, (struct sockaddr *) &in, sizeof in));
+        ASSERT_OK(getsockname(closed, (struct sockaddr *) &in, &len));
+        char pat[64], req[160], want[160];
+        snprintf(pat, sizeof pat, "pinned.test:%u", ntohs(in.sin_port));
+        ASSERT_OK_ERR(mcp_egress_policy_add(&w.policy, pat, &err), err);
+        ASSERT_OK_ERR(mcp_egress_policy_add(&w.policy, "nowhere.invalid:80", &err), err);
+
+        snprintf(req, sizeof req, "GET http://%s/ HTTP/1.1\r\n\r\n", pat);
+        ASSERT_OK(exchange(&w, req, false, false));
+        ASSERT_TRUE(strncmp(w.out, "HTTP/1.1 502 ", 13) == 0);
+        snprintf(want, sizeof want, "%s: connection refused", pat);
+        ASSERT_NOT_NULL(strstr(w.out, want));
+        ASSERT_OK(exchange(&w, "GET http://nowhere.invalid/ HTTP/1.1\r\n\r\n", false, false));
+        ASSERT_NOT_NULL(strstr(w.out, "nowhere.invalid:80: no address (name not resolved)"));
+        snprintf(req, sizeof req, "GET http://pinned.test:%u/silent HTTP/1.1\r\n\r\n", w.port);
+        ASSERT_OK(exchange(&w, req, false, false));
+        ASSERT_EQ_INT(w.out_len, 0);
+
+        const char *const *failed;
+        size_t n = mcp_proxy_failed(w.proxy, &failed);
+        ASSERT_EQ_INT(n, 3);
+        ASSERT_STREQ(failed[0], want);
+        ASSERT_STREQ(failed[1], "nowhere.invalid:80: no address (name not resolved)");
+        snprintf(want, sizeof want, "pinned.test:%u: closed by the upstream before any answer", w.port);
+        ASSERT_STREQ(failed[2], want);
+        ASSERT_EQ_INT(w.failed_events, 2);      /* the silent one was let through: closed */
+        const char *const *denied;
+        ASSERT_EQ_INT(mcp_proxy_denied(w.proxy, &denied), 0);
+        close(closed);
+        world_down(&w);
+}
+
 TEST(connection_limit)
 {
         world w;
@@ -360,6 +411,7 @@ main(void)
         signal(SIGPIPE, SIG_IGN);
         RUN(plain_and_tunnel);
         RUN(refusals);
+        RUN(unreachable);
         RUN(connection_limit);
         RUN(byte_limit);
         RUN(idle_timeout);
