@@ -50,6 +50,7 @@ typedef struct conn {
         struct sockaddr_storage addrs[MAX_ADDRS];
         size_t n_addrs, next_addr;
         int conn_errno;                 /* of the last address that did not connect */
+        const char *lookup_error;       /* the resolver's, when it found no address */
         bool upstream_first;            /* the upstream ended its side before the client */
         const char *refusal;            /* of the last address refused after resolution */
         char refused_addr[INET6_ADDRSTRLEN];
@@ -468,7 +469,9 @@ resolved_now(conn *c)
         if (kept == 0) {
                 char why[512];
                 if (!c->refusal) {
-                        fail(c, 502, "no address (name not resolved)");
+                        snprintf(why, sizeof why, "no address (%s)",
+                                 c->lookup_error ? c->lookup_error : "name not resolved");
+                        fail(c, 502, why);
                         return;
                 }
                 char what[256];
@@ -485,9 +488,10 @@ resolved_now(conn *c)
 /* ---- resolve ---- */
 
 static void
-on_resolved(const struct sockaddr_storage *addrs, size_t n, void *data)
+on_resolved(const struct sockaddr_storage *addrs, size_t n, const char *why, void *data)
 {
         conn *c = data;
+        c->lookup_error = why;
         c->n_addrs = n;
         memcpy(c->addrs, addrs, n * sizeof addrs[0]);
         resolved_now(c);

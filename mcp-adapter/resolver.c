@@ -30,6 +30,7 @@ typedef struct request {
 
 typedef struct answer {
         uint64_t id;
+        int32_t gai;                    /* getaddrinfo's return */
         uint32_t n;
         struct {
                 sa_family_t family;
@@ -64,7 +65,8 @@ lookup(void *arg)
         struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_family = AF_UNSPEC };
         struct addrinfo *res = NULL;
         answer a = { .id = q->id };
-        if (getaddrinfo(q->host, NULL, &hints, &res) == 0) {
+        a.gai = getaddrinfo(q->host, NULL, &hints, &res);
+        if (a.gai == 0) {
                 for (struct addrinfo *ai = res; ai && a.n < MCP_RESOLVER_MAX_ADDRS; ai = ai->ai_next) {
                         a.addrs[a.n].family = (sa_family_t) ai->ai_family;
                         if (ai->ai_family == AF_INET)
@@ -141,6 +143,24 @@ helper_stop(mcp_resolver *r)
         }
 }
 
+/* Why a lookup found no address: a name that does not exist, or a DNS server that did not
+ * answer (no route out), told apart. */
+static const char *
+lookup_error(int gai)
+{
+        switch (gai) {
+        case EAI_AGAIN:
+                return "name not resolved: no answer from the DNS server";
+        case EAI_FAIL:
+                return "name not resolved: the DNS server failed";
+        case EAI_SYSTEM:
+        case EAI_MEMORY:
+                return "name not resolved: the resolver failed";
+        default:
+                return "name not resolved";
+        }
+}
+
 /* The helper is gone: every pending lookup gets no address. */
 static void
 helper_lost(mcp_resolver *r)
@@ -149,7 +169,7 @@ helper_lost(mcp_resolver *r)
         while (r->pending) {
                 pending *p = r->pending;
                 r->pending = p->next;
-                p->fn(NULL, 0, p->data);
+                p->fn(NULL, 0, "name not resolved: the resolver helper died", p->data);
                 free(p);
         }
 }
@@ -185,7 +205,7 @@ on_answer(mcp_loop *l, int fd, uint32_t events, void *data)
                         else
                                 memcpy(&((struct sockaddr_in6 *) &addrs[i])->sin6_addr, a.addrs[i].addr, 16);
                 }
-                p->fn(addrs, a.n, p->data);
+                p->fn(addrs, a.n, a.n ? NULL : lookup_error(a.gai), p->data);
                 free(p);
         }
 }

@@ -26,8 +26,10 @@
 typedef struct mcp_resolver mcp_resolver;
 
 /* The answer: up to MCP_RESOLVER_MAX_ADDRS addresses (port 0), n == 0 when the name did
- * not resolve or the helper is gone. */
-typedef void (*mcp_resolved_fn)(const struct sockaddr_storage *addrs, size_t n, void *data);
+ * not resolve or the helper is gone; then `why` says which, in a few words ("name not
+ * resolved", "name not resolved: no answer from the DNS server", ...), else NULL. */
+typedef void (*mcp_resolved_fn)(const struct sockaddr_storage *addrs, size_t n,
+                                const char *why, void *data);
 
 /* The helper starts on the first lookup (and again after it died). */
 int mcp_resolver_new(mcp_loop *loop, mcp_resolver **ret, msp_err *err);

@@ -286,7 +286,8 @@ TEST(unreachable)
         snprintf(want, sizeof want, "%s: connection refused", pat);
         ASSERT_NOT_NULL(strstr(w.out, want));
         ASSERT_OK(exchange(&w, "GET http://nowhere.invalid/ HTTP/1.1\r\n\r\n", false, false));
-        ASSERT_NOT_NULL(strstr(w.out, "nowhere.invalid:80: no address (name not resolved)"));
+        /* (": no answer from the DNS server)" on a host whose DNS server does not answer) */
+        ASSERT_NOT_NULL(strstr(w.out, "nowhere.invalid:80: no address (name not resolved"));
         snprintf(req, sizeof req, "GET http://pinned.test:%u/silent HTTP/1.1\r\n\r\n", w.port);
         ASSERT_OK(exchange(&w, req, false, false));
         ASSERT_EQ_INT(w.out_len, 0);
@@ -295,7 +296,7 @@ TEST(unreachable)
         size_t n = mcp_proxy_failed(w.proxy, &failed);
         ASSERT_EQ_INT(n, 3);
         ASSERT_STREQ(failed[0], want);
-        ASSERT_STREQ(failed[1], "nowhere.invalid:80: no address (name not resolved)");
+        ASSERT_TRUE(strncmp(failed[1], "nowhere.invalid:80: no address (name not resolved", 49) == 0);
         snprintf(want, sizeof want, "pinned.test:%u: closed by the upstream before any answer", w.port);
         ASSERT_STREQ(failed[2], want);
         ASSERT_EQ_INT(w.failed_events, 2);      /* the silent one was let through: closed */

@@ -12,7 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../unit/tap.h"
@@ -23,15 +26,20 @@
 typedef struct answers {
         mcp_loop *loop;
         int called, loopback, empty, waiting;
+        char why[128];                  /* of the last answer without an address */
 } answers;
 
 static void
-on_answer(const struct sockaddr_storage *addrs, size_t n, void *data)
+on_answer(const struct sockaddr_storage *addrs, size_t n, const char *why, void *data)
 {
         answers *a = data;
         a->called++;
-        if (n == 0)
+        if (n == 0) {
                 a->empty++;
+                snprintf(a->why, sizeof a->why, "%s", why ? why : "(null)");
+        } else if (why) {
+                snprintf(a->why, sizeof a->why, "an address and a reason: %s", why);
+        }
         for (size_t i = 0; i < n; i++) {
                 const struct sockaddr_in *v4 = (const struct sockaddr_in *) &addrs[i];
                 const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *) &addrs[i];
@@ -129,6 +137,7 @@ TEST(lookups)
         ASSERT_EQ_INT(a.called, 41);
         ASSERT_EQ_INT(a.loopback, 40);
         ASSERT_EQ_INT(a.empty, 1);
+        ASSERT_TRUE(strncmp(a.why, "name not resolved", 17) == 0);
         ASSERT_EQ_INT(mcp_resolver_pid(r), pid);
         /* The name as /proc shows it: this process holds it, the helper must not. */
         ASSERT_TRUE(helper_holds(getpid(), "/memfd:resolver-canary (deleted)"));
@@ -152,6 +161,7 @@ TEST(lookups)
         ASSERT_OK(wait_answers(&a));
         ASSERT_EQ_INT(a.called, 1);
         ASSERT_EQ_INT(a.empty, 1);
+        ASSERT_STREQ(a.why, "name not resolved: the resolver helper died");
         ASSERT_EQ_INT(mcp_resolver_pid(r), 0);
         a = (answers) { .loop = loop, .waiting = 1 };
         ASSERT_OK(mcp_resolver_ask(r, "localhost", on_answer, &a, &t));
@@ -162,9 +172,54 @@ TEST(lookups)
         mcp_loop_free(loop);
 }
 
+/* In a child with a mount namespace of its own: /etc/resolv.conf names a DNS server that
+ * cannot answer (a documentation address, one try of one second). 0: the lookup's reason
+ * says so. */
+static int
+lookup_without_dns(const char *conf)
+{
+        if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+            mount(conf, "/etc/resolv.conf", NULL, MS_BIND, NULL) < 0)
+                return 2;
+        mcp_loop *loop = NULL;
+        mcp_resolver *r = NULL;
+        msp_err err = { 0 };
+        uint64_t t;
+        answers a = { .waiting = 1 };
+        if (mcp_loop_new(&loop) < 0 || mcp_resolver_new(loop, &r, &err) < 0)
+                return 3;
+        a.loop = loop;
+        if (mcp_resolver_ask(r, "nowhere.test", on_answer, &a, &t) < 0 || wait_answers(&a) < 0)
+                return 4;
+        tap_diag("without an answering DNS server: %s", a.why);
+        return a.empty == 1 && strcmp(a.why, "name not resolved: no answer from the DNS server") == 0 ? 0 : 5;
+}
+
+TEST(no_dns_answer)
+{
+        char conf[] = "/tmp/msp-resolver-test-XXXXXX";
+        int fd = mkstemp(conf);
+        ASSERT_TRUE(fd >= 0);
+        static const char text[] = "nameserver 192.0.2.1\noptions timeout:1 attempts:1\n";
+        ASSERT_EQ_INT(write(fd, text, sizeof text - 1), (int) (sizeof text - 1));
+        close(fd);
+        pid_t pid = fork();
+        if (pid == 0)
+                _exit(lookup_without_dns(conf));
+        int status = 0;
+        ASSERT_EQ_INT(waitpid(pid, &status, 0), pid);
+        unlink(conf);
+        ASSERT_TRUE(WIFEXITED(status));
+        ASSERT_EQ_INT(WEXITSTATUS(status), 0);
+}
+
 int
 main(void)
 {
         RUN(lookups);
+        if (geteuid() == 0)
+                RUN(no_dns_answer);
+        else
+                tap_skip("no_dns_answer", "needs root (another /etc/resolv.conf in a mount namespace)");
         return tap_done();
 }
