@@ -623,13 +623,16 @@ private_dir(const char *path)
 }
 
 /* A directory of the user's own that the sandbox's root can reach: made 0711 when
- * missing, refused when it is anything else (another user's, a symlink, writable by
- * others). For /tmp/msp-mcp-UID, the last default: squatting it only refuses the start. */
+ * missing (`make`; else a missing one would be made), refused when it is anything else
+ * (another user's, a symlink, writable by others). For /tmp/msp-mcp-UID, the last default:
+ * squatting it only refuses the start. */
 static bool
-own_tmp_dir(const char *path)
+own_tmp_dir(const char *path, bool make)
 {
         struct stat st;
-        if (mkdir(path, 0711) < 0 && errno != EEXIST)
+        if (!make && lstat(path, &st) < 0 && errno == ENOENT)
+                return true;
+        if (make && mkdir(path, 0711) < 0 && errno != EEXIST)
                 return false;
         return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
                (st.st_mode & 0022) == 0;
@@ -642,7 +645,7 @@ own_tmp_dir(const char *path)
  * (mcp_rootless_reachable: not when ~/.local is 0700, as rootless podman leaves it);
  * else /tmp/msp-mcp-UID, the user's own. rootless.c verifies the directory itself. */
 static int
-default_state_dir(mcp_config *c, msp_err *err)
+default_state_dir(mcp_config *c, bool make, msp_err *err)
 {
         const char *xdg = getenv("XDG_RUNTIME_DIR"), *state = getenv("XDG_STATE_HOME");
         const char *home = getenv("HOME");
@@ -670,7 +673,7 @@ default_state_dir(mcp_config *c, msp_err *err)
                 buf[0] = '\0';
         if (!buf[0]) {
                 snprintf(buf, sizeof buf, "/tmp/msp-mcp-%u", (unsigned) geteuid());
-                if (!own_tmp_dir(buf))
+                if (!own_tmp_dir(buf, make))
                         return msp_err_set(err, EACCES,
                                            "no state dir: %s%s'%s' is not this user's own "
                                            "directory; name one with --state-dir",
@@ -708,13 +711,14 @@ default_image_cache(mcp_config *c, msp_err *err)
         return (c->image_cache = keep(c, buf)) ? 0 : msp_err_set(err, ENOMEM, "out of memory");
 }
 
-/* The defaults that differ for an ordinary user, where no flag or file set them. */
+/* The defaults that differ for an ordinary user, where no flag or file set them; `make`:
+ * the fallback state dir is made (a start), not only named (--help). */
 static int
-user_defaults(mcp_config *c, msp_err *err)
+user_defaults(mcp_config *c, bool make, msp_err *err)
 {
         int r = 0;
         if (c->state_dir == root_state_dir)
-                r = default_state_dir(c, err);
+                r = default_state_dir(c, make, err);
         if (r >= 0 && c->image_cache == root_image_cache)
                 r = default_image_cache(c, err);
         return r;
@@ -872,7 +876,7 @@ mcp_config_load(mcp_config *c, int argc, char **argv, mcp_config_action *ret_act
                 if (r < 0)
                         return r;
         }
-        int r = user_defaults(c, err);
+        int r = user_defaults(c, true, err);
         if (r < 0)
                 return r;
         return check(c, err);
@@ -982,7 +986,7 @@ mcp_config_help(FILE *out)
         mcp_config d;
         msp_err ignored = { 0 };
         set_defaults(&d);
-        (void) user_defaults(&d, &ignored);     /* the defaults of the user asking */
+        (void) user_defaults(&d, false, &ignored);      /* the defaults of the user asking */
         fputs("Usage: msp-mcp [OPTION...]\n"
               "An MCP server (JSON-RPC over stdio) that runs code in a fresh msp sandbox per call.\n\n"
               "  --help                     this text\n"

@@ -143,6 +143,59 @@ TEST(default_state_dir_of_a_user)
                 (void) rmdir(tmp_dir);
 }
 
+/* --help as uid 65534 with HOME: its text, into out. */
+static int
+help_as_user(const char *home, char *out, size_t size)
+{
+        int fd[2];
+        if (pipe(fd) < 0)
+                return -errno;
+        pid_t pid = fork();
+        if (pid == 0) {
+                close(fd[0]);
+                if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+                        _exit(2);
+                clearenv();
+                if (setenv("HOME", home, 1) < 0)
+                        _exit(2);
+                FILE *f = fdopen(fd[1], "w");
+                if (!f)
+                        _exit(2);
+                mcp_config_help(f);
+                _exit(fclose(f) == 0 ? 0 : 2);
+        }
+        close(fd[1]);
+        size_t n = 0;
+        for (ssize_t r; n < size - 1 && (r = read(fd[0], out + n, size - 1 - n)) > 0;)
+                n += (size_t) r;
+        out[n] = '\0';
+        close(fd[0]);
+        int st;
+        waitpid(pid, &st, 0);
+        return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* --help shows the defaults of the user asking, the /tmp fallback among them, and makes
+ * nothing to show it. */
+TEST(help_names_the_fallback_without_making_it)
+{
+        const char *tmp_dir = "/tmp/msp-mcp-65534";
+        if (rmdir(tmp_dir) < 0 && errno != ENOENT) {
+                tap_diag("%s is in use (%s): not checked", tmp_dir, strerror(errno));
+                return;
+        }
+        char home[128], local[160];
+        static char text[65536];
+        snprintf(home, sizeof home, "%s/help-home", base);
+        snprintf(local, sizeof local, "%s/.local", home);
+        ASSERT_EQ_INT(mkdir(home, 0755), 0);
+        ASSERT_EQ_INT(mkdir(local, 0700), 0);
+        ASSERT_EQ_INT(chown(local, 65534, 65534), 0);
+        ASSERT_EQ_INT(help_as_user(home, text, sizeof text), 0);
+        ASSERT_TRUE(strstr(text, tmp_dir) != NULL);
+        ASSERT_TRUE(access(tmp_dir, F_OK) < 0 && errno == ENOENT);
+}
+
 static int
 write_text(const char *path, const char *text)
 {
@@ -210,6 +263,7 @@ main(void)
         RUN(state_dir_made_private);
         RUN(state_dir_refused);
         RUN(default_state_dir_of_a_user);
+        RUN(help_names_the_fallback_without_making_it);
         RUN(range_probed_once);
         char cmd[128];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
