@@ -99,13 +99,14 @@ check "2024-11-05 is echoed; its tools have no title, outputSchema or annotation
         'printf "%s\n" "$old" | jq -se ".[0].result.protocolVersion == \"2024-11-05\" and
                 all(.[1].result.tools[]; has(\"title\") == false and has(\"outputSchema\") == false and has(\"annotations\") == false)" >/dev/null'
 
-# A line over --max-message-bytes: one -32600, skipped; the next line is answered.
+# A line over --max-message-bytes: one -32600 with the line's own id, skipped; the next
+# line is answered.
 long=$(head -c 10000 /dev/zero | tr '\0' 'a')
 over=$(printf '%s\n' "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"x\":\"$long\"}}" \
         '{"jsonrpc":"2.0","id":2,"method":"ping"}' |
         timeout 60 "$mcp" --state-dir "$state/state" --max-message-bytes 4096 2>>"$state/stderr")
-check "a line over --max-message-bytes gets -32600 (id null) and the next line is answered" \
-        'printf "%s\n" "$over" | jq -se "length == 2 and .[0].error.code == -32600 and .[0].id == null and .[1].id == 2" >/dev/null' \
+check "a line over --max-message-bytes gets -32600 with its id and the next line is answered" \
+        'printf "%s\n" "$over" | jq -se "length == 2 and .[0].error.code == -32600 and .[0].id == 1 and .[1].id == 2" >/dev/null' \
         "got: $(printf "%s" "$over" | cut -c1-300)"
 
 echo "1..$n"
