@@ -58,9 +58,11 @@ TEST(state_dir_refused)
         ASSERT_EQ_INT(mcp_rootless_state_check(q, &err), -ENOTDIR);
 }
 
-/* The default --state-dir of uid 65534 with this environment: written to out. */
+/* body(fd, arg) in a child that is uid 65534 with only this environment (NULL: unset);
+ * what it writes to fd in out, its exit status returned. */
 static int
-default_as_user(const char *xdg, const char *state, const char *home, char *out, size_t size)
+as_user(const char *xdg, const char *state, const char *home, int (*body)(int, void *),
+        void *arg, char *out, size_t size)
 {
         int fd[2];
         if (pipe(fd) < 0)
@@ -75,23 +77,40 @@ default_as_user(const char *xdg, const char *state, const char *home, char *out,
                     (state && setenv("XDG_STATE_HOME", state, 1) < 0) ||
                     (home && setenv("HOME", home, 1) < 0))
                         _exit(2);
-                mcp_config cfg;
-                mcp_config_action action;
-                msp_err err = { 0 };
-                char *argv[] = { "msp-mcp", "--runtime", "/bin/true", NULL };
-                int r = mcp_config_load(&cfg, 3, argv, &action, &err);
-                const char *s = r < 0 ? err.msg : cfg.state_dir;
-                if (write(fd[1], s, strlen(s)) < 0)
-                        _exit(2);
-                _exit(r < 0 ? 1 : 0);
+                _exit(body(fd[1], arg));
         }
         close(fd[1]);
-        ssize_t n = read(fd[0], out, size - 1);
-        out[n > 0 ? n : 0] = '\0';
+        size_t n = 0;
+        for (ssize_t r; n < size - 1 && (r = read(fd[0], out + n, size - 1 - n)) > 0;)
+                n += (size_t) r;
+        out[n] = '\0';
         close(fd[0]);
         int st;
         waitpid(pid, &st, 0);
         return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The default --state-dir (or why there is none). */
+static int
+write_default_state_dir(int fd, void *arg)
+{
+        (void) arg;
+        mcp_config cfg;
+        mcp_config_action action;
+        msp_err err = { 0 };
+        char *argv[] = { "msp-mcp", "--runtime", "/bin/true", NULL };
+        int r = mcp_config_load(&cfg, 3, argv, &action, &err);
+        const char *s = r < 0 ? err.msg : cfg.state_dir;
+        if (write(fd, s, strlen(s)) < 0)
+                return 2;
+        return r < 0 ? 1 : 0;
+}
+
+/* The default --state-dir of uid 65534 with this environment: written to out. */
+static int
+default_as_user(const char *xdg, const char *state, const char *home, char *out, size_t size)
+{
+        return as_user(xdg, state, home, write_default_state_dir, NULL, out, size);
 }
 
 TEST(default_state_dir_of_a_user)
@@ -143,36 +162,15 @@ TEST(default_state_dir_of_a_user)
                 (void) rmdir(tmp_dir);
 }
 
-/* --help as uid 65534 with HOME: its text, into out. */
 static int
-help_as_user(const char *home, char *out, size_t size)
+write_help(int fd, void *arg)
 {
-        int fd[2];
-        if (pipe(fd) < 0)
-                return -errno;
-        pid_t pid = fork();
-        if (pid == 0) {
-                close(fd[0]);
-                if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
-                        _exit(2);
-                clearenv();
-                if (setenv("HOME", home, 1) < 0)
-                        _exit(2);
-                FILE *f = fdopen(fd[1], "w");
-                if (!f)
-                        _exit(2);
-                mcp_config_help(f);
-                _exit(fclose(f) == 0 ? 0 : 2);
-        }
-        close(fd[1]);
-        size_t n = 0;
-        for (ssize_t r; n < size - 1 && (r = read(fd[0], out + n, size - 1 - n)) > 0;)
-                n += (size_t) r;
-        out[n] = '\0';
-        close(fd[0]);
-        int st;
-        waitpid(pid, &st, 0);
-        return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        (void) arg;
+        FILE *f = fdopen(fd, "w");
+        if (!f)
+                return 2;
+        mcp_config_help(f);
+        return fclose(f) == 0 ? 0 : 2;
 }
 
 /* --help shows the defaults of the user asking, the /tmp fallback among them, and makes
@@ -191,7 +189,7 @@ TEST(help_names_the_fallback_without_making_it)
         ASSERT_EQ_INT(mkdir(home, 0755), 0);
         ASSERT_EQ_INT(mkdir(local, 0700), 0);
         ASSERT_EQ_INT(chown(local, 65534, 65534), 0);
-        ASSERT_EQ_INT(help_as_user(home, text, sizeof text), 0);
+        ASSERT_EQ_INT(as_user(NULL, NULL, home, write_help, NULL, text, sizeof text), 0);
         ASSERT_TRUE(strstr(text, tmp_dir) != NULL);
         ASSERT_TRUE(access(tmp_dir, F_OK) < 0 && errno == ENOENT);
 }
