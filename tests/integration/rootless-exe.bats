@@ -79,6 +79,8 @@ exec_exe() {
                 >"$BATS_TEST_TMPDIR/exec.out" 2>&1 </dev/null 3>&- &
         local execpid=$!
         timeout 10 cat "$BUNDLE/rootfs/sync" >/dev/null
+        # (an exec that ended before its process synced says why)
+        kill -0 "$execpid" 2>/dev/null || { echo "msp exec ended early:" >&2; cat "$BATS_TEST_TMPDIR/exec.out" >&2; }
         exe_protection "$execpid"
         timeout 10 sh -c 'echo go >"$1"' _ "$BUNDLE/rootfs/sync"
         wait "$execpid"
