@@ -725,7 +725,7 @@ on_completed(void *cls _unused_, struct MHD_Connection *conn, void **con_cls,
         *con_cls = NULL;
 }
 
-static void
+_printf_(2, 0) static void
 on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
         mcp_http *h = cls;

@@ -37,7 +37,7 @@ write_all(int fd, const char *s, size_t len)
 
 /* Errors go to the --log file (podman reads it in JSON mode) and to stderr (conmon
  * relays stderr when create fails); warnings and debug lines to one of them. */
-static void
+_printf_(4, 0) static void
 log_v(const rt_ctx *ctx, const char *level, bool also_stderr, const char *fmt, va_list ap)
 {
         char msg[2048], line[4096], now[64];

@@ -18,6 +18,7 @@
 
 #include "json.h"
 #include "jsonrpc.h"
+#include "rootless.h"
 #include "server.h"
 #include "text.h"
 
@@ -132,6 +133,14 @@ int mcp_session_list_files(mcp_session_store *st, const char *id, const char *p,
                            bool *t, msp_err *err) { (void) st, (void) id, (void) p, (void) m, (void) r, (void) n, (void) t, (void) err; abort(); }
 void mcp_dirents_free(mcp_dirent *e, size_t n) { (void) e, (void) n; abort(); }
 void mcp_sessions_set_expired(mcp_session_store *st, mcp_session_expired_fn f, void *d) { (void) st, (void) f, (void) d; abort(); }
+int mcp_engine_keep_file(mcp_engine *e, const char *t, const char *u, const char *m, const void *d,
+                         size_t l, mcp_kept_dropped_fn fn, void *x, msp_err *err)
+{ (void) e, (void) t, (void) u, (void) m, (void) d, (void) l, (void) fn, (void) x, (void) err; abort(); }
+int mcp_engine_kept_file(mcp_engine *e, const char *t, const char *u, unsigned char **r, size_t *l,
+                         const char **m, msp_err *err)
+{ (void) e, (void) t, (void) u, (void) r, (void) l, (void) m, (void) err; abort(); }
+/* config.c's default state dir for a user (the fuzzer runs as root, never there) */
+int mcp_rootless_reachable(const char *s, msp_err *err) { (void) s, (void) err; abort(); }
 
 /* ---- the protocol layer over pipes ---- */
 
