@@ -210,11 +210,18 @@ read_passwd(char **ret, msp_err *err)
         if (root < 0)
                 return 0;
         msp_err ignored = { 0 };
+        /* Looked at before it is opened for reading: opening a device can act (a watchdog
+         * starts), so only a regular file is opened, and only the one looked at. */
+        _cleanup_close_ int path = rt_open_in_root(root, "/etc/passwd", O_PATH, &ignored);
+        if (path < 0 || fstat(path, &st) < 0 || !S_ISREG(st.st_mode))
+                return 0;
         int fd = rt_open_in_root(root, "/etc/passwd", O_RDONLY | O_NONBLOCK | O_NOCTTY, &ignored);
         if (fd < 0)
                 return 0;
         _cleanup_close_ int pfd = fd;
-        if (fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode) || kernel_file(pfd))
+        struct stat again;
+        if (fstat(pfd, &again) < 0 || again.st_dev != st.st_dev || again.st_ino != st.st_ino ||
+            kernel_file(pfd))
                 return 0;
         int r = rt_read_fd_all(pfd, "/etc/passwd", RT_PASSWD_MAX, ret, &len, &ignored);
         if (r == -ENOMEM)

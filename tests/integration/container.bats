@@ -484,6 +484,23 @@ create_refused() {
         run timeout 20 "$MSP" --root "$STATE_ROOT" run -b "$BUNDLE" "$CID" 3>&-
         [ "$status" -eq 0 ]
         [ "$(value env.HOME)" = / ]
+        # ... nor opened at all: a device or FIFO there is looked at (O_PATH), never opened
+        # (opening a device can act); inotify sees every real open
+        python3 - "$BUNDLE/rootfs/etc/passwd" "$BATS_TEST_TMPDIR/opened" <<'PY' &
+import ctypes, os, select, sys
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init1(os.O_CLOEXEC)
+libc.inotify_add_watch(fd, sys.argv[1].encode(), 0x20)     # IN_OPEN
+open(sys.argv[2] + ".ready", "w").close()
+if select.select([fd], [], [], 30)[0]:
+    open(sys.argv[2], "w").close()
+PY
+        local watcher=$!
+        for _ in $(seq 100); do [ -e "$BATS_TEST_TMPDIR/opened.ready" ] && break; sleep 0.05; done
+        run timeout 20 "$MSP" --root "$STATE_ROOT" run -b "$BUNDLE" "$CID" 3>&-
+        [ "$(value env.HOME)" = / ]
+        kill "$watcher" 2>/dev/null; wait "$watcher" 2>/dev/null || true
+        [ ! -e "$BATS_TEST_TMPDIR/opened" ] || { echo "the FIFO was opened"; false; }
         # a symlink to a host file: resolved inside the root, where it does not exist
         rm "$BUNDLE/rootfs/etc/passwd"
         printf 'root:x:0:0:root:/host-home-leaked:/bin/sh\n' >"$BATS_TEST_TMPDIR/host-passwd"
