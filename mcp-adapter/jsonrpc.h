@@ -54,7 +54,7 @@ void mcp_rpc_id_salvage(const char *line, size_t len, mcp_rpc_id *ret);
  * (the SDK writes it last). mcp_rpc_id_stream_end gives the id when exactly one member
  * was seen and its value is one mcp_rpc_id_salvage accepts, else MCP_ID_NONE. */
 typedef struct mcp_rpc_id_stream {
-        int depth;                      /* nesting outside strings; 1: the message object */
+        int64_t depth;                  /* nesting outside strings; 1: the message object */
         bool in_str, esc, bad;
         bool key_next;                  /* at depth 1, the next string is a member name */
         bool in_key, in_value;          /* reading a top-level name, the "id" value */
