@@ -15,6 +15,7 @@
 
 #include "image-cache.h"
 #include "rootless.h"
+#include "roff.h"
 #include "json.h"
 #include "macros.h"
 
@@ -1022,21 +1023,6 @@ mcp_config_help(FILE *out)
         mcp_config_done(&d);
 }
 
-/* roff text: a leading '.' or '\'' would start a request, '\\' an escape, '-' is a hyphen. */
-static void
-man_text(FILE *out, const char *s)
-{
-        if (*s == '.' || *s == '\'')
-                fputs("\\&", out);
-        for (; *s; s++) {
-                if (*s == '\\')
-                        fputs("\\e", out);
-                else if (*s == '-')
-                        fputs("\\-", out);
-                else
-                        fputc(*s, out);
-        }
-}
 
 void
 mcp_config_man(FILE *out)
@@ -1074,17 +1060,17 @@ mcp_config_man(FILE *out)
                 default_text(&d, o, def, sizeof def);
                 const char *arg = opt_arg(o);
                 fputs(".TP\n.B \\-\\-", out);
-                man_text(out, o->name);
+                oci_roff_text(out, o->name);
                 if (*arg) {
                         fputs(" \\fI", out);
-                        man_text(out, arg);
+                        oci_roff_text(out, arg);
                         fputs("\\fR", out);
                 }
                 fputc('\n', out);
-                man_text(out, o->help);
+                oci_roff_text(out, o->help);
                 if (def[0] && strcmp(o->name, "runtime") != 0) {
                         fputs(" (default ", out);
-                        man_text(out, def);
+                        oci_roff_text(out, def);
                         fputc(')', out);
                 }
                 fputc('\n', out);

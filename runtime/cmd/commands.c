@@ -8,6 +8,7 @@
 
 #include "cmd.h"
 #include "log.h"
+#include "roff.h"
 #include "spec.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -260,30 +261,15 @@ cmd_usage_all(FILE *f)
         print_options(f, global_options);
 }
 
-/* roff text: a leading '.' or '\'' would start a request, '\' an escape, '-' is a hyphen. */
-static void
-man_text(FILE *f, const char *s)
-{
-        if (*s == '.' || *s == '\'')
-                fputs("\\&", f);
-        for (; *s; s++) {
-                if (*s == '\\')
-                        fputs("\\e", f);
-                else if (*s == '-')
-                        fputs("\\-", f);
-                else
-                        fputc(*s, f);
-        }
-}
 
 static void
 man_options(FILE *f, const rt_option_help *o)
 {
         for (; o->flag; o++) {
                 fputs(".TP\n.B ", f);
-                man_text(f, o->flag);
+                oci_roff_text(f, o->flag);
                 fputc('\n', f);
-                man_text(f, o->text);
+                oci_roff_text(f, o->text);
                 fputc('\n', f);
         }
 }
@@ -307,11 +293,11 @@ cmd_man(FILE *f)
         for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
                 const rt_command *c = &commands[i];
                 fputs(".SS ", f);
-                man_text(f, c->name);
+                oci_roff_text(f, c->name);
                 fputs(" ", f);
-                man_text(f, c->usage);
+                oci_roff_text(f, c->usage);
                 fputc('\n', f);
-                man_text(f, c->summary);
+                oci_roff_text(f, c->summary);
                 fputs(".\n", f);
                 man_options(f, c->options);
         }
