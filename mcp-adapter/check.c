@@ -18,19 +18,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bundle.h"
-#include "engine.h"
-#include "files.h"
-#include "image-cache.h"
-#include "langprobe.h"
-#include "languages.h"
-#include "macros.h"
-#include "rootless.h"
-#include "rootless-cgroup.h"
-#include "runner.h"
-#include "sandbox-ids.h"
-#include "sandbox-userns.h"
-#include "usernet.h"
+#include "sandbox/bundle.h"
+#include "engine/engine.h"
+#include "session/files.h"
+#include "image/image-cache.h"
+#include "engine/langprobe.h"
+#include "sandbox/languages.h"
+#include "oci/macros.h"
+#include "host/rootless.h"
+#include "host/rootless-cgroup.h"
+#include "engine/runner.h"
+#include "sandbox/sandbox-ids.h"
+#include "sandbox/sandbox-userns.h"
+#include "sandbox/usernet.h"
 
 #define LANDLOCK_ABI_NEEDED 6           /* the default profile's scopes */
 

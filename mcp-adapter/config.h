@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "proxy.h"
-#include "sandbox-ids.h"
+#include "egress/proxy.h"
+#include "sandbox/sandbox-ids.h"
 
 /* Resource limits of one run or session. 0 means "use the default" in requests and
  * "unlimited" nowhere: every effective limit is > 0. */
@@ -151,7 +151,7 @@ typedef struct mcp_config {
 } mcp_config;
 
 #include <stdio.h>
-#include "err.h"
+#include "oci/err.h"
 
 typedef enum mcp_config_action {
         MCP_ACTION_SERVE,

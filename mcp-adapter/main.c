@@ -16,17 +16,17 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include "audit.h"
+#include "observe/audit.h"
 #include "config.h"
-#include "engine.h"
-#include "fd-budget.h"
-#include "http.h"
-#include "image-cache.h"
-#include "langcache.h"
-#include "rootless.h"
-#include "log.h"
-#include "loop.h"
-#include "server.h"
+#include "engine/engine.h"
+#include "engine/fd-budget.h"
+#include "http/http.h"
+#include "image/image-cache.h"
+#include "engine/langcache.h"
+#include "host/rootless.h"
+#include "observe/log.h"
+#include "base/loop.h"
+#include "mcp/server.h"
 
 #ifndef MSP_VERSION
 #define MSP_VERSION "unknown"

@@ -1,4 +1,4 @@
-#include "err.h"
+#include "oci/err.h"
 #include <stdbool.h>
 
 #include <errno.h>

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "macros.h"
+#include "oci/macros.h"
 
 #define MSP_ERR_MSG_MAX 1024
 

@@ -1,8 +1,8 @@
 /* The `features` document (runtime-spec features.md, features-linux.md). The runtime
  * fills oci_features; this only writes it. A NULL list omits its key, an empty one
  * writes []. msp's Landlock support is reported under linux.landlock (an extension). */
-#include "json.h"
-#include "state.h"
+#include "oci/json.h"
+#include "oci/state.h"
 
 #include <errno.h>
 

@@ -1,7 +1,7 @@
 /* Paths, value quoting and error messages of the typed reader:
  * "<name>: <path>: <problem>", quoting the offending value (truncated). */
-#include "json.h"
-#include "logline.h"
+#include "oci/json.h"
+#include "oci/logline.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* The typed reader: converts JSON nodes into C values with exact range checks.
  * Integers are converted from the number's raw text, never through a double. */
-#include "json.h"
+#include "oci/json.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -8,7 +8,7 @@
  * is named by its path. It also notes the first string token with an escaped NUL
  * (\u0000), which yajl would truncate; json.c reports it by path after parsing.
  * Syntax is not validated here: yajl does that. */
-#include "json.h"
+#include "oci/json.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -6,7 +6,7 @@
  *  - after parsing, a walk enforces OCI_MAX_STRING, refuses duplicate keys, reports a
  *    string with an escaped NUL by its path (string tokens are counted in document
  *    order, which is the order of the tree) and re-checks OCI_MAX_ARRAY. */
-#include "json.h"
+#include "oci/json.h"
 
 #include <errno.h>
 #include <inttypes.h>

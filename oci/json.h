@@ -16,9 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arena.h"
-#include "err.h"
-#include "spec.h"
+#include "oci/arena.h"
+#include "oci/err.h"
+#include "oci/spec.h"
 
 /* ---- 1. document model ---- */
 

@@ -1,4 +1,4 @@
-#include "logline.h"
+#include "oci/logline.h"
 
 #include <errno.h>
 #include <stdbool.h>

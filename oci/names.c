@@ -1,7 +1,7 @@
 /* Name tables: OCI spellings <-> kernel numbers. Compiled in, so the result does not
  * depend on the build host's headers (capability numbers are kernel ABI). */
-#include "json.h"
-#include "spec.h"
+#include "oci/json.h"
+#include "oci/spec.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-#include "roff.h"
+#include "oci/roff.h"
 
 void
 oci_roff_text(FILE *out, const char *s)

@@ -1,7 +1,7 @@
 /* The config.json `msp spec` prints: a runnable default in the shape of `runc spec`
  * (and `runc spec --rootless`), with msp's hostname and one more masked path. */
-#include "json.h"
-#include "state.h"
+#include "oci/json.h"
+#include "oci/state.h"
 
 #include <errno.h>
 #include <unistd.h>

@@ -15,8 +15,8 @@
  *   "scoped": ["abstract_unix_socket", "signal"]   -> LANDLOCK_SCOPE_* (ABI 6)
  *   "logging": { "sameExecOff": bool, "newExecOn": bool, "subdomainsOff": bool }
  *              -> landlock_restrict_self() LANDLOCK_RESTRICT_SELF_LOG_* flags (ABI 7) */
-#include "json.h"
-#include "spec.h"
+#include "oci/json.h"
+#include "oci/spec.h"
 
 #include <errno.h>
 

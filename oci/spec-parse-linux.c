@@ -1,6 +1,6 @@
 /* config.json "linux", except resources and seccomp (their own files). */
-#include "json.h"
-#include "spec.h"
+#include "oci/json.h"
+#include "oci/spec.h"
 
 #include <errno.h>
 #include <string.h>

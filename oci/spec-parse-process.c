@@ -1,6 +1,6 @@
 /* config.json "process" (also the whole document of `exec --process`). */
-#include "json.h"
-#include "spec.h"
+#include "oci/json.h"
+#include "oci/spec.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,8 +1,8 @@
 /* LinuxResources: config.json "linux.resources" and the document of
  * `update --resources`. Values are checked for type and range only; what a cgroup
  * version can apply is the runtime's decision. */
-#include "json.h"
-#include "spec.h"
+#include "oci/json.h"
+#include "oci/spec.h"
 
 #include <errno.h>
 #include <string.h>

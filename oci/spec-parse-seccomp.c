@@ -1,7 +1,7 @@
 /* config.json "linux.seccomp". Action, operator and flag names are checked here;
  * architecture names are kept as written ("SCMP_ARCH_X86_64") for the runtime to map. */
-#include "json.h"
-#include "spec.h"
+#include "oci/json.h"
+#include "oci/spec.h"
 
 #include <errno.h>
 

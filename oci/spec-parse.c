@@ -2,8 +2,8 @@
  * annotations, plus the public entry points. process and linux are parsed in their own
  * files. Unknown properties are ignored, as the runtime-spec requires; JSON null counts
  * as absent. */
-#include "json.h"
-#include "spec.h"
+#include "oci/json.h"
+#include "oci/spec.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "oci/err.h"
 
 /* Input limits: a config past these is refused with a clear error. */
 #define OCI_CONFIG_MAX_BYTES (4u * 1024 * 1024)

@@ -1,7 +1,7 @@
 /* The state JSON: public form for `state`, `list` and hook stdin; private form (an "msp"
  * sub-object) for msp's state directory. */
-#include "json.h"
-#include "state.h"
+#include "oci/json.h"
+#include "oci/state.h"
 
 #include <errno.h>
 #include <stdlib.h>

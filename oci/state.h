@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "spec.h"
+#include "oci/spec.h"
 
 typedef struct oci_state {
         char *oci_version;

@@ -1,9 +1,9 @@
 /* The `events` and `ps --format json` documents (see stats.h). */
-#include "stats.h"
+#include "oci/stats.h"
 
 #include <errno.h>
 
-#include "json.h"
+#include "oci/json.h"
 
 static void
 write_memory_entry(oci_jw *w, const char *key, const oci_stats_memory_entry *e)

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "err.h"
+#include "oci/err.h"
 
 /* Bytes. limit is UINT64_MAX when unlimited (v2 "max"); v1 reports its own huge value. */
 typedef struct oci_stats_memory_entry {

@@ -11,10 +11,10 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "log.h"
-#include "rootless.h"
-#include "selfexe.h"
-#include "spec.h"
+#include "lib/log.h"
+#include "lib/rootless.h"
+#include "lib/selfexe.h"
+#include "oci/spec.h"
 
 extern char **environ;
 

@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "container.h"
-#include "ctx.h"
+#include "lib/container.h"
+#include "lib/ctx.h"
 
 /* One option of a command as help and the manual page print it. */
 typedef struct rt_option_help {

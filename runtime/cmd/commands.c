@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cmd.h"
-#include "log.h"
-#include "roff.h"
-#include "spec.h"
+#include "cmd/cmd.h"
+#include "lib/log.h"
+#include "oci/roff.h"
+#include "oci/spec.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd.h"
-#include "log.h"
+#include "cmd/cmd.h"
+#include "lib/log.h"
 
 int
 cmd_one_id(const rt_ctx *ctx, const char *cmd, int argc, char **argv, int first,

@@ -3,8 +3,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmd.h"
-#include "statedir.h"
+#include "cmd/cmd.h"
+#include "lib/statedir.h"
 
 /* A directory without state.json is what a create killed before its first write leaves
  * behind: `delete --force` removes it (as runc does). */

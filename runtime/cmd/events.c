@@ -10,9 +10,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "cgroup.h"
-#include "cmd.h"
-#include "statedir.h"
+#include "lib/cgroup.h"
+#include "cmd/cmd.h"
+#include "lib/statedir.h"
 
 /* "5s", "500ms", "1m", "1h", or plain seconds; at least 1 ms. */
 static int

@@ -23,14 +23,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cmd.h"
-#include "execproc.h"
-#include "fileio.h"
-#include "log.h"
-#include "relay.h"
-#include "selfexe.h"
-#include "statedir.h"
-#include "ttyproxy.h"
+#include "cmd/cmd.h"
+#include "lib/execproc.h"
+#include "lib/fileio.h"
+#include "lib/log.h"
+#include "lib/relay.h"
+#include "lib/selfexe.h"
+#include "lib/statedir.h"
+#include "lib/ttyproxy.h"
 
 #define MAX_LIST 256
 #define EXEC_FAILED 255         /* runc-exec(8): msp itself failed */

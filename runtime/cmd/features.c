@@ -5,11 +5,11 @@
  * callers. */
 #include <stdlib.h>
 
-#include "cmd.h"
-#include "landlock.h"
-#include "lsm.h"
-#include "process.h"
-#include "seccomp.h"
+#include "cmd/cmd.h"
+#include "lib/landlock.h"
+#include "lib/lsm.h"
+#include "lib/process.h"
+#include "lib/seccomp.h"
 
 static const char *const hooks[] = { "prestart", "createRuntime", "createContainer",
                                      "startContainer", "poststart", "poststop", NULL };

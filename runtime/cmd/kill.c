@@ -4,7 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "cmd.h"
+#include "cmd/cmd.h"
 
 static const struct {
         const char *name;

@@ -5,9 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmd.h"
-#include "logline.h"
-#include "statedir.h"
+#include "cmd/cmd.h"
+#include "oci/logline.h"
+#include "lib/statedir.h"
 
 #define LIST_MAX 4096
 

@@ -1,6 +1,6 @@
 /* pause ID: freeze every process of the container (podman pause); state then reports
  * "paused". */
-#include "cmd.h"
+#include "cmd/cmd.h"
 
 int
 cmd_pause(rt_ctx *ctx, int argc, char **argv)

@@ -13,9 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cmd.h"
-#include "log.h"
-#include "logline.h"
+#include "cmd/cmd.h"
+#include "lib/log.h"
+#include "oci/logline.h"
 
 /* Read /proc/<pid>/<file> into buf (NUL-terminated); the length or -1. */
 static ssize_t

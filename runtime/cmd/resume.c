@@ -1,5 +1,5 @@
 /* resume ID: thaw a paused container (podman unpause). */
-#include "cmd.h"
+#include "cmd/cmd.h"
 
 int
 cmd_resume(rt_ctx *ctx, int argc, char **argv)

@@ -12,10 +12,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cmd.h"
-#include "log.h"
-#include "relay.h"
-#include "ttyproxy.h"
+#include "cmd/cmd.h"
+#include "lib/log.h"
+#include "lib/relay.h"
+#include "lib/ttyproxy.h"
 
 static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH };
 

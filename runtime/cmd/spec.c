@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmd.h"
-#include "log.h"
+#include "cmd/cmd.h"
+#include "lib/log.h"
 
 int
 cmd_spec(rt_ctx *ctx, int argc, char **argv)

@@ -1,4 +1,4 @@
-#include "cmd.h"
+#include "cmd/cmd.h"
 
 int
 cmd_start(rt_ctx *ctx, int argc, char **argv)

@@ -1,6 +1,6 @@
 #include <stdlib.h>
 
-#include "cmd.h"
+#include "cmd/cmd.h"
 
 int
 cmd_state(rt_ctx *ctx, int argc, char **argv)

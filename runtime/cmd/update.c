@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmd.h"
-#include "fileio.h"
-#include "json.h"
-#include "statedir.h"
+#include "cmd/cmd.h"
+#include "lib/fileio.h"
+#include "oci/json.h"
+#include "lib/statedir.h"
 
 enum {
         OPT_MEMORY = 256,

@@ -9,7 +9,7 @@
 #include <sys/capability.h>
 #include <sys/prctl.h>
 
-#include "process.h"
+#include "lib/process.h"
 
 #define RT_CAP_BIT(c) (UINT64_C(1) << (c))
 

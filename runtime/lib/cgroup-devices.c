@@ -17,8 +17,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "cgroup.h"
-#include "cgroup-internal.h"
+#include "lib/cgroup.h"
+#include "lib/cgroup-internal.h"
 
 #define DEV(path, t, maj, min, acc) { path, { .allow = true, .type = (t), .has_major = (maj) >= 0, \
                                       .major = (maj), .has_minor = (min) >= 0, .minor = (min), \

@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroup.h"
-#include "cgroup-internal.h"
+#include "lib/cgroup.h"
+#include "lib/cgroup-internal.h"
 
 /* ---- files of one cgroup directory ---- */
 

@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "err.h"
-#include "spec.h"
+#include "oci/err.h"
+#include "oci/spec.h"
 
 #define CG_ROOT "/sys/fs/cgroup"
 #define CG_HYBRID_UNIFIED CG_ROOT "/unified"

@@ -20,7 +20,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "oci/err.h"
 
 #define RT_CGROUP_JOIN_MAX 32
 

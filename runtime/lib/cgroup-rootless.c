@@ -2,7 +2,7 @@
  * runc's placement: below the caller's own cgroup2 cgroup, and only where the caller was
  * delegated the right to make cgroups and move processes into them. Elsewhere the
  * container runs without a cgroup, and a limit that would need one is refused. */
-#include "cgroup.h"
+#include "lib/cgroup.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cgroup-internal.h"
-#include "log.h"
-#include "macros.h"
-#include "sdunit.h"
+#include "lib/cgroup-internal.h"
+#include "lib/log.h"
+#include "oci/macros.h"
+#include "lib/sdunit.h"
 
 /* The caller's cgroup2 path: the "0::" line of /proc/self/cgroup. */
 static int

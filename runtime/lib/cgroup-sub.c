@@ -3,13 +3,13 @@
  * "CONTROLLER[,CONTROLLER...]:PATH" for those v1 hierarchies only (the others take the
  * container's cgroup). PATH is relative to the container's cgroup ("/" and "" name it
  * itself), may not leave it, and must exist: nothing is created here. */
-#include "cgroup.h"
+#include "lib/cgroup.h"
 
 #include <errno.h>
 #include <string.h>
 
-#include "cgroup-internal.h"
-#include "macros.h"
+#include "lib/cgroup-internal.h"
+#include "oci/macros.h"
 
 /* base + sub with "." and ".." resolved; -EINVAL when sub climbs out of base. */
 static int

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cgroup-internal.h"
+#include "lib/cgroup-internal.h"
 
 typedef struct undo_entry {
         int dfd;                /* owned: a dup of the cgroup directory */

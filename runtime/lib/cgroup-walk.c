@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cgroup-internal.h"
+#include "lib/cgroup-internal.h"
 
 typedef struct walk_frame {
         char *names;            /* the sub-cgroups' names, each NUL-terminated; owned */

@@ -2,7 +2,7 @@
  * hierarchy and the resources entry point. The files and the hierarchy walk they use
  * are cgroup-fs.c; the v1 and v2 backends cgroup-v1.c and cgroup-v2.c, devices
  * cgroup-devices.c. */
-#include "cgroup.h"
+#include "lib/cgroup.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroup-internal.h"
+#include "lib/cgroup-internal.h"
 
 /* The mode from root, an fd of CG_ROOT. */
 static int

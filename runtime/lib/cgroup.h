@@ -6,10 +6,10 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "ctx.h"
-#include "err.h"
-#include "spec.h"
-#include "stats.h"
+#include "lib/ctx.h"
+#include "oci/err.h"
+#include "oci/spec.h"
+#include "oci/stats.h"
 
 typedef enum rt_cgroup_mode {
         RT_CGROUP_UNIFIED,      /* cgroup2 at /sys/fs/cgroup */

@@ -1,5 +1,5 @@
 /* Parent side of create and the other lifecycle operations. */
-#include "container.h"
+#include "lib/container.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -16,23 +16,23 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroup-join.h"
-#include "cgroup.h"
-#include "fileio.h"
-#include "hooks.h"
-#include "init.h"
-#include "log.h"
-#include "lsm.h"
-#include "mountsrc.h"
-#include "ns.h"
-#include "process.h"
-#include "procfs.h"
-#include "rtspawn.h"
-#include "seccomp.h"
-#include "selfexe.h"
-#include "statedir.h"
-#include "sync.h"
-#include "terminal.h"
+#include "lib/cgroup-join.h"
+#include "lib/cgroup.h"
+#include "lib/fileio.h"
+#include "lib/hooks.h"
+#include "lib/init.h"
+#include "lib/log.h"
+#include "lib/lsm.h"
+#include "lib/mountsrc.h"
+#include "lib/ns.h"
+#include "lib/process.h"
+#include "lib/procfs.h"
+#include "lib/rtspawn.h"
+#include "lib/seccomp.h"
+#include "lib/selfexe.h"
+#include "lib/statedir.h"
+#include "lib/sync.h"
+#include "lib/terminal.h"
 
 #ifndef CLONE_INTO_CGROUP
 #define CLONE_INTO_CGROUP 0x200000000ULL

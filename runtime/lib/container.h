@@ -5,11 +5,11 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "ctx.h"
-#include "err.h"
-#include "spec.h"
-#include "state.h"
-#include "stats.h"
+#include "lib/ctx.h"
+#include "oci/err.h"
+#include "oci/spec.h"
+#include "oci/state.h"
+#include "oci/stats.h"
 
 typedef struct rt_create_opts {
         const char *id;

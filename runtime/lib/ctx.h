@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "err.h"
+#include "oci/err.h"
 
 typedef enum rt_log_format {
         RT_LOG_TEXT,

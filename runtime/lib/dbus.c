@@ -13,8 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dbus.h"
-#include "macros.h"
+#include "lib/dbus.h"
+#include "oci/macros.h"
 
 #define ARRAY_MAX (64u << 20)   /* the specification's limit on an array's length */
 

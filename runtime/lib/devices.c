@@ -2,7 +2,7 @@
  * rootfs. mknodat(), symlinkat() and O_CREAT|O_EXCL|O_NOFOLLOW never follow a symlink in
  * the last component; the parent directory is opened with RESOLVE_NO_SYMLINKS, so an
  * image whose /dev (or /dev/pts, ...) is a symlink cannot redirect anything. */
-#include "devices.h"
+#include "lib/devices.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,9 +15,9 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "macros.h"
-#include "pathres.h"
-#include "rootfs.h"
+#include "oci/macros.h"
+#include "lib/pathres.h"
+#include "lib/rootfs.h"
 
 static const struct {
         const char *path;

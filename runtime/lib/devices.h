@@ -7,8 +7,8 @@
 
 #include <stdbool.h>
 
-#include "err.h"
-#include "spec.h"
+#include "oci/err.h"
+#include "oci/spec.h"
 
 /* Create every linux.devices entry (paths must be under /dev) and, when `defaults`, the
  * default devices that linux.devices does not override. An existing non-directory at a

@@ -16,8 +16,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "macros.h"
-#include "process.h"
+#include "oci/macros.h"
+#include "lib/process.h"
 
 #ifndef SYS_faccessat2
 #define SYS_faccessat2 439

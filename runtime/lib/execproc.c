@@ -21,7 +21,7 @@
  * nothing of the host's tree stays reachable (runc relies on the same rule). Then the
  * init's final steps, in its order, the LSM exec label among them (written through the
  * runtime's verified procfs, kept open until then). */
-#include "execproc.h"
+#include "lib/execproc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,19 +39,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cgroup.h"
-#include "final.h"
-#include "log.h"
-#include "lsm.h"
-#include "macros.h"
-#include "ns.h"
-#include "process.h"
-#include "procfs.h"
-#include "rtspawn.h"
-#include "seccomp.h"
-#include "statedir.h"
-#include "sync.h"
-#include "terminal.h"
+#include "lib/cgroup.h"
+#include "lib/final.h"
+#include "lib/log.h"
+#include "lib/lsm.h"
+#include "oci/macros.h"
+#include "lib/ns.h"
+#include "lib/process.h"
+#include "lib/procfs.h"
+#include "lib/rtspawn.h"
+#include "lib/seccomp.h"
+#include "lib/statedir.h"
+#include "lib/sync.h"
+#include "lib/terminal.h"
 
 /* The order the child joins them in; pid is joined by the parent. */
 static const oci_ns_type join_order[] = {

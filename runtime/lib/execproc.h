@@ -11,10 +11,10 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "container.h"
-#include "ctx.h"
-#include "err.h"
-#include "spec.h"
+#include "lib/container.h"
+#include "lib/ctx.h"
+#include "oci/err.h"
+#include "oci/spec.h"
 
 typedef struct rt_exec_opts {
         const oci_process *proc;        /* the final process (flags already merged) */

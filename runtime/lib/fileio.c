@@ -1,4 +1,4 @@
-#include "fileio.h"
+#include "lib/fileio.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "statedir.h"
+#include "lib/statedir.h"
 
 int
 rt_read_fd_all(int fd, const char *name, size_t max, char **ret, size_t *ret_len, msp_err *err)

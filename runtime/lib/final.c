@@ -1,6 +1,6 @@
 /* The final steps of a container process (final.h). Each step is named; the order is
  * the point of this file and is explained where it is not obvious. */
-#include "final.h"
+#include "lib/final.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,14 +8,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "landlock.h"
-#include "log.h"
-#include "lsm.h"
-#include "macros.h"
-#include "ns.h"
-#include "pathres.h"
-#include "process.h"
-#include "procfs.h"
+#include "lib/landlock.h"
+#include "lib/log.h"
+#include "lib/lsm.h"
+#include "oci/macros.h"
+#include "lib/ns.h"
+#include "lib/pathres.h"
+#include "lib/process.h"
+#include "lib/procfs.h"
 
 #define KEYCTL_JOIN_SESSION_KEYRING 1
 

@@ -14,10 +14,10 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "ctx.h"
-#include "err.h"
-#include "seccomp.h"
-#include "spec.h"
+#include "lib/ctx.h"
+#include "oci/err.h"
+#include "lib/seccomp.h"
+#include "oci/spec.h"
 
 typedef struct rt_final {
         const rt_ctx *ctx;

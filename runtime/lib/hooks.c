@@ -12,10 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hooks.h"
-#include "log.h"
-#include "macros.h"
-#include "process.h"
+#include "lib/hooks.h"
+#include "lib/log.h"
+#include "oci/macros.h"
+#include "lib/process.h"
 
 typedef struct hook_io {
         const char *data;               /* borrowed: the state JSON */

@@ -2,10 +2,10 @@
  * stdin, and killed when its timeout expires. */
 #pragma once
 
-#include "ctx.h"
-#include "err.h"
-#include "spec.h"
-#include "state.h"
+#include "lib/ctx.h"
+#include "oci/err.h"
+#include "oci/spec.h"
+#include "oci/state.h"
 
 /* Run every hook in order; stop at the first failure and return its error
  * ("<kind> hook '<path>' exited with status N" / "... timed out after N s"). */

@@ -2,7 +2,7 @@
  * (root of its own namespace, or an unprivileged caller mapping only its own ids), else
  * through the setuid helpers newuidmap/newgidmap, which allow the ranges /etc/subuid and
  * /etc/subgid grant the caller (as runc and crun do rootless). */
-#include "ns.h"
+#include "lib/ns.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,8 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "macros.h"
-#include "procfs.h"
+#include "oci/macros.h"
+#include "lib/procfs.h"
 
 extern char **environ;
 

@@ -2,7 +2,7 @@
  * docs/ARCHITECTURE.md has the whole sequence. Errors go to the parent over the sync
  * socket; the child prints only after start, when no runtime is left to tell (see
  * start_failed), and always leaves with _exit(). */
-#include "init.h"
+#include "lib/init.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -15,18 +15,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "final.h"
-#include "hooks.h"
-#include "log.h"
-#include "logline.h"
-#include "mountsrc.h"
-#include "netlink.h"
-#include "process.h"
-#include "procfs.h"
-#include "rootfs.h"
-#include "seccomp.h"
-#include "sync.h"
-#include "terminal.h"
+#include "lib/final.h"
+#include "lib/hooks.h"
+#include "lib/log.h"
+#include "oci/logline.h"
+#include "lib/mountsrc.h"
+#include "lib/netlink.h"
+#include "lib/process.h"
+#include "lib/procfs.h"
+#include "lib/rootfs.h"
+#include "lib/seccomp.h"
+#include "lib/sync.h"
+#include "lib/terminal.h"
 
 typedef struct init_run {
         const rt_init_args *a;

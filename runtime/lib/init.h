@@ -4,12 +4,12 @@
 
 #include <stdbool.h>
 
-#include "cgroup-join.h"
-#include "ctx.h"
-#include "ns.h"
-#include "seccomp.h"
-#include "spec.h"
-#include "state.h"
+#include "lib/cgroup-join.h"
+#include "lib/ctx.h"
+#include "lib/ns.h"
+#include "lib/seccomp.h"
+#include "oci/spec.h"
+#include "oci/state.h"
 
 typedef struct rt_init_args {
         const rt_ctx *ctx;

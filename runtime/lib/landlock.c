@@ -18,10 +18,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "landlock-abi.h"
-#include "landlock.h"
-#include "macros.h"
-#include "pathres.h"
+#include "lib/landlock-abi.h"
+#include "lib/landlock.h"
+#include "oci/macros.h"
+#include "lib/pathres.h"
 
 #ifndef __NR_landlock_create_ruleset
 #define __NR_landlock_create_ruleset 444

@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "spec.h"
+#include "oci/err.h"
+#include "oci/spec.h"
 
 typedef struct rt_landlock rt_landlock;
 

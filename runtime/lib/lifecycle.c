@@ -8,13 +8,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cgroup.h"
-#include "fileio.h"
-#include "container.h"
-#include "hooks.h"
-#include "log.h"
-#include "ns.h"
-#include "statedir.h"
+#include "lib/cgroup.h"
+#include "lib/fileio.h"
+#include "lib/container.h"
+#include "lib/hooks.h"
+#include "lib/log.h"
+#include "lib/ns.h"
+#include "lib/statedir.h"
 
 int
 rt_container_load_config(rt_container *c, msp_err *err)

@@ -1,4 +1,4 @@
-#include "log.h"
+#include "lib/log.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -6,7 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "logline.h"
+#include "oci/logline.h"
 
 static void
 format_time(char *buf, size_t n)

@@ -2,8 +2,8 @@
  * Errors are printed once by the command layer with rt_log_error(). Never stdout. */
 #pragma once
 
-#include "ctx.h"
-#include "macros.h"
+#include "lib/ctx.h"
+#include "oci/macros.h"
 
 void rt_log_error(const rt_ctx *ctx, const char *fmt, ...) _printf_(2, 3);
 void rt_log_warning(const rt_ctx *ctx, const char *fmt, ...) _printf_(2, 3);

@@ -5,7 +5,7 @@
  * label on a host without SELinux; msp would rather fail than run a process unconfined
  * that its caller meant to confine). Podman only puts labels in the config when the host
  * has the LSM, so it is not affected. */
-#include "lsm.h"
+#include "lib/lsm.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,8 +18,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "macros.h"
-#include "procfs.h"
+#include "oci/macros.h"
+#include "lib/procfs.h"
 
 #ifndef SYS_lsm_list_modules
 #define SYS_lsm_list_modules 461

@@ -1,12 +1,12 @@
 /* OCI mount option parsing: one table, one pass, last option wins (as with mount(8)). */
-#include "mount-opts.h"
+#include "lib/mount-opts.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 
-#include "macros.h"
+#include "oci/macros.h"
 
 typedef enum opt_kind {
         OPT_SET,                /* set MS_* */

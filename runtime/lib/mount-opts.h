@@ -7,8 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "spec.h"
+#include "oci/err.h"
+#include "oci/spec.h"
 
 typedef struct rt_mount_opts {
         unsigned long flags_set;        /* MS_RDONLY, MS_NOSUID, ... to set */

@@ -1,6 +1,6 @@
 /* Bind-mount sources opened by the runtime inside the init's mount namespace
  * (mountsrc.h says why). */
-#include "mountsrc.h"
+#include "lib/mountsrc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "macros.h"
-#include "procfs.h"
-#include "sync.h"
+#include "oci/macros.h"
+#include "lib/procfs.h"
+#include "lib/sync.h"
 
 bool
 rt_mount_is_bind(const oci_mount *m)

@@ -9,8 +9,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "macros.h"
-#include "netlink.h"
+#include "oci/macros.h"
+#include "lib/netlink.h"
 
 int
 rt_netlink_loopback_up(msp_err *err)

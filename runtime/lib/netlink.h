@@ -1,6 +1,6 @@
 /* rtnetlink: bring loopback up in a new network namespace. */
 #pragma once
 
-#include "err.h"
+#include "oci/err.h"
 
 int rt_netlink_loopback_up(msp_err *err);

@@ -1,4 +1,4 @@
-#include "ns.h"
+#include "lib/ns.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,9 +16,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "macros.h"
-#include "procfs.h"
+#include "lib/log.h"
+#include "oci/macros.h"
+#include "lib/procfs.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080

@@ -5,9 +5,9 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "ctx.h"
-#include "err.h"
-#include "spec.h"
+#include "lib/ctx.h"
+#include "oci/err.h"
+#include "oci/spec.h"
 
 struct clone_args;
 

@@ -4,7 +4,7 @@
  * clamped to the rootfs (the semantics of runc's securejoin) and magic links
  * (/proc/self/fd/N, /proc/self/root) are refused. Nothing is ever re-resolved from a
  * string joined onto the host path of the rootfs. */
-#include "pathres.h"
+#include "lib/pathres.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "macros.h"
+#include "oci/macros.h"
 
 #ifndef SYS_openat2
 #define SYS_openat2 437

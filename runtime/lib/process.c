@@ -15,7 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "process.h"
+#include "lib/process.h"
 
 /* The ioprio ABI (include/uapi/linux/ioprio.h); spelled out so that older headers do. */
 #define RT_IOPRIO_CLASS_SHIFT 13

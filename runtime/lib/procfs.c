@@ -11,7 +11,7 @@
  * "thread-self/..." are resolved through the instance's own "self" link, so they always
  * mean the caller, and fail with ENOENT when the caller is not visible in the instance.
  * Open the handle in the PID namespace whose pids you use. */
-#include "procfs.h"
+#include "lib/procfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,8 +26,8 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "macros.h"
-#include "pathres.h"
+#include "oci/macros.h"
+#include "lib/pathres.h"
 
 #define PROC_ROOT_INO 1
 

@@ -5,7 +5,7 @@
 
 #include <sys/types.h>
 
-#include "err.h"
+#include "oci/err.h"
 
 /* Open a private, verified procfs root: fsopen("proc")+fsmount when possible (a fresh
  * instance nobody else can have mounted over), else open("/proc") verified with

@@ -1,4 +1,4 @@
-#include "relay.h"
+#include "lib/relay.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "err.h"
+#include "oci/err.h"
 
 enum { RT_RELAY_LINKS = 3 };
 

@@ -22,9 +22,9 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "fileio.h"
-#include "macros.h"
-#include "rootfs-int.h"
+#include "lib/fileio.h"
+#include "oci/macros.h"
+#include "lib/rootfs-int.h"
 
 #define CG_HOST "/sys/fs/cgroup"
 

@@ -6,7 +6,7 @@
  * Masking never trusts a name: the file mask is a bind of the /dev/null node we opened
  * without following symlinks and checked to be the char device 1:3 (CVE-2025-31133),
  * and directory masks are fresh read-only tmpfs instances. */
-#include "rootfs.h"
+#include "lib/rootfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,10 +20,10 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "macros.h"
-#include "pathres.h"
-#include "procfs.h"
-#include "rootfs-int.h"
+#include "oci/macros.h"
+#include "lib/pathres.h"
+#include "lib/procfs.h"
+#include "lib/rootfs-int.h"
 
 /* mountinfo's octal escapes ("\\040" for a space ...) decoded in place. */
 static void

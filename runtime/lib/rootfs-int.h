@@ -5,9 +5,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "mount-opts.h"
-#include "rootfs.h"
+#include "oci/err.h"
+#include "lib/mount-opts.h"
+#include "lib/rootfs.h"
 
 /* move_mount() a detached mount (from fsmount/open_tree) onto the object targetfd
  * refers to. Returns 0 or -errno; no message. */

@@ -10,7 +10,7 @@
  *    and only then become visible, so there is no window with the wrong flags;
  *  - procfs and sysfs destinations may not contain any symlink at all.
  * Requires Linux >= 5.12 (openat2, the new mount API and mount_setattr). */
-#include "rootfs.h"
+#include "lib/rootfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,13 +24,13 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "devices.h"
-#include "log.h"
-#include "macros.h"
-#include "mount-opts.h"
-#include "mountsrc.h"
-#include "pathres.h"
-#include "rootfs-int.h"
+#include "lib/devices.h"
+#include "lib/log.h"
+#include "oci/macros.h"
+#include "lib/mount-opts.h"
+#include "lib/mountsrc.h"
+#include "lib/pathres.h"
+#include "lib/rootfs-int.h"
 
 int
 rt_mount_attach(int mfd, int targetfd)

@@ -7,9 +7,9 @@
 
 #include <stdbool.h>
 
-#include "ctx.h"
-#include "err.h"
-#include "spec.h"
+#include "lib/ctx.h"
+#include "oci/err.h"
+#include "oci/spec.h"
 
 typedef struct rt_rootfs_params {
         const oci_spec *spec;           /* borrowed */

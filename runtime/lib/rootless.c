@@ -1,12 +1,12 @@
 /* Rootless detection (rootless.h). */
-#include "rootless.h"
+#include "lib/rootless.h"
 
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "macros.h"
+#include "oci/macros.h"
 
 /* The inode of the initial user namespace (PROC_USER_INIT_INO). */
 #define RT_INIT_USERNS_INO 0xEFFFFFFDU

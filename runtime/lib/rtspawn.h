@@ -6,11 +6,11 @@
 
 #include <sys/types.h>
 
-#include "ctx.h"
-#include "err.h"
-#include "seccomp.h"
-#include "spec.h"
-#include "sync.h"
+#include "lib/ctx.h"
+#include "oci/err.h"
+#include "lib/seccomp.h"
+#include "oci/spec.h"
+#include "lib/sync.h"
 
 #ifndef CLONE_PIDFD
 #define CLONE_PIDFD 0x00001000

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dbus.h"
-#include "macros.h"
-#include "sdunit.h"
+#include "lib/dbus.h"
+#include "oci/macros.h"
+#include "lib/sdunit.h"
 
 #define TIMEOUT_MS 30000        /* the bound on each call and on the job */
 #define SD_DEST "org.freedesktop.systemd1"

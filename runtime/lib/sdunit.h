@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "err.h"
+#include "oci/err.h"
 
 /* Where a manager listens: a bus (Hello, AddMatch) or its private socket (peer to peer). */
 typedef struct rt_sdunit_conn {

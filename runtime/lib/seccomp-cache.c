@@ -20,7 +20,7 @@
 #include <inttypes.h>
 #include <link.h>
 #include <linux/filter.h>
-#include <rt-libseccomp.h>        /* libseccomp, see there */
+#include "lib/rt-libseccomp.h"        /* libseccomp, see there */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,10 +31,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "macros.h"
-#include "seccomp-cache.h"
-#include "seccomp-int.h"
+#include "lib/log.h"
+#include "oci/macros.h"
+#include "lib/seccomp-cache.h"
+#include "lib/seccomp-int.h"
 
 #define SCC_MAGIC "MSPSCBPF"
 #define SCC_VERSION 1u

@@ -8,8 +8,8 @@
  * says why a cached program is as good as a fresh one. */
 #pragma once
 
-#include "ctx.h"
-#include "seccomp.h"
+#include "lib/ctx.h"
+#include "lib/seccomp.h"
 
 #define RT_SECCOMP_CACHE_TOP "msp-cache"
 #define RT_SECCOMP_CACHE_DIR RT_SECCOMP_CACHE_TOP "/seccomp"

@@ -18,12 +18,12 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
-#include <rt-libseccomp.h>        /* libseccomp, see there */
+#include "lib/rt-libseccomp.h"        /* libseccomp, see there */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "seccomp-int.h"
+#include "lib/seccomp-int.h"
 
 #define EN_X32_BIT 0x40000000u
 #define EN_MAX_ARCHES 24

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "seccomp.h"
+#include "lib/seccomp.h"
 
 /* The checks and load flags of rt_seccomp_prepare(), without a program. They probe the
  * kernel (actions, flags) and run on every create and exec, cached program or not. */

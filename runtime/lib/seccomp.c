@@ -20,7 +20,7 @@
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
-#include <rt-libseccomp.h>        /* libseccomp, see there */
+#include "lib/rt-libseccomp.h"        /* libseccomp, see there */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,9 +32,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "macros.h"
-#include "seccomp.h"
-#include "seccomp-int.h"
+#include "oci/macros.h"
+#include "lib/seccomp.h"
+#include "lib/seccomp-int.h"
 
 #ifndef SECCOMP_FILTER_FLAG_TSYNC_ESRCH
 #define SECCOMP_FILTER_FLAG_TSYNC_ESRCH (1UL << 4)

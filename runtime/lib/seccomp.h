@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "err.h"
-#include "spec.h"
+#include "oci/err.h"
+#include "oci/spec.h"
 
 typedef struct rt_seccomp rt_seccomp;
 

@@ -12,7 +12,7 @@
  * messages. */
 #include <stddef.h>
 
-#include "selfexe-rule.h"
+#include "lib/selfexe-rule.h"
 
 #if defined(__x86_64__)
 

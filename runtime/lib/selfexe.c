@@ -18,7 +18,7 @@
  * "Already done" is decided from the executable itself (its seals, or its mount),
  * never from an environment marker a caller could set. The command-line rule must stay
  * the same as selfexe-early.c's. */
-#include "selfexe.h"
+#include "lib/selfexe.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -37,11 +37,11 @@
 #include <unistd.h>
 #include <linux/nsfs.h>
 
-#include "macros.h"
-#include "procfs.h"
-#include "rootless.h"
-#include "selfexe-rule.h"
-#include "statedir.h"
+#include "oci/macros.h"
+#include "lib/procfs.h"
+#include "lib/rootless.h"
+#include "lib/selfexe-rule.h"
+#include "lib/statedir.h"
 
 #ifndef MFD_EXEC
 #define MFD_EXEC 0x0010U

@@ -7,9 +7,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "err.h"
-#include "selfexe-rule.h"
-#include "spec.h"
+#include "oci/err.h"
+#include "lib/selfexe-rule.h"
+#include "oci/spec.h"
 
 /* Does the command line (global options, then COMMAND) name a command that creates or
  * enters a container? Only those need the protection. */

@@ -1,6 +1,6 @@
 /* The runtime's side of starting a container process (rtspawn.h: a spawn.h would hide
  * <spawn.h>). */
-#include "rtspawn.h"
+#include "lib/rtspawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,11 +8,11 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "cgroup.h"
-#include "procfs.h"
-#include "seccomp-cache.h"
-#include "sync.h"
-#include "terminal.h"
+#include "lib/cgroup.h"
+#include "lib/procfs.h"
+#include "lib/seccomp-cache.h"
+#include "lib/sync.h"
+#include "lib/terminal.h"
 
 int
 rt_fd_above(int fd, int min)

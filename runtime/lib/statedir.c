@@ -1,4 +1,4 @@
-#include "statedir.h"
+#include "lib/statedir.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cgroup.h"
-#include "fileio.h"
+#include "lib/cgroup.h"
+#include "lib/fileio.h"
 
 int
 rt_id_validate(const char *id, msp_err *err)

@@ -13,9 +13,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "ctx.h"
-#include "err.h"
-#include "state.h"
+#include "lib/ctx.h"
+#include "oci/err.h"
+#include "oci/state.h"
 
 #define RT_ID_MAX 1024
 #define RT_FIFO_NAME "exec.fifo"

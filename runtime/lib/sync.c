@@ -1,4 +1,4 @@
-#include "sync.h"
+#include "lib/sync.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -16,9 +16,9 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "macros.h"
-#include "pathres.h"
-#include "terminal.h"
+#include "oci/macros.h"
+#include "lib/pathres.h"
+#include "lib/terminal.h"
 
 #define RT_PTMX_MAJOR 5
 #define RT_PTMX_MINOR 2

@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "err.h"
+#include "oci/err.h"
 
 /* Connect to the console socket (an AF_UNIX SOCK_STREAM path). Done by the parent
  * before clone; the fd is passed to the child. */

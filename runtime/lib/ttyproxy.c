@@ -1,4 +1,4 @@
-#include "ttyproxy.h"
+#include "lib/ttyproxy.h"
 
 #include <fcntl.h>
 #include <stdlib.h>

@@ -18,10 +18,10 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "fileio.h"
-#include "macros.h"
-#include "pathres.h"
-#include "process.h"
+#include "lib/fileio.h"
+#include "oci/macros.h"
+#include "lib/pathres.h"
+#include "lib/process.h"
 
 #define RT_DEFAULT_UMASK 0022
 

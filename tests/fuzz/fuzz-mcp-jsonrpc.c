@@ -1,4 +1,4 @@
-/* libFuzzer target for msp-mcp's JSON-RPC decoder (mcp-adapter/jsonrpc.c), the text
+/* libFuzzer target for msp-mcp's JSON-RPC decoder (mcp-adapter/rpc/jsonrpc.c), the text
  * helpers its replies go through, and the whole protocol layer behind it. Beyond the
  * sanitizers it checks that every input gets either a message or exactly one of the
  * JSON-RPC error codes with a non-empty one-line message, that the error reply serialises
@@ -16,11 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "jsonrpc.h"
-#include "rootless.h"
-#include "server.h"
-#include "text.h"
+#include "oci/json.h"
+#include "rpc/jsonrpc.h"
+#include "host/rootless.h"
+#include "mcp/server.h"
+#include "base/text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

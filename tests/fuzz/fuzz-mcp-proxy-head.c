@@ -1,4 +1,4 @@
-/* libFuzzer target for the egress proxy's request heads (mcp-adapter/proxy-http.c) and the
+/* libFuzzer target for the egress proxy's request heads (mcp-adapter/egress/proxy-http.c) and the
  * policy decision taken on what they name (proxy-policy.c). Beyond the sanitizers it checks
  * what the proxy relies on: an accepted head lies within the input and names a host and a
  * port; a CONNECT forwards nothing; a plain request's forwarded head is one line ending in
@@ -13,8 +13,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "proxy-http.h"
-#include "proxy-policy.h"
+#include "egress/proxy-http.h"
+#include "egress/proxy-policy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

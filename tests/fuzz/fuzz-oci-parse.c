@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spec.h"
-#include "state.h"
+#include "oci/spec.h"
+#include "oci/state.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <stdint.h>
 
-#include "loop.h"
+#include "base/loop.h"
 
 static int
 test_deadline_passed(mcp_loop *loop, void *data)

@@ -1,4 +1,4 @@
-/* mcp-adapter/audit.c: hostile strings (newlines, quotes, control characters, invalid
+/* mcp-adapter/observe/audit.c: hostile strings (newlines, quotes, control characters, invalid
  * UTF-8, a forged field) stay inside their value, one event per line; long values are cut
  * on a character; the time and hash formats; an unopenable path named; reopening after a
  * rename; a full device drops lines and says how many once writes work again. */
@@ -11,10 +11,10 @@
 #include <unistd.h>
 
 #include "../unit/tap.h"
-#include "audit.h"
-#include "json.h"
-#include "macros.h"
-#include "text.h"
+#include "observe/audit.h"
+#include "oci/json.h"
+#include "oci/macros.h"
+#include "base/text.h"
 
 static char dir[] = "/tmp/test-mcp-audit-XXXXXX";
 

@@ -1,4 +1,4 @@
-/* mcp-adapter/bundle.c: the config.json of a sandbox run, parsed back with msp's own OCI
+/* mcp-adapter/sandbox/bundle.c: the config.json of a sandbox run, parsed back with msp's own OCI
  * parser (oci/spec.h), has every hardened field; env keys are checked; the embedded
  * profiles are the files of contrib/profiles/; the skeleton has every mount point and the
  * system view's binds on it are read-only and locked for a less privileged namespace. */
@@ -16,12 +16,12 @@
 #include <unistd.h>
 
 #include "../unit/tap.h"
-#include "bundle.h"
-#include "json.h"
-#include "languages.h"
-#include "spec.h"
-#include "sysbinds.h"
-#include "usernet.h"
+#include "sandbox/bundle.h"
+#include "oci/json.h"
+#include "sandbox/languages.h"
+#include "oci/spec.h"
+#include "sandbox/sysbinds.h"
+#include "sandbox/usernet.h"
 
 static oci_json_doc *seccomp_doc, *landlock_doc;
 static mcp_hostview view;

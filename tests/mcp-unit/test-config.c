@@ -9,7 +9,7 @@
 
 #include "../unit/tap.h"
 #include "config.h"
-#include "macros.h"
+#include "oci/macros.h"
 
 #define MIB ((uint64_t) 1024 * 1024)
 

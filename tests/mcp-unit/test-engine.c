@@ -1,4 +1,4 @@
-/* mcp-adapter/engine.c: real runs through the real runtime ($MSP, or $MCP_RUNTIME=runc) on
+/* mcp-adapter/engine/engine.c: real runs through the real runtime ($MSP, or $MCP_RUNTIME=runc) on
  * this host, driven by the real loop: exit codes, signals, stdin, files/args/env, timeout
  * kill, OOM on a 32 MiB limit, output cap and run logs, artifacts, queue and -EBUSY,
  * cancel, sessions, and no leftovers (containers, cgroups, mounts, dirs) after free.
@@ -18,12 +18,12 @@
 
 #include "../unit/tap.h"
 #include "loop-deadline.h"
-#include "engine.h"
-#include "languages.h"
-#include "sandbox-ids.h"
-#include "loop.h"
-#include "recover.h"
-#include "session.h"
+#include "engine/engine.h"
+#include "sandbox/languages.h"
+#include "sandbox/sandbox-ids.h"
+#include "base/loop.h"
+#include "engine/recover.h"
+#include "session/session.h"
 
 static char base[64];                   /* /tmp/mcp-engine-XXXXXX */
 static char state[128];

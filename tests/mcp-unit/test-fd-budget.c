@@ -1,4 +1,4 @@
-/* mcp-adapter/fd-budget.c: the soft RLIMIT_NOFILE raised to the hard one, the split of the
+/* mcp-adapter/engine/fd-budget.c: the soft RLIMIT_NOFILE raised to the hard one, the split of the
  * limit (reserve, HTTP, the proxies' pool), and the run, tenant and pool budgets each
  * refusing the fd past it and taking it again once one is given back. */
 #include <errno.h>
@@ -6,8 +6,8 @@
 #include <sys/resource.h>
 
 #include "../unit/tap.h"
-#include "fd-budget.h"
-#include "macros.h"
+#include "engine/fd-budget.h"
+#include "oci/macros.h"
 
 static mcp_config
 config(const char *listen, unsigned run_fds, unsigned tenant_fds)

@@ -1,4 +1,4 @@
-/* mcp-adapter/files.c: the confined file tools against the real kernel. Every escape
+/* mcp-adapter/session/files.c: the confined file tools against the real kernel. Every escape
  * attempt must fail with the documented errno and leave the canary outside the workspace
  * untouched. Root only (tmpfs mounts in a private mount namespace, device nodes, chown). */
 #include <errno.h>
@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "../unit/tap.h"
-#include "files.h"
-#include "sandbox-ids.h"
+#include "session/files.h"
+#include "sandbox/sandbox-ids.h"
 
 static char base[64];                   /* /tmp/mcp-files-XXXXXX */
 static char mnt[128];                   /* base/mnt: a 2 MiB tmpfs holding the workspaces */

@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "../unit/tap.h"
-#include "blob-check.h"
-#include "image-cache.h"
-#include "image-unpack.h"
+#include "image/blob-check.h"
+#include "image/image-cache.h"
+#include "image/image-unpack.h"
 
 #define MOTD_GOOD "genuine!"
 #define MOTD_EVIL "TAMPERED"            /* as long: the tampered layer has the same size */

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "../unit/tap.h"
-#include "image-user.h"
+#include "image/image-user.h"
 
 static char base[64];                   /* /tmp/mcp-image-user-XXXXXX: the rootfs */
 static int root_fd = -1;

@@ -1,4 +1,4 @@
-/* mcp-adapter/jsonrpc.c: every class of malformed input gets the right JSON-RPC error
+/* mcp-adapter/rpc/jsonrpc.c: every class of malformed input gets the right JSON-RPC error
  * (and the request's id when it can be read); the transport skips an over-long line,
  * answers the next one, writes one line per message and never blocks on a full pipe. */
 #include <errno.h>
@@ -10,9 +10,9 @@
 
 #include "../unit/tap.h"
 #include "loop-deadline.h"
-#include "jsonrpc.h"
-#include "text.h"
-#include "macros.h"
+#include "rpc/jsonrpc.h"
+#include "base/text.h"
+#include "oci/macros.h"
 
 #define MAX 4096
 

@@ -1,4 +1,4 @@
-/* mcp-adapter/keptfiles.c: kept files on disk within the server's and a tenant's byte
+/* mcp-adapter/engine/keptfiles.c: kept files on disk within the server's and a tenant's byte
  * budgets, the tenant's own oldest dropped first, then anyone's, each drop reported; a file
  * above a budget refused without dropping; another tenant's file is not found; the disk
  * holds what the index says. */
@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "../unit/tap.h"
-#include "keptfiles.h"
-#include "macros.h"
+#include "engine/keptfiles.h"
+#include "oci/macros.h"
 
 static char dir[] = "/tmp/test-mcp-kept-XXXXXX";
 static char dropped[16][128];

@@ -1,4 +1,4 @@
-/* mcp-adapter/loop.c: timer order, cancellation (also from a callback), fd removal while a
+/* mcp-adapter/base/loop.c: timer order, cancellation (also from a callback), fd removal while a
  * batch is dispatched, exit codes, and timers that cannot starve fds. Every test runs
  * under a guard timer so that a broken loop fails instead of hanging. */
 #include <errno.h>
@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "../unit/tap.h"
-#include "loop.h"
-#include "macros.h"
+#include "base/loop.h"
+#include "oci/macros.h"
 
 #define GUARD_USEC 5000000
 #define GUARD_CODE 99

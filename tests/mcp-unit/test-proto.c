@@ -1,4 +1,4 @@
-/* mcp-adapter/proto.c and tools.c without the engine: version negotiation, the fields
+/* mcp-adapter/mcp/proto.c and tools.c without the engine: version negotiation, the fields
  * gated by the negotiated version, the tool schemas' shape, and the lifecycle rules
  * (only ping before initialize, errors for unknown methods and tools, no answer to
  * notifications, argument errors as tool results) through a real server over pipes. */
@@ -9,9 +9,9 @@
 
 #include "../unit/tap.h"
 #include "loop-deadline.h"
-#include "json.h"
-#include "macros.h"
-#include "server.h"
+#include "oci/json.h"
+#include "oci/macros.h"
+#include "mcp/server.h"
 
 static const char *const langs[] = { "sh", "python", NULL };
 

@@ -1,4 +1,4 @@
-/* mcp-adapter/proxy.c driven by a real loop: the test hands the proxy a TCP listener over
+/* mcp-adapter/egress/proxy.c driven by a real loop: the test hands the proxy a TCP listener over
  * its unix socket as the sandbox's init does (egress-listener.h), a client child talks to
  * that listener, an upstream child serves TCP on 127.0.0.1 (reachable only through a pin: pinned
  * addresses are exempt from the loopback rule). Checks a plain request forwarded in origin
@@ -21,10 +21,10 @@
 
 #include "../unit/tap.h"
 #include "loop-deadline.h"
-#include "egress-listener.h"
-#include "loop.h"
-#include "macros.h"
-#include "proxy.h"
+#include "egress/egress-listener.h"
+#include "base/loop.h"
+#include "oci/macros.h"
+#include "egress/proxy.h"
 
 static char sock_path[108];
 

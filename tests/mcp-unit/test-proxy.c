@@ -1,4 +1,4 @@
-/* mcp-adapter/proxy-policy.c and proxy-http.c: egress patterns (forms, refusals, matching,
+/* mcp-adapter/egress/proxy-policy.c and proxy-http.c: egress patterns (forms, refusals, matching,
  * narrowing a server's list), the refused address ranges, and the proxy's request heads
  * (CONNECT, absolute http:// URLs rewritten to origin form, refused forms). */
 #include <arpa/inet.h>
@@ -7,9 +7,9 @@
 #include <stdlib.h>
 
 #include "../unit/tap.h"
-#include "macros.h"
-#include "proxy-http.h"
-#include "proxy-policy.h"
+#include "oci/macros.h"
+#include "egress/proxy-http.h"
+#include "egress/proxy-policy.h"
 
 static void
 policy_of(mcp_egress_policy *p, const char *const *patterns)

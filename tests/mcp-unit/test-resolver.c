@@ -1,4 +1,4 @@
-/* mcp-adapter/resolver.c in a real loop: `localhost` resolves through /etc/hosts to a
+/* mcp-adapter/egress/resolver.c in a real loop: `localhost` resolves through /etc/hosts to a
  * loopback address, many lookups at once all get their answer from one helper that stays
  * (forked once), a cancelled lookup gets no callback, a name that cannot resolve (not a
  * host name: no DNS query, whatever the network) gets no
@@ -20,8 +20,8 @@
 
 #include "../unit/tap.h"
 #include "loop-deadline.h"
-#include "loop.h"
-#include "resolver.h"
+#include "base/loop.h"
+#include "egress/resolver.h"
 
 typedef struct answers {
         mcp_loop *loop;

@@ -15,7 +15,7 @@
 
 #include "../unit/tap.h"
 #include "config.h"
-#include "rootless.h"
+#include "host/rootless.h"
 
 static char base[64];                   /* /tmp/mcp-rootless-XXXXXX */
 

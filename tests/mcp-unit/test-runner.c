@@ -1,4 +1,4 @@
-/* mcp-adapter/runner.c with a stand-in runtime (a shell script that records its arguments):
+/* mcp-adapter/engine/runner.c with a stand-in runtime (a shell script that records its arguments):
  * the order of a run's end. The run's result handler (on_exit) comes first; a timer it
  * adds, as the HTTP transport does to send the response from the loop, fires before
  * `delete --force` is spawned (a spawn holds the loop until the child has exec'd); the
@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "../unit/tap.h"
-#include "loop.h"
-#include "runner.h"
+#include "base/loop.h"
+#include "engine/runner.h"
 
 static char dir[64];
 static char runtime[128], calls[128], logfile[128];

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "../unit/tap.h"
-#include "sandbox-ids.h"
+#include "sandbox/sandbox-ids.h"
 
 /* Far above any range useradd gives and any account id. */
 #define FREE_BASE 3000000000ul

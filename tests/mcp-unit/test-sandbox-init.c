@@ -1,4 +1,4 @@
-/* mcp-adapter/sandbox-init.c on its own ($MSP_SANDBOX_INIT), as an ordinary child of this
+/* mcp-adapter/helpers/sandbox-init.c on its own ($MSP_SANDBOX_INIT), as an ordinary child of this
  * test (not pid 1: that is test-engine.c's part): exit codes passed through, a signal
  * death as 128+N, its own codes (usage 125, not found 127), and signals forwarded to the
  * program, and the status record on fd 3 (out of the program's reach). Each child is
@@ -22,7 +22,7 @@
 #include <sys/un.h>
 
 #include "../unit/tap.h"
-#include "egress-listener.h"
+#include "egress/egress-listener.h"
 
 static const char *init_path;
 

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "../unit/tap.h"
-#include "sandbox-ids.h"
-#include "sandbox-slices.h"
+#include "sandbox/sandbox-ids.h"
+#include "sandbox/sandbox-slices.h"
 
 /* --max-concurrent and --max-sessions near UINT_MAX: the count never wraps to a small
  * pool (as root the claim then refuses the span), and run by a user it shares one slot

@@ -1,4 +1,4 @@
-/* mcp-adapter/session.c: the session store with the real loop (loop.c), real tmpfs and
+/* mcp-adapter/session/session.c: the session store with the real loop (loop.c), real tmpfs and
  * overlay mounts in a private mount namespace. Root only. */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,11 +13,11 @@
 #include <unistd.h>
 
 #include "../unit/tap.h"
-#include "files.h"
-#include "json.h"
-#include "loop.h"
-#include "sandbox-ids.h"
-#include "session.h"
+#include "session/files.h"
+#include "oci/json.h"
+#include "base/loop.h"
+#include "sandbox/sandbox-ids.h"
+#include "session/session.h"
 
 static char base[64];                   /* /tmp/mcp-session-XXXXXX */
 static char state[128];                 /* base/state */

@@ -1,4 +1,4 @@
-/* mcp-adapter/sysview.c: paths resolved hop by hop as the sandbox sees them; what a link
+/* mcp-adapter/sandbox/sysview.c: paths resolved hop by hop as the sandbox sees them; what a link
  * needs under /etc joins the view, secrets and paths outside /etc never do; the scan of a
  * language's home (sysdeps.c: its links, what its shared objects and package sources name
  * under /etc); the skeleton's mount points; a language that cannot work is left out
@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include "../unit/tap.h"
-#include "bundle.h"
-#include "languages.h"
-#include "sysdeps.h"
+#include "sandbox/bundle.h"
+#include "sandbox/languages.h"
+#include "sandbox/sysdeps.h"
 
 static char dir[] = "/tmp/msp-sysview-XXXXXX";
 static mcp_hostview view;

@@ -1,4 +1,4 @@
-/* mcp-adapter/text.c: RFC 4648 vectors, refused base64, UTF-8 repair of every invalid
+/* mcp-adapter/base/text.c: RFC 4648 vectors, refused base64, UTF-8 repair of every invalid
  * class (stray continuation, overlong, surrogate, beyond U+10FFFF, truncated, NUL), the
  * character-safe tail cut, RFC 3339. */
 #include <errno.h>
@@ -7,9 +7,9 @@
 #include <unistd.h>
 
 #include "../unit/tap.h"
-#include "log.h"
-#include "macros.h"
-#include "text.h"
+#include "observe/log.h"
+#include "oci/macros.h"
+#include "base/text.h"
 
 TEST(base64_vectors)
 {

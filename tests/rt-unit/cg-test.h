@@ -10,8 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cgroup-internal.h"
-#include "cgroup.h"
+#include "lib/cgroup-internal.h"
+#include "lib/cgroup.h"
 #include "tap.h"
 
 /* Nothing whose name starts with `prefix` directly below any hierarchy's root (the root

@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "err.h"
+#include "oci/err.h"
 #include "tap.h"
 
 static msp_err e;

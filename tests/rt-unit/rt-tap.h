@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "err.h"
+#include "oci/err.h"
 
 #define CHECK(c) do { if (!(c)) { printf("# %s:%d: CHECK(%s) failed (errno: %s)\n", __FILE__, \
         __LINE__, #c, strerror(errno)); fflush(stdout); _exit(1); } } while (0)

@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "process.h"
+#include "lib/process.h"
 
 #include "rt-tap.h"
 

@@ -22,10 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroup-internal.h"
-#include "cgroup.h"
+#include "lib/cgroup-internal.h"
+#include "lib/cgroup.h"
 #include "cg-test.h"
-#include "stats.h"
+#include "oci/stats.h"
 #include "tap.h"
 
 #define CHECK(c) do { if (!(c)) { printf("# %s:%d: CHECK(%s) failed (errno: %s)\n", __FILE__, \

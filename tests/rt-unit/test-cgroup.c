@@ -19,8 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cgroup-internal.h"
-#include "cgroup.h"
+#include "lib/cgroup-internal.h"
+#include "lib/cgroup.h"
 #include "cg-test.h"
 #include "tap.h"
 

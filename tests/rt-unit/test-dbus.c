@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "dbus.h"
+#include "lib/dbus.h"
 
 #include "rt-tap.h"
 

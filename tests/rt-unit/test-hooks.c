@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hooks.h"
+#include "lib/hooks.h"
 
 #include "rt-tap.h"
 

@@ -16,8 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "landlock-abi.h"
-#include "landlock.h"
+#include "lib/landlock-abi.h"
+#include "lib/landlock.h"
 #include "tap.h"
 
 #define FS_ALL_V5 ((1ULL << 16) - 1)

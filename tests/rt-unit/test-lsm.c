@@ -11,9 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "lsm.h"
-#include "macros.h"
-#include "procfs.h"
+#include "lib/lsm.h"
+#include "oci/macros.h"
+#include "lib/procfs.h"
 #include "fs-test.h"
 
 /* The kernel's own list, read from a securityfs mounted in a private mount namespace

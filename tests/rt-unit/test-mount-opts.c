@@ -3,7 +3,7 @@
 #include <string.h>
 #include <sys/mount.h>
 
-#include "mount-opts.h"
+#include "lib/mount-opts.h"
 #include "tap.h"
 
 /* Parse a NULL-terminated option list into *o; returns the parser's result. */

@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "netlink.h"
+#include "lib/netlink.h"
 
 #include "rt-tap.h"
 

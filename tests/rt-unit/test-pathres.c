@@ -15,8 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "macros.h"
-#include "pathres.h"
+#include "oci/macros.h"
+#include "lib/pathres.h"
 #include "fs-test.h"
 
 static char root[128];

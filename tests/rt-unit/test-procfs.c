@@ -15,8 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "macros.h"
-#include "procfs.h"
+#include "oci/macros.h"
+#include "lib/procfs.h"
 #include "fs-test.h"
 
 /* "Key:\tvalue" from a status-like file opened through the handle. */

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <termios.h>
 
-#include "relay.h"
+#include "lib/relay.h"
 
 #include "rt-tap.h"
 

@@ -23,12 +23,12 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "macros.h"
+#include "oci/macros.h"
 
 #ifndef MQUEUE_MAGIC
 #define MQUEUE_MAGIC 0x19800202
 #endif
-#include "rootfs.h"
+#include "lib/rootfs.h"
 #include "fs-test.h"
 
 static char rootfs[128], outside[128], src[128];

@@ -26,10 +26,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <rt-libseccomp.h>
-#include "seccomp.h"
-#include "seccomp-cache.h"
-#include "seccomp-int.h"
+#include "lib/rt-libseccomp.h"
+#include "lib/seccomp.h"
+#include "lib/seccomp-cache.h"
+#include "lib/seccomp-int.h"
 #include "tap.h"
 
 #define CHECK(cond, ...)                                                                \

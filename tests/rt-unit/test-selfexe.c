@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <sys/xattr.h>
 
-#include "macros.h"
+#include "oci/macros.h"
 #include "rt-tap.h"
-#include "selfexe.h"
+#include "lib/selfexe.h"
 
 #define OWNER 4000u     /* the file's owner in the tests */
 #define CALLER 1000u    /* the caller's euid */

@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "macros.h"
-#include "statedir.h"
+#include "oci/macros.h"
+#include "lib/statedir.h"
 #include "rt-tap.h"
 
 static msp_err e;

@@ -8,9 +8,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "macros.h"
+#include "oci/macros.h"
 #include "rt-tap.h"
-#include "sync.h"
+#include "lib/sync.h"
 
 static msp_err e;
 

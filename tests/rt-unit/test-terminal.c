@@ -18,7 +18,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "terminal.h"
+#include "lib/terminal.h"
 
 #include "rt-tap.h"
 

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "logline.h"
-#include "spec.h"
-#include "state.h"
+#include "oci/logline.h"
+#include "oci/spec.h"
+#include "oci/state.h"
 #include "tap.h"
 
 enum kind { SPEC, PROCESS, RESOURCES, STATE };

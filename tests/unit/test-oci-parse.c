@@ -9,8 +9,8 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 
-#include "spec.h"
-#include "state.h"
+#include "oci/spec.h"
+#include "oci/state.h"
 #include "tap.h"
 
 static const char *fixtures;

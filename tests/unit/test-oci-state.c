@@ -4,9 +4,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "json.h"
-#include "spec.h"
-#include "state.h"
+#include "oci/json.h"
+#include "oci/spec.h"
+#include "oci/state.h"
 #include "tap.h"
 
 static const oci_kv annotations[] = {

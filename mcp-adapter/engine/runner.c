@@ -1,0 +1,726 @@
+/* Children through pidfds, and one container run driven by the loop. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <poll.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "session/files.h"
+#include "oci/json.h"
+#include "oci/macros.h"
+#include "engine/runner.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+struct mcp_proc {
+        mcp_proc *next, **pprev;
+        mcp_procset *set;
+        pid_t pid;
+        int pidfd;
+        mcp_proc_exit_fn fn;
+        void *data;
+};
+
+static void
+proc_unlink_free(mcp_proc *p)
+{
+        if (p->set->loop)
+                mcp_loop_del_io(p->set->loop, p->pidfd);
+        close(p->pidfd);
+        *p->pprev = p->next;
+        if (p->next)
+                p->next->pprev = p->pprev;
+        free(p);
+}
+
+static int
+proc_ready(mcp_loop *loop, int fd, uint32_t events, void *data)
+{
+        mcp_proc *p = data;
+        siginfo_t si = { 0 };
+        (void) loop;
+        (void) events;
+        if (waitid((idtype_t) P_PIDFD, (id_t) fd, &si, WEXITED | WNOHANG) < 0) {
+                if (errno == EINTR)
+                        return 0;
+                /* ECHILD: reaped elsewhere; report a failure rather than hang. */
+                si.si_code = CLD_EXITED;
+                si.si_status = 255;
+                si.si_pid = p->pid;
+        }
+        if (si.si_pid == 0)
+                return 0;
+        mcp_proc_exit_fn fn = p->fn;
+        void *d = p->data;
+        proc_unlink_free(p);
+        if (fn)
+                fn(NULL, si.si_code, si.si_status, d);
+        return 0;
+}
+
+/* The child starts with default signal dispositions and an empty mask, whatever the
+ * server blocks for its signalfd or ignores (SIGPIPE). */
+static int
+spawn_attrs(posix_spawnattr_t *a)
+{
+        sigset_t none, def;
+        sigemptyset(&none);
+        sigfillset(&def);
+        sigdelset(&def, SIGKILL);
+        sigdelset(&def, SIGSTOP);
+        int r = posix_spawnattr_init(a);
+        if (r == 0)
+                r = posix_spawnattr_setsigmask(a, &none);
+        if (r == 0)
+                r = posix_spawnattr_setsigdefault(a, &def);
+        if (r == 0)
+                r = posix_spawnattr_setflags(a, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+        return r;
+}
+
+/* fd3 >= 0: also the child's fd 3 (every other fd of ours is O_CLOEXEC). */
+static int
+spawn_raw(const char *const argv[], int in, int out, int errfd, int fd3, pid_t *ret,
+          msp_err *err)
+{
+        posix_spawn_file_actions_t fa;
+        posix_spawnattr_t attr;
+        int fds[3] = { in, out, errfd };
+        int r = posix_spawn_file_actions_init(&fa);
+        if (r != 0)
+                return msp_err_sys(err, r, "spawn '%s'", argv[0]);
+        for (int i = 0; i < 3 && r == 0; i++) {
+                if (fds[i] >= 0)
+                        r = posix_spawn_file_actions_adddup2(&fa, fds[i], i);
+                else
+                        r = posix_spawn_file_actions_addopen(&fa, i, "/dev/null",
+                                                             i == 0 ? O_RDONLY : O_WRONLY, 0);
+        }
+        /* The one deliberate inheritance: dup2 clears O_CLOEXEC on the copy (glibc also
+         * when fd3 is already 3). */
+        if (r == 0 && fd3 >= 0)
+                r = posix_spawn_file_actions_adddup2(&fa, fd3, 3);
+        if (r == 0)
+                r = spawn_attrs(&attr);
+        if (r == 0) {
+                extern char **environ;
+                r = posix_spawn(ret, argv[0], &fa, &attr, (char *const *) argv, environ);
+                posix_spawnattr_destroy(&attr);
+        }
+        posix_spawn_file_actions_destroy(&fa);
+        if (r != 0)
+                return msp_err_sys(err, r, "spawn '%s'", argv[0]);
+        return 0;
+}
+
+static int
+proc_spawn(mcp_procset *set, const char *const argv[], int in, int out, int errfd, int fd3,
+           mcp_proc_exit_fn fn, void *data, mcp_proc **ret, msp_err *err)
+{
+        pid_t pid;
+        int r = spawn_raw(argv, in, out, errfd, fd3, &pid, err);
+        if (r < 0)
+                return r;
+        /* Our own unreaped child: its pid cannot be reused before we wait for it. */
+        int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        if (pidfd < 0) {
+                r = -errno;
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                return msp_err_sys(err, -r, "pidfd_open %d", (int) pid);
+        }
+        mcp_proc *p = calloc(1, sizeof *p);
+        if (!p) {
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                close(pidfd);
+                return msp_err_set(err, ENOMEM, "out of memory");
+        }
+        *p = (mcp_proc){ .set = set, .pid = pid, .pidfd = pidfd, .fn = fn, .data = data };
+        r = mcp_loop_add_io(set->loop, pidfd, EPOLLIN, proc_ready, p);
+        if (r < 0) {
+                (void) kill(pid, SIGKILL);
+                (void) waitid((idtype_t) P_PIDFD, (id_t) pidfd, &(siginfo_t){ 0 }, WEXITED);
+                close(pidfd);
+                free(p);
+                return msp_err_sys(err, -r, "watch pidfd");
+        }
+        p->next = set->head;
+        if (p->next)
+                p->next->pprev = &p->next;
+        p->pprev = &set->head;
+        set->head = p;
+        if (ret)
+                *ret = p;
+        return 0;
+}
+
+int
+mcp_proc_spawn(mcp_procset *set, const char *const argv[], int in, int out, int errfd,
+               mcp_proc_exit_fn fn, void *data, mcp_proc **ret, msp_err *err)
+{
+        return proc_spawn(set, argv, in, out, errfd, -1, fn, data, ret, err);
+}
+
+void
+mcp_proc_forget(mcp_proc *p)
+{
+        if (p)
+                p->fn = NULL;
+}
+
+void
+mcp_proc_signal(mcp_proc *p, int sig)
+{
+        if (p)
+                (void) syscall(SYS_pidfd_send_signal, p->pidfd, sig, NULL, 0);
+}
+
+bool
+mcp_proc_exited_within(mcp_proc *p, int ms)
+{
+        struct pollfd pfd = { .fd = p->pidfd, .events = POLLIN };
+        int n;
+        while ((n = poll(&pfd, 1, ms)) < 0 && errno == EINTR)
+                ;
+        return n > 0;
+}
+
+void
+mcp_procset_wait_all(mcp_procset *set)
+{
+        while (set->head) {
+                mcp_proc *p = set->head;
+                siginfo_t si;
+                while (waitid((idtype_t) P_PIDFD, (id_t) p->pidfd, &si, WEXITED) < 0 &&
+                       errno == EINTR)
+                        ;
+                proc_unlink_free(p);
+        }
+}
+
+int
+mcp_spawn_wait(const char *const argv[], msp_err *err)
+{
+        pid_t pid;
+        int r = spawn_raw(argv, -1, -1, -1, -1, &pid, err);
+        if (r < 0)
+                return r;
+        int status;
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR)
+                        return msp_err_sys(err, errno, "wait for '%s'", argv[0]);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* ---- one container run ---- */
+
+static void
+capture_add(mcp_capture *c, const char *buf, size_t n)
+{
+        size_t room = c->limit - c->len;
+        size_t take = n < room ? n : room;
+        if (take > 0) {
+                char *nb = realloc(c->buf, c->len + take + 1);
+                if (nb) {
+                        c->buf = nb;
+                        memcpy(c->buf + c->len, buf, take);
+                        c->len += take;
+                        c->buf[c->len] = '\0';
+                } else {
+                        take = 0;
+                }
+        }
+        if (take < n)
+                c->truncated = true;
+        if (c->log_fd >= 0 && c->logged < c->log_limit) {
+                size_t w = n;
+                if (w > c->log_limit - c->logged)
+                        w = (size_t) (c->log_limit - c->logged);
+                if (write(c->log_fd, buf, w) != (ssize_t) w) {
+                        c->log_limit = c->logged;       /* stop logging; the head stays */
+                        c->log_failed = true;
+                } else
+                        c->logged += w;
+        }
+}
+
+static void
+close_io(mcp_runner *r, int *fd)
+{
+        if (*fd >= 0) {
+                mcp_loop_del_io(r->set->loop, *fd);
+                close(*fd);
+                *fd = -1;
+        }
+}
+
+/* Read what is there (at most a few chunks per wake-up, so that a flood cannot starve
+ * the loop); 1 at EOF. */
+static int
+drain(mcp_runner *r, int fd, mcp_stream stream, int max_chunks)
+{
+        char buf[65536];
+        mcp_capture *c = stream == MCP_STDOUT ? &r->out : &r->err;
+        for (int i = 0; i < max_chunks; i++) {
+                ssize_t n = read(fd, buf, sizeof buf);
+                if (n == 0)
+                        return 1;
+                if (n < 0)
+                        return errno == EAGAIN || errno == EINTR ? 0 : 1;
+                capture_add(c, buf, (size_t) n);
+                if (r->on_output && !r->cancelled)
+                        r->on_output(r, stream, buf, (size_t) n, r->data);
+        }
+        return 0;
+}
+
+static int
+output_ready(mcp_loop *loop, int fd, uint32_t events, void *data)
+{
+        mcp_runner *r = data;
+        (void) loop;
+        (void) events;
+        mcp_stream s = fd == r->out_fd ? MCP_STDOUT : MCP_STDERR;
+        if (drain(r, fd, s, 4) > 0)
+                close_io(r, s == MCP_STDOUT ? &r->out_fd : &r->err_fd);
+        return 0;
+}
+
+static int
+stdin_ready(mcp_loop *loop, int fd, uint32_t events, void *data)
+{
+        mcp_runner *r = data;
+        (void) loop;
+        if (!(events & EPOLLERR)) {
+                ssize_t n = write(fd, r->stdin_data + r->stdin_off, r->stdin_len - r->stdin_off);
+                if (n > 0)
+                        r->stdin_off += (size_t) n;
+                else if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                        return 0;
+        }
+        if ((events & EPOLLERR) || r->stdin_off >= r->stdin_len ||
+            (events & EPOLLHUP))
+                close_io(r, &r->in_fd);
+        return 0;
+}
+
+static void runner_kill_now(mcp_runner *r);
+
+static int
+kill_retry(mcp_loop *loop, void *data)
+{
+        mcp_runner *r = data;
+        (void) loop;
+        r->timer = NULL;
+        if (!r->exited)
+                runner_kill_now(r);
+        return 0;
+}
+
+static void
+killer_exited(mcp_proc *p, int code, int status, void *data)
+{
+        mcp_runner *r = data;
+        (void) p;
+        r->killer = NULL;
+        /* `kill` fails while the container is still being created: try again shortly. */
+        if (!r->exited && !(code == CLD_EXITED && status == 0) && !r->timer)
+                (void) mcp_loop_add_timer(r->set->loop, 20000, kill_retry, r, &r->timer);
+}
+
+static void
+runner_kill_now(mcp_runner *r)
+{
+        /* cgroup.kill once; if the run is still there 100 ms later, the runtime's kill. */
+        if (r->kill_file[0] && !r->kill_file_used) {
+                int fd = open(r->kill_file, O_WRONLY | O_CLOEXEC);
+                if (fd >= 0) {
+                        bool ok = write(fd, "1", 1) == 1;
+                        close(fd);
+                        r->kill_file_used = ok;
+                        if (ok) {
+                                /* Retried in case the cgroup was not populated yet. */
+                                if (!r->timer)
+                                        (void) mcp_loop_add_timer(r->set->loop, 100000,
+                                                                  kill_retry, r, &r->timer);
+                                return;
+                        }
+                }
+        }
+        if (r->killer)
+                return;
+        const char *argv[] = { r->runtime, "--root", r->runtime_root, "kill", "--all",
+                               r->id, "KILL", NULL };
+        if (mcp_proc_spawn(r->set, argv, -1, -1, -1, killer_exited, r, &r->killer, NULL) < 0)
+                mcp_proc_signal(r->run, SIGKILL);       /* last resort: the runtime itself */
+}
+
+static int
+timeout_fired(mcp_loop *loop, void *data)
+{
+        mcp_runner *r = data;
+        (void) loop;
+        r->timer = NULL;
+        if (!r->exited) {
+                r->timed_out = true;
+                mcp_runner_kill(r);
+        }
+        return 0;
+}
+
+void
+mcp_runner_kill(mcp_runner *r)
+{
+        if (r->exited || r->killing)
+                return;
+        r->killing = true;
+        if (r->timer) {
+                mcp_timer_cancel(r->set->loop, r->timer);
+                r->timer = NULL;
+        }
+        runner_kill_now(r);
+}
+
+static bool
+read_oom(const char *path)
+{
+        char buf[1024];
+        if (mcp_read_text(path, buf, sizeof buf) <= 0)
+                return false;
+        /* v1 memory.oom_control and v2 memory.events both have "oom_kill N". */
+        const char *p = strstr(buf, "oom_kill ");
+        return p && strtoull(p + 9, NULL, 10) > 0;
+}
+
+/* A number after `key ` in a small cgroup file (key NULL: the whole file); 0 when absent. */
+static uint64_t
+read_cgroup_number(const char *dir, const char *file, const char *key)
+{
+        char path[600], buf[1024];
+        if (snprintf(path, sizeof path, "%s/%s", dir, file) >= (int) sizeof path ||
+            mcp_read_text(path, buf, sizeof buf) <= 0)
+                return 0;
+        const char *p = buf;
+        if (key) {
+                size_t k = strlen(key);
+                for (p = buf; (p = strstr(p, key)); p += k)
+                        if ((p == buf || p[-1] == '\n') && p[k] == ' ')
+                                break;
+                if (!p)
+                        return 0;
+                p += k + 1;
+        }
+        return strtoull(p, NULL, 10);
+}
+
+/* CPU time and peak memory of the container's cgroup, read before `delete` removes it;
+ * the memory controller's directory is the OOM file's. */
+static void
+read_usage(mcp_runner *r)
+{
+        char dir[sizeof r->oom_file];
+        snprintf(dir, sizeof dir, "%s", r->oom_file);
+        char *slash = strrchr(dir, '/');
+        if (!slash)
+                return;
+        *slash = '\0';
+        bool v2 = strcmp(slash + 1, "memory.events") == 0;
+        r->memory_peak = read_cgroup_number(dir, v2 ? "memory.peak" : "memory.max_usage_in_bytes", NULL);
+        if (v2) {
+                r->cpu_usec = read_cgroup_number(dir, "cpu.stat", "usage_usec");
+                return;
+        }
+        /* v1: the same cgroup path in the cpuacct hierarchy (nanoseconds). */
+        static const char mem[] = "/sys/fs/cgroup/memory";
+        if (strncmp(dir, mem, sizeof mem - 1) != 0)
+                return;
+        char acct[sizeof dir + 32];
+        for (size_t i = 0; i < 2 && !r->cpu_usec; i++) {
+                snprintf(acct, sizeof acct, "/sys/fs/cgroup/%s%s", i ? "cpu,cpuacct" : "cpuacct",
+                         dir + sizeof mem - 1);
+                r->cpu_usec = read_cgroup_number(acct, "cpuacct.usage", NULL) / 1000;
+        }
+}
+
+/* The runtime's own error (JSON log lines with "level":"error"), if any. */
+static bool
+runtime_error(mcp_runner *r)
+{
+        char buf[8192];
+        if (mcp_read_text(r->log_path, buf, sizeof buf) <= 0)
+                return false;
+        bool found = false;
+        for (char *line = buf, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+                nl = strchr(line, '\n');
+                if (nl)
+                        *nl = '\0';
+                if (!strstr(line, "\"error\"") && !strstr(line, "\"fatal\""))
+                        continue;
+                oci_json_doc *doc = NULL;
+                msp_err e = { 0 };
+                if (oci_json_parse("log", line, strlen(line), &doc, &e) < 0)
+                        continue;
+                const oci_json *root = oci_json_doc_root(doc);
+                const char *lvl = oci_json_string(oci_json_get(root, "level"));
+                const char *msg = oci_json_string(oci_json_get(root, "msg"));
+                if (lvl && msg && (strcmp(lvl, "error") == 0 || strcmp(lvl, "fatal") == 0)) {
+                        snprintf(r->error, sizeof r->error, "%s", msg);
+                        found = true;
+                }
+                oci_json_doc_free(doc);
+                if (found)
+                        break;
+        }
+        return found;
+}
+
+static void
+deleter_exited(mcp_proc *p, int code, int status, void *data)
+{
+        mcp_runner *r = data;
+        (void) p;
+        (void) code;
+        (void) status;
+        r->deleter = NULL;
+        r->gone = true;
+        if (r->on_gone)
+                r->on_gone(r, r->data);
+}
+
+/* The init's "exit N\n" or "signal N\n" (one write right before it exits), used only when
+ * it is the whole content and agrees with the runtime's status. Nothing there (the init
+ * was killed with the cgroup, or failed itself): false, and 128+N is decoded as before. */
+static bool
+init_status(mcp_runner *r, int status)
+{
+        char buf[32];
+        if (r->status_fd < 0)
+                return false;
+        /* Every writer is gone (the init exited, then `run`): no wait. */
+        ssize_t n = read(r->status_fd, buf, sizeof buf - 1);
+        close(r->status_fd);
+        r->status_fd = -1;
+        if (n <= 0)
+                return false;
+        buf[n] = '\0';
+        bool sig = strncmp(buf, "signal ", 7) == 0;
+        const char *num = sig ? buf + 7 : strncmp(buf, "exit ", 5) == 0 ? buf + 5 : NULL;
+        if (!num || num[0] < '0' || num[0] > '9')
+                return false;
+        char *end;
+        long v = strtol(num, &end, 10);
+        if (strcmp(end, "\n") != 0 || v > 255)
+                return false;
+        if (sig) {
+                if (v < 1 || v > 64 || status != 128 + v)
+                        return false;
+                r->term_signal = (int) v;
+        } else {
+                if (status != v)
+                        return false;
+                r->exit_code = (int) v;
+        }
+        return true;
+}
+
+/* `delete --force`. Started from the loop, in the round after the run's exit, not by
+ * run_exited(): posix_spawn() holds the loop until the child has exec'd, and a response
+ * that on_exit queued for a transport writing from the loop (HTTP: libmicrohttpd sends a
+ * resumed connection's response in its next run, a timer on_exit adds) goes out first. */
+static int
+delete_start(mcp_loop *loop, void *data)
+{
+        mcp_runner *r = data;
+        (void) loop;
+        r->timer = NULL;
+        const char *argv[] = { r->runtime, "--root", r->runtime_root, "delete", "--force",
+                               r->id, NULL };
+        if (mcp_proc_spawn(r->set, argv, -1, -1, -1, deleter_exited, r, &r->deleter, NULL) < 0)
+                deleter_exited(NULL, CLD_EXITED, 1, r);
+        return 0;
+}
+
+static void
+run_exited(mcp_proc *p, int code, int status, void *data)
+{
+        mcp_runner *r = data;
+        (void) p;
+        r->run = NULL;
+        r->exited = true;
+        r->duration_ms = (mcp_now_usec() - r->start_usec) / 1000;
+        if (r->timer) {
+                mcp_timer_cancel(r->set->loop, r->timer);
+                r->timer = NULL;
+        }
+        mcp_proc_forget(r->killer);
+        r->killer = NULL;
+        /* Every process of the container is dead: what is left in the pipes is all. */
+        if (r->out_fd >= 0)
+                drain(r, r->out_fd, MCP_STDOUT, 1 << 20);
+        if (r->err_fd >= 0)
+                drain(r, r->err_fd, MCP_STDERR, 1 << 20);
+        close_io(r, &r->out_fd);
+        close_io(r, &r->err_fd);
+        close_io(r, &r->in_fd);
+
+        if (code == CLD_EXITED && init_status(r, status)) {
+                /* the program's own outcome, from the init's status pipe */
+        } else if (code == CLD_EXITED && status > 128 && status <= 128 + 64) {
+                r->term_signal = status - 128;  /* the runtime's 128+signal convention */
+        } else if (code == CLD_EXITED) {
+                r->exit_code = status;
+        } else {
+                r->sandbox_failed = true;
+                snprintf(r->error, sizeof r->error, "the runtime died by signal %d", status);
+        }
+        if (!r->sandbox_failed && !(code == CLD_EXITED && status == 0) && !r->timed_out) {
+                char state[4200];
+                snprintf(state, sizeof state, "%s/%s", r->runtime_root, r->id);
+                if (runtime_error(r)) {
+                        r->sandbox_failed = true;
+                } else if (access(state, F_OK) < 0) {
+                        /* No container state (kept by --keep): the runtime failed first. */
+                        r->sandbox_failed = true;
+                        snprintf(r->error, sizeof r->error,
+                                 "the runtime exited with status %d before creating the "
+                                 "container (see stderr)", status);
+                }
+        }
+        r->oom_killed = read_oom(r->oom_file);
+        read_usage(r);
+        if (r->on_exit)
+                r->on_exit(r, r->data);         /* also when cancelled: the slot is free */
+        if (mcp_loop_add_timer(r->set->loop, 0, delete_start, r, &r->timer) < 0)
+                (void) delete_start(r->set->loop, r);
+}
+
+int
+mcp_runner_start(mcp_runner *r, mcp_procset *set, msp_err *err)
+{
+        int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, pi[2] = { -1, -1 }, ps[2] = { -1, -1 };
+        int ret;
+
+        r->set = set;
+        r->out_fd = r->err_fd = r->in_fd = r->status_fd = -1;
+        if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0 ||
+            (r->stdin_data && pipe2(pi, O_CLOEXEC) < 0) ||
+            (r->init_status && pipe2(ps, O_CLOEXEC | O_NONBLOCK) < 0)) {
+                ret = msp_err_sys(err, errno, "pipe");
+                goto fail;
+        }
+        (void) fcntl(po[0], F_SETFL, O_NONBLOCK);
+        (void) fcntl(pe[0], F_SETFL, O_NONBLOCK);
+        if (pi[1] >= 0)
+                (void) fcntl(pi[1], F_SETFL, O_NONBLOCK);
+
+        /* With the init: its status pipe is fd 3 of the runtime, handed on to pid 1 (msp
+         * and runc: fds 3..3+N-1; nothing else of ours is inherited). */
+        const char *argv[] = { r->runtime, "--root", r->runtime_root, "--log", r->log_path,
+                               "--log-format", "json", "run", "--keep", "--bundle", r->bundle,
+                               r->id, NULL, NULL, NULL };
+        if (r->init_status) {
+                memmove(&argv[10], &argv[8], 4 * sizeof argv[0]);
+                argv[8] = "--preserve-fds";
+                argv[9] = "1";
+        }
+        r->start_usec = mcp_now_usec();
+        ret = proc_spawn(set, argv, pi[0], po[1], pe[1], ps[1], run_exited, r, &r->run, err);
+        if (ret < 0)
+                goto fail;
+        close(po[1]);
+        close(pe[1]);
+        if (pi[0] >= 0)
+                close(pi[0]);
+        /* Only the runtime and the init hold the write end now. */
+        if (ps[1] >= 0)
+                close(ps[1]);
+        r->status_fd = ps[0];
+        r->out_fd = po[0];
+        r->err_fd = pe[0];
+        r->in_fd = pi[1];
+        /* From here on, failures kill the run and still end in on_exit. */
+        if (mcp_loop_add_io(set->loop, r->out_fd, EPOLLIN, output_ready, r) < 0 ||
+            mcp_loop_add_io(set->loop, r->err_fd, EPOLLIN, output_ready, r) < 0 ||
+            (r->in_fd >= 0 && mcp_loop_add_io(set->loop, r->in_fd, EPOLLOUT, stdin_ready, r) < 0) ||
+            mcp_loop_add_timer(set->loop, r->timeout_ms * 1000, timeout_fired, r, &r->timer) < 0) {
+                snprintf(r->error, sizeof r->error, "cannot watch the run (out of memory?)");
+                mcp_runner_kill(r);
+        }
+        return 0;
+fail:
+        for (int i = 0; i < 2; i++) {
+                if (po[i] >= 0)
+                        close(po[i]);
+                if (pe[i] >= 0)
+                        close(pe[i]);
+                if (pi[i] >= 0)
+                        close(pi[i]);
+                if (ps[i] >= 0)
+                        close(ps[i]);
+        }
+        return ret;
+}
+
+void
+mcp_runner_kill_sync(mcp_runner *r)
+{
+        const char *kill_argv[] = { r->runtime, "--root", r->runtime_root, "kill", "--all",
+                                    r->id, "KILL", NULL };
+        const char *del_argv[] = { r->runtime, "--root", r->runtime_root, "delete", "--force",
+                                   r->id, NULL };
+        /* At most ~10 s: `kill` fails until the runtime has created the container. */
+        for (int i = 0; r->run && i < 200; i++) {
+                if (r->kill_file[0]) {
+                        int fd = open(r->kill_file, O_WRONLY | O_CLOEXEC);
+                        if (fd >= 0) {
+                                (void) !write(fd, "1", 1);
+                                close(fd);
+                        }
+                }
+                (void) mcp_spawn_wait(kill_argv, NULL);
+                if (mcp_proc_exited_within(r->run, 50))
+                        break;
+        }
+        if (r->run && !mcp_proc_exited_within(r->run, 0))
+                mcp_proc_signal(r->run, SIGKILL);       /* give up on it: never hang */
+        (void) mcp_spawn_wait(del_argv, NULL);
+}
+
+void
+mcp_runner_done(mcp_runner *r)
+{
+        if (r->set && r->timer) {
+                mcp_timer_cancel(r->set->loop, r->timer);
+                r->timer = NULL;
+        }
+        mcp_proc_forget(r->run);
+        mcp_proc_forget(r->killer);
+        mcp_proc_forget(r->deleter);
+        if (r->set) {
+                close_io(r, &r->out_fd);
+                close_io(r, &r->err_fd);
+                close_io(r, &r->in_fd);
+                if (r->status_fd >= 0)
+                        close(r->status_fd);
+                r->status_fd = -1;
+        }
+        free(r->out.buf);
+        free(r->err.buf);
+        r->out.buf = r->err.buf = NULL;
+        if (r->out.log_fd >= 0)
+                close(r->out.log_fd);
+        if (r->err.log_fd >= 0)
+                close(r->err.log_fd);
+        r->out.log_fd = r->err.log_fd = -1;
+}

@@ -1,0 +1,896 @@
+/* MCP Streamable HTTP (see http.h): libmicrohttpd in external-polling epoll mode, driven
+ * from our loop (http-daemon.c).
+ *
+ * An exchange is one POST. Its message goes to its session's MCP server; what the server
+ * says about the request (the response, the call's progress, log messages while it runs)
+ * goes to the exchange: a response that comes before any notification is answered as
+ * application/json, otherwise the exchange becomes a text/event-stream (http-stream.c) that
+ * ends with the response. A GET opens the session's stream for messages tied to no request,
+ * or resumes a stream with Last-Event-ID. Until there is something to send the connection
+ * is suspended; MHD does not watch a suspended connection, so its socket is watched here
+ * for the client leaving, which cancels a run still answered as JSON (a stream waits for
+ * the client to resume it). */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <microhttpd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "observe/audit.h"
+#include "engine/fd-budget.h"
+#include "http/http-int.h"
+
+/* ---- exchanges ---- */
+
+static void
+unlink_exchange(http_exchange *x)
+{
+        http_session *s = x->sess;
+        if (!s)
+                return;
+        if (x->prev)
+                x->prev->next = x->next;
+        else if (s->pending == x)
+                s->pending = x->next;
+        if (x->next)
+                x->next->prev = x->prev;
+        x->next = x->prev = NULL;
+        x->sess = NULL;
+        s->last_used = mcp_now_usec();
+}
+
+static void
+unwatch(http_exchange *x)
+{
+        if (x->watch_fd >= 0)
+                mcp_loop_del_io(x->http->loop, x->watch_fd);
+        x->watch_fd = -1;
+}
+
+void
+mcp_http_wake(http_exchange *x)
+{
+        if (!x->suspended)
+                return;
+        unwatch(x);
+        x->suspended = false;
+        MHD_resume_connection(x->conn);
+        mcp_http_daemon_kick(x->dm);
+}
+
+/* The client closed the connection while its request waited: the run is cancelled. */
+static int
+on_client_gone(mcp_loop *loop _unused_, int fd _unused_, uint32_t events _unused_, void *data)
+{
+        http_exchange *x = data;
+        x->client_gone = true;
+        if (x->sess && !x->answered) {
+                mcp_log(x->http->log, MCP_LOG_INFO, "HTTP client of session %.8s... went away: its call is cancelled",
+                        x->sess->id);
+                mcp_tools_cancel(x->sess->srv, &x->id);
+        }
+        unlink_exchange(x);
+        x->answered = true;
+        mcp_http_wake(x);
+        return 0;
+}
+
+void
+mcp_http_suspend(http_exchange *x)
+{
+        MHD_suspend_connection(x->conn);
+        x->suspended = true;
+        const union MHD_ConnectionInfo *ci =
+                MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (ci && mcp_loop_add_io(x->http->loop, ci->connect_fd, EPOLLRDHUP, on_client_gone, x) == 0)
+                x->watch_fd = ci->connect_fd;
+}
+
+/* The session's transport: a message for the stream or exchange of the request it belongs
+ * to. A message of no request (a log message) most likely comes of the newest request still
+ * waiting: it goes there, in order with that request's response; with none waiting, to the
+ * GET stream (or it is dropped). */
+static int
+session_sink(void *data, const char *json, size_t len, const mcp_rpc_id *request,
+             bool response, bool droppable)
+{
+        http_session *s = data;
+        http_exchange *x = NULL;
+        http_stream *st = NULL;
+        if (request && !(st = mcp_http_stream_find(s, request)))
+                for (x = s->pending; x && !mcp_rpc_id_equal(&x->id, request); x = x->next)
+                        ;
+        if (!request && !response && !(x = s->pending) && !(st = mcp_http_stream_newest_call(s)))
+                st = mcp_http_stream_get(s);
+        if (st)
+                return mcp_http_stream_push(st, json, len, response, droppable);
+        if (!x)
+                return droppable ? -ENOBUFS : 0;
+        if (response && x->mode == X_PENDING) {
+                x->out = malloc(len);
+                if (!x->out)
+                        return -ENOMEM;
+                memcpy(x->out, json, len);
+                x->olen = len;
+                x->mode = X_JSON;
+                x->answered = true;
+                unlink_exchange(x);
+                mcp_http_wake(x);
+                return 0;
+        }
+        /* The exchange becomes its request's stream (no longer a pending exchange). */
+        unlink_exchange(x);
+        int r = mcp_http_stream_start(x, s);
+        if (r < 0)
+                return r;
+        return mcp_http_stream_push(x->stream, json, len, response, droppable);
+}
+
+/* ---- responses ---- */
+
+enum MHD_Result
+mcp_http_queue(http_exchange *x, unsigned status, struct MHD_Response *resp)
+{
+        /* A kept-alive connection waits --http-head-timeout for its next request: clients
+         * that read this (Node's among them) stop reusing it before. */
+        char keep[32];
+        snprintf(keep, sizeof keep, "timeout=%" PRIu64, x->http->cfg->http_head_timeout_s);
+        (void) MHD_add_response_header(resp, "Keep-Alive", keep);
+        mcp_metrics_http(x->http->metrics, status);
+        x->status = status;
+        return MHD_queue_response(x->conn, status, resp);
+}
+
+enum MHD_Result
+mcp_http_reply(http_exchange *x, unsigned status, const char *type, const char *body, size_t len,
+      const char *allow)
+{
+        struct MHD_Response *resp = MHD_create_response_from_buffer(len, (void *) body,
+                                                                    MHD_RESPMEM_MUST_COPY);
+        if (!resp)
+                return MHD_NO;
+        if (type)
+                (void) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+        if (allow)
+                (void) MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
+        if (x->new_session)
+                (void) MHD_add_response_header(resp, "Mcp-Session-Id", x->sid);
+        x->bytes_out = len;
+        enum MHD_Result r = mcp_http_queue(x, status, resp);
+        MHD_destroy_response(resp);
+        x->replied = true;
+        return r;
+}
+
+/* An HTTP error with a JSON-RPC error object as its body (id: the request's, if known). */
+static enum MHD_Result
+reply_error(http_exchange *x, unsigned status, const mcp_rpc_id *id, int code, const char *msg)
+{
+        mcp_rpc_id none = { .kind = MCP_ID_NONE };
+        _cleanup_free_ char *json = NULL;
+        size_t len = 0;
+        if (mcp_rpc_format_error(id ? id : &none, code, msg, &json, &len) < 0)
+                return mcp_http_reply(x, status, "text/plain", msg, strlen(msg), NULL);
+        return mcp_http_reply(x, status, "application/json", json, len, NULL);
+}
+
+/* An SSE response: x's stream (none: one that ends at once, a cancelled call's). */
+static enum MHD_Result
+reply_stream(http_exchange *x)
+{
+        struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, SSE_BLOCK,
+                                                                      mcp_http_stream_read, x, NULL);
+        if (!resp)
+                return MHD_NO;
+        (void) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+        (void) MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+        if (x->new_session)
+                (void) MHD_add_response_header(resp, "Mcp-Session-Id", x->sid);
+        enum MHD_Result r = mcp_http_queue(x, 200, resp);
+        MHD_destroy_response(resp);
+        x->replied = true;
+        return r;
+}
+
+/* The exchange's request was handed to its session: answer what there is, or wait. */
+static enum MHD_Result
+reply_pending(http_exchange *x)
+{
+        if (x->client_gone)
+                return mcp_http_reply(x, 500, NULL, "", 0, NULL);
+        if (x->mode == X_JSON)
+                return mcp_http_reply(x, 200, "application/json", x->out, x->olen, NULL);
+        if (x->mode == X_PENDING && x->ended)
+                return reply_error(x, 404, &x->id, MCP_RPC_INVALID_REQUEST, "Session ended");
+        if (x->mode == X_PENDING && !x->answered) {
+                mcp_http_suspend(x);
+                return MHD_YES;
+        }
+        return reply_stream(x);
+}
+
+/* ---- sessions ---- */
+
+/* A change to a sandbox session: every MCP session of its tenant lists it. */
+static void
+tenant_sessions_changed(mcp_http *h, const char *tenant)
+{
+        for (http_session *s = h->sessions; s; s = s->next)
+                if (strcmp(s->tenant, tenant) == 0)
+                        mcp_resources_changed(s->srv);
+}
+
+static void
+on_session_changed(mcp_server *srv, const char *tenant)
+{
+        http_session *s = srv->transport_data;
+        tenant_sessions_changed(s->http, tenant);
+}
+
+/* The list_changed notice concerns no request: it goes on the GET stream, kept there for
+ * a resume like any event; without one it waits for the client to open it. */
+static int
+notice_out(mcp_server *srv, const char *json, size_t len)
+{
+        http_stream *st = mcp_http_stream_get(srv->transport_data);
+        return st ? mcp_http_stream_push(st, json, len, false, false) : -EAGAIN;
+}
+
+/* A sandbox session expired: its audit line names the tenant that owned it, which owns
+ * it no more. */
+static void
+on_sandbox_session_expired(const char *id, const char *why, void *data)
+{
+        mcp_http *h = data;
+        const char *tenant = mcp_owners_tenant(h->owners, id);
+        mcp_audit_session_expired(h->log->audit, true, tenant, id, why);
+        if (tenant)
+                tenant_sessions_changed(h, tenant);
+        mcp_owners_forget(h->owners, id);
+}
+
+static void
+end_session(mcp_http *h, http_session *s, const char *why)
+{
+        if (s->prev)
+                s->prev->next = s->next;
+        else
+                h->sessions = s->next;
+        if (s->next)
+                s->next->prev = s->prev;
+        h->n_sessions--;
+        mcp_log(h->log, MCP_LOG_INFO, "HTTP session %.8s... ended: %s", s->id, why);
+        /* Its runs are cancelled without answers; the waiting exchanges are told. */
+        mcp_server_free(s->srv);
+        while (s->pending) {
+                http_exchange *x = s->pending;
+                unlink_exchange(x);
+                x->ended = x->answered = true;
+                mcp_http_wake(x);
+        }
+        mcp_http_streams_end(s);
+        free(s);
+}
+
+/* Neither a request nor a stream of it is open. */
+static bool
+session_idle(const http_session *s)
+{
+        return !s->pending && !mcp_http_streams_busy(s);
+}
+
+/* A tenant at its quota of MCP sessions gives up its least recently used idle one (a
+ * client that never sent DELETE left it); with every one in use, -EDQUOT and msg. */
+static int
+make_room(mcp_http *h, const char *tenant, char *msg, size_t size)
+{
+        unsigned quota = mcp_http_session_quota(h, tenant);
+        for (;;) {
+                size_t n = 0;
+                http_session *lru = NULL;
+                for (http_session *s = h->sessions; quota && s; s = s->next) {
+                        if (strcmp(s->tenant, tenant) != 0)
+                                continue;
+                        n++;
+                        if (session_idle(s) && (!lru || s->last_used < lru->last_used))
+                                lru = s;
+                }
+                if (n < quota || !quota)
+                        return 0;
+                if (!lru) {
+                        snprintf(msg, size, "Too many sessions: tenant %s has its quota of %u MCP sessions, each with a request or stream open; end one (DELETE) first",
+                                 tenant, quota);
+                        return -EDQUOT;
+                }
+                end_session(h, lru, "its tenant is at its quota of MCP sessions: the least recently used idle one gives way");
+        }
+}
+
+static int
+new_session(mcp_http *h, const char *tenant, http_session **ret, char *msg, size_t size)
+{
+        int r = make_room(h, tenant, msg, size);
+        if (r < 0)
+                return r;
+        if (h->n_sessions >= MAX_SESSIONS) {
+                snprintf(msg, size, "Too many sessions");
+                return -EBUSY;
+        }
+        http_session *s = calloc(1, sizeof *s);
+        if (!s)
+                return -ENOMEM;
+        unsigned char rnd[SESSION_ID_BYTES];
+        if (getrandom(rnd, sizeof rnd, 0) != (ssize_t) sizeof rnd) {
+                free(s);
+                return -EIO;
+        }
+        for (size_t i = 0; i < sizeof rnd; i++)
+                snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
+        s->http = h;
+        snprintf(s->tenant, sizeof s->tenant, "%s", tenant);
+        s->log = (mcp_logger) { .stderr_level = h->log->stderr_level,
+                                .client_level = h->log->client_level, .audit = h->log->audit };
+        r = mcp_server_new_sink(h->loop, h->cfg, h->engine, &s->log, session_sink, s, &s->srv);
+        if (r < 0) {
+                free(s);
+                return r;
+        }
+        s->srv->owners = h->owners;
+        s->srv->tenant = s->tenant;
+        s->srv->http_session = s->id;
+        s->srv->admit = mcp_http_admit;
+        s->srv->metrics = h->metrics;
+        s->srv->admit_data = s;
+        s->srv->notice_out = notice_out;
+        s->srv->session_changed = on_session_changed;
+        s->srv->transport_data = s;
+        s->last_used = mcp_now_usec();
+        s->next = h->sessions;
+        if (s->next)
+                s->next->prev = s;
+        h->sessions = s;
+        h->n_sessions++;
+        *ret = s;
+        return 0;
+}
+
+/* Another tenant's session is not found, as one that does not exist. */
+static http_session *
+find_session(mcp_http *h, const char *id, const char *tenant)
+{
+        for (http_session *s = h->sessions; s; s = s->next)
+                if (strcmp(s->id, id) == 0)
+                        return strcmp(s->tenant, tenant) == 0 ? s : NULL;
+        return NULL;
+}
+
+/* Sessions nobody used for --http-session-idle end. */
+static int
+on_sweep(mcp_loop *loop, void *data)
+{
+        mcp_http *h = data;
+        h->sweep = NULL;
+        uint64_t now = mcp_now_usec(), idle = h->cfg->http_session_idle_s * 1000000;
+        for (http_session *s = h->sessions, *next; s; s = next) {
+                next = s->next;
+                if (session_idle(s) && now - s->last_used >= idle)
+                        end_session(h, s, "idle");
+        }
+        uint64_t every = idle / 4;
+        every = every < 1000000 ? 1000000 : every > 60000000 ? 60000000 : every;
+        (void) mcp_loop_add_timer(loop, every, on_sweep, h, &h->sweep);
+        return 0;
+}
+
+/* ---- requests ---- */
+
+static const char *
+header(http_exchange *x, const char *name)
+{
+        return MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, name);
+}
+
+/* An Origin from a page on this machine (any port), or one --allow-origin names. */
+static bool
+origin_allowed(mcp_http *h, const char *origin)
+{
+        const char *list = h->cfg->allow_origins;
+        size_t n = strlen(origin);
+        for (const char *p = list; p && *p;) {
+                size_t l = strcspn(p, ",");
+                if (l == n && strncmp(p, origin, n) == 0)
+                        return true;
+                p += l + (p[l] == ',');
+        }
+        const char *host = strncmp(origin, "http://", 7) == 0   ? origin + 7
+                           : strncmp(origin, "https://", 8) == 0 ? origin + 8
+                                                                 : NULL;
+        static const char *const local[] = { "localhost", "127.0.0.1", "[::1]" };
+        for (size_t i = 0; host && i < ARRAY_SIZE(local); i++) {
+                size_t l = strlen(local[i]);
+                if (strncmp(host, local[i], l) != 0)
+                        continue;
+                const char *rest = host + l;
+                if (!*rest || (rest[0] == ':' && rest[1] && strspn(rest + 1, "0123456789") == strlen(rest + 1)))
+                        return true;
+        }
+        return false;
+}
+
+static bool
+content_type_json(const char *ct)
+{
+        if (!ct || strncasecmp(ct, "application/json", 16) != 0)
+                return false;
+        return ct[16] == '\0' || ct[16] == ';' || ct[16] == ' ';
+}
+
+/* "Authorization: Bearer TOKEN": a line of --auth-tokens, or a JWT of --oauth-issuer,
+ * names the tenant; false and err saying why without one (never the token). */
+static bool
+authenticate(http_exchange *x, bool *presented, msp_err *err)
+{
+        mcp_http *h = x->http;
+        *presented = false;
+        if (!h->auth && !h->oauth)
+                return true;
+        const char *a = header(x, MHD_HTTP_HEADER_AUTHORIZATION);
+        if (!a || strncasecmp(a, "Bearer ", 7) != 0) {
+                (void) msp_err_set(err, EACCES, "no bearer token");
+                return false;
+        }
+        *presented = true;
+        const char *token = a + 7;
+        while (*token == ' ')
+                token++;
+        const char *tenant = mcp_auth_tenant(h->auth, token, strlen(token));
+        if (tenant) {
+                snprintf(x->tenant, sizeof x->tenant, "%s", tenant);
+                return true;
+        }
+        if (!h->oauth) {
+                (void) msp_err_set(err, EACCES, "unknown token");
+                return false;
+        }
+        return mcp_oauth_verify(h->oauth, token, strlen(token), x->tenant, err) == 0;
+}
+
+/* GET: the session's stream of messages tied to no request, or a stream resumed. */
+static enum MHD_Result
+open_stream(http_exchange *x)
+{
+        const char *accept = header(x, MHD_HTTP_HEADER_ACCEPT);
+        if (!accept || (!strstr(accept, "text/event-stream") && !strstr(accept, "*/*")))
+                return reply_error(x, 406, NULL, MCP_RPC_INVALID_REQUEST,
+                                   "Not acceptable: a GET must accept text/event-stream");
+        const char *sid = header(x, "Mcp-Session-Id");
+        if (!sid)
+                return reply_error(x, 400, NULL, MCP_RPC_INVALID_REQUEST,
+                                   "Bad request: Mcp-Session-Id header missing");
+        http_session *s = find_session(x->http, sid, x->tenant);
+        if (!s)
+                return reply_error(x, 404, NULL, MCP_RPC_INVALID_REQUEST, "Session not found");
+        const char *pv = header(x, "MCP-Protocol-Version");
+        if (pv && !mcp_version_known(pv))
+                return reply_error(x, 400, NULL, MCP_RPC_INVALID_REQUEST,
+                                   "Bad request: unsupported MCP-Protocol-Version");
+        const char *why = NULL;
+        unsigned status = mcp_http_stream_open_get(x, s, header(x, "Last-Event-ID"), &why);
+        if (status)
+                return reply_error(x, status, NULL, MCP_RPC_INVALID_REQUEST, why);
+        s->last_used = mcp_now_usec();
+        return reply_stream(x);
+}
+
+/* The first call for a request: what can be decided from the headers. */
+static enum MHD_Result
+start(http_exchange *x, const char *url, const char *method)
+{
+        mcp_http *h = x->http;
+        bool get = strcmp(method, "GET") == 0;
+        /* The probes answer anyone (an orchestrator asks them without a token). */
+        if (strcmp(url, "/healthz") == 0 && get)
+                return mcp_http_reply(x, 200, "text/plain", "ok\n", 3, NULL);
+        if (strcmp(url, "/readyz") == 0 && get)
+                return mcp_http_reply_ready(x);
+        if (h->oauth && get && mcp_oauth_metadata_path(h->oauth, url)) {
+                size_t n;
+                const char *doc = mcp_oauth_metadata(h->oauth, &n);
+                return mcp_http_reply(x, 200, "application/json", doc, n, NULL);
+        }
+        bool metrics = strcmp(url, "/metrics") == 0 && get;
+        if (x->dm->probe && !metrics)
+                return mcp_http_reply(x, 404, "text/plain", "not found\n", 10, NULL);
+        if (h->draining)
+                return mcp_http_reply(x, 503, "text/plain", "the server is stopping\n", 23, NULL);
+        if (strcmp(url, ENDPOINT) != 0 && !metrics)
+                return mcp_http_reply(x, 404, "text/plain", "not found\n", 10, NULL);
+        bool presented;
+        msp_err why = { 0 };
+        if (!authenticate(x, &presented, &why)) {
+                mcp_log(h->log, MCP_LOG_NOTICE, "HTTP request refused (401): %s", why.msg);
+                mcp_http_audit_auth(x, why.msg);
+                return mcp_http_reply_unauthorized(x, presented);
+        }
+        mcp_http_conn_trusted(x);
+        const char *origin = header(x, "Origin");
+        if (origin && !origin_allowed(h, origin)) {
+                mcp_log(h->log, MCP_LOG_NOTICE, "HTTP request from Origin %.200s refused", origin);
+                return mcp_http_reply(x, 403, "text/plain", "origin not allowed\n", 19, NULL);
+        }
+        if (metrics)
+                return mcp_http_reply_metrics(x);
+        if (strcmp(method, "POST") == 0) {
+                if (!content_type_json(header(x, MHD_HTTP_HEADER_CONTENT_TYPE)))
+                        return mcp_http_reply(x, 415, "text/plain", "expected Content-Type: application/json\n",
+                                     40, NULL);
+                return MHD_YES;
+        }
+        if (strcmp(method, "DELETE") == 0) {
+                const char *sid = header(x, "Mcp-Session-Id");
+                if (!sid)
+                        return reply_error(x, 400, NULL, MCP_RPC_INVALID_REQUEST,
+                                           "Bad request: Mcp-Session-Id header missing");
+                http_session *s = find_session(h, sid, x->tenant);
+                if (!s)
+                        return reply_error(x, 404, NULL, MCP_RPC_INVALID_REQUEST, "Session not found");
+                memcpy(x->sid, s->id, sizeof x->sid);
+                end_session(h, s, "deleted by the client");
+                return mcp_http_reply(x, 204, NULL, "", 0, NULL);
+        }
+        if (get)
+                return open_stream(x);
+        return mcp_http_reply(x, 405, "text/plain", "method not allowed\n", 19, "GET, POST, DELETE");
+}
+
+/* A notifications/cancelled for one of the session's waiting requests ends that exchange. */
+static void
+end_cancelled(http_session *s, const oci_json *params)
+{
+        mcp_rpc_id id;
+        if (mcp_rpc_cancelled_id(params, &id) < 0)
+                return;
+        for (http_exchange *x = s->pending; x; x = x->next)
+                if (mcp_rpc_id_equal(&x->id, &id)) {
+                        unlink_exchange(x);
+                        x->answered = true;
+                        mcp_http_wake(x);
+                        break;
+                }
+        mcp_http_stream_cancelled(s, &id);
+        mcp_rpc_id_clear(&id);
+}
+
+/* The whole body is in: decode it, find or create the session, hand the message over. */
+static enum MHD_Result
+handle_post(http_exchange *x)
+{
+        mcp_http *h = x->http;
+        if (x->too_large) {
+                char msg[128];
+                snprintf(msg, sizeof msg, "Invalid request: message too large (more than %" PRIu64 " bytes)",
+                         h->cfg->max_message_bytes);
+                return reply_error(x, 413, NULL, MCP_RPC_INVALID_REQUEST, msg);
+        }
+        mcp_rpc_msg msg;
+        mcp_rpc_error e;
+        int r = mcp_rpc_decode(x->body ? x->body : "", x->len, h->cfg->max_message_bytes, &msg, &e);
+        if (r == -ENODATA)
+                return reply_error(x, 400, NULL, MCP_RPC_INVALID_REQUEST, "Invalid request: empty body");
+        if (r < 0) {
+                enum MHD_Result ret = reply_error(x, 400, &e.id, e.code, e.message);
+                mcp_rpc_id_clear(&e.id);
+                return ret;
+        }
+        _cleanup_rpc_msg_ mcp_rpc_msg m = msg;
+
+        const char *pv = header(x, "MCP-Protocol-Version");
+        if (pv && !mcp_version_known(pv)) {
+                char text[160];
+                snprintf(text, sizeof text, "Bad request: unsupported MCP-Protocol-Version %.40s", pv);
+                return reply_error(x, 400, &m.id, MCP_RPC_INVALID_REQUEST, text);
+        }
+        const char *sid = header(x, "Mcp-Session-Id");
+        bool init = m.method && strcmp(m.method, "initialize") == 0;
+        http_session *s = NULL;
+        if (sid) {
+                s = find_session(h, sid, x->tenant);
+                if (!s)
+                        return reply_error(x, 404, &m.id, MCP_RPC_INVALID_REQUEST, "Session not found");
+        } else if (!init) {
+                return reply_error(x, 400, &m.id, MCP_RPC_INVALID_REQUEST,
+                                   "Bad request: Mcp-Session-Id header missing");
+        } else {
+                char why[256] = "Internal error";
+                r = new_session(h, x->tenant, &s, why, sizeof why);
+                if (r < 0)
+                        return reply_error(x, r == -EDQUOT ? 429 : r == -EBUSY ? 503 : 500, &m.id,
+                                           r == -EDQUOT ? MCP_RPC_SERVER_ERROR : MCP_RPC_INTERNAL_ERROR,
+                                           why);
+                x->new_session = true;
+        }
+        s->last_used = mcp_now_usec();
+        memcpy(x->sid, s->id, sizeof x->sid);
+
+        if (m.id.kind == MCP_ID_NONE) {
+                /* A notification or a response: accepted, nothing to answer. */
+                bool cancel = m.method && strcmp(m.method, "notifications/cancelled") == 0;
+                if (cancel)
+                        end_cancelled(s, m.params);
+                mcp_server_dispatch(s->srv, &m);
+                m = (mcp_rpc_msg) { 0 };
+                return mcp_http_reply(x, 202, NULL, "", 0, NULL);
+        }
+        if (mcp_rpc_id_copy(&x->id, &m.id) < 0)
+                return reply_error(x, 500, &m.id, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+        x->sess = s;
+        x->next = s->pending;
+        if (x->next)
+                x->next->prev = x;
+        s->pending = x;
+        mcp_server_dispatch(s->srv, &m);
+        m = (mcp_rpc_msg) { 0 };
+        if (x->new_session && !s->srv->initialized) {
+                /* initialize failed: the session is not kept (nor announced). */
+                unlink_exchange(x);
+                x->new_session = false;
+                end_session(h, s, "initialize failed");
+        }
+        return reply_pending(x);
+}
+
+static void
+absorb(http_exchange *x, const char *data, size_t n)
+{
+        if (x->too_large)
+                return;
+        if (x->len + n > x->http->cfg->max_message_bytes) {
+                x->too_large = true;
+                free(x->body);
+                x->body = NULL;
+                x->len = 0;
+                return;
+        }
+        char *p = realloc(x->body, x->len + n);
+        if (!p) {
+                x->too_large = true;
+                return;
+        }
+        memcpy(p + x->len, data, n);
+        x->body = p;
+        x->len += n;
+}
+
+static enum MHD_Result
+on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+           const char *version _unused_, const char *upload, size_t *upload_size, void **con_cls)
+{
+        http_daemon *dm = cls;
+        http_exchange *x = *con_cls;
+        if (!x) {
+                x = calloc(1, sizeof *x);
+                if (!x)
+                        return MHD_NO;
+                *x = (http_exchange) { .http = dm->http, .dm = dm, .conn = conn, .watch_fd = -1,
+                                       .start_usec = mcp_now_usec() };
+                snprintf(x->method, sizeof x->method, "%s", method);
+                snprintf(x->path, sizeof x->path, "%s", url);
+                *con_cls = x;
+                x->http->n_exchanges++;
+                return start(x, url, method);
+        }
+        if (*upload_size > 0) {
+                if (!x->replied)
+                        absorb(x, upload, *upload_size);
+                *upload_size = 0;
+                return MHD_YES;
+        }
+        if (x->replied)
+                return MHD_YES;
+        if (!x->dispatched) {
+                x->dispatched = true;
+                return handle_post(x);
+        }
+        return reply_pending(x);        /* resumed */
+}
+
+static void
+on_completed(void *cls _unused_, struct MHD_Connection *conn, void **con_cls,
+             enum MHD_RequestTerminationCode toe)
+{
+        if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+                mcp_http_conn_next(conn);
+        http_exchange *x = *con_cls;
+        if (!x)
+                return;
+        mcp_http_audit_access(x, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
+        /* A response that never reached the client: its call is not wanted any more. */
+        if (x->sess && !x->answered)
+                mcp_tools_cancel(x->sess->srv, &x->id);
+        unlink_exchange(x);
+        unwatch(x);
+        mcp_http_stream_detach(x);
+        mcp_rpc_id_clear(&x->id);
+        free(x->body);
+        free(x->out);
+        x->http->n_exchanges--;
+        free(x);
+        *con_cls = NULL;
+}
+
+_printf_(2, 0) static void
+on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+        mcp_http *h = cls;
+        char msg[512];
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        msg[strcspn(msg, "\n")] = '\0';
+        mcp_log(h->log, MCP_LOG_INFO, "HTTP: %s", msg);
+}
+
+/* ---- the server ---- */
+
+#define PER_ADDRESS_DEFAULT 64u         /* off loopback, without --http-max-per-address */
+
+/* Within the fd budget's share for HTTP (each connection is one fd; fd-budget.h), which
+ * --probe-listen's connections come out of. */
+static unsigned
+connection_limit(const mcp_config *cfg, bool probe)
+{
+        unsigned share = cfg->fds ? cfg->fds->http : UINT_MAX;
+        unsigned probes = !cfg->probe_listen ? 0 : share / 2 < PROBE_CONNECTIONS ? share / 2
+                                                                                : PROBE_CONNECTIONS;
+        if (probe)
+                return probes;
+        return share - probes < cfg->http_max_connections ? share - probes : cfg->http_max_connections;
+}
+
+/* dm serves fd (listening): external polling, no threads of MHD's. MHD's limits bound an
+ * idle client (--http-timeout), the request line and headers, the connections (at once, and
+ * from one address); http-daemon.c bounds the time a request head may take. */
+static int
+start_daemon(mcp_http *h, http_daemon *dm, int fd, const char *flag, msp_err *err)
+{
+        const mcp_config *cfg = h->cfg;
+        unsigned per_address = cfg->http_max_per_address ? cfg->http_max_per_address
+                               : h->local                 ? 0
+                                                          : PER_ADDRESS_DEFAULT;
+        struct MHD_OptionItem tls[] = {
+                { MHD_OPTION_HTTPS_MEM_KEY, 0, h->tls_key },
+                { MHD_OPTION_HTTPS_MEM_CERT, 0, h->tls_cert },
+                { MHD_OPTION_END, 0, NULL },
+        };
+        dm->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
+                                 (h->tls_key ? MHD_USE_TLS : 0),
+                                 0, NULL, NULL, on_request, dm,
+                                 MHD_OPTION_ARRAY, h->tls_key ? tls : tls + 2,
+                                 MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
+                                 MHD_OPTION_LISTEN_SOCKET, fd,
+                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) cfg->http_timeout_s,
+                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) CONNECTION_MEMORY,
+                                 MHD_OPTION_CONNECTION_LIMIT, connection_limit(cfg, dm->probe),
+                                 MHD_OPTION_PER_IP_CONNECTION_LIMIT, dm->probe ? 0 : per_address,
+                                 MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+                                 MHD_OPTION_NOTIFY_CONNECTION, mcp_http_conn_notify, h,
+                                 MHD_OPTION_END);
+        if (!dm->d) {
+                close(fd);
+                return msp_err_set(err, EIO, "--%s %s: libmicrohttpd did not start%s",
+                                   dm->probe ? "probe-listen" : "listen", flag,
+                                   h->tls_key ? " (do --tls-cert and --tls-key match? the log says more)" : "");
+        }
+        return mcp_http_daemon_watch(dm, flag, err);
+}
+
+int
+mcp_http_new(const mcp_config *cfg, mcp_http **ret, msp_err *err)
+{
+        mcp_http *h = calloc(1, sizeof *h);
+        if (!h)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        *h = (mcp_http) { .cfg = cfg, .main = { .http = h, .epoll_fd = -1 },
+                          .probe = { .http = h, .epoll_fd = -1, .probe = true } };
+        int r = mcp_http_load_tls(h, err);
+        if (r == 0)
+                r = mcp_http_load_auth(h, err);
+        if (r < 0) {
+                mcp_http_free(h);
+                return r;
+        }
+        *ret = h;
+        return 0;
+}
+
+
+int
+mcp_http_start(mcp_http *h, mcp_loop *loop, mcp_engine *engine, mcp_logger *log, msp_err *err)
+{
+        const mcp_config *cfg = h->cfg;
+        h->loop = loop;
+        h->engine = engine;
+        h->log = log;
+        int fd = -1;
+        int r = mcp_http_listen(cfg->listen, &fd, &h->local, &h->url, err);
+        if (r < 0)
+                return r;
+        if (strncmp(cfg->listen, "unix:", 5) == 0)
+                h->unix_path = strdup(cfg->listen + 5);
+        if (!h->auth && !h->oauth && !h->local)
+                r = msp_err_set(err, EPERM, "--listen %s is not a loopback address or a unix socket: name --auth-tokens FILE or the --oauth-* flags",
+                                cfg->listen);
+        if (r == 0 && (mcp_owners_new(&h->owners) < 0 || mcp_metrics_new(&h->metrics) < 0))
+                r = msp_err_set(err, ENOMEM, "out of memory");
+        char *https = NULL;
+        if (r == 0 && h->tls_key && strncmp(h->url, "http://", 7) == 0 &&
+            asprintf(&https, "https://%s", h->url + 7) > 0) {
+                free(h->url);
+                h->url = https;
+        }
+        if (r < 0) {
+                close(fd);
+                return r;
+        }
+        r = start_daemon(h, &h->main, fd, cfg->listen, err);
+        if (r == 0 && cfg->probe_listen) {
+                bool local;
+                _cleanup_free_ char *url = NULL;
+                r = mcp_http_listen(cfg->probe_listen, &fd, &local, &url, err);
+                if (r == 0)
+                        r = start_daemon(h, &h->probe, fd, cfg->probe_listen, err);
+                /* "http://ADDR:PORT/mcp": the same without the endpoint. */
+                if (r == 0)
+                        mcp_log(log, MCP_LOG_INFO, "probes on %s%.*s (/healthz, /readyz, /metrics)",
+                                h->tls_key ? "https://" : "http://",
+                                (int) (strlen(url) - 7 - strlen(ENDPOINT)), url + 7);
+        }
+        if (r < 0)
+                return r;
+        mcp_sessions_set_expired(mcp_engine_sessions(engine), on_sandbox_session_expired, h);
+        (void) on_sweep(loop, h);
+        mcp_http_streams_start(h);
+        mcp_log(log, MCP_LOG_INFO, "listening on %s (%s%s%s)", h->url,
+                h->auth ? "bearer tokens" : "", h->auth && h->oauth ? " and " : "",
+                h->oauth ? "OAuth access tokens" : h->auth ? "" : "no authentication");
+        return 0;
+}
+
+mcp_http *
+mcp_http_free(mcp_http *h)
+{
+        if (!h)
+                return NULL;
+        while (h->sessions)
+                end_session(h, h->sessions, "the server stops");
+        if (h->main.epoll_fd >= 0)
+                mcp_sessions_set_expired(mcp_engine_sessions(h->engine), NULL, NULL);
+        mcp_timer_cancel(h->loop, h->sweep);
+        mcp_timer_cancel(h->loop, h->stream_timer);
+        mcp_timer_cancel(h->loop, h->drain_timer);
+        /* Every suspended connection was resumed by end_session(): MHD may stop. */
+        mcp_http_daemon_stop(&h->main);
+        mcp_http_daemon_stop(&h->probe);
+        mcp_timer_cancel(h->loop, h->head_timer);
+        if (h->unix_path)
+                (void) unlink(h->unix_path);
+        free(h->unix_path);
+        free(h->url);
+        free(h->tls_cert);
+        if (h->tls_key)
+                explicit_bzero(h->tls_key, strlen(h->tls_key));
+        free(h->tls_key);
+        mcp_auth_free(h->auth);
+        mcp_oauth_reload_cancel(h->oauth_reload);
+        mcp_oauth_free(h->oauth);
+        mcp_owners_free(h->owners);
+        mcp_metrics_free(h->metrics);
+        mcp_http_free_windows(h);
+        free(h);
+        return NULL;
+}

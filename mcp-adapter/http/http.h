@@ -1,0 +1,50 @@
+/* msp-mcp over MCP Streamable HTTP (--listen): one endpoint, /mcp, served by libmicrohttpd
+ * driven from the event loop (no threads of its own). Every HTTP session (Mcp-Session-Id,
+ * issued at initialize) is its own MCP server state (server.h) on the shared engine.
+ * Owner: http.c (daemons, requests, exchanges, sessions), http-daemon.c (MHD driven from
+ * the loop, the request head deadline), http-stream.c (SSE streams, resumption),
+ * http-admin.c (quotas, probes, metrics, TLS and token files, the 401 challenge, draining),
+ * http-listen.c (the listening sockets). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "engine/engine.h"
+#include "oci/err.h"
+#include "observe/log.h"
+#include "base/loop.h"
+
+typedef struct mcp_http mcp_http;
+
+/* The files of --tls-cert/--tls-key, --auth-tokens and the --oauth-* flags read and
+ * checked (an https:// JWKS fetched), before anything starts; mcp_http_start() serves with
+ * what they hold. */
+int mcp_http_new(const mcp_config *cfg, mcp_http **ret, msp_err *err);
+/* Binds cfg->listen and serves it from loop until mcp_http_free(). On an error the caller
+ * frees http (while loop lives). */
+int mcp_http_start(mcp_http *http, mcp_loop *loop, mcp_engine *engine, mcp_logger *log,
+                   msp_err *err);
+/* Ends every session (their runs are cancelled), closes every connection. */
+mcp_http *mcp_http_free(mcp_http *http);
+static inline void
+mcp_http_freep(mcp_http **h)
+{
+        mcp_http_free(*h);
+}
+/* SIGTERM: stop accepting connections (and answer 503 to new requests on open ones), let
+ * the requests in progress finish within --drain-timeout, then call drained. */
+void mcp_http_drain(mcp_http *http, void (*drained)(void *data), void *data);
+/* SIGHUP: --auth-tokens and --oauth-jwks are read again; on an error the old tokens or
+ * keys stay (logged). An https:// JWKS is fetched while requests are served with the old
+ * keys, which the new ones replace once fetched and valid. */
+void mcp_http_reload(mcp_http *http);
+/* --check: the HTTP transport's lines (a warning without authentication; the token file,
+ * the OAuth mode). */
+void mcp_http_check(const mcp_config *cfg, FILE *out);
+
+/* http-listen.c: a listening socket for "HOST:PORT", "PORT" (loopback) or "unix:PATH";
+ * *ret_local: loopback or a unix socket; *ret_url: what to tell the user (malloc'd). */
+int mcp_http_listen(const char *spec, int *ret_fd, bool *ret_local, char **ret_url,
+                    msp_err *err);
