@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../unit/tap.h"
+#include "tests/lib/tap.h"
 #include "observe/audit.h"
 #include "oci/json.h"
 #include "oci/macros.h"

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../unit/tap.h"
+#include "tests/lib/tap.h"
 #include "sandbox/bundle.h"
 #include "oci/json.h"
 #include "sandbox/languages.h"
@@ -382,26 +382,11 @@ slurp(const char *path)
         return buf;
 }
 
-/* contrib/profiles/<name>: __FILE__ is .../tests/mcp-unit/test-bundle.c, absolute or
- * relative to the build root, which is the parent of this executable's directory. */
+/* contrib/profiles/<name> in the source tree (MSP_SOURCE_ROOT) */
 static void
 profile_path(const char *name, char *buf, size_t size)
 {
-        char dir[2048] = "", exe[2048] = "";
-        snprintf(dir, sizeof dir, "%s", __FILE__);
-        char *slash = strrchr(dir, '/');
-        if (slash)
-                *slash = '\0';
-        if (dir[0] != '/') {
-                ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-                exe[n > 0 ? n : 0] = '\0';
-                for (int i = 0; i < 2; i++)
-                        if ((slash = strrchr(exe, '/')))
-                                *slash = '\0';
-                snprintf(buf, size, "%s/%s/../../contrib/profiles/%s", exe, dir, name);
-        } else {
-                snprintf(buf, size, "%s/../../contrib/profiles/%s", dir, name);
-        }
+        snprintf(buf, size, "%s/contrib/profiles/%s", tap_source_root(), name);
 }
 
 TEST(embedded_profiles_match_contrib)

@@ -16,8 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../unit/tap.h"
-#include "loop-deadline.h"
+#include "tests/lib/tap.h"
+#include "tests/lib/loop-deadline.h"
 #include "engine/engine.h"
 #include "sandbox/languages.h"
 #include "sandbox/sandbox-ids.h"
@@ -32,26 +32,11 @@ static char busybox_root[4200];         /* bundles/busybox/rootfs (git-ignored, 
 static mcp_rootfs rootfs[] = { { "host", NULL }, { "empty", empty_root },
                                { "busybox", busybox_root } };
 
-/* <source>/<rel>: __FILE__ is absolute or relative to the build root (the parent of this
- * executable's directory). */
+/* <source>/<rel> in the source tree (MSP_SOURCE_ROOT) */
 static void
 source_path(const char *rel, char *buf, size_t size)
 {
-        char dir[2048] = "", exe[2048] = "";
-        snprintf(dir, sizeof dir, "%s", __FILE__);
-        char *slash = strrchr(dir, '/');
-        if (slash)
-                *slash = '\0';
-        if (dir[0] == '/') {
-                snprintf(buf, size, "%s/../../%s", dir, rel);
-                return;
-        }
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        exe[n > 0 ? n : 0] = '\0';
-        for (int i = 0; i < 2; i++)
-                if ((slash = strrchr(exe, '/')))
-                        *slash = '\0';
-        snprintf(buf, size, "%s/%s/../../%s", exe, dir, rel);
+        snprintf(buf, size, "%s/%s", tap_source_root(), rel);
 }
 static mcp_config cfg;
 static mcp_loop *loop;

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "../unit/tap.h"
+#include "tests/lib/tap.h"
 #include "engine/fd-budget.h"
 #include "oci/macros.h"
 

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../unit/tap.h"
+#include "tests/lib/tap.h"
 #include "image/blob-check.h"
 #include "image/image-cache.h"
 #include "image/image-unpack.h"

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../unit/tap.h"
+#include "tests/lib/tap.h"
 #include "image/image-user.h"
 
 static char base[64];                   /* /tmp/mcp-image-user-XXXXXX: the rootfs */

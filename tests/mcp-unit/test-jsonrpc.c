@@ -8,8 +8,8 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "../unit/tap.h"
-#include "loop-deadline.h"
+#include "tests/lib/tap.h"
+#include "tests/lib/loop-deadline.h"
 #include "rpc/jsonrpc.h"
 #include "base/text.h"
 #include "oci/macros.h"

@@ -6,7 +6,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "../unit/tap.h"
+#include "tests/lib/tap.h"
 #include "base/loop.h"
 #include "oci/macros.h"
 

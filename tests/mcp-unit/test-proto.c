@@ -7,8 +7,8 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include "../unit/tap.h"
-#include "loop-deadline.h"
+#include "tests/lib/tap.h"
+#include "tests/lib/loop-deadline.h"
 #include "oci/json.h"
 #include "oci/macros.h"
 #include "mcp/server.h"

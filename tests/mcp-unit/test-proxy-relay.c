@@ -19,8 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../unit/tap.h"
-#include "loop-deadline.h"
+#include "tests/lib/tap.h"
+#include "tests/lib/loop-deadline.h"
 #include "egress/egress-listener.h"
 #include "base/loop.h"
 #include "oci/macros.h"

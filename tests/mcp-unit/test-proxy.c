@@ -6,7 +6,7 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 
-#include "../unit/tap.h"
+#include "tests/lib/tap.h"
 #include "oci/macros.h"
 #include "egress/proxy-http.h"
 #include "egress/proxy-policy.h"

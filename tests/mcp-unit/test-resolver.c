@@ -18,8 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../unit/tap.h"
-#include "loop-deadline.h"
+#include "tests/lib/tap.h"
+#include "tests/lib/loop-deadline.h"
 #include "base/loop.h"
 #include "egress/resolver.h"
 

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../unit/tap.h"
+#include "tests/lib/tap.h"
 #include "sandbox/sandbox-ids.h"
 
 /* Far above any range useradd gives and any account id. */

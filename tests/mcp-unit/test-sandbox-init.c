@@ -21,7 +21,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "../unit/tap.h"
+#include "tests/lib/tap.h"
 #include "egress/egress-listener.h"
 
 static const char *init_path;

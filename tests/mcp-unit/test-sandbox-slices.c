@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "../unit/tap.h"
+#include "tests/lib/tap.h"
 #include "sandbox/sandbox-ids.h"
 #include "sandbox/sandbox-slices.h"
 

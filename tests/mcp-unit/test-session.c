@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../unit/tap.h"
+#include "tests/lib/tap.h"
 #include "session/files.h"
 #include "oci/json.h"
 #include "base/loop.h"

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../unit/tap.h"
+#include "tests/lib/tap.h"
 #include "sandbox/bundle.h"
 #include "sandbox/languages.h"
 #include "sandbox/sysdeps.h"

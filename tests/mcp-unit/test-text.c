@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "../unit/tap.h"
+#include "tests/lib/tap.h"
 #include "observe/log.h"
 #include "oci/macros.h"
 #include "base/text.h"

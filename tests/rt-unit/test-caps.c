@@ -11,7 +11,7 @@
 
 #include "lib/process.h"
 
-#include "rt-tap.h"
+#include "tests/lib/tap.h"
 
 #define B(c) (UINT64_C(1) << (c))
 
@@ -180,7 +180,7 @@ test_last_cap_and_names(void)
 int
 main(void)
 {
-        static const rt_test tests[] = {
+        static const tap_fork_test tests[] = {
                 { "five sets exactly as requested (root)", test_exact_sets_as_root },
                 { "five sets after switching to uid 1000", test_exact_sets_after_user_switch },
                 { "no capabilities: all sets empty", test_no_capabilities },
@@ -194,5 +194,5 @@ main(void)
                 printf("1..0 # SKIP needs root\n");
                 return 0;
         }
-        return run_tests(tests, ARRAY_SIZE(tests));
+        return tap_run_table(tests, ARRAY_SIZE(tests));
 }

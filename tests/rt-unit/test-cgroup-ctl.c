@@ -24,18 +24,9 @@
 
 #include "lib/cgroup-internal.h"
 #include "lib/cgroup.h"
-#include "cg-test.h"
+#include "tests/lib/cg-test.h"
 #include "oci/stats.h"
-#include "tap.h"
-
-#define CHECK(c) do { if (!(c)) { printf("# %s:%d: CHECK(%s) failed (errno: %s)\n", __FILE__, \
-        __LINE__, #c, strerror(errno)); fflush(stdout); _exit(1); } } while (0)
-#define CHECK_OK(call, e) do { msp_err_clear(&(e)); int r_ = (call); if (r_ < 0) { \
-        printf("# %s:%d: %s = %d: %s\n", __FILE__, __LINE__, #call, r_, (e).msg); \
-        fflush(stdout); _exit(1); } } while (0)
-#define CHECK_STR(got, want) do { const char *g_ = (got), *w_ = (want); if (strcmp(g_, w_) != 0) { \
-        printf("# %s:%d: got '%s', want '%s'\n", __FILE__, __LINE__, g_, w_); \
-        fflush(stdout); _exit(1); } } while (0)
+#include "tests/lib/tap.h"
 
 static pid_t runner;
 static rt_cgroup_mode mode;
@@ -544,7 +535,7 @@ test_tree(void)
         CHECK(rt_cgroup_pids(path, &pids, &n, &e) == -ENOENT);
 }
 
-static const cg_test tests[] = {
+static const tap_fork_test tests[] = {
         { "stats, event and pid list JSON", test_stats_json },
         { "freeze stops a counting process, thaw resumes it; destroy when frozen", test_freeze_thaw },
         { "freeze refuses '/' and names a missing cgroup", test_freeze_errors },

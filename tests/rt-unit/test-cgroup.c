@@ -21,21 +21,8 @@
 
 #include "lib/cgroup-internal.h"
 #include "lib/cgroup.h"
-#include "cg-test.h"
-#include "tap.h"
-
-#define CHECK(c) do { if (!(c)) { printf("# %s:%d: CHECK(%s) failed (errno: %s)\n", __FILE__, \
-        __LINE__, #c, strerror(errno)); fflush(stdout); _exit(1); } } while (0)
-#define CHECK_OK(call, e) do { msp_err_clear(&(e)); int r_ = (call); if (r_ < 0) { \
-        printf("# %s:%d: %s = %d: %s\n", __FILE__, __LINE__, #call, r_, (e).msg); \
-        fflush(stdout); _exit(1); } } while (0)
-#define CHECK_ERR(call, e, eno, text) do { msp_err_clear(&(e)); int r_ = (call); \
-        printf("# -> %d '%s'\n", r_, (e).msg); \
-        CHECK(r_ == -(eno)); CHECK(strstr((e).msg, (text)) != NULL); } while (0)
-#define CHECK_STR(got, want) do { const char *g_ = (got), *w_ = (want); if (strcmp(g_, w_) != 0) { \
-        printf("# %s:%d: got '%s', want '%s'\n", __FILE__, __LINE__, g_, w_); \
-        fflush(stdout); _exit(1); } } while (0)
-#define SKIP(why) do { printf("# skip: %s\n", why); fflush(stdout); _exit(77); } while (0)
+#include "tests/lib/cg-test.h"
+#include "tests/lib/tap.h"
 
 static pid_t runner;
 static rt_cgroup_mode mode;
@@ -883,7 +870,7 @@ test_undo_journal(void)
 
 /* ---- runner ---- */
 
-static const cg_test tests[] = {
+static const tap_fork_test tests[] = {
         { "conversions", test_conversions },
         { "unified key checks", test_unified_keys },
         { "path and page size checks", test_path_and_size_checks },

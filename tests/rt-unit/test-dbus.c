@@ -14,7 +14,7 @@
 
 #include "lib/dbus.h"
 
-#include "rt-tap.h"
+#include "tests/lib/tap.h"
 
 /* A body "su" ("ab", 7): the u32 length, the bytes and nul, one byte to align the u32. */
 static void
@@ -321,7 +321,7 @@ test_auth_in_userns(void)
 int
 main(void)
 {
-        static const rt_test t[] = {
+        static const tap_fork_test t[] = {
                 { "body alignment", test_body_alignment },
                 { "array of structs", test_array_of_structs },
                 { "build a call", test_build_call },
@@ -330,5 +330,5 @@ main(void)
                 { "auth and hello, a too large signal dropped", test_auth_and_hello },
                 { "auth as the uid outside a user namespace", test_auth_in_userns },
         };
-        return run_tests(t, ARRAY_SIZE(t));
+        return tap_run_table(t, ARRAY_SIZE(t));
 }

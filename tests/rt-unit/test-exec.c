@@ -12,7 +12,7 @@
 
 #include "lib/process.h"
 
-#include "rt-tap.h"
+#include "tests/lib/tap.h"
 
 static char tmpdir[64];
 
@@ -146,7 +146,7 @@ test_fds_cloexec(void)
 int
 main(void)
 {
-        static const rt_test tests[] = {
+        static const tap_fork_test tests[] = {
                 { "lookup honours the env's PATH", test_found_in_env_path },
                 { "not found: podman's 127 phrase", test_not_found_message },
                 { "permission denied: podman's 126 phrase", test_permission_denied_message },
@@ -157,5 +157,5 @@ main(void)
                 printf("1..0 # SKIP needs root\n");
                 return 0;
         }
-        return run_tests(tests, ARRAY_SIZE(tests));
+        return tap_run_table(tests, ARRAY_SIZE(tests));
 }

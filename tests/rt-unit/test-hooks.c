@@ -14,7 +14,7 @@
 
 #include "lib/hooks.h"
 
-#include "rt-tap.h"
+#include "tests/lib/tap.h"
 
 #define STATE "{\"ociVersion\":\"1.2.0\",\"id\":\"c1\",\"status\":\"created\",\"pid\":42," \
               "\"bundle\":\"/b\"}"
@@ -229,7 +229,7 @@ test_stops_at_first_failure(void)
 int
 main(void)
 {
-        static const rt_test tests[] = {
+        static const tap_fork_test tests[] = {
                 { "hook succeeds and reads the state JSON on stdin", test_success_and_stdin_json },
                 { "exit status is reported", test_exit_status },
                 { "death by signal is reported", test_killed_by_signal },
@@ -241,5 +241,5 @@ main(void)
         };
         /* a runner that ignores SIGPIPE or blocks signals must not change the results */
         signal(SIGPIPE, SIG_DFL);
-        return run_tests(tests, ARRAY_SIZE(tests));
+        return tap_run_table(tests, ARRAY_SIZE(tests));
 }

@@ -18,20 +18,20 @@
 
 #include "lib/landlock-abi.h"
 #include "lib/landlock.h"
-#include "tap.h"
+#include "tests/lib/tap.h"
 
 #define FS_ALL_V5 ((1ULL << 16) - 1)
 #define FS_READ_EXEC \
         (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
 
 /* In a child: report and fail. */
-#define CHECK(cond, ...)                                                        \
-        do {                                                                    \
-                if (!(cond)) {                                                  \
-                        tap_diag("%s:%d: CHECK(%s) failed", __FILE__, __LINE__, #cond); \
-                        tap_diag(__VA_ARGS__);                                  \
-                        return 1;                                               \
-                }                                                               \
+#define CHILD_CHECK(cond, ...)                                                                \
+        do {                                                                                  \
+                if (!(cond)) {                                                                \
+                        tap_diag("%s:%d: CHILD_CHECK(%s) failed", __FILE__, __LINE__, #cond); \
+                        tap_diag(__VA_ARGS__);                                                \
+                        return 1;                                                             \
+                }                                                                             \
         } while (0)
 
 static int abi;
@@ -69,12 +69,12 @@ restrict_with(const oci_landlock *l)
         msp_err err = { 0 };
         char dropped[256];
 
-        CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "prctl: %s", strerror(errno));
-        CHECK(rt_landlock_prepare(l, &ll, dropped, sizeof dropped, &err) == 0, "prepare: %s",
+        CHILD_CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "prctl: %s", strerror(errno));
+        CHILD_CHECK(rt_landlock_prepare(l, &ll, dropped, sizeof dropped, &err) == 0, "prepare: %s",
               err.msg);
         int r = rt_landlock_apply(ll, &err);
         rt_landlock_free(ll);
-        CHECK(r == 0, "apply: %s", err.msg);
+        CHILD_CHECK(r == 0, "apply: %s", err.msg);
         return 0;
 }
 
@@ -209,22 +209,22 @@ child_fs(void *arg)
                 return 1;
         /* denied first: a new file outside the writable dir, and writing in the ro dir */
         int fd = open(path_in("outside"), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
-        CHECK(fd < 0 && errno == EACCES, "create outside: fd %d, %s", fd, strerror(errno));
+        CHILD_CHECK(fd < 0 && errno == EACCES, "create outside: fd %d, %s", fd, strerror(errno));
         fd = open(path_in("ro/new"), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
-        CHECK(fd < 0 && errno == EACCES, "create in ro: fd %d, %s", fd, strerror(errno));
+        CHILD_CHECK(fd < 0 && errno == EACCES, "create in ro: fd %d, %s", fd, strerror(errno));
         fd = open(path_in("ro/file"), O_WRONLY | O_CLOEXEC);
-        CHECK(fd < 0 && errno == EACCES, "write ro/file: fd %d, %s", fd, strerror(errno));
-        CHECK(mkdir(path_in("ro/d"), 0700) < 0 && errno == EACCES, "mkdir ro: %s",
+        CHILD_CHECK(fd < 0 && errno == EACCES, "write ro/file: fd %d, %s", fd, strerror(errno));
+        CHILD_CHECK(mkdir(path_in("ro/d"), 0700) < 0 && errno == EACCES, "mkdir ro: %s",
               strerror(errno));
         /* allowed: reading the ro dir, and everything in rw */
         fd = open(path_in("ro/file"), O_RDONLY | O_CLOEXEC);
-        CHECK(fd >= 0, "read ro/file: %s", strerror(errno));
+        CHILD_CHECK(fd >= 0, "read ro/file: %s", strerror(errno));
         close(fd);
         fd = open(path_in("rw/new"), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
-        CHECK(fd >= 0, "create in rw: %s", strerror(errno));
-        CHECK(write(fd, "x", 1) == 1, "write rw/new: %s", strerror(errno));
+        CHILD_CHECK(fd >= 0, "create in rw: %s", strerror(errno));
+        CHILD_CHECK(write(fd, "x", 1) == 1, "write rw/new: %s", strerror(errno));
         close(fd);
-        CHECK(unlink(path_in("rw/new")) == 0, "unlink rw/new: %s", strerror(errno));
+        CHILD_CHECK(unlink(path_in("rw/new")) == 0, "unlink rw/new: %s", strerror(errno));
         return 0;
 }
 
@@ -249,15 +249,15 @@ child_file_rule_and_missing(void *arg)
         char dropped[256];
 
         /* strict: the missing path is an error naming it */
-        CHECK(rt_landlock_prepare(&l, &ll, dropped, sizeof dropped, &err) == -ENOENT,
+        CHILD_CHECK(rt_landlock_prepare(&l, &ll, dropped, sizeof dropped, &err) == -ENOENT,
               "strict prepare: %s", err.msg);
-        CHECK(strstr(err.msg, path_in("missing")) != NULL, "message: %s", err.msg);
+        CHILD_CHECK(strstr(err.msg, path_in("missing")) != NULL, "message: %s", err.msg);
         /* best effort: skipped with a note */
         l.enable_best_effort = true;
-        CHECK(rt_landlock_prepare(&l, &ll, dropped, sizeof dropped, &err) == 0,
+        CHILD_CHECK(rt_landlock_prepare(&l, &ll, dropped, sizeof dropped, &err) == 0,
               "best effort prepare: %s", err.msg);
         rt_landlock_free(ll);
-        CHECK(strstr(dropped, "missing path") && strstr(dropped, path_in("missing")),
+        CHILD_CHECK(strstr(dropped, "missing path") && strstr(dropped, path_in("missing")),
               "dropped: '%s'", dropped);
         return 0;
 }
@@ -276,11 +276,11 @@ child_needs_nnp(void *arg)
         rt_landlock *ll = NULL;
         msp_err err = { 0 };
 
-        CHECK(rt_landlock_prepare(&l, &ll, NULL, 0, &err) == 0, "prepare: %s", err.msg);
+        CHILD_CHECK(rt_landlock_prepare(&l, &ll, NULL, 0, &err) == 0, "prepare: %s", err.msg);
         int r = rt_landlock_apply(ll, &err);
         rt_landlock_free(ll);
-        CHECK(r == -EPERM, "apply without NNP: %d", r);
-        CHECK(strcmp(err.msg, "landlock requires process.noNewPrivileges") == 0, "%s", err.msg);
+        CHILD_CHECK(r == -EPERM, "apply without NNP: %d", r);
+        CHILD_CHECK(strcmp(err.msg, "landlock requires process.noNewPrivileges") == 0, "%s", err.msg);
         return 0;
 }
 
@@ -335,13 +335,13 @@ child_net(void *arg)
 
         if (restrict_with(&l))
                 return 1;
-        CHECK(tcp_connect(ports[1]) < 0 && errno == EACCES, "connect unlisted: %s",
+        CHILD_CHECK(tcp_connect(ports[1]) < 0 && errno == EACCES, "connect unlisted: %s",
               strerror(errno));
-        CHECK(tcp_connect(ports[0]) == 0, "connect allowed port %u: %s", ports[0],
+        CHILD_CHECK(tcp_connect(ports[0]) == 0, "connect allowed port %u: %s", ports[0],
               strerror(errno));
         uint16_t p;
         int fd = tcp_listener(&p);
-        CHECK(fd < 0 && errno == EACCES, "bind: fd %d, %s", fd, strerror(errno));
+        CHILD_CHECK(fd < 0 && errno == EACCES, "bind: fd %d, %s", fd, strerror(errno));
         return 0;
 }
 
@@ -402,12 +402,12 @@ child_scope_unix(void *arg)
 
         if (restrict_with(&l))
                 return 1;
-        CHECK(abstract_connect("outer", parent) < 0 && errno == EPERM,
+        CHILD_CHECK(abstract_connect("outer", parent) < 0 && errno == EPERM,
               "connect to the outside listener: %s", strerror(errno));
         /* a listener inside the same domain is reachable */
         int fd = abstract_listener("inner");
-        CHECK(fd >= 0, "inner listener: %s", strerror(errno));
-        CHECK(abstract_connect("inner", getpid()) == 0, "connect inside: %s", strerror(errno));
+        CHILD_CHECK(fd >= 0, "inner listener: %s", strerror(errno));
+        CHILD_CHECK(abstract_connect("inner", getpid()) == 0, "connect inside: %s", strerror(errno));
         close(fd);
         return 0;
 }
@@ -430,15 +430,15 @@ child_scope_signal(void *arg)
 
         if (restrict_with(&l))
                 return 1;
-        CHECK(kill(outsider, SIGTERM) < 0 && errno == EPERM, "signal outside: %s",
+        CHILD_CHECK(kill(outsider, SIGTERM) < 0 && errno == EPERM, "signal outside: %s",
               strerror(errno));
         pid_t inner = fork();
         if (inner == 0) {
                 pause();
                 _exit(0);
         }
-        CHECK(inner > 0, "fork: %s", strerror(errno));
-        CHECK(kill(inner, SIGTERM) == 0, "signal inside: %s", strerror(errno));
+        CHILD_CHECK(inner > 0, "fork: %s", strerror(errno));
+        CHILD_CHECK(kill(inner, SIGTERM) == 0, "signal inside: %s", strerror(errno));
         (void) waitpid(inner, NULL, 0);
         return 0;
 }
@@ -462,27 +462,8 @@ TEST(scope_signal)
 
 /* ---- contrib/profiles/landlock-default.json on the host ---- */
 
-static char src_root[512];
-
-static bool
-find_src_root(void)
-{
-        static const char suffix[] = "/tests/rt-unit/test-landlock.c";
-        const char *env = getenv("MSP_SOURCE_ROOT");
-        size_t len = strlen(__FILE__);
-        char probe[600];
-
-        /* __FILE__ is relative to the build directory, where meson runs tests */
-        if (env)
-                snprintf(src_root, sizeof src_root, "%s", env);
-        else if (len >= sizeof suffix && strcmp(__FILE__ + len - (sizeof suffix - 1), suffix) == 0)
-                snprintf(src_root, sizeof src_root, "%.*s", (int) (len - (sizeof suffix - 1)),
-                         __FILE__);
-        else
-                snprintf(src_root, sizeof src_root, ".");
-        snprintf(probe, sizeof probe, "%s%s", src_root, suffix);
-        return access(probe, R_OK) == 0;
-}
+/* tap_source_root(), set first thing in main() */
+static const char *src_root;
 
 static oci_spec *
 default_profile_spec(void)
@@ -524,26 +505,26 @@ child_default_profile(void *arg)
                 return 1;
         /* allowed first: read /etc, write /tmp, /dev/null, exec from /usr */
         int fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
-        CHECK(fd >= 0, "read /etc/passwd: %s", strerror(errno));
+        CHILD_CHECK(fd >= 0, "read /etc/passwd: %s", strerror(errno));
         close(fd);
         fd = open(path_in("rw/profile"), O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0600);
-        CHECK(fd >= 0, "write under /tmp: %s", strerror(errno));
+        CHILD_CHECK(fd >= 0, "write under /tmp: %s", strerror(errno));
         close(fd);
         fd = open("/dev/null", O_WRONLY | O_TRUNC | O_CLOEXEC);
-        CHECK(fd >= 0, "write /dev/null: %s", strerror(errno));
+        CHILD_CHECK(fd >= 0, "write /dev/null: %s", strerror(errno));
         close(fd);
-        CHECK(system("exec /bin/true") == 0, "exec /bin/true");
+        CHILD_CHECK(system("exec /bin/true") == 0, "exec /bin/true");
         /* denied: writes to the system, TCP, abstract sockets to the outside, signals */
         fd = open("/etc/msp-test-landlock", O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
-        CHECK(fd < 0 && errno == EACCES, "create in /etc: %s", strerror(errno));
+        CHILD_CHECK(fd < 0 && errno == EACCES, "create in /etc: %s", strerror(errno));
         fd = open("/etc/passwd", O_WRONLY | O_CLOEXEC);
-        CHECK(fd < 0 && errno == EACCES, "write /etc/passwd: %s", strerror(errno));
-        CHECK(tcp_connect(ports[0]) < 0 && errno == EACCES, "TCP connect: %s", strerror(errno));
+        CHILD_CHECK(fd < 0 && errno == EACCES, "write /etc/passwd: %s", strerror(errno));
+        CHILD_CHECK(tcp_connect(ports[0]) < 0 && errno == EACCES, "TCP connect: %s", strerror(errno));
         fd = tcp_listener(&port);
-        CHECK(fd < 0 && errno == EACCES, "TCP bind: %s", strerror(errno));
-        CHECK(abstract_connect("outer", getppid()) < 0 && errno == EPERM,
+        CHILD_CHECK(fd < 0 && errno == EACCES, "TCP bind: %s", strerror(errno));
+        CHILD_CHECK(abstract_connect("outer", getppid()) < 0 && errno == EPERM,
               "abstract connect: %s", strerror(errno));
-        CHECK(kill(getppid(), 0) < 0 && errno == EPERM, "signal the runner: %s",
+        CHILD_CHECK(kill(getppid(), 0) < 0 && errno == EPERM, "signal the runner: %s",
               strerror(errno));
         return 0;
 }
@@ -594,6 +575,7 @@ cleanup_tmp(void)
 int
 main(void)
 {
+        src_root = tap_source_root();
         abi = rt_landlock_abi();
         tap_diag("Landlock ABI %d", abi);
         if (setup_tmp() < 0) {
@@ -610,10 +592,7 @@ main(void)
         RUN_ABI(4, net_connect_and_bind);
         RUN_ABI(6, scope_abstract_unix_socket);
         RUN_ABI(6, scope_signal);
-        if (find_src_root())
-                RUN_ABI(6, default_profile_on_host);
-        else
-                tap_skip("default_profile_on_host", "source tree not found (MSP_SOURCE_ROOT)");
+        RUN_ABI(6, default_profile_on_host);
         cleanup_tmp();
         return tap_done();
 }

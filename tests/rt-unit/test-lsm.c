@@ -14,7 +14,7 @@
 #include "lib/lsm.h"
 #include "oci/macros.h"
 #include "lib/procfs.h"
-#include "fs-test.h"
+#include "tests/lib/fs-test.h"
 
 /* The kernel's own list, read from a securityfs mounted in a private mount namespace
  * (the host need not mount it): an independent answer to compare rt_lsm_active with. */
@@ -61,23 +61,23 @@ test_refused_when_inactive(void)
         oci_process p = { 0 };
         oci_linux lx = { 0 };
 
-        CHECK_OK(rt_lsm_check(&p, &lx, &e));
+        CHECK_OK(rt_lsm_check(&p, &lx, &e), e);
         p.apparmor_profile = "msp-test-profile";
         if (rt_lsm_active(RT_LSM_APPARMOR))
-                CHECK_OK(rt_lsm_check(&p, &lx, &e));
+                CHECK_OK(rt_lsm_check(&p, &lx, &e), e);
         else
-                CHECK_FAIL(rt_lsm_check(&p, &lx, &e), ENOTSUP,
+                CHECK_ERR(rt_lsm_check(&p, &lx, &e), e, ENOTSUP,
                            "process.apparmorProfile 'msp-test-profile': AppArmor is not enabled "
                            "on this host (active LSMs: ");
         p.apparmor_profile = NULL;
         p.selinux_label = "system_u:system_r:container_t:s0";
         if (!rt_lsm_active(RT_LSM_SELINUX))
-                CHECK_FAIL(rt_lsm_check(&p, &lx, &e), ENOTSUP,
+                CHECK_ERR(rt_lsm_check(&p, &lx, &e), e, ENOTSUP,
                            "process.selinuxLabel 'system_u:system_r:container_t:s0': SELinux is "
                            "not enabled");
         p.selinux_label = NULL;
         lx.mount_label = "system_u:object_r:container_file_t:s0";
-        CHECK_FAIL(rt_lsm_check(&p, &lx, &e), ENOTSUP,
+        CHECK_ERR(rt_lsm_check(&p, &lx, &e), e, ENOTSUP,
                    "linux.mountLabel 'system_u:object_r:container_file_t:s0': ");
 }
 
@@ -87,7 +87,7 @@ static void
 test_write_reaches_procfs(void)
 {
         oci_process p = { .apparmor_profile = "msp-test-profile" };
-        int procfd = CHECK_OK(rt_procfs_open(&e));
+        int procfd = CHECK_OK(rt_procfs_open(&e), e);
         msp_err_clear(&e);
         int r = rt_lsm_set_exec_label(procfd, &p, &e);
         printf("# rt_lsm_set_exec_label -> %d '%s'\n", r, e.msg);
@@ -105,15 +105,15 @@ test_exec_check(void)
 {
         oci_process p = { 0 };
 
-        CHECK_OK(rt_lsm_check_process("exec", &p, &e));
+        CHECK_OK(rt_lsm_check_process("exec", &p, &e), e);
         p.apparmor_profile = "msp-test-profile";
         if (!rt_lsm_active(RT_LSM_APPARMOR))
-                CHECK_FAIL(rt_lsm_check_process("exec", &p, &e), ENOTSUP,
+                CHECK_ERR(rt_lsm_check_process("exec", &p, &e), e, ENOTSUP,
                            "exec: process.apparmorProfile 'msp-test-profile': AppArmor is not "
                            "enabled on this host (active LSMs: ");
         p = (oci_process){ .selinux_label = "system_u:system_r:container_t:s0" };
         if (!rt_lsm_active(RT_LSM_SELINUX))
-                CHECK_FAIL(rt_lsm_check_process("exec", &p, &e), ENOTSUP,
+                CHECK_ERR(rt_lsm_check_process("exec", &p, &e), e, ENOTSUP,
                            "exec: process.selinuxLabel 'system_u:system_r:container_t:s0': "
                            "SELinux is not enabled");
 }
@@ -124,7 +124,7 @@ test_exec_check(void)
 static void
 test_write_from_child_pidns(void)
 {
-        int procfd = CHECK_OK(rt_procfs_open(&e));
+        int procfd = CHECK_OK(rt_procfs_open(&e), e);
         CHECK(unshare(CLONE_NEWPID) == 0);
         pid_t pid = fork();
         CHECK(pid >= 0);
@@ -173,9 +173,9 @@ test_decoy_refused(void)
         CHECK(decoy >= 0);
 
         oci_process p = { .apparmor_profile = "msp-test-profile" };
-        CHECK_FAIL(rt_lsm_set_exec_label(decoy, &p, &e), EXDEV, "not on procfs, refusing");
+        CHECK_ERR(rt_lsm_set_exec_label(decoy, &p, &e), e, EXDEV, "not on procfs, refusing");
         p = (oci_process){ .selinux_label = "system_u:system_r:container_t:s0" };
-        CHECK_FAIL(rt_lsm_set_exec_label(decoy, &p, &e), EXDEV, "not on procfs, refusing");
+        CHECK_ERR(rt_lsm_set_exec_label(decoy, &p, &e), e, EXDEV, "not on procfs, refusing");
         struct stat st;
         CHECK(stat(path, &st) == 0);
         snprintf(path, sizeof path, "%s/1/task/1/attr/exec", base);

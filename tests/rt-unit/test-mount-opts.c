@@ -4,7 +4,7 @@
 #include <sys/mount.h>
 
 #include "lib/mount-opts.h"
-#include "tap.h"
+#include "tests/lib/tap.h"
 
 /* Parse a NULL-terminated option list into *o; returns the parser's result. */
 static int

@@ -14,7 +14,7 @@
 
 #include "lib/netlink.h"
 
-#include "rt-tap.h"
+#include "tests/lib/tap.h"
 
 static short
 lo_flags(void)
@@ -67,7 +67,7 @@ test_unprivileged_fails_cleanly(void)
 int
 main(void)
 {
-        static const rt_test tests[] = {
+        static const tap_fork_test tests[] = {
                 { "lo is brought up in a new netns", test_loopback_up },
                 { "without CAP_NET_ADMIN: a clear error", test_unprivileged_fails_cleanly },
         };
@@ -75,5 +75,5 @@ main(void)
                 printf("1..0 # SKIP needs root\n");
                 return 0;
         }
-        return run_tests(tests, ARRAY_SIZE(tests));
+        return tap_run_table(tests, ARRAY_SIZE(tests));
 }

@@ -17,7 +17,7 @@
 
 #include "oci/macros.h"
 #include "lib/pathres.h"
-#include "fs-test.h"
+#include "tests/lib/fs-test.h"
 
 static char root[128];
 static char outside[128];
@@ -86,11 +86,11 @@ test_open_plain(void)
 {
         int rootfd = sandbox();
         put("file", "x");
-        int fd = CHECK_OK(rt_open_in_root(rootfd, "/file", O_RDONLY, &e));
+        int fd = CHECK_OK(rt_open_in_root(rootfd, "/file", O_RDONLY, &e), e);
         expect_at(fd, "file");
         CHECK(fcntl(fd, F_GETFD) & FD_CLOEXEC);
         close(fd);
-        CHECK_FAIL(rt_open_in_root(rootfd, "missing", O_RDONLY, &e), ENOENT,
+        CHECK_ERR(rt_open_in_root(rootfd, "missing", O_RDONLY, &e), e, ENOENT,
                    "open 'missing' in rootfs");
 }
 
@@ -99,14 +99,14 @@ test_dotdot_clamped(void)
 {
         int rootfd = sandbox();
         put("file", "x");
-        int fd = CHECK_OK(rt_open_in_root(rootfd, "../../../../file", O_PATH, &e));
+        int fd = CHECK_OK(rt_open_in_root(rootfd, "../../../../file", O_PATH, &e), e);
         expect_at(fd, "file");
         close(fd);
-        fd = CHECK_OK(rt_open_in_root(rootfd, "/..", O_PATH | O_DIRECTORY, &e));
+        fd = CHECK_OK(rt_open_in_root(rootfd, "/..", O_PATH | O_DIRECTORY, &e), e);
         expect_at(fd, "");
         close(fd);
         /* the host file next to the rootfs is unreachable */
-        CHECK_FAIL(rt_open_in_root(rootfd, "../outside", O_PATH, &e), ENOENT, "open");
+        CHECK_ERR(rt_open_in_root(rootfd, "../outside", O_PATH, &e), e, ENOENT, "open");
 }
 
 static void
@@ -119,13 +119,13 @@ test_symlinks_clamped(void)
         link_in_root("/etc", "abs");                    /* absolute: inside the root */
         link_in_root("../../../../../etc", "rel");      /* relative with ..: clamped */
         link_in_root(outside, "host");                  /* a host path: inside the root */
-        int fd = CHECK_OK(rt_open_in_root(rootfd, "abs/passwd", O_RDONLY, &e));
+        int fd = CHECK_OK(rt_open_in_root(rootfd, "abs/passwd", O_RDONLY, &e), e);
         expect_at(fd, "etc/passwd");
         close(fd);
-        fd = CHECK_OK(rt_open_in_root(rootfd, "rel/passwd", O_RDONLY, &e));
+        fd = CHECK_OK(rt_open_in_root(rootfd, "rel/passwd", O_RDONLY, &e), e);
         expect_at(fd, "etc/passwd");
         close(fd);
-        CHECK_FAIL(rt_open_in_root(rootfd, "host", O_PATH, &e), ENOENT, "open 'host'");
+        CHECK_ERR(rt_open_in_root(rootfd, "host", O_PATH, &e), e, ENOENT, "open 'host'");
 }
 
 static void
@@ -137,12 +137,12 @@ test_magic_links_refused(void)
         CHECK(mkdir(p, 0755) == 0);
         CHECK(mount("proc", p, "proc", 0, NULL) == 0);
         /* /proc/self/root would lead to the host root */
-        CHECK_FAIL(rt_open_in_root(rootfd, "proc/self/root/etc", O_PATH, &e), ELOOP,
+        CHECK_ERR(rt_open_in_root(rootfd, "proc/self/root/etc", O_PATH, &e), e, ELOOP,
                    "proc/self/root");
-        CHECK_FAIL(rt_open_in_root(rootfd, "proc/self/cwd", O_PATH, &e), ELOOP, "open");
+        CHECK_ERR(rt_open_in_root(rootfd, "proc/self/cwd", O_PATH, &e), e, ELOOP, "open");
         /* a plain symlink in the image pointing at a magic link is refused too */
         link_in_root("/proc/self/root", "escape");
-        CHECK_FAIL(rt_open_in_root(rootfd, "escape/etc", O_PATH, &e), ELOOP, "open");
+        CHECK_ERR(rt_open_in_root(rootfd, "escape/etc", O_PATH, &e), e, ELOOP, "open");
 }
 
 static void
@@ -151,17 +151,17 @@ test_mkpath_dirs(void)
         int rootfd = sandbox();
         char p[PATH_MAX];
         umask(077);
-        int fd = CHECK_OK(rt_mkpath_in_root(rootfd, "/a/b//./c/", true, &e));
+        int fd = CHECK_OK(rt_mkpath_in_root(rootfd, "/a/b//./c/", true, &e), e);
         expect_at(fd, "a/b/c");
         struct stat st;
         CHECK(fstat(fd, &st) == 0 && S_ISDIR(st.st_mode));
         close(fd);
         /* existing path: the same directory, nothing changed */
-        fd = CHECK_OK(rt_mkpath_in_root(rootfd, "a/b/c", true, &e));
+        fd = CHECK_OK(rt_mkpath_in_root(rootfd, "a/b/c", true, &e), e);
         expect_at(fd, "a/b/c");
         close(fd);
         /* the root itself */
-        fd = CHECK_OK(rt_mkpath_in_root(rootfd, "/", true, &e));
+        fd = CHECK_OK(rt_mkpath_in_root(rootfd, "/", true, &e), e);
         expect_at(fd, "");
         close(fd);
         snprintf(p, sizeof p, "%s/a", root);
@@ -173,14 +173,14 @@ test_mkpath_file(void)
 {
         int rootfd = sandbox();
         struct stat st;
-        int fd = CHECK_OK(rt_mkpath_in_root(rootfd, "/etc/hostname", false, &e));
+        int fd = CHECK_OK(rt_mkpath_in_root(rootfd, "/etc/hostname", false, &e), e);
         expect_at(fd, "etc/hostname");
         CHECK(fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0);
         CHECK(fcntl(fd, F_GETFL) & O_PATH);
         close(fd);
         /* a file where a directory is wanted */
-        CHECK_FAIL(rt_mkpath_in_root(rootfd, "/etc/hostname", true, &e), ENOTDIR, "etc/hostname");
-        CHECK_FAIL(rt_mkpath_in_root(rootfd, "/etc/hostname/x", false, &e), ENOTDIR,
+        CHECK_ERR(rt_mkpath_in_root(rootfd, "/etc/hostname", true, &e), e, ENOTDIR, "etc/hostname");
+        CHECK_ERR(rt_mkpath_in_root(rootfd, "/etc/hostname/x", false, &e), e, ENOTDIR,
                    "etc/hostname");
 }
 
@@ -193,12 +193,12 @@ test_mkpath_symlink_outside(void)
         char p[PATH_MAX];
         link_in_root(outside, "evil");
         link_in_root("../../../..", "up");
-        int fd = CHECK_OK(rt_mkpath_in_root(rootfd, "/evil/sub/dir", true, &e));
+        int fd = CHECK_OK(rt_mkpath_in_root(rootfd, "/evil/sub/dir", true, &e), e);
         close(fd);
-        fd = CHECK_OK(rt_mkpath_in_root(rootfd, "/up/up/escaped", false, &e));
+        fd = CHECK_OK(rt_mkpath_in_root(rootfd, "/up/up/escaped", false, &e), e);
         expect_at(fd, "escaped");
         close(fd);
-        fd = CHECK_OK(rt_mkpath_in_root(rootfd, "../../outside/x", true, &e));
+        fd = CHECK_OK(rt_mkpath_in_root(rootfd, "../../outside/x", true, &e), e);
         expect_at(fd, "outside/x");
         close(fd);
         CHECK(dir_is_empty(outside));
@@ -218,19 +218,19 @@ test_mkpath_dangling(void)
         link_in_root("rel/x", "dangling-rel");
         link_in_root("loop2", "loop1");
         link_in_root("loop1", "loop2");
-        int fd = CHECK_OK(rt_mkpath_in_root(rootfd, "/dangling/sub", true, &e));
+        int fd = CHECK_OK(rt_mkpath_in_root(rootfd, "/dangling/sub", true, &e), e);
         expect_at(fd, "nonexistent/target/sub");
         close(fd);
-        fd = CHECK_OK(rt_mkpath_in_root(rootfd, "/dangling-rel", false, &e));
+        fd = CHECK_OK(rt_mkpath_in_root(rootfd, "/dangling-rel", false, &e), e);
         expect_at(fd, "rel/x");
         CHECK(fstat(fd, &st) == 0 && S_ISREG(st.st_mode));
         close(fd);
-        CHECK_FAIL(rt_mkpath_in_root(rootfd, "/loop1/x", true, &e), ELOOP, "create '/loop1/x'");
+        CHECK_ERR(rt_mkpath_in_root(rootfd, "/loop1/x", true, &e), e, ELOOP, "create '/loop1/x'");
         /* a magic link on the way is refused, not followed */
         snprintf(p, sizeof p, "%s/proc", root);
         CHECK(mkdir(p, 0755) == 0);
         CHECK(mount("proc", p, "proc", 0, NULL) == 0);
-        CHECK_FAIL(rt_mkpath_in_root(rootfd, "/proc/self/root/tmp/x", true, &e), ELOOP, "open");
+        CHECK_ERR(rt_mkpath_in_root(rootfd, "/proc/self/root/tmp/x", true, &e), e, ELOOP, "open");
         CHECK(dir_is_empty(outside));
 }
 
@@ -260,7 +260,7 @@ test_copy_tree(void)
         int s = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         int d = open(dst, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         CHECK(s >= 0 && d >= 0);
-        CHECK_OK(rt_copy_tree(s, d, &e));
+        CHECK_OK(rt_copy_tree(s, d, &e), e);
 
         snprintf(p, sizeof p, "%s/a.txt", dst);
         CHECK(stat(p, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 07777) == 04750);

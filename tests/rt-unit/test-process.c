@@ -12,7 +12,7 @@
 
 #include "lib/process.h"
 
-#include "rt-tap.h"
+#include "tests/lib/tap.h"
 
 static void
 test_rlimits_exact(void)
@@ -166,7 +166,7 @@ test_personality(void)
 int
 main(void)
 {
-        static const rt_test tests[] = {
+        static const tap_fork_test tests[] = {
                 { "rlimits exact, including 2^64-1", test_rlimits_exact },
                 { "rlimit error names the resource and values", test_rlimit_error_names_resource },
                 { "rlimit soft above hard fails", test_soft_above_hard },
@@ -180,5 +180,5 @@ main(void)
                 printf("1..0 # SKIP needs root\n");
                 return 0;
         }
-        return run_tests(tests, ARRAY_SIZE(tests));
+        return tap_run_table(tests, ARRAY_SIZE(tests));
 }

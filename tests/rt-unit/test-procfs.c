@@ -17,14 +17,14 @@
 
 #include "oci/macros.h"
 #include "lib/procfs.h"
-#include "fs-test.h"
+#include "tests/lib/fs-test.h"
 
 /* "Key:\tvalue" from a status-like file opened through the handle. */
 static long
 status_field(int procfd, const char *path, const char *key)
 {
         char buf[8192];
-        int fd = CHECK_OK(rt_procfs_openat(procfd, path, O_RDONLY, &e));
+        int fd = CHECK_OK(rt_procfs_openat(procfd, path, O_RDONLY, &e), e);
         ssize_t n = read(fd, buf, sizeof buf - 1);
         CHECK(n > 0);
         buf[n] = '\0';
@@ -39,26 +39,26 @@ test_open_verified(void)
 {
         struct statfs sfs;
         struct stat st;
-        int procfd = CHECK_OK(rt_procfs_open(&e));
+        int procfd = CHECK_OK(rt_procfs_open(&e), e);
         CHECK(fstatfs(procfd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC);
         CHECK(fstat(procfd, &st) == 0 && st.st_ino == 1);
         CHECK(fcntl(procfd, F_GETFD) & FD_CLOEXEC);
-        CHECK_OK(rt_procfs_verify_root(procfd, &e));
+        CHECK_OK(rt_procfs_verify_root(procfd, &e), e);
         /* a private instance: not the host's /proc mount */
         struct stat host;
         CHECK(stat("/proc", &host) == 0);
         CHECK(host.st_dev != st.st_dev);
         /* something that is not procfs, or not its root */
         int tmp = open("/tmp", O_PATH | O_CLOEXEC);
-        CHECK_FAIL(rt_procfs_verify_root(tmp, &e), EXDEV, "not a procfs");
-        int sub = CHECK_OK(rt_procfs_openat(procfd, "sys", O_PATH | O_DIRECTORY, &e));
-        CHECK_FAIL(rt_procfs_verify_root(sub, &e), EXDEV, "not the root of a procfs");
+        CHECK_ERR(rt_procfs_verify_root(tmp, &e), e, EXDEV, "not a procfs");
+        int sub = CHECK_OK(rt_procfs_openat(procfd, "sys", O_PATH | O_DIRECTORY, &e), e);
+        CHECK_ERR(rt_procfs_verify_root(sub, &e), e, EXDEV, "not the root of a procfs");
 }
 
 static void
 test_self(void)
 {
-        int procfd = CHECK_OK(rt_procfs_open(&e));
+        int procfd = CHECK_OK(rt_procfs_open(&e), e);
         CHECK(status_field(procfd, "self/status", "\nPid:\t") == getpid());
         CHECK(status_field(procfd, "/self/status", "\nPid:\t") == getpid());
         CHECK(status_field(procfd, "thread-self/status", "\nPid:\t") == gettid());
@@ -66,24 +66,24 @@ test_self(void)
         snprintf(p, sizeof p, "%d/status", (int) getpid());
         CHECK(status_field(procfd, p, "\nPid:\t") == getpid());
         /* "selfish" is not "self" */
-        CHECK_FAIL(rt_procfs_openat(procfd, "selfish", O_RDONLY, &e), ENOENT, "/proc/selfish");
+        CHECK_ERR(rt_procfs_openat(procfd, "selfish", O_RDONLY, &e), e, ENOENT, "/proc/selfish");
 }
 
 static void
 test_refuses_links_and_escapes(void)
 {
-        int procfd = CHECK_OK(rt_procfs_open(&e));
+        int procfd = CHECK_OK(rt_procfs_open(&e), e);
         /* magic links */
-        CHECK_FAIL(rt_procfs_openat(procfd, "self/root/etc/passwd", O_RDONLY, &e), ELOOP,
+        CHECK_ERR(rt_procfs_openat(procfd, "self/root/etc/passwd", O_RDONLY, &e), e, ELOOP,
                    "self/root");
-        CHECK_FAIL(rt_procfs_openat(procfd, "self/exe", O_RDONLY, &e), ELOOP, "self/exe");
-        CHECK_FAIL(rt_procfs_openat(procfd, "self/fd/0", O_RDONLY, &e), ELOOP, "self/fd/0");
+        CHECK_ERR(rt_procfs_openat(procfd, "self/exe", O_RDONLY, &e), e, ELOOP, "self/exe");
+        CHECK_ERR(rt_procfs_openat(procfd, "self/fd/0", O_RDONLY, &e), e, ELOOP, "self/fd/0");
         /* plain symlinks other than self and thread-self */
-        CHECK_FAIL(rt_procfs_openat(procfd, "mounts", O_RDONLY, &e), ELOOP, "/proc/mounts");
-        CHECK_FAIL(rt_procfs_openat(procfd, "net/dev", O_RDONLY, &e), ELOOP, "/proc/net/dev");
+        CHECK_ERR(rt_procfs_openat(procfd, "mounts", O_RDONLY, &e), e, ELOOP, "/proc/mounts");
+        CHECK_ERR(rt_procfs_openat(procfd, "net/dev", O_RDONLY, &e), e, ELOOP, "/proc/net/dev");
         /* out of the handle */
-        CHECK_FAIL(rt_procfs_openat(procfd, "../etc/passwd", O_RDONLY, &e), EXDEV, "../etc");
-        CHECK_FAIL(rt_procfs_openat(procfd, "self/../../x", O_RDONLY, &e), EXDEV, "self/../..");
+        CHECK_ERR(rt_procfs_openat(procfd, "../etc/passwd", O_RDONLY, &e), e, EXDEV, "../etc");
+        CHECK_ERR(rt_procfs_openat(procfd, "self/../../x", O_RDONLY, &e), e, EXDEV, "self/../..");
 }
 
 /* Another mount over a /proc file (the CVE-2025-52881 redirection) does not affect the
@@ -95,35 +95,35 @@ test_overmount_ignored(void)
         CHECK(unshare(CLONE_NEWNS) == 0);
         CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
         CHECK(mount("tmpfs", "/proc/sys/kernel", "tmpfs", 0, NULL) == 0);
-        int procfd = CHECK_OK(rt_procfs_open(&e));
-        int fd = CHECK_OK(rt_procfs_openat(procfd, "sys/kernel/ostype", O_RDONLY, &e));
+        int procfd = CHECK_OK(rt_procfs_open(&e), e);
+        int fd = CHECK_OK(rt_procfs_openat(procfd, "sys/kernel/ostype", O_RDONLY, &e), e);
         CHECK(fstatfs(fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC);
         close(fd);
 
         /* the fallback (a clone of the host /proc) behaves the same: non-recursive */
         int clone = open_tree(AT_FDCWD, "/proc", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
         CHECK(clone >= 0);
-        fd = CHECK_OK(rt_procfs_openat(clone, "sys/kernel/ostype", O_RDONLY, &e));
+        fd = CHECK_OK(rt_procfs_openat(clone, "sys/kernel/ostype", O_RDONLY, &e), e);
         close(fd);
         /* the host's /proc as a handle: the lookup must not cross into the tmpfs */
         int host = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        CHECK_OK(rt_procfs_verify_root(host, &e));
-        CHECK_FAIL(rt_procfs_openat(host, "sys/kernel/x", O_RDONLY, &e), EXDEV, "sys/kernel/x");
+        CHECK_OK(rt_procfs_verify_root(host, &e), e);
+        CHECK_ERR(rt_procfs_openat(host, "sys/kernel/x", O_RDONLY, &e), e, EXDEV, "sys/kernel/x");
 }
 
 static void
 test_write(void)
 {
-        int procfd = CHECK_OK(rt_procfs_open(&e));
-        CHECK_OK(rt_procfs_write(procfd, "self/oom_score_adj", "123", &e));
+        int procfd = CHECK_OK(rt_procfs_open(&e), e);
+        CHECK_OK(rt_procfs_write(procfd, "self/oom_score_adj", "123", &e), e);
         CHECK(status_field(procfd, "self/oom_score_adj", "") == 123);
-        CHECK_FAIL(rt_procfs_write(procfd, "self/oom_score_adj", "bogus", &e), EINVAL,
+        CHECK_ERR(rt_procfs_write(procfd, "self/oom_score_adj", "bogus", &e), e, EINVAL,
                    "write '/proc/self/oom_score_adj'");
-        CHECK_FAIL(rt_procfs_write(procfd, "self/nonexistent", "1", &e), ENOENT,
+        CHECK_ERR(rt_procfs_write(procfd, "self/nonexistent", "1", &e), e, ENOENT,
                    "open '/proc/self/nonexistent'");
         /* a sysctl through the handle, in a private UTS namespace */
         CHECK(unshare(CLONE_NEWUTS) == 0);
-        CHECK_OK(rt_procfs_write(procfd, "sys/kernel/hostname", "rt-procfs-test", &e));
+        CHECK_OK(rt_procfs_write(procfd, "sys/kernel/hostname", "rt-procfs-test", &e), e);
         char name[64];
         CHECK(gethostname(name, sizeof name) == 0 && strcmp(name, "rt-procfs-test") == 0);
 }
@@ -134,13 +134,13 @@ test_write(void)
 static void
 test_pid_namespace(void)
 {
-        int outer = CHECK_OK(rt_procfs_open(&e));
+        int outer = CHECK_OK(rt_procfs_open(&e), e);
         CHECK(unshare(CLONE_NEWPID | CLONE_NEWNS) == 0);
         CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
         pid_t child = fork();
         CHECK(child >= 0);
         if (child == 0) {
-                int inner = CHECK_OK(rt_procfs_open(&e));
+                int inner = CHECK_OK(rt_procfs_open(&e), e);
                 CHECK(getpid() == 1);
                 CHECK(status_field(inner, "self/status", "\nPid:\t") == 1);
                 long outer_pid = status_field(outer, "self/status", "\nPid:\t");
@@ -165,7 +165,7 @@ test_invisible_self_fails_closed(void)
         pid_t child = fork();
         CHECK(child >= 0);
         if (child == 0) {
-                int inner = CHECK_OK(rt_procfs_open(&e));
+                int inner = CHECK_OK(rt_procfs_open(&e), e);
                 char c = 0;
                 struct iovec iov = { &c, 1 };
                 char ctl[CMSG_SPACE(sizeof(int))] = { 0 };
@@ -188,7 +188,7 @@ test_invisible_self_fails_closed(void)
         CHECK(recvmsg(sv[0], &mh, MSG_CMSG_CLOEXEC) == 1);
         int inner;
         memcpy(&inner, CMSG_DATA(CMSG_FIRSTHDR(&mh)), sizeof inner);
-        CHECK_FAIL(rt_procfs_openat(inner, "self/status", O_RDONLY, &e), ENOENT,
+        CHECK_ERR(rt_procfs_openat(inner, "self/status", O_RDONLY, &e), e, ENOENT,
                    "/proc/self/status");
         CHECK(write(sv[0], "x", 1) == 1);
         int st = 0;

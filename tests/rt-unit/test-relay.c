@@ -11,7 +11,7 @@
 
 #include "lib/relay.h"
 
-#include "rt-tap.h"
+#include "tests/lib/tap.h"
 
 static void
 test_is_terminal(void)
@@ -140,10 +140,10 @@ test_copy(void)
 int
 main(void)
 {
-        static const rt_test tests[] = {
+        static const tap_fork_test tests[] = {
                 { "terminals: ttys and char devices but the memory ones; not pipes, files, sockets", test_is_terminal },
                 { "pipes for the terminals among fds 0-2 only; stderr shares stdout's", test_open },
                 { "input with its EOF to the process, its output drained to the terminal", test_copy },
         };
-        return run_tests(tests, ARRAY_SIZE(tests));
+        return tap_run_table(tests, ARRAY_SIZE(tests));
 }

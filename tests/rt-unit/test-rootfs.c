@@ -29,7 +29,7 @@
 #define MQUEUE_MAGIC 0x19800202
 #endif
 #include "lib/rootfs.h"
-#include "fs-test.h"
+#include "tests/lib/fs-test.h"
 
 static char rootfs[128], outside[128], src[128];
 static oci_spec spec;
@@ -169,9 +169,9 @@ enter(void)
 {
         rt_rootfs_params p = params();
         int rootfd = -1;
-        CHECK_OK(rt_rootfs_setup_child(&p, &rootfd, &e));
-        CHECK_OK(rt_rootfs_pivot_child(rootfd, false, &e));
-        CHECK_OK(rt_rootfs_finalize_child(&p, &e));
+        CHECK_OK(rt_rootfs_setup_child(&p, &rootfd, &e), e);
+        CHECK_OK(rt_rootfs_pivot_child(rootfd, false, &e), e);
+        CHECK_OK(rt_rootfs_finalize_child(&p, &e), e);
         return rootfd;
 }
 
@@ -271,7 +271,7 @@ test_symlink_destination_stays_inside(void)
         add_mount("/../../../outside/y", "tmpfs", "tmpfs", NULL);
         rt_rootfs_params prm = params();
         int rootfd = -1;
-        CHECK_OK(rt_rootfs_setup_child(&prm, &rootfd, &e));
+        CHECK_OK(rt_rootfs_setup_child(&prm, &rootfd, &e), e);
 
         CHECK(dir_is_empty(outside) && !is_mount_root(outside));
         snprintf(p, sizeof p, "%s%s/tmpfs", rootfs, outside);
@@ -297,7 +297,7 @@ test_proc_sys_symlink_refused(void)
         CHECK(rmdir(p) == 0 && symlink(outside, p) == 0);
         add_mount("/proc", "proc", "proc", NULL);
         prm = params();
-        CHECK_FAIL(rt_rootfs_setup_child(&prm, &rootfd, &e), ELOOP,
+        CHECK_ERR(rt_rootfs_setup_child(&prm, &rootfd, &e), e, ELOOP,
                    "mount[0] 'proc' on '/proc': destination is a symlink, refusing");
         CHECK(fs_magic(outside) != PROC_SUPER_MAGIC && dir_is_empty(outside));
 
@@ -306,14 +306,14 @@ test_proc_sys_symlink_refused(void)
         snprintf(p, sizeof p, "%s/sys", rootfs);
         CHECK(rmdir(p) == 0 && symlink(outside, p) == 0);
         add_mount("/sys/kernel/x", "sysfs", "sysfs", NULL);
-        CHECK_FAIL(rt_rootfs_setup_child(&prm, &rootfd, &e), ELOOP, "destination is a symlink");
+        CHECK_ERR(rt_rootfs_setup_child(&prm, &rootfd, &e), e, ELOOP, "destination is a symlink");
         CHECK(dir_is_empty(outside));
 
         spec.n_mounts = 0;
         snprintf(p, sizeof p, "%s/etc/proc", rootfs);
         write_file(p, "");
         add_mount("/etc/proc", "proc", "proc", NULL);
-        CHECK_FAIL(rt_rootfs_setup_child(&prm, &rootfd, &e), ENOTDIR,
+        CHECK_ERR(rt_rootfs_setup_child(&prm, &rootfd, &e), e, ENOTDIR,
                    "destination is not a directory, refusing");
 }
 
@@ -328,7 +328,7 @@ test_dev_symlink_refused(void)
         CHECK(rmdir(p) == 0 && symlink(outside, p) == 0);
         add_device('c', "/dev/evil", 1, 3, 0666);
         rt_rootfs_params prm = params();
-        CHECK_FAIL(rt_rootfs_setup_child(&prm, &rootfd, &e), ELOOP,
+        CHECK_ERR(rt_rootfs_setup_child(&prm, &rootfd, &e), e, ELOOP,
                    "'/dev' is or contains a symlink, refusing");
         CHECK(dir_is_empty(outside));
 
@@ -339,7 +339,7 @@ test_dev_symlink_refused(void)
         CHECK(symlink(outside, p) == 0);
         lnx.n_devices = 0;
         add_device('c', "/dev/sub/evil", 1, 3, 0666);
-        CHECK_FAIL(rt_rootfs_setup_child(&prm, &rootfd, &e), ELOOP, "dev/sub");
+        CHECK_ERR(rt_rootfs_setup_child(&prm, &rootfd, &e), e, ELOOP, "dev/sub");
         CHECK(dir_is_empty(outside));
 }
 
@@ -413,7 +413,7 @@ test_device_paths_refused(void)
                 sandbox();
                 add_device('c', bad[i], 1, 3, 0666);
                 rt_rootfs_params prm = params();
-                CHECK_FAIL(rt_rootfs_setup_child(&prm, &rootfd, &e), EINVAL,
+                CHECK_ERR(rt_rootfs_setup_child(&prm, &rootfd, &e), e, EINVAL,
                            "path must be under /dev");
         }
         char p[PATH_MAX];
@@ -422,7 +422,7 @@ test_device_paths_refused(void)
         sandbox();
         add_device('x', "/dev/x", 1, 3, 0666);
         rt_rootfs_params prm = params();
-        CHECK_FAIL(rt_rootfs_setup_child(&prm, &rootfd, &e), EINVAL, "unknown type 'x'");
+        CHECK_ERR(rt_rootfs_setup_child(&prm, &rootfd, &e), e, EINVAL, "unknown type 'x'");
 }
 
 static void
@@ -554,15 +554,15 @@ test_masked_devnull_swapped(void)
                 add_mount("/dev", "tmpfs", "tmpfs", NULL);
                 rt_rootfs_params prm = params();
                 int rootfd = -1;
-                CHECK_OK(rt_rootfs_setup_child(&prm, &rootfd, &e));
+                CHECK_OK(rt_rootfs_setup_child(&prm, &rootfd, &e), e);
                 snprintf(p, sizeof p, "%s/dev/null", rootfs);
                 CHECK(unlink(p) == 0);
                 if (variant == 0)
                         CHECK(symlink("/etc/precious", p) == 0);
                 else
                         write_file(p, "");
-                CHECK_OK(rt_rootfs_pivot_child(rootfd, false, &e));
-                CHECK_FAIL(rt_rootfs_finalize_child(&prm, &e), EPERM,
+                CHECK_OK(rt_rootfs_pivot_child(rootfd, false, &e), e);
+                CHECK_ERR(rt_rootfs_finalize_child(&prm, &e), e, EPERM,
                            "'/dev/null' is not the null device, refusing");
                 CHECK(read_file("/secret.txt", buf, sizeof buf) == 6);
                 CHECK(!is_mount_root("/secret.txt") && !is_mount_root("/etc/precious"));
@@ -613,9 +613,9 @@ test_no_pivot(void)
         rt_rootfs_params prm = params();
         prm.no_pivot = true;
         int rootfd = -1;
-        CHECK_OK(rt_rootfs_setup_child(&prm, &rootfd, &e));
-        CHECK_OK(rt_rootfs_pivot_child(rootfd, true, &e));
-        CHECK_OK(rt_rootfs_finalize_child(&prm, &e));
+        CHECK_OK(rt_rootfs_setup_child(&prm, &rootfd, &e), e);
+        CHECK_OK(rt_rootfs_pivot_child(rootfd, true, &e), e);
+        CHECK_OK(rt_rootfs_finalize_child(&prm, &e), e);
         CHECK(stat("/marker", &st) == 0 && st.st_ino == want.st_ino);
         CHECK(stat("/", &st) == 0 && stat("/..", &up) == 0 && st.st_ino == up.st_ino);
         CHECK(access(base, F_OK) < 0);
@@ -633,7 +633,7 @@ test_console(void)
         add_mount("/dev/pts", "devpts", "devpts", "newinstance,ptmxmode=0666,mode=0620");
         rt_rootfs_params prm = params();
         int rootfd = -1;
-        CHECK_OK(rt_rootfs_setup_child(&prm, &rootfd, &e));
+        CHECK_OK(rt_rootfs_setup_child(&prm, &rootfd, &e), e);
 
         snprintf(p, sizeof p, "%s/dev/pts/ptmx", rootfs);
         int master = open(p, O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -647,11 +647,11 @@ test_console(void)
         write_file(target, "host");
         snprintf(p, sizeof p, "%s/dev/console", rootfs);
         CHECK(symlink(target, p) == 0);
-        CHECK_OK(rt_rootfs_mount_console_child(rootfd, slave, &e));
+        CHECK_OK(rt_rootfs_mount_console_child(rootfd, slave, &e), e);
 
         CHECK(lstat(p, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == want.st_rdev);
         CHECK(!is_mount_root(target) && lstat(target, &st) == 0 && S_ISREG(st.st_mode));
-        CHECK_OK(rt_rootfs_pivot_child(rootfd, false, &e));
+        CHECK_OK(rt_rootfs_pivot_child(rootfd, false, &e), e);
         int fd = open("/dev/console", O_RDWR | O_NOCTTY | O_CLOEXEC);
         CHECK(fd >= 0 && isatty(fd));
         CHECK(write(fd, "x\n", 2) == 2);
@@ -675,9 +675,9 @@ test_userns(void)
         rt_rootfs_params p = params();
         p.in_userns = true;
         int rootfd = -1;
-        CHECK_OK(rt_rootfs_setup_child(&p, &rootfd, &e));
-        CHECK_OK(rt_rootfs_pivot_child(rootfd, false, &e));
-        CHECK_OK(rt_rootfs_finalize_child(&p, &e));
+        CHECK_OK(rt_rootfs_setup_child(&p, &rootfd, &e), e);
+        CHECK_OK(rt_rootfs_pivot_child(rootfd, false, &e), e);
+        CHECK_OK(rt_rootfs_finalize_child(&p, &e), e);
 
         CHECK(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3));
         CHECK(is_mount_root("/dev/null"));
@@ -718,7 +718,7 @@ test_errors(void)
                 add_mount(cases[i].dest, cases[i].type, cases[i].source, cases[i].opts);
                 rt_rootfs_params prm = params();
                 int rootfd = -1;
-                CHECK_FAIL(rt_rootfs_setup_child(&prm, &rootfd, &e), cases[i].eno, cases[i].msg);
+                CHECK_ERR(rt_rootfs_setup_child(&prm, &rootfd, &e), e, cases[i].eno, cases[i].msg);
         }
 }
 

@@ -11,7 +11,7 @@
 #include <sys/xattr.h>
 
 #include "oci/macros.h"
-#include "rt-tap.h"
+#include "tests/lib/tap.h"
 #include "lib/selfexe.h"
 
 #define OWNER 4000u     /* the file's owner in the tests */
@@ -123,7 +123,7 @@ test_filesystem_and_ambiguous_owner(void)
 int
 main(void)
 {
-        static const rt_test tests[] = {
+        static const tap_fork_test tests[] = {
                 { "owner neither the caller nor mapped, 0755, no ACL: no copy", test_owner_unmapped },
                 { "owner is the caller: copy", test_owner_is_caller },
                 { "group-writable: copy", test_group_writable },
@@ -132,5 +132,5 @@ main(void)
                 { "ACL probe: ENODATA and EOPNOTSUPP mean none, other errors copy", test_no_acl_probe_result },
                 { "FUSE, or an ambiguous overflowuid owner: copy", test_filesystem_and_ambiguous_owner },
         };
-        return run_tests(tests, ARRAY_SIZE(tests));
+        return tap_run_table(tests, ARRAY_SIZE(tests));
 }

@@ -11,7 +11,7 @@
 
 #include "oci/macros.h"
 #include "lib/statedir.h"
-#include "rt-tap.h"
+#include "tests/lib/tap.h"
 
 static msp_err e;
 static char root_path[] = "/tmp/msp-statedir-XXXXXX";
@@ -122,10 +122,10 @@ test_create_keeps_locked_or_complete(void)
 int
 main(void)
 {
-        static const rt_test tests[] = {
+        static const tap_fork_test tests[] = {
                 { "remove: every file of the dir, temp files too", test_remove_takes_temp_files },
                 { "create: an incomplete unlocked dir is taken over", test_create_takes_over_incomplete },
                 { "create: a locked or complete dir is not; remove_incomplete", test_create_keeps_locked_or_complete },
         };
-        return run_tests(tests, ARRAY_SIZE(tests));
+        return tap_run_table(tests, ARRAY_SIZE(tests));
 }

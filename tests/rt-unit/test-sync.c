@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "oci/macros.h"
-#include "rt-tap.h"
+#include "tests/lib/tap.h"
 #include "lib/sync.h"
 
 static msp_err e;
@@ -68,10 +68,10 @@ test_reset_without_message(void)
 int
 main(void)
 {
-        static const rt_test tests[] = {
+        static const tap_fork_test tests[] = {
                 { "recv: the error of a side that left ours unread", test_recv_after_reset },
                 { "expect_fds: the same from the runtime's side", test_expect_fds_after_reset },
                 { "recv: EOF of a side that left ours unread and said nothing", test_reset_without_message },
         };
-        return run_tests(tests, ARRAY_SIZE(tests));
+        return tap_run_table(tests, ARRAY_SIZE(tests));
 }

@@ -20,7 +20,7 @@
 
 #include "lib/terminal.h"
 
-#include "rt-tap.h"
+#include "tests/lib/tap.h"
 
 static char root[64];
 
@@ -311,7 +311,7 @@ test_enter_child(void)
 int
 main(void)
 {
-        static const rt_test tests[] = {
+        static const tap_fork_test tests[] = {
                 { "pty from the rootfs' devpts, TIOCGPTPEER slave, window size", test_pty_open },
                 { "pty without a console size", test_pty_no_size },
                 { "fake ptmx and symlinked dev/pts are refused", test_pty_refuses_fake_ptmx },
@@ -324,5 +324,5 @@ main(void)
                 printf("1..0 # SKIP needs root\n");
                 return 0;
         }
-        return run_tests(tests, ARRAY_SIZE(tests));
+        return tap_run_table(tests, ARRAY_SIZE(tests));
 }

@@ -13,7 +13,7 @@
 
 #include "lib/process.h"
 
-#include "rt-tap.h"
+#include "tests/lib/tap.h"
 
 /* The value of a "Key:\t..." line of /proc/self/status, tabs turned into spaces. */
 static void
@@ -140,7 +140,7 @@ test_userns_unmapped_uid(void)
 int
 main(void)
 {
-        static const rt_test tests[] = {
+        static const tap_fork_test tests[] = {
                 { "switch to 1000:1000 with groups and umask", test_switch_with_groups },
                 { "default umask, runtime groups dropped", test_default_umask_and_no_groups },
                 { "additionalGids with setgroups denied fails", test_setgroups_denied_with_gids },
@@ -151,5 +151,5 @@ main(void)
                 printf("1..0 # SKIP needs root\n");
                 return 0;
         }
-        return run_tests(tests, ARRAY_SIZE(tests));
+        return tap_run_table(tests, ARRAY_SIZE(tests));
 }

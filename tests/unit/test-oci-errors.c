@@ -10,7 +10,7 @@
 #include "oci/logline.h"
 #include "oci/spec.h"
 #include "oci/state.h"
-#include "tap.h"
+#include "tests/lib/tap.h"
 
 enum kind { SPEC, PROCESS, RESOURCES, STATE };
 

@@ -11,7 +11,7 @@
 
 #include "oci/spec.h"
 #include "oci/state.h"
-#include "tap.h"
+#include "tests/lib/tap.h"
 
 static const char *fixtures;
 

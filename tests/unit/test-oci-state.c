@@ -7,7 +7,7 @@
 #include "oci/json.h"
 #include "oci/spec.h"
 #include "oci/state.h"
-#include "tap.h"
+#include "tests/lib/tap.h"
 
 static const oci_kv annotations[] = {
         { "org.example/path", "/var/lib/x" },

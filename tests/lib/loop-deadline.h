@@ -1,5 +1,6 @@
 /* The bound on a test's loop: mcp_loop_run() until a callback exits the loop, or until
- * the deadline passes. Shared by the mcp-unit tests that drive msp-mcp's loop. */
+ * the deadline passes. An add-on to tests/lib/tap.h for the mcp-unit tests that drive
+ * msp-mcp's loop. */
 #pragma once
 
 #include <errno.h>

@@ -1,4 +1,6 @@
-/* Shared by the cgroup unit tests: find (and remove) cgroups a test run left behind. */
+/* The fixture of the runtime's cgroup tests (tests/rt-unit: test-cgroup.c,
+ * test-cgroup-ctl.c), on top of tests/lib/tap.h's forked tests: the main that needs root
+ * and a cgroup file system, and the check that a run left no cgroup behind. */
 #pragma once
 
 #include <dirent.h>
@@ -12,7 +14,7 @@
 
 #include "lib/cgroup-internal.h"
 #include "lib/cgroup.h"
-#include "tap.h"
+#include "tests/lib/tap.h"
 
 /* Nothing whose name starts with `prefix` directly below any hierarchy's root (the root
  * itself on a unified host); removes and reports what it finds. */
@@ -49,17 +51,12 @@ cg_test_no_leftovers(rt_cgroup_mode mode, const char *prefix)
         return clean;
 }
 
-typedef struct cg_test {
-        const char *name;
-        void (*fn)(void);
-} cg_test;
-
 /* The main of a cgroup test program: needs root and a cgroup file system, runs each test
- * in its own child (exit status 77: skipped, the child printed why), then checks that no
+ * in its own child (tap_run_forked: SKIP's reason on its line), then checks that no
  * cgroup named <prefix><runner pid>-* is left in any hierarchy. Sets *runner and *mode
  * first: the tests name their cgroups after them. */
 static inline int
-cg_test_main(const cg_test *tests, size_t n, const char *prefix, pid_t *runner,
+cg_test_main(const tap_fork_test *tests, size_t n, const char *prefix, pid_t *runner,
              rt_cgroup_mode *mode)
 {
         msp_err e;
@@ -72,21 +69,8 @@ cg_test_main(const cg_test *tests, size_t n, const char *prefix, pid_t *runner,
         }
         printf("# cgroup mode: %s\n", *mode == RT_CGROUP_UNIFIED ? "unified" :
                *mode == RT_CGROUP_HYBRID ? "hybrid" : "legacy");
-        for (size_t i = 0; i < n; i++) {
-                int st = 0;
-                fflush(stdout);
-                pid_t pid = fork();
-                if (pid == 0) {
-                        tests[i].fn();
-                        fflush(stdout);
-                        _exit(0);
-                }
-                (void) waitpid(pid, &st, 0);
-                if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
-                        tap_skip(tests[i].name, "see the diagnostic above");
-                else
-                        tap_check(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", tests[i].name);
-        }
+        for (size_t i = 0; i < n; i++)
+                (void) tap_run_forked(tests[i].name, tests[i].fn);
         snprintf(leftover_prefix, sizeof leftover_prefix, "%s%d-", prefix, (int) *runner);
         tap_check(cg_test_no_leftovers(*mode, leftover_prefix),
                   "no test cgroup left in any hierarchy");
