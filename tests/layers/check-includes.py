@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""The layer rule of docs/ARCHITECTURE.md, for includes: run by the build (meson.build,
+'layers'), which fails when a file includes a header of a layer it may not use, includes
+another folder's header other than that folder's face, or names a header without its folder.
+
+Arguments: --source-root DIR --stamp FILE, then one --layer per layer:
+    NAME|PATH[+PATH...]|USES[+USES...]|FACE[+FACE...]
+PATH: folders or files (relative to the source root) that make up the layer; a file
+belongs to the layer with the longest PATH that holds it. USES: the layers it may include
+(its own always). FACE: the headers other layers may include (empty: any of its headers).
+--root TREE=DIR[+DIR...]: the include roots of the files under TREE (besides the source root).
+"""
+import argparse
+import os
+import re
+import sys
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+class Layer:
+    def __init__(self, spec):
+        name, paths, uses, face = (spec.split('|') + ['', '', ''])[:4]
+        self.name = name
+        self.paths = [p for p in paths.split('+') if p]
+        self.uses = set(u for u in uses.split('+') if u) | {name}
+        self.face = set(f for f in face.split('+') if f)
+
+
+def owner(layers, path):
+    best, best_len = None, -1
+    for layer in layers:
+        for p in layer.paths:
+            if (path == p or path.startswith(p.rstrip('/') + '/')) and len(p) > best_len:
+                best, best_len = layer, len(p)
+    return best
+
+
+def roots_for(roots, path):
+    best, best_len = [], -1
+    for tree, dirs in roots.items():
+        if (path.startswith(tree.rstrip('/') + '/')) and len(tree) > best_len:
+            best, best_len = dirs, len(tree)
+    return best + ['']
+
+
+def check_file(src, layers, roots, rel, errors):
+    me = owner(layers, rel)
+    with open(os.path.join(src, rel), encoding='utf-8', errors='replace') as f:
+        text = f.read()
+    for m in INCLUDE.finditer(text):
+        inc = m.group(1)
+        line = text.count('\n', 0, m.start()) + 1
+        where = '%s:%d: "%s"' % (rel, line, inc)
+        target = None
+        for root in roots_for(roots, rel):
+            cand = os.path.normpath(os.path.join(root, inc))
+            if os.path.isfile(os.path.join(src, cand)):
+                target = cand
+                break
+        if target is None:
+            here = os.path.normpath(os.path.join(os.path.dirname(rel), inc))
+            if os.path.isfile(os.path.join(src, here)):
+                errors.append('%s: name the folder (the include roots do not find it)' % where)
+            # else: a generated header (build directory): not a layer's
+            continue
+        them = owner(layers, target)
+        if them is None or them is me:
+            continue
+        if them.name not in me.uses:
+            errors.append('%s: layer %s may not use %s (it may use: %s)' %
+                          (where, me.name, them.name,
+                           ', '.join(sorted(me.uses - {me.name})) or 'nothing'))
+        elif them.face and target not in them.face:
+            errors.append('%s: include %s\'s face (%s), not its inside' %
+                          (where, them.name, ', '.join(sorted(them.face))))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--source-root', required=True)
+    ap.add_argument('--stamp', required=True)
+    ap.add_argument('--layer', action='append', default=[])
+    ap.add_argument('--root', action='append', default=[])
+    args = ap.parse_args()
+    layers = [Layer(s) for s in args.layer]
+    names = {l.name for l in layers}
+    errors = []
+    for l in layers:
+        for u in l.uses - names:
+            errors.append('layer %s uses an unknown layer %s' % (l.name, u))
+    roots = {}
+    for r in args.root:
+        tree, dirs = r.split('=', 1)
+        roots[tree] = [d for d in dirs.split('+') if d]
+    src = args.source_root
+    files = []
+    for l in layers:
+        for p in l.paths:
+            full = os.path.join(src, p)
+            if os.path.isfile(full):
+                files.append(p)
+                continue
+            for d, _, names_ in os.walk(full):
+                for n in names_:
+                    if n.endswith(('.c', '.h', '.S')):
+                        files.append(os.path.relpath(os.path.join(d, n), src))
+    for rel in sorted(set(files)):
+        check_file(src, layers, roots, rel, errors)
+    if errors:
+        sys.stderr.write('layers: %d include(s) against docs/ARCHITECTURE.md:\n' % len(errors))
+        for e in errors:
+            sys.stderr.write('  %s\n' % e)
+        return 1
+    with open(args.stamp, 'w') as f:
+        f.write('%d files checked\n' % len(set(files)))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
