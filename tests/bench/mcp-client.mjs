@@ -1,6 +1,7 @@
 // What the msp-mcp benchmarks share: msp-mcp over stdio or Streamable HTTP with a minimal
 // client (no SDK: the numbers are msp-mcp's, not a client library's schema validation),
-// its memory from /proc, percentiles. Used by mcp.mjs and http.mjs.
+// its memory from /proc, percentiles, the run_code workload of mcp.sh. Used by mcp.mjs,
+// mcp-ab.mjs, http.mjs and mcp-rootless.mjs.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
@@ -159,6 +160,44 @@ function httpClient(port, log) {
                 },
                 close: () => agent.destroy(),
         };
+}
+
+// f's wall time in ms.
+export async function timed(f) {
+        const t0 = process.hrtime.bigint();
+        await f();
+        return Number(process.hrtime.bigint() - t0) / 1e6;
+}
+
+// The calls of mcp.sh's latency and throughput figures: [language, code, expected stdout].
+export const SH_HI = ["sh", "echo hi", "hi\n"];
+export const PY_ONE = ["python", "print(1)", "1\n"];
+
+// runs sequential calls of [language, code, expect] after 10 warm-up calls: each call's
+// time in ms, from writing the request to reading its answer.
+export async function latency(srv, runs, [language, code, expect]) {
+        for (let i = 0; i < 10; i++) await srv.run(language, code, expect);
+        const t = [];
+        for (let i = 0; i < runs; i++) t.push(await timed(() => srv.run(language, code, expect)));
+        return t;
+}
+
+// calls sh `echo hi` calls from callers concurrent callers on one connection, each sending
+// its next call when its previous answer arrives.
+export async function throughput(srv, calls, callers) {
+        let left = calls;
+        const ms = await timed(() => Promise.all(Array.from({ length: callers }, async () => {
+                while (left-- > 0) await srv.run(...SH_HI);
+        })));
+        return { seconds: ms / 1000, per_s: calls / (ms / 1000) };
+}
+
+// mcp.sh's workload on one server: the sh, then the python latency, then the throughput;
+// the latencies as every sample in ms.
+export async function runCodeWorkload(srv, { runs, calls, callers }) {
+        const sh = await latency(srv, runs, SH_HI);
+        const python = await latency(srv, runs, PY_ONE);
+        return { sh, python, throughput: await throughput(srv, calls, callers) };
 }
 
 export function status(pid) {

@@ -11,43 +11,21 @@
 // 0, the expected stdout): a wrong answer fails the benchmark.
 import fs from "node:fs";
 import os from "node:os";
-import { die, options, status, stdioServer, summary } from "./mcp-client.mjs";
+import { die, options, runCodeWorkload, status, stdioServer, summary } from "./mcp-client.mjs";
 
 const opt = options({ runs: 200, calls: 200, callers: 4 }, ["runs", "calls", "callers"]);
 if (!opt.mspMcp || !opt.msp) die("--msp-mcp and --msp are required");
-
-async function latency(srv, language, code, expect) {
-        for (let i = 0; i < 10; i++) await srv.run(language, code, expect);
-        const t = [];
-        for (let i = 0; i < opt.runs; i++) {
-                const t0 = process.hrtime.bigint();
-                await srv.run(language, code, expect);
-                t.push(Number(process.hrtime.bigint() - t0) / 1e6);
-        }
-        return summary(t);
-}
-
-async function throughput(srv) {
-        let left = opt.calls;
-        const t0 = process.hrtime.bigint();
-        await Promise.all(Array.from({ length: opt.callers }, async () => {
-                while (left-- > 0) await srv.run("sh", "echo hi", "hi\n");
-        }));
-        const s = Number(process.hrtime.bigint() - t0) / 1e9;
-        return { seconds: s, per_s: opt.calls / s };
-}
 
 async function measure(name, runtime) {
         const srv = stdioServer(opt.mspMcp, ["--runtime", runtime]);
         await srv.init();
         const idle = status(srv.child.pid);
-        const sh = await latency(srv, "sh", "echo hi", "hi\n");
-        const py = await latency(srv, "python", "print(1)", "1\n");
-        const tp = await throughput(srv);
+        const w = await runCodeWorkload(srv, opt);
         const after = status(srv.child.pid);
         const code = await srv.close();
         if (code !== 0) die(`${name}: msp-mcp exited ${code}`);
-        return { name, runtime, idle_kib: idle, after_kib: after, sh, python: py, throughput: tp };
+        return { name, runtime, idle_kib: idle, after_kib: after, sh: summary(w.sh), python: summary(w.python),
+                 throughput: w.throughput };
 }
 
 const results = [await measure("msp", opt.msp)];

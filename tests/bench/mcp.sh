@@ -6,6 +6,8 @@
 #   tests/bench/mcp.sh --http [--runs N] [--pings N] [--calls N] [--rounds N]
 #                      [--sessions N] [--no-install]
 #   tests/bench/mcp.sh --rootless [--runs N] [--calls N] [--rounds N] [--no-install]
+#   tests/bench/mcp.sh --ab OTHER_BUILD_DIR [--runs N] [--calls N] [--callers N]
+#                      [--rounds N] [--no-install]
 #
 # As root. Installs what is missing (contrib/install-deps.sh build bench, and mcp when
 # node is missing), builds a release msp and msp-mcp in build-bench-mcp/ (BUILD_DIR
@@ -51,6 +53,19 @@
 # then the ratios and the goals of issue 14: the user's sh p50 within 10% of root's, its
 # runs/s at least 90% of root's; the load average before and after; the JSON in
 # BUILD_DIR/bench/mcp-rootless.json.
+#
+# --ab OTHER_BUILD_DIR runs tests/bench/mcp-ab.mjs instead: an A/B of another build (A: a
+# meson build directory with mcp-adapter/msp-mcp, the helpers beside it and runtime/msp,
+# e.g. a release build of the tree before a change) against this tree's release build (B),
+# each msp-mcp with its own msp, both servers up at once:
+#
+#   rounds       --rounds (4) rounds, which build goes first alternating (A B, B A, ...);
+#                in each, per build, the workload above: --runs (200) sh and python
+#                latency calls, --calls (200) sh calls from --callers (4) callers
+#
+# then per build sh and python p50/p95 over all rounds, the mean runs/s, idle RSS, the
+# ratio B/A and the spread between rounds (a B/A within it is noise); the JSON in
+# BUILD_DIR/bench/mcp-ab.json.
 set -euo pipefail
 
 . "$(dirname "$0")/lib.sh"
@@ -58,6 +73,7 @@ build=${BUILD_DIR:-$repo/build-bench-mcp}
 opts=()
 http=0
 rootless=0
+ab=
 install=1
 
 while [ $# -gt 0 ]; do
@@ -65,6 +81,7 @@ while [ $# -gt 0 ]; do
         --runs|--calls|--callers|--pings|--rounds|--sessions) opts+=("$1" "$2"); shift ;;
         --http) http=1 ;;
         --rootless) rootless=1 ;;
+        --ab) [ $# -ge 2 ] || die "--ab needs the other build directory"; ab=$2; shift ;;
         --no-install) install=0 ;;
         -h|--help) bench_usage; exit 0 ;;
         *) die "unknown argument '$1' (see --help)" ;;
@@ -73,7 +90,16 @@ while [ $# -gt 0 ]; do
 done
 
 bench_need_root "msp-mcp creates namespaces and cgroups"
-[ "$http$rootless" != 11 ] || die "--http and --rootless are two benchmarks: run one at a time"
+[ $((http + rootless + (${#ab} > 0))) -le 1 ] ||
+        die "--http, --rootless and --ab are three benchmarks: run one at a time"
+if [ -n "$ab" ]; then
+        [ -d "$ab" ] || die "--ab $ab: not a directory"
+        ab=$(cd "$ab" && pwd)
+        for b in mcp-adapter/msp-mcp mcp-adapter/msp-sandbox-init mcp-adapter/msp-sandbox-hook \
+                 mcp-adapter/msp-mcp-unpack runtime/msp; do
+                [ -x "$ab/$b" ] || die "--ab $ab: no $b (a built meson build directory of msp is needed)"
+        done
+fi
 
 if [ "$install" = 1 ]; then
         groups=(build bench)
@@ -113,6 +139,23 @@ if [ "$rootless" = 1 ]; then
         node "$here/mcp-rootless.mjs" --msp-mcp "$work/msp-mcp" --msp "$work/msp" \
                 --user-xdg "$xdg" "${opts[@]}" --json "$build/bench/mcp-rootless.json" ||
                 die "tests/bench/mcp-rootless.mjs failed"
+        exit 0
+fi
+
+# build_label DIR: the build directory, its source tree and that tree's commit.
+build_label() {
+        local src
+        src=$(jq -r .directories.source "$1/meson-info/meson-info.json" 2>/dev/null) || src=
+        [ -n "$src" ] || { echo "$1"; return; }
+        echo "$1, from $src at $(git -C "$src" describe --always --dirty 2>/dev/null || echo "an unknown commit")"
+}
+
+if [ -n "$ab" ]; then
+        node "$here/mcp-ab.mjs" --a-msp-mcp "$ab/mcp-adapter/msp-mcp" --a-msp "$ab/runtime/msp" \
+                --a-label "$(build_label "$ab")" \
+                --b-msp-mcp "$build/mcp-adapter/msp-mcp" --b-msp "$build/runtime/msp" \
+                --b-label "$(build_label "$build") (this tree)" \
+                "${opts[@]}" --json "$build/bench/mcp-ab.json" || die "tests/bench/mcp-ab.mjs failed"
         exit 0
 fi
 
