@@ -98,7 +98,9 @@ for (const m of measures) {
         const perRound = rounds.map((r) => m.round(r, "B") / m.round(r, "A"));
         const oneSide = perRound.every((x) => x > 1) || perRound.every((x) => x < 1);
         const better = m.lower ? ratio < 1 : ratio > 1;
-        const verdict = Math.abs(ratio - 1) <= noise || !oneSide ? "within noise" : better ? "B better" : "B worse";
+        // With fewer than 4 rounds every round on one side is too likely by chance to read.
+        const verdict = opt.rounds < 4 ? "-" :
+                Math.abs(ratio - 1) <= noise || !oneSide ? "within noise" : better ? "B better" : "B worse";
         verdicts.push({ measure: m.name, a, b, ratio, spread_a: spread(m, "A"), spread_b: spread(m, "B"), verdict });
         console.log(`${m.name.padEnd(28)} ${f(a)} ${f(b)} ${ratio.toFixed(3).padStart(8)}   ${`${pc(spread(m, "A"))} / ${pc(spread(m, "B"))}`.padEnd(14)} ${verdict}`);
 }
@@ -108,6 +110,7 @@ console.log("spread: (largest - smallest) / median of a build's per-round figure
 console.log("run. A B/A that differs from 1 by less than the larger spread is noise, not a difference between the");
 console.log("builds; so is one whose rounds disagree (B/A above 1 in one round, below in another). \"B better\" and");
 console.log("\"B worse\" are said only when neither holds; on a loaded machine run it again before reading more into it.");
+if (opt.rounds < 4) console.log(`With ${opt.rounds} rounds no reading is given (too few for the rounds' agreement to mean anything).`);
 if (opt.json)
         fs.writeFileSync(opt.json, JSON.stringify({ options: opt, builds, load: [loadBefore, loadAfter], idle_kib: idle,
                                                     after_kib: after, figures: verdicts, rounds_ms: rounds }, null, 2));
