@@ -9,10 +9,28 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "http/auth.h"
+#include "http/http-admin.h"
+#include "http/http-daemon.h"
+#include "http/http-exchange.h"
+#include "http/http-stream.h"
+#include "http/http.h"
+#include "http/oauth.h"
+#include "mcp/server.h"
 #include "observe/audit.h"
-#include "http/http-int.h"
+#include "observe/log.h"
+#include "observe/metrics.h"
+#include "oci/macros.h"
 
 /* ---- tenants' quotas ---- */
+
+/* Runs a tenant started in the current 60 s window (runs_per_minute). */
+struct rate_window {
+        char tenant[MCP_TENANT_MAX + 1];
+        uint64_t start;
+        unsigned count;
+        struct rate_window *next;
+};
 
 static rate_window *
 window_of(mcp_http *h, const char *tenant)

@@ -19,7 +19,8 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
-#include "http/http-int.h"
+#include "http/http-daemon.h"
+#include "observe/log.h"
 #include "oci/macros.h"
 
 /* ---- driving MHD from the loop ---- */

@@ -12,7 +12,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "http/http.h"
+#include "http/http-listen.h"
 #include "oci/macros.h"
 
 #define BACKLOG 128

@@ -11,11 +11,19 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "http/http-int.h"
+#include "http/http-exchange.h"
+#include "http/http-stream.h"
+#include "mcp/server.h"
+#include "observe/log.h"
+#include "oci/macros.h"
+
+#define SSE_HIGH_WATER (4u * 1024 * 1024) /* above: droppable notifications are dropped */
+#define SSE_REPLAY (64u * 1024)     /* per stream: sent events kept for Last-Event-ID */
 
 typedef struct sse_event {
         struct sse_event *next;

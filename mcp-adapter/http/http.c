@@ -7,9 +7,7 @@
  * application/json, otherwise the exchange becomes a text/event-stream (http-stream.c) that
  * ends with the response. A GET opens the session's stream for messages tied to no request,
  * or resumes a stream with Last-Event-ID. Until there is something to send the connection
- * is suspended; MHD does not watch a suspended connection, so its socket is watched here
- * for the client leaving, which cancels a run still answered as JSON (a stream waits for
- * the client to resume it). */
+ * is suspended (http-exchange.c). */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -19,79 +17,31 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/epoll.h>
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "observe/audit.h"
 #include "engine/fd-budget.h"
-#include "http/http-int.h"
+#include "http/auth.h"
+#include "http/http-admin.h"
+#include "http/http-daemon.h"
+#include "http/http-exchange.h"
+#include "http/http-listen.h"
+#include "http/http-stream.h"
+#include "http/http-types.h"
+#include "http/http.h"
+#include "http/oauth.h"
+#include "mcp/server.h"
+#include "observe/audit.h"
+#include "observe/log.h"
+#include "oci/macros.h"
+
+#define CONNECTION_MEMORY (64u * 1024)  /* per connection: request line, headers, buffers */
+#define MAX_SESSIONS 4096u
+#define PROBE_CONNECTIONS 64u           /* of --probe-listen */
+#define SSE_BLOCK (16u * 1024)
+#define ENDPOINT "/mcp"
 
 /* ---- exchanges ---- */
-
-static void
-unlink_exchange(http_exchange *x)
-{
-        http_session *s = x->sess;
-        if (!s)
-                return;
-        if (x->prev)
-                x->prev->next = x->next;
-        else if (s->pending == x)
-                s->pending = x->next;
-        if (x->next)
-                x->next->prev = x->prev;
-        x->next = x->prev = NULL;
-        x->sess = NULL;
-        s->last_used = mcp_now_usec();
-}
-
-static void
-unwatch(http_exchange *x)
-{
-        if (x->watch_fd >= 0)
-                mcp_loop_del_io(x->http->loop, x->watch_fd);
-        x->watch_fd = -1;
-}
-
-void
-mcp_http_wake(http_exchange *x)
-{
-        if (!x->suspended)
-                return;
-        unwatch(x);
-        x->suspended = false;
-        MHD_resume_connection(x->conn);
-        mcp_http_daemon_kick(x->dm);
-}
-
-/* The client closed the connection while its request waited: the run is cancelled. */
-static int
-on_client_gone(mcp_loop *loop _unused_, int fd _unused_, uint32_t events _unused_, void *data)
-{
-        http_exchange *x = data;
-        x->client_gone = true;
-        if (x->sess && !x->answered) {
-                mcp_log(x->http->log, MCP_LOG_INFO, "HTTP client of session %.8s... went away: its call is cancelled",
-                        x->sess->id);
-                mcp_tools_cancel(x->sess->srv, &x->id);
-        }
-        unlink_exchange(x);
-        x->answered = true;
-        mcp_http_wake(x);
-        return 0;
-}
-
-void
-mcp_http_suspend(http_exchange *x)
-{
-        MHD_suspend_connection(x->conn);
-        x->suspended = true;
-        const union MHD_ConnectionInfo *ci =
-                MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-        if (ci && mcp_loop_add_io(x->http->loop, ci->connect_fd, EPOLLRDHUP, on_client_gone, x) == 0)
-                x->watch_fd = ci->connect_fd;
-}
 
 /* The session's transport: a message for the stream or exchange of the request it belongs
  * to. A message of no request (a log message) most likely comes of the newest request still
@@ -121,12 +71,12 @@ session_sink(void *data, const char *json, size_t len, const mcp_rpc_id *request
                 x->olen = len;
                 x->mode = X_JSON;
                 x->answered = true;
-                unlink_exchange(x);
+                mcp_http_exchange_unlink(x);
                 mcp_http_wake(x);
                 return 0;
         }
         /* The exchange becomes its request's stream (no longer a pending exchange). */
-        unlink_exchange(x);
+        mcp_http_exchange_unlink(x);
         int r = mcp_http_stream_start(x, s);
         if (r < 0)
                 return r;
@@ -134,52 +84,6 @@ session_sink(void *data, const char *json, size_t len, const mcp_rpc_id *request
 }
 
 /* ---- responses ---- */
-
-enum MHD_Result
-mcp_http_queue(http_exchange *x, unsigned status, struct MHD_Response *resp)
-{
-        /* A kept-alive connection waits --http-head-timeout for its next request: clients
-         * that read this (Node's among them) stop reusing it before. */
-        char keep[32];
-        snprintf(keep, sizeof keep, "timeout=%" PRIu64, x->http->cfg->http_head_timeout_s);
-        (void) MHD_add_response_header(resp, "Keep-Alive", keep);
-        mcp_metrics_http(x->http->metrics, status);
-        x->status = status;
-        return MHD_queue_response(x->conn, status, resp);
-}
-
-enum MHD_Result
-mcp_http_reply(http_exchange *x, unsigned status, const char *type, const char *body, size_t len,
-      const char *allow)
-{
-        struct MHD_Response *resp = MHD_create_response_from_buffer(len, (void *) body,
-                                                                    MHD_RESPMEM_MUST_COPY);
-        if (!resp)
-                return MHD_NO;
-        if (type)
-                (void) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-        if (allow)
-                (void) MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
-        if (x->new_session)
-                (void) MHD_add_response_header(resp, "Mcp-Session-Id", x->sid);
-        x->bytes_out = len;
-        enum MHD_Result r = mcp_http_queue(x, status, resp);
-        MHD_destroy_response(resp);
-        x->replied = true;
-        return r;
-}
-
-/* An HTTP error with a JSON-RPC error object as its body (id: the request's, if known). */
-static enum MHD_Result
-reply_error(http_exchange *x, unsigned status, const mcp_rpc_id *id, int code, const char *msg)
-{
-        mcp_rpc_id none = { .kind = MCP_ID_NONE };
-        _cleanup_free_ char *json = NULL;
-        size_t len = 0;
-        if (mcp_rpc_format_error(id ? id : &none, code, msg, &json, &len) < 0)
-                return mcp_http_reply(x, status, "text/plain", msg, strlen(msg), NULL);
-        return mcp_http_reply(x, status, "application/json", json, len, NULL);
-}
 
 /* An SSE response: x's stream (none: one that ends at once, a cancelled call's). */
 static enum MHD_Result
@@ -208,7 +112,7 @@ reply_pending(http_exchange *x)
         if (x->mode == X_JSON)
                 return mcp_http_reply(x, 200, "application/json", x->out, x->olen, NULL);
         if (x->mode == X_PENDING && x->ended)
-                return reply_error(x, 404, &x->id, MCP_RPC_INVALID_REQUEST, "Session ended");
+                return mcp_http_reply_error(x, 404, &x->id, MCP_RPC_INVALID_REQUEST, "Session ended");
         if (x->mode == X_PENDING && !x->answered) {
                 mcp_http_suspend(x);
                 return MHD_YES;
@@ -271,7 +175,7 @@ end_session(mcp_http *h, http_session *s, const char *why)
         mcp_server_free(s->srv);
         while (s->pending) {
                 http_exchange *x = s->pending;
-                unlink_exchange(x);
+                mcp_http_exchange_unlink(x);
                 x->ended = x->answered = true;
                 mcp_http_wake(x);
         }
@@ -468,23 +372,23 @@ open_stream(http_exchange *x)
 {
         const char *accept = header(x, MHD_HTTP_HEADER_ACCEPT);
         if (!accept || (!strstr(accept, "text/event-stream") && !strstr(accept, "*/*")))
-                return reply_error(x, 406, NULL, MCP_RPC_INVALID_REQUEST,
-                                   "Not acceptable: a GET must accept text/event-stream");
+                return mcp_http_reply_error(x, 406, NULL, MCP_RPC_INVALID_REQUEST,
+                                            "Not acceptable: a GET must accept text/event-stream");
         const char *sid = header(x, "Mcp-Session-Id");
         if (!sid)
-                return reply_error(x, 400, NULL, MCP_RPC_INVALID_REQUEST,
-                                   "Bad request: Mcp-Session-Id header missing");
+                return mcp_http_reply_error(x, 400, NULL, MCP_RPC_INVALID_REQUEST,
+                                            "Bad request: Mcp-Session-Id header missing");
         http_session *s = find_session(x->http, sid, x->tenant);
         if (!s)
-                return reply_error(x, 404, NULL, MCP_RPC_INVALID_REQUEST, "Session not found");
+                return mcp_http_reply_error(x, 404, NULL, MCP_RPC_INVALID_REQUEST, "Session not found");
         const char *pv = header(x, "MCP-Protocol-Version");
         if (pv && !mcp_version_known(pv))
-                return reply_error(x, 400, NULL, MCP_RPC_INVALID_REQUEST,
-                                   "Bad request: unsupported MCP-Protocol-Version");
+                return mcp_http_reply_error(x, 400, NULL, MCP_RPC_INVALID_REQUEST,
+                                            "Bad request: unsupported MCP-Protocol-Version");
         const char *why = NULL;
         unsigned status = mcp_http_stream_open_get(x, s, header(x, "Last-Event-ID"), &why);
         if (status)
-                return reply_error(x, status, NULL, MCP_RPC_INVALID_REQUEST, why);
+                return mcp_http_reply_error(x, status, NULL, MCP_RPC_INVALID_REQUEST, why);
         s->last_used = mcp_now_usec();
         return reply_stream(x);
 }
@@ -536,11 +440,11 @@ start(http_exchange *x, const char *url, const char *method)
         if (strcmp(method, "DELETE") == 0) {
                 const char *sid = header(x, "Mcp-Session-Id");
                 if (!sid)
-                        return reply_error(x, 400, NULL, MCP_RPC_INVALID_REQUEST,
-                                           "Bad request: Mcp-Session-Id header missing");
+                        return mcp_http_reply_error(x, 400, NULL, MCP_RPC_INVALID_REQUEST,
+                                                    "Bad request: Mcp-Session-Id header missing");
                 http_session *s = find_session(h, sid, x->tenant);
                 if (!s)
-                        return reply_error(x, 404, NULL, MCP_RPC_INVALID_REQUEST, "Session not found");
+                        return mcp_http_reply_error(x, 404, NULL, MCP_RPC_INVALID_REQUEST, "Session not found");
                 memcpy(x->sid, s->id, sizeof x->sid);
                 end_session(h, s, "deleted by the client");
                 return mcp_http_reply(x, 204, NULL, "", 0, NULL);
@@ -559,7 +463,7 @@ end_cancelled(http_session *s, const oci_json *params)
                 return;
         for (http_exchange *x = s->pending; x; x = x->next)
                 if (mcp_rpc_id_equal(&x->id, &id)) {
-                        unlink_exchange(x);
+                        mcp_http_exchange_unlink(x);
                         x->answered = true;
                         mcp_http_wake(x);
                         break;
@@ -577,15 +481,15 @@ handle_post(http_exchange *x)
                 char msg[128];
                 snprintf(msg, sizeof msg, "Invalid request: message too large (more than %" PRIu64 " bytes)",
                          h->cfg->max_message_bytes);
-                return reply_error(x, 413, NULL, MCP_RPC_INVALID_REQUEST, msg);
+                return mcp_http_reply_error(x, 413, NULL, MCP_RPC_INVALID_REQUEST, msg);
         }
         mcp_rpc_msg msg;
         mcp_rpc_error e;
         int r = mcp_rpc_decode(x->body ? x->body : "", x->len, h->cfg->max_message_bytes, &msg, &e);
         if (r == -ENODATA)
-                return reply_error(x, 400, NULL, MCP_RPC_INVALID_REQUEST, "Invalid request: empty body");
+                return mcp_http_reply_error(x, 400, NULL, MCP_RPC_INVALID_REQUEST, "Invalid request: empty body");
         if (r < 0) {
-                enum MHD_Result ret = reply_error(x, 400, &e.id, e.code, e.message);
+                enum MHD_Result ret = mcp_http_reply_error(x, 400, &e.id, e.code, e.message);
                 mcp_rpc_id_clear(&e.id);
                 return ret;
         }
@@ -595,7 +499,7 @@ handle_post(http_exchange *x)
         if (pv && !mcp_version_known(pv)) {
                 char text[160];
                 snprintf(text, sizeof text, "Bad request: unsupported MCP-Protocol-Version %.40s", pv);
-                return reply_error(x, 400, &m.id, MCP_RPC_INVALID_REQUEST, text);
+                return mcp_http_reply_error(x, 400, &m.id, MCP_RPC_INVALID_REQUEST, text);
         }
         const char *sid = header(x, "Mcp-Session-Id");
         bool init = m.method && strcmp(m.method, "initialize") == 0;
@@ -603,17 +507,17 @@ handle_post(http_exchange *x)
         if (sid) {
                 s = find_session(h, sid, x->tenant);
                 if (!s)
-                        return reply_error(x, 404, &m.id, MCP_RPC_INVALID_REQUEST, "Session not found");
+                        return mcp_http_reply_error(x, 404, &m.id, MCP_RPC_INVALID_REQUEST, "Session not found");
         } else if (!init) {
-                return reply_error(x, 400, &m.id, MCP_RPC_INVALID_REQUEST,
-                                   "Bad request: Mcp-Session-Id header missing");
+                return mcp_http_reply_error(x, 400, &m.id, MCP_RPC_INVALID_REQUEST,
+                                            "Bad request: Mcp-Session-Id header missing");
         } else {
                 char why[256] = "Internal error";
                 r = new_session(h, x->tenant, &s, why, sizeof why);
                 if (r < 0)
-                        return reply_error(x, r == -EDQUOT ? 429 : r == -EBUSY ? 503 : 500, &m.id,
-                                           r == -EDQUOT ? MCP_RPC_SERVER_ERROR : MCP_RPC_INTERNAL_ERROR,
-                                           why);
+                        return mcp_http_reply_error(x, r == -EDQUOT ? 429 : r == -EBUSY ? 503 : 500, &m.id,
+                                                    r == -EDQUOT ? MCP_RPC_SERVER_ERROR : MCP_RPC_INTERNAL_ERROR,
+                                                    why);
                 x->new_session = true;
         }
         s->last_used = mcp_now_usec();
@@ -629,7 +533,7 @@ handle_post(http_exchange *x)
                 return mcp_http_reply(x, 202, NULL, "", 0, NULL);
         }
         if (mcp_rpc_id_copy(&x->id, &m.id) < 0)
-                return reply_error(x, 500, &m.id, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+                return mcp_http_reply_error(x, 500, &m.id, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
         x->sess = s;
         x->next = s->pending;
         if (x->next)
@@ -639,7 +543,7 @@ handle_post(http_exchange *x)
         m = (mcp_rpc_msg) { 0 };
         if (x->new_session && !s->srv->initialized) {
                 /* initialize failed: the session is not kept (nor announced). */
-                unlink_exchange(x);
+                mcp_http_exchange_unlink(x);
                 x->new_session = false;
                 end_session(h, s, "initialize failed");
         }
@@ -714,8 +618,8 @@ on_completed(void *cls _unused_, struct MHD_Connection *conn, void **con_cls,
         /* A response that never reached the client: its call is not wanted any more. */
         if (x->sess && !x->answered)
                 mcp_tools_cancel(x->sess->srv, &x->id);
-        unlink_exchange(x);
-        unwatch(x);
+        mcp_http_exchange_unlink(x);
+        mcp_http_exchange_unwatch(x);
         mcp_http_stream_detach(x);
         mcp_rpc_id_clear(&x->id);
         free(x->body);

@@ -1,10 +1,14 @@
 /* msp-mcp over MCP Streamable HTTP (--listen): one endpoint, /mcp, served by libmicrohttpd
  * driven from the event loop (no threads of its own). Every HTTP session (Mcp-Session-Id,
  * issued at initialize) is its own MCP server state (server.h) on the shared engine.
- * Owner: http.c (daemons, requests, exchanges, sessions), http-daemon.c (MHD driven from
- * the loop, the request head deadline), http-stream.c (SSE streams, resumption),
- * http-admin.c (quotas, probes, metrics, TLS and token files, the 401 challenge, draining),
- * http-listen.c (the listening sockets). */
+ * Owner: http.c (this header's new, start, free: the daemons, requests, sessions) and
+ * http-admin.c (its drain, reload, check; the quotas, probes, metrics, TLS and token files,
+ * the 401 challenge, the audit lines). Each file of http/ uses only those after it:
+ * http.c, http-admin.c, http-stream.c (SSE streams, resumption), http-exchange.c (a
+ * request's responses; its connection suspended and woken), http-daemon.c (MHD driven
+ * from the loop, the request head deadline); below them http-listen.c (the listening
+ * sockets), oauth.c, https-get.c, auth.c. http-types.h holds the state they share (types
+ * only). This header includes none of them. */
 #pragma once
 
 #include <stdbool.h>
@@ -43,8 +47,3 @@ void mcp_http_reload(mcp_http *http);
 /* --check: the HTTP transport's lines (a warning without authentication; the token file,
  * the OAuth mode). */
 void mcp_http_check(const mcp_config *cfg, FILE *out);
-
-/* http-listen.c: a listening socket for "HOST:PORT", "PORT" (loopback) or "unix:PATH";
- * *ret_local: loopback or a unix socket; *ret_url: what to tell the user (malloc'd). */
-int mcp_http_listen(const char *spec, int *ret_fd, bool *ret_local, char **ret_url,
-                    msp_err *err);
