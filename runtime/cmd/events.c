@@ -10,7 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "lib/cgroup.h"
+#include "lib/cgroup/cgroup.h"
 #include "cmd/cmd.h"
 #include "lib/statedir.h"
 

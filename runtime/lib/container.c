@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/cgroup-join.h"
-#include "lib/cgroup.h"
+#include "lib/cgroup/cgroup-join.h"
+#include "lib/cgroup/cgroup.h"
 #include "lib/fileio.h"
 #include "lib/hooks.h"
 #include "lib/init.h"
@@ -766,12 +766,19 @@ init_state(create_run *cr, msp_err *err)
         st->owner = cr->owner;
         st->annotations = cr->c->spec->annotations;
         if (cr->ctx->cgroup_manager != RT_CGROUP_DISABLED) {
-                int r = rt_cgroup_choose_path(cr->ctx, cr->c->spec->linux_, cr->c->id, cr->cgroup,
-                                              sizeof cr->cgroup, err);
+                rt_cgroup_caller who = {
+                        .rootless = cr->ctx->rootless,
+                        .systemd = cr->ctx->cgroup_manager == RT_CGROUP_SYSTEMD,
+                };
+                char why[PATH_MAX + 128];
+                int r = rt_cgroup_choose_path(&who, cr->c->spec->linux_, cr->c->id, cr->cgroup,
+                                              sizeof cr->cgroup, why, sizeof why, err);
                 if (r < 0)
                         return r;
                 if (cr->cgroup[0])
                         st->cgroup_path = cr->cgroup;
+                else
+                        rt_debug(cr->ctx, "create '%s': rootless, no cgroup: %s", cr->c->id, why);
         }
         st->systemd_cgroup = cr->ctx->systemd_cgroup;
         st->no_new_keyring = cr->o->no_new_keyring;

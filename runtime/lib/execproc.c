@@ -39,7 +39,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "lib/cgroup.h"
+#include "lib/cgroup/cgroup.h"
 #include "lib/final.h"
 #include "lib/log.h"
 #include "lib/lsm.h"

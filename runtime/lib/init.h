@@ -4,7 +4,7 @@
 
 #include <stdbool.h>
 
-#include "lib/cgroup-join.h"
+#include "lib/cgroup/cgroup-join.h"
 #include "lib/ctx.h"
 #include "lib/ns.h"
 #include "lib/seccomp.h"

@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "lib/cgroup.h"
+#include "lib/cgroup/cgroup.h"
 #include "lib/fileio.h"
 #include "lib/container.h"
 #include "lib/hooks.h"

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "lib/cgroup.h"
+#include "lib/cgroup/cgroup.h"
 #include "lib/procfs.h"
 #include "lib/seccomp-cache.h"
 #include "lib/sync.h"

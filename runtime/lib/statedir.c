@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/cgroup.h"
+#include "lib/cgroup/cgroup.h"
 #include "lib/fileio.h"
 
 int

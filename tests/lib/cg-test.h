@@ -12,8 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "lib/cgroup-internal.h"
-#include "lib/cgroup.h"
+#include "lib/cgroup/cgroup-internal.h"
+#include "lib/cgroup/cgroup.h"
 #include "tests/lib/tap.h"
 
 /* Nothing whose name starts with `prefix` directly below any hierarchy's root (the root

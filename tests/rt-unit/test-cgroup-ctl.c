@@ -22,8 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/cgroup-internal.h"
-#include "lib/cgroup.h"
+#include "lib/cgroup/cgroup-internal.h"
+#include "lib/cgroup/cgroup.h"
 #include "tests/lib/cg-test.h"
 #include "oci/stats.h"
 #include "tests/lib/tap.h"

@@ -19,8 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "lib/cgroup-internal.h"
-#include "lib/cgroup.h"
+#include "lib/cgroup/cgroup-internal.h"
+#include "lib/cgroup/cgroup.h"
 #include "tests/lib/cg-test.h"
 #include "tests/lib/tap.h"
 

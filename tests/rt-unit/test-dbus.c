@@ -1,6 +1,6 @@
-/* The D-Bus wire format of runtime/lib/dbus.c against byte strings worked out by hand from
- * the specification's rules, malformed messages refused, and the SASL exchange and Hello
- * against a peer on a real unix socket. */
+/* The D-Bus wire format of runtime/lib/cgroup/dbus.c against byte strings worked out by
+ * hand from the specification's rules, malformed messages refused, and the SASL exchange
+ * and Hello against a peer on a real unix socket. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "lib/dbus.h"
+#include "lib/cgroup/dbus.h"
 
 #include "tests/lib/tap.h"
 

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/dbus.h"
+#include "lib/cgroup/dbus.h"
 #include "oci/macros.h"
 
 #define ARRAY_MAX (64u << 20)   /* the specification's limit on an array's length */

@@ -9,7 +9,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "lib/cgroup-internal.h"
+#include "lib/cgroup/cgroup-internal.h"
 
 /* The cgroup directory of path in ctrl's v1 hierarchy; `what` names the config field. */
 static bool

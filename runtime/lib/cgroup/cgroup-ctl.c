@@ -1,7 +1,7 @@
 /* Cgroups of a live container: freeze and thaw (pause, resume), the processes in it
  * (ps, kill --all) and its resource usage (events). v2 uses cgroup.freeze and the
  * "frozen" key of cgroup.events; v1 the freezer controller's freezer.state. */
-#include "lib/cgroup.h"
+#include "lib/cgroup/cgroup.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/cgroup-internal.h"
+#include "lib/cgroup/cgroup-internal.h"
 
 #define FREEZE_TIMEOUT_MS 5000
 #define CG_FREEZER CG_ROOT "/freezer"

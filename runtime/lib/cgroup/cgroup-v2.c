@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/cgroup-internal.h"
+#include "lib/cgroup/cgroup-internal.h"
 
 uint64_t
 cg_shares_to_weight(uint64_t shares)

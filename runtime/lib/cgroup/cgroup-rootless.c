@@ -1,8 +1,9 @@
-/* Where a container's cgroup goes (cgroup.h, docs/ROOTLESS.md); for a rootless caller,
- * runc's placement: below the caller's own cgroup2 cgroup, and only where the caller was
- * delegated the right to make cgroups and move processes into them. Elsewhere the
- * container runs without a cgroup, and a limit that would need one is refused. */
-#include "lib/cgroup.h"
+/* The places a rootless caller's container cgroup can go (docs/ROOTLESS.md), for
+ * rt_cgroup_choose_path (cgroup-path.c): runc's placement below the caller's own cgroup2
+ * cgroup where it was delegated the right to make cgroups and move processes into them;
+ * below the caller's systemd user manager; or a transient scope that manager makes
+ * (--systemd-cgroup), whose unit rt_cgroup_stop_scope stops again. */
+#include "lib/cgroup/cgroup.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,10 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/cgroup-internal.h"
-#include "lib/log.h"
+#include "lib/cgroup/cgroup-internal.h"
 #include "oci/macros.h"
-#include "lib/sdunit.h"
+#include "lib/cgroup/sdunit.h"
 
 /* The caller's cgroup2 path: the "0::" line of /proc/self/cgroup. */
 static int
@@ -45,12 +45,8 @@ writable_at(int dfd, const char *file)
         return faccessat(dfd, file, W_OK, AT_EACCESS) == 0;
 }
 
-/* runc's rootless placement: "<the caller's cgroup2 cgroup>/<id>" (its parent's when that
- * is a .scope), on a unified host where the caller may make cgroups there and move
- * processes (a delegated subtree). 1: buf holds it; 0: none can be made, why says why
- * (buf ""); -errno when /proc/self/cgroup or the mode cannot be read. */
-static int
-rootless_path(const char *id, char *buf, size_t bufsz, char *why, size_t whysz)
+int
+cg_rootless_path(const char *id, char *buf, size_t bufsz, char *why, size_t whysz)
 {
         rt_cgroup_mode mode;
         char base[PATH_MAX];
@@ -94,38 +90,8 @@ rootless_path(const char *id, char *buf, size_t bufsz, char *why, size_t whysz)
         return 1;
 }
 
-/* The first linux.resources key that needs a cgroup ("memory", "pids", ...), or NULL.
- * Device rules do not count: a rootless runtime leaves them to the user namespace, which
- * cannot mknod or open host devices it is not given (runc ignores them rootless). */
-static const char *
-limit_field(const oci_resources *res)
-{
-        if (!res)
-                return NULL;
-        if (res->has_memory)
-                return "memory";
-        if (res->has_cpu)
-                return "cpu";
-        if (res->has_pids && res->pids_limit != 0)
-                return "pids";
-        if (res->has_blockio)
-                return "blockIO";
-        if (res->n_hugepage_limits)
-                return "hugepageLimits";
-        if (res->has_network)
-                return "network";
-        if (res->n_rdma)
-                return "rdma";
-        if (res->unified.n)
-                return "unified";
-        return NULL;
-}
-
-/* The cgroup of the caller's systemd user manager ("/user.slice/user-1000.slice/
- * user@1000.service"), which systemd delegates to the user: 1 and buf filled when the
- * caller runs below one, else 0. */
-static int
-systemd_user_root(char *buf, size_t bufsz)
+int
+cg_systemd_user_root(char *buf, size_t bufsz)
 {
         char own[PATH_MAX];
         char *p, *end = NULL;
@@ -148,15 +114,8 @@ systemd_user_root(char *buf, size_t bufsz)
         return 1;
 }
 
-/* Rootless --systemd-cgroup: the container's cgroup belongs to the user's systemd
- * manager, as with runc. The manager makes a transient scope (the unit named by
- * "slice:prefix:name", else msp-ID.scope in user.slice) with Delegate=yes and this
- * process in it; this process then moves to a leaf of its own below the scope so that
- * the scope holds no process and can hand controllers to the container's leaf
- * (RT_CGROUP_SCOPE_LEAF), where msp writes the limits: the manager owns only the
- * scope's own files and never rewrites them. The path of that leaf into buf. */
-static int
-user_scope_path(const char *path, const char *id, char *buf, size_t bufsz, msp_err *err)
+int
+cg_user_scope_path(const char *path, const char *id, char *buf, size_t bufsz, msp_err *err)
 {
         char why[256], unit[512], slice[256] = "user.slice", scope[PATH_MAX], self[PATH_MAX];
         rt_sdunit_conn conn;
@@ -201,47 +160,6 @@ user_scope_path(const char *path, const char *id, char *buf, size_t bufsz, msp_e
         if ((r = rt_cgroup_create_in(self, RT_CGROUP_V2, &made, err)) < 0 ||
             (r = rt_cgroup_enter(self, getpid(), err)) < 0)
                 return msp_err_prefix(err, "--systemd-cgroup: unit %s", unit);
-        return 0;
-}
-
-int
-rt_cgroup_choose_path(const rt_ctx *ctx, const oci_linux *lx, const char *id, char *buf,
-                      size_t bufsz, msp_err *err)
-{
-        const char *path = lx ? lx->cgroups_path : NULL;
-        char why[PATH_MAX + 128], root[PATH_MAX], sub[PATH_MAX];
-        int r;
-
-        buf[0] = '\0';
-        if (ctx->rootless && ctx->cgroup_manager == RT_CGROUP_SYSTEMD &&
-            (!path || !*path || (*path != '/' && strchr(path, ':'))))
-                return user_scope_path(path, id, buf, bufsz, err);
-        if (!ctx->rootless || (path && *path && (*path == '/' || !strchr(path, ':'))))
-                r = rt_cgroup_path_for(path, id, buf, bufsz, err);
-        else if (path && *path) {
-                /* "slice:prefix:name": below the user's manager, as runc's systemd driver
-                 * has that manager place it; without one, from the root as for root. */
-                r = rt_cgroup_path_for(path, id, sub, sizeof sub, err);
-                if (r < 0)
-                        return r;
-                if (!systemd_user_root(root, sizeof root))
-                        root[0] = '\0';
-                if ((size_t) snprintf(buf, bufsz, "%s%s", root, sub) >= bufsz)
-                        return msp_err_set(err, ENAMETOOLONG, "linux.cgroupsPath is too long");
-        } else {
-                r = rootless_path(id, buf, bufsz, why, sizeof why);
-                if (r < 0)
-                        return msp_err_sys(err, -r, "rootless: find the caller's cgroup");
-        }
-        if (r < 0)
-                return r;
-        if (buf[0])
-                return 0;
-        const char *field = limit_field(lx ? lx->resources : NULL);
-        if (field)
-                return msp_err_set(err, EPERM, "linux.resources.%s: rootless, the limit needs a "
-                                   "cgroup and msp may make none: %s", field, why);
-        rt_debug(ctx, "create '%s': rootless, no cgroup: %s", id, why);
         return 0;
 }
 

@@ -1,12 +1,12 @@
-/* Cgroups: detect the host mode (unified, hybrid, legacy) and create, join, signal,
- * freeze-check and remove the container's cgroup in every mounted hierarchy.
- * Resource limits and the v2/v1 backends grow here (docs/CGROUPS.md). */
+/* Cgroups: detect the host mode (unified, hybrid, legacy), choose the container's cgroup
+ * and create, join, signal, freeze, limit and remove it in every mounted hierarchy
+ * (docs/CGROUPS.md). What lib/cgroup/ offers the runtime, with cgroup-join.h (the join
+ * across the fork); lib/cgroup/ itself uses only oci/. */
 #pragma once
 
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "lib/ctx.h"
 #include "oci/err.h"
 #include "oci/spec.h"
 #include "oci/stats.h"
@@ -23,16 +23,23 @@ int rt_cgroup_mode_detect(rt_cgroup_mode *ret, msp_err *err);
  * default "/msp/<id>". */
 int rt_cgroup_path_for(const char *cgroups_path, const char *id, char *buf, size_t bufsz,
                        msp_err *err);
-/* The container's cgroup path into buf, or "" for none (cgroup-rootless.c). Root, or an
+/* Who asks rt_cgroup_choose_path: a rootless caller or not, and whether systemd is the
+ * cgroup manager (--systemd-cgroup, --cgroup-manager systemd). */
+typedef struct rt_cgroup_caller {
+        bool rootless;
+        bool systemd;
+} rt_cgroup_caller;
+/* The container's cgroup path into buf, or "" for none (cgroup-path.c). Root, or an
  * explicit linux.cgroupsPath: rt_cgroup_path_for. Rootless without one: runc's
  * placement, "<the caller's cgroup2 cgroup>/<id>" (the parent of a .scope), only in a
- * subtree delegated to the caller on a unified host; with none, "" and a limit in
- * linux.resources (devices aside) is an error naming it and why. Rootless
- * "slice:prefix:name": below the caller's systemd user manager (user@UID.service).
- * Rootless --systemd-cgroup (default or systemd-form path): a leaf below a transient scope
- * the user's manager made with this process in it, which moved on to a leaf of its own. */
-int rt_cgroup_choose_path(const rt_ctx *ctx, const oci_linux *lx, const char *id, char *buf,
-                          size_t bufsz, msp_err *err);
+ * subtree delegated to the caller on a unified host; with none, "" and why says why
+ * (for the caller's debug log), and a limit in linux.resources (devices aside) is an
+ * error naming it and why. Rootless "slice:prefix:name": below the caller's systemd user
+ * manager (user@UID.service). Rootless with systemd (default or systemd-form path): a
+ * leaf below a transient scope the user's manager made with this process in it, which
+ * moved on to a leaf of its own. */
+int rt_cgroup_choose_path(const rt_cgroup_caller *who, const oci_linux *lx, const char *id,
+                          char *buf, size_t bufsz, char *why, size_t whysz, msp_err *err);
 /* Rootless --systemd-cgroup: below the transient scope the user's manager made, the
  * container's leaf and the leaf the creating msp moves itself to (cgroup-rootless.c). */
 #define RT_CGROUP_SCOPE_LEAF "container"

@@ -3,12 +3,12 @@
  * "CONTROLLER[,CONTROLLER...]:PATH" for those v1 hierarchies only (the others take the
  * container's cgroup). PATH is relative to the container's cgroup ("/" and "" name it
  * itself), may not leave it, and must exist: nothing is created here. */
-#include "lib/cgroup.h"
+#include "lib/cgroup/cgroup.h"
 
 #include <errno.h>
 #include <string.h>
 
-#include "lib/cgroup-internal.h"
+#include "lib/cgroup/cgroup-internal.h"
 #include "oci/macros.h"
 
 /* base + sub with "." and ".." resolved; -EINVAL when sub climbs out of base. */

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/dbus.h"
+#include "lib/cgroup/dbus.h"
 #include "oci/macros.h"
-#include "lib/sdunit.h"
+#include "lib/cgroup/sdunit.h"
 
 #define TIMEOUT_MS 30000        /* the bound on each call and on the job */
 #define SD_DEST "org.freedesktop.systemd1"

@@ -1,6 +1,6 @@
 /* The container init joins its cgroup without cgroup_threadgroup_rwsem (cgroup-join.h
  * says why and how). */
-#include "lib/cgroup-join.h"
+#include "lib/cgroup/cgroup-join.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/cgroup-internal.h"
-#include "lib/cgroup.h"
+#include "lib/cgroup/cgroup-internal.h"
+#include "lib/cgroup/cgroup.h"
 
 void
 rt_cgroup_join_init(rt_cgroup_join *j)

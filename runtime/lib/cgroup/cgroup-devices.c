@@ -17,8 +17,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "lib/cgroup.h"
-#include "lib/cgroup-internal.h"
+#include "lib/cgroup/cgroup.h"
+#include "lib/cgroup/cgroup-internal.h"
 
 #define DEV(path, t, maj, min, acc) { path, { .allow = true, .type = (t), .has_major = (maj) >= 0, \
                                       .major = (maj), .has_minor = (min) >= 0, .minor = (min), \

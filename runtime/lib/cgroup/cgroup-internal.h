@@ -1,5 +1,4 @@
-/* Internal to the cgroup module (cgroup.c, cgroup-fs.c, cgroup-sub.c, cgroup-v1.c, cgroup-v2.c,
- * cgroup-devices.c, cgroup-join.c, cgroup-ctl.c, cgroup-walk.c).
+/* Internal to the cgroup module (the cgroup-*.c files of lib/cgroup/).
  * Other modules use cgroup.h; the unit tests include this header for the pure parts
  * (conversions, key checks, the eBPF device program) and to drive the v2 backend
  * against a directory of plain files. docs/CGROUPS.md describes the behaviour. */
@@ -10,6 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "lib/cgroup/cgroup.h"
 #include "oci/err.h"
 #include "oci/spec.h"
 
@@ -54,6 +54,8 @@ int64_t cg_now_ms(void);
  * -ETIMEDOUT, -ENOENT when the file or the key is missing. */
 int cg_wait_event(int dfd, const char *key, char want, int timeout_ms);
 
+/* The host's mode from root, an fd of CG_ROOT (rt_cgroup_mode_detect without the open). */
+int cg_mode_at(int root, rt_cgroup_mode *ret, msp_err *err);
 /* Each mounted hierarchy under CG_ROOT (v1 controllers, name=systemd, the hybrid
  * cgroup2), or CG_ROOT itself on a unified host: fn(hierarchy_dir, root, is_v2) for
  * each, stopping at the first error; root is an fd of CG_ROOT for cg_open_dir_at(). */
@@ -77,7 +79,7 @@ int cg_walk_pids(int dfd, cg_pid_fn fn, void *userdata);
  * first the kernel refuses (EBUSY: it still has a process) ends the walk. */
 int cg_walk_rmdir_below(int dfd);
 
-/* ---- the undo journal of an update (cgroup-undo.c) ---- */
+/* ---- the undo journal of an update (cgroup-fs.c, kept by cg_write) ---- */
 
 /* What a file held before a write (one line, without its newline). */
 typedef struct cg_undo_old {
@@ -88,12 +90,7 @@ typedef struct cg_undo_old {
 void cg_undo_begin(void);
 /* Forget the journal (the update is complete, or rolled back). */
 void cg_undo_end(void);
-/* For cg_write: read the old value; false when no journal is open or the value cannot
- * be written back (more than one line, too long: the journal notes it is incomplete). */
-bool cg_undo_save(int dfd, const char *file, cg_undo_old *ret);
-void cg_undo_push(int dfd, const char *file, const cg_undo_old *old);
-/* For cg_write: the first file whose write failed, and its name ("" when none). */
-void cg_undo_failed(const char *file);
+/* The first file whose write failed while the journal was open ("" when none). */
 const char *cg_undo_failed_file(void);
 /* Write back every recorded value, last first, and close the journal to recording.
  * Returns how many could not be restored (files listed in unrestored, comma-separated;
@@ -110,8 +107,6 @@ uint64_t cg_blkio_to_io_weight(uint64_t weight);
  * not one that moves processes or restructures the tree (cgroup.procs, .threads,
  * .subtree_control, .type, .kill, .freeze...). */
 int cg_unified_key_check(const char *key, msp_err *err);
-/* "2MB", "1GB", "64KB": digits and a unit, nothing that could name another file. */
-bool cg_hugepage_size_valid(const char *size);
 
 /* ---- backends ---- */
 
@@ -122,10 +117,6 @@ int cg_v1_apply(int root, const char *path, const oci_resources *res, bool hybri
 /* v2: every controller in one directory, hier + path (hier is CG_ROOT on a unified
  * host; the tests pass a directory of plain files). */
 int cg_v2_apply(const char *hier, const char *path, const oci_resources *res, msp_err *err);
-/* hugetlb.<size>.max (v2) or hugetlb.<size>.limit_in_bytes (v1) in dfd. */
-int cg_apply_hugetlb(int dfd, const oci_hugepage_limit *l, size_t n, bool v2, msp_err *err);
-/* rdma.max lines, "<device> hca_handle=N hca_object=M" (same format on v1 and v2). */
-int cg_apply_rdma(int dfd, const oci_rdma_limit *l, size_t n, msp_err *err);
 /* linux.resources.unified into a v2 directory; `hybrid`: only keys whose controller is
  * available in that directory (the v2 side of a hybrid host), no cgroup.* keys. */
 int cg_v2_apply_unified(int dfd, const oci_map *unified, bool hybrid, msp_err *err);
@@ -135,6 +126,36 @@ int cg_v2_apply_unified(int dfd, const oci_map *unified, bool hybrid, msp_err *e
 void cg_v2_enable_controllers(const char *dir, bool is_root);
 /* The same for dir relative to root (an fd of CG_ROOT). */
 void cg_v2_enable_controllers_at(int root, const char *reldir, bool is_root);
+
+/* ---- the writers both backends share (cgroup-res.c) ---- */
+
+/* "2MB", "1GB", "64KB": digits and a unit, nothing that could name another file. */
+bool cg_hugepage_size_valid(const char *size);
+/* hugetlb.<size>.max (v2) or hugetlb.<size>.limit_in_bytes (v1) in dfd. */
+int cg_apply_hugetlb(int dfd, const oci_hugepage_limit *l, size_t n, bool v2, msp_err *err);
+/* rdma.max lines, "<device> hca_handle=N hca_object=M" (same format on v1 and v2). */
+int cg_apply_rdma(int dfd, const oci_rdma_limit *l, size_t n, msp_err *err);
+
+/* ---- the rootless caller's places, for rt_cgroup_choose_path (cgroup-rootless.c) ---- */
+
+/* runc's rootless placement: "<the caller's cgroup2 cgroup>/<id>" (its parent's when that
+ * is a .scope), on a unified host where the caller may make cgroups there and move
+ * processes (a delegated subtree). 1: buf holds it; 0: none can be made, why says why
+ * (buf ""); -errno when /proc/self/cgroup or the mode cannot be read. */
+int cg_rootless_path(const char *id, char *buf, size_t bufsz, char *why, size_t whysz);
+/* The cgroup of the caller's systemd user manager ("/user.slice/user-1000.slice/
+ * user@1000.service"), which systemd delegates to the user: 1 and buf filled when the
+ * caller runs below one, else 0. */
+int cg_systemd_user_root(char *buf, size_t bufsz);
+/* Rootless --systemd-cgroup: the container's cgroup belongs to the user's systemd
+ * manager, as with runc. The manager makes a transient scope (the unit named by
+ * "slice:prefix:name", else msp-ID.scope in user.slice) with Delegate=yes and this
+ * process in it; this process then moves to a leaf of its own below the scope so that
+ * the scope holds no process and can hand controllers to the container's leaf
+ * (RT_CGROUP_SCOPE_LEAF), where msp writes the limits: the manager owns only the
+ * scope's own files and never rewrites them. The path of that leaf into buf. */
+int cg_user_scope_path(const char *path, const char *id, char *buf, size_t bufsz,
+                       msp_err *err);
 
 /* ---- devices (cgroup-devices.c) ---- */
 

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/cgroup-internal.h"
+#include "lib/cgroup/cgroup-internal.h"
 
 typedef struct walk_frame {
         char *names;            /* the sub-cgroups' names, each NUL-terminated; owned */

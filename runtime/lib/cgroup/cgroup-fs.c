@@ -1,6 +1,7 @@
 /* The files and hierarchies below /sys/fs/cgroup that the rest of the cgroup module
- * works with: one directory's files, paths resolved from an fd of CG_ROOT, controller
- * delegation on v2, the walk over the mounted hierarchies, and waiting for a v2 event. */
+ * works with: one directory's files (and the undo journal their writes keep during an
+ * update), paths resolved from an fd of CG_ROOT, the host's mode, controller delegation
+ * on v2, the walk over the mounted hierarchies, and waiting for a v2 event. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -8,14 +9,15 @@
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/cgroup.h"
-#include "lib/cgroup-internal.h"
+#include "lib/cgroup/cgroup.h"
+#include "lib/cgroup/cgroup-internal.h"
 
 /* ---- files of one cgroup directory ---- */
 
@@ -93,6 +95,11 @@ cg_open_dir_at(int root, const char *hier, const char *path, msp_err *err)
         return fd;
 }
 
+/* The journal's side of cg_write (below, with the journal). */
+static bool undo_save(int dfd, const char *file, cg_undo_old *ret);
+static void undo_push(int dfd, const char *file, const cg_undo_old *old);
+static void undo_failed(const char *file);
+
 int
 cg_write_fd(int fd, const char *file, const char *value, msp_err *err)
 {
@@ -111,15 +118,15 @@ int
 cg_write(int dfd, const char *file, const char *value, msp_err *err)
 {
         cg_undo_old old;
-        bool journal = cg_undo_save(dfd, file, &old);
+        bool journal = undo_save(dfd, file, &old);
         _cleanup_close_ int fd = openat(dfd, file, O_WRONLY | O_CLOEXEC);
         int r = fd < 0 ? msp_err_sys(err, errno, "cgroup: write '%s' = '%.200s'", file, value)
                        : cg_write_fd(fd, file, value, err);
 
         if (r < 0)
-                cg_undo_failed(file);
+                undo_failed(file);
         else if (journal)
-                cg_undo_push(dfd, file, &old);
+                undo_push(dfd, file, &old);
         return r;
 }
 
@@ -161,6 +168,129 @@ bool
 cg_exists(int dfd, const char *file)
 {
         return faccessat(dfd, file, F_OK, 0) == 0;
+}
+
+/* ---- the undo journal of an update ---- */
+
+/* While a journal is open, every successful cg_write records what the file held before,
+ * so that an update the kernel refuses half-way can put the files it already wrote
+ * back, last first. Going back through the states the kernel accepted on the way keeps
+ * each restoring write valid (memory before memsw and the like). Only one-line values
+ * are recorded: multi-line files (memory.oom_control, keyed lists such as
+ * blkio.throttle.*) cannot be written back as they read. The runtime is single-threaded
+ * and runs one update per process, hence file scope. */
+typedef struct undo_entry {
+        int dfd;                /* owned: a dup of the cgroup directory */
+        char file[64];
+        char old[256];
+} undo_entry;
+
+static struct {
+        undo_entry *v;
+        size_t n, cap;
+        bool open;
+        bool lost;              /* a write whose old value could not be recorded */
+        char failed[64];        /* the file whose write failed */
+} journal;
+
+void
+cg_undo_begin(void)
+{
+        cg_undo_end();
+        journal.open = true;
+}
+
+void
+cg_undo_end(void)
+{
+        for (size_t i = 0; i < journal.n; i++)
+                close(journal.v[i].dfd);
+        free(journal.v);
+        journal.v = NULL;
+        journal.n = journal.cap = 0;
+        journal.open = journal.lost = false;
+        journal.failed[0] = '\0';
+}
+
+/* For cg_write: read the old value; false when no journal is open or the value cannot
+ * be written back (more than one line, too long: the journal notes it is incomplete). */
+static bool
+undo_save(int dfd, const char *file, cg_undo_old *ret)
+{
+        char buf[sizeof ret->value + 1];
+
+        if (!journal.open)
+                return false;
+        int n = cg_read(dfd, file, buf, sizeof buf);
+        if (n < 0)
+                return false;   /* the write fails too */
+        if (n > 0 && buf[n - 1] == '\n')
+                buf[--n] = '\0';
+        if (n <= 0 || (size_t) n >= sizeof ret->value || strchr(buf, '\n') ||
+            strlen(file) >= sizeof journal.v->file) {
+                journal.lost = true;
+                return false;
+        }
+        memcpy(ret->value, buf, (size_t) n + 1);
+        return true;
+}
+
+static void
+undo_push(int dfd, const char *file, const cg_undo_old *old)
+{
+        if (journal.n == journal.cap) {
+                size_t cap = journal.cap ? journal.cap * 2 : 16;
+                undo_entry *v = reallocarray(journal.v, cap, sizeof *v);
+                if (!v) {
+                        journal.lost = true;
+                        return;
+                }
+                journal.v = v;
+                journal.cap = cap;
+        }
+        undo_entry *e = &journal.v[journal.n];
+        e->dfd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+        if (e->dfd < 0) {
+                journal.lost = true;
+                return;
+        }
+        snprintf(e->file, sizeof e->file, "%s", file);
+        snprintf(e->old, sizeof e->old, "%s", old->value);
+        journal.n++;
+}
+
+/* For cg_write: remember the first file whose write failed. */
+static void
+undo_failed(const char *file)
+{
+        if (journal.open && !journal.failed[0])
+                snprintf(journal.failed, sizeof journal.failed, "%s", file);
+}
+
+const char *
+cg_undo_failed_file(void)
+{
+        return journal.failed;
+}
+
+int
+cg_undo_rollback(char *unrestored, size_t size)
+{
+        int bad = journal.lost ? 1 : 0;
+        size_t o = 0;
+
+        unrestored[0] = '\0';
+        journal.open = false;   /* the restoring writes are not recorded */
+        for (size_t i = journal.n; i > 0; i--) {
+                const undo_entry *e = &journal.v[i - 1];
+                if (cg_write(e->dfd, e->file, e->old, NULL) == 0)
+                        continue;
+                bad++;
+                if (o + strlen(e->file) + 3 < size)
+                        o += (size_t) snprintf(unrestored + o, size - o, "%s%s", o ? ", " : "",
+                                               e->file);
+        }
+        return bad;
 }
 
 /* word in a space/newline separated list */
@@ -229,7 +359,36 @@ enable_controllers(int dfd, bool is_root)
         }
 }
 
-/* ---- hierarchies ---- */
+/* ---- the host's mode, and its hierarchies ---- */
+
+int
+cg_mode_at(int root, rt_cgroup_mode *ret, msp_err *err)
+{
+        struct statfs sfs;
+
+        if (fstatfs(root, &sfs) < 0)
+                return msp_err_sys(err, errno, "statfs '%s'", CG_ROOT);
+        if (sfs.f_type == CGROUP2_SUPER_MAGIC) {
+                *ret = RT_CGROUP_UNIFIED;
+                return 0;
+        }
+        _cleanup_close_ int u = openat(root, "unified", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (u >= 0 && fstatfs(u, &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC)
+                *ret = RT_CGROUP_HYBRID;
+        else
+                *ret = RT_CGROUP_LEGACY;
+        return 0;
+}
+
+int
+rt_cgroup_mode_detect(rt_cgroup_mode *ret, msp_err *err)
+{
+        _cleanup_close_ int root = cg_root_open();
+
+        if (root < 0)
+                return msp_err_sys(err, -root, "open '%s'", CG_ROOT);
+        return cg_mode_at(root, ret, err);
+}
 
 /* Everything below CG_ROOT is resolved from one fd of it (cg_open_dir_at says why). */
 static int
