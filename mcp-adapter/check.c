@@ -27,7 +27,7 @@
 #include "oci/macros.h"
 #include "host/rootless.h"
 #include "host/rootless-cgroup.h"
-#include "engine/runner.h"
+#include "base/proc.h"
 #include "sandbox/sandbox-ids.h"
 #include "sandbox/sandbox-userns.h"
 #include "sandbox/usernet.h"

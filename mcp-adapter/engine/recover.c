@@ -13,7 +13,7 @@
 #include "session/files.h"
 #include "oci/macros.h"
 #include "engine/recover.h"
-#include "engine/runner.h"
+#include "base/proc.h"
 
 #define CGROUP_ROOT "/sys/fs/cgroup"
 

@@ -16,7 +16,7 @@
 
 #include "session/files.h"
 #include "oci/macros.h"
-#include "engine/runner.h"
+#include "base/proc.h"
 #include "sandbox/sandbox-ids.h"
 
 /* The first "name:start:count" or "uid:start:count" line of `file` with room for the
