@@ -20,7 +20,7 @@
 
 #include "sandbox/bundle.h"
 #include "engine/engine.h"
-#include "session/files.h"
+#include "base/fileio.h"
 #include "image/image-cache.h"
 #include "engine/langprobe.h"
 #include "sandbox/languages.h"

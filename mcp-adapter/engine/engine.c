@@ -35,7 +35,7 @@
 #include "sandbox/bundle.h"
 #include "engine/engine-int.h"
 #include "engine/engine.h"
-#include "session/files.h"
+#include "base/fileio.h"
 #include "oci/json.h"
 #include "sandbox/languages.h"
 #include "engine/recover.h"

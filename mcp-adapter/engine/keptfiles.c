@@ -10,7 +10,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "session/files.h"
+#include "base/fileio.h"
 #include "oci/macros.h"
 
 struct mcp_kept_file {

@@ -14,7 +14,7 @@
 
 #include "sandbox/bundle.h"
 #include "base/child-call.h"
-#include "session/files.h"
+#include "base/fileio.h"
 #include "engine/langprobe.h"
 #include "oci/macros.h"
 

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "session/files.h"
+#include "base/fileio.h"
 #include "oci/macros.h"
 #include "engine/recover.h"
 #include "base/proc.h"

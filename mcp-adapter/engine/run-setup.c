@@ -13,6 +13,7 @@
 
 #include "engine/engine-int.h"
 #include "session/files.h"
+#include "base/fileio.h"
 #include "engine/run-setup.h"
 #include "sandbox/sandbox-ids.h"
 #include "session/session.h"

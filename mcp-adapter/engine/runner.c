@@ -9,7 +9,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "session/files.h"
+#include "base/fileio.h"
 #include "oci/json.h"
 #include "oci/macros.h"
 #include "engine/runner.h"

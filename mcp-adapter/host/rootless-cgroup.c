@@ -10,8 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "session/files.h"
-#include "session/files.h"
+#include "base/fileio.h"
 #include "oci/macros.h"
 
 static const char *const controllers[] = { "cpu", "memory", "pids" };

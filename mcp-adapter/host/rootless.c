@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "session/files.h"
+#include "base/fileio.h"
 #include "oci/macros.h"
 #include "base/proc.h"
 #include "sandbox/sandbox-ids.h"

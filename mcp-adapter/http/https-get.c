@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "base/child-call.h"
-#include "session/files.h"
+#include "base/fileio.h"
 #include "oci/macros.h"
 
 #define HEAD_MAX (64 * 1024)

@@ -29,7 +29,7 @@
 
 #include "sandbox/bundle.h"
 #include "base/child-call.h"
-#include "session/files.h"
+#include "base/fileio.h"
 #include "image/image-user.h"
 #include "oci/json.h"
 #include "host/rootless.h"

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "image/blob-check.h"
-#include "session/files.h"
+#include "base/fileio.h"
 #include "oci/json.h"
 #include "oci/macros.h"
 

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "image/blob-check.h"
-#include "session/files.h"
+#include "base/fileio.h"
 #include "oci/macros.h"
 #include "sandbox/sandbox-ids.h"
 

@@ -10,7 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "session/files.h"
+#include "base/fileio.h"
 #include "oci/macros.h"
 
 #define ACCOUNTS_MAX (1u << 20)         /* more of /etc/passwd or /etc/group is not read */

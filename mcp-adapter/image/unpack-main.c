@@ -21,7 +21,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "session/files.h"
+#include "base/fileio.h"
 #include "image/image-unpack.h"
 #include "oci/macros.h"
 #include "sandbox/sandbox-ids.h"

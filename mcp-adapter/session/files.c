@@ -14,11 +14,10 @@
 #include <unistd.h>
 
 #include "session/files.h"
+#include "base/fileio.h"
 #include "oci/json.h"
 #include "oci/macros.h"
 #include "sandbox/sandbox-ids.h"
-
-#define MAX_DEPTH 256                   /* directories deep for mcp_remove_tree_at() */
 
 /* A path split into components, all pointing into buf. */
 typedef struct split_path {
@@ -101,20 +100,6 @@ split(const char *path, split_path *sp, msp_err *err)
         return 0;
 }
 
-static int
-openat2_retry(int dirfd, const char *path, uint64_t flags, uint64_t mode, uint64_t resolve)
-{
-        struct open_how how = { .flags = flags | O_CLOEXEC, .mode = mode, .resolve = resolve };
-        int fd = -1;
-        /* EAGAIN: a concurrent rename raced the lookup (RESOLVE_IN_ROOT); try again. */
-        for (int i = 0; i < 16; i++) {
-                fd = (int) syscall(SYS_openat2, dirfd, path, &how, sizeof how);
-                if (fd >= 0 || errno != EAGAIN)
-                        break;
-        }
-        return fd < 0 ? -errno : fd;
-}
-
 #define RESOLVE_READ (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)
 #define RESOLVE_WRITE (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | \
                        RESOLVE_NO_XDEV)
@@ -162,7 +147,7 @@ mkdir_owned(int dirfd, const char *name, mcp_run_ids ids)
 {
         if (mkdirat(dirfd, name, 0755) < 0)
                 return -errno;
-        int fd = openat2_retry(dirfd, name, O_RDONLY | O_DIRECTORY, 0, RESOLVE_WRITE);
+        int fd = mcp_openat2(dirfd, name, O_RDONLY | O_DIRECTORY, 0, RESOLVE_WRITE);
         if (fd < 0)
                 return fd;
         /* through the fd: a racing rename cannot redirect the chown */
@@ -180,17 +165,17 @@ static int
 open_parent_for_write(int wsfd, const split_path *sp, const char *path, mcp_run_ids ids,
                       msp_err *err)
 {
-        _cleanup_close_ int cur = openat2_retry(wsfd, ".", O_RDONLY | O_DIRECTORY, 0,
+        _cleanup_close_ int cur = mcp_openat2(wsfd, ".", O_RDONLY | O_DIRECTORY, 0,
                                                 RESOLVE_WRITE);
         if (cur < 0)
                 return open_fail(err, cur, path);
         for (size_t i = 0; i + 1 < sp->n; i++) {
-                int fd = openat2_retry(cur, sp->comp[i], O_RDONLY | O_DIRECTORY, 0,
+                int fd = mcp_openat2(cur, sp->comp[i], O_RDONLY | O_DIRECTORY, 0,
                                        RESOLVE_WRITE);
                 if (fd == -ENOENT) {
                         fd = mkdir_owned(cur, sp->comp[i], ids);
                         if (fd == -EEXIST)      /* made since: opened as any other */
-                                fd = openat2_retry(cur, sp->comp[i], O_RDONLY | O_DIRECTORY,
+                                fd = mcp_openat2(cur, sp->comp[i], O_RDONLY | O_DIRECTORY,
                                                    0, RESOLVE_WRITE);
                         else if (fd < 0)
                                 return path_failf(err, -fd, path, "mkdir \"%s\": %s",
@@ -216,22 +201,6 @@ mcp_workspace_make_out(int workspace_fd, mcp_run_ids ids, msp_err *err)
         if (fd == -EEXIST || fd == -ENOSPC || fd == -EDQUOT)
                 return 0;
         return msp_err_set(err, -fd, "workspace: make %s/: %s", MCP_OUT_DIR, strerror(-fd));
-}
-
-int
-mcp_write_all(int fd, const void *data, size_t len)
-{
-        const char *p = data;
-        while (len > 0) {
-                ssize_t n = write(fd, p, len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return -errno;
-                p += n;
-                len -= (size_t) n;
-        }
-        return 0;
 }
 
 static int
@@ -272,7 +241,7 @@ mcp_workspace_write_file(int workspace_fd, const char *path, const void *data, s
                 return dir;
         mode_t mode = executable ? 0755 : 0644;
         /* O_NONBLOCK: a FIFO without reader fails with ENXIO instead of blocking. */
-        _cleanup_close_ int fd = openat2_retry(dir, sp->comp[sp->n - 1],
+        _cleanup_close_ int fd = mcp_openat2(dir, sp->comp[sp->n - 1],
                                                O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
                                                O_NOCTTY, mode, RESOLVE_WRITE);
         if (fd < 0)
@@ -317,7 +286,7 @@ mcp_workspace_read_file(int workspace_fd, const char *path, size_t max, char **r
                 return r;
         if (sp->n == 0)
                 return path_fail(err, EISDIR, path, "is the workspace directory");
-        _cleanup_close_ int fd = openat2_retry(workspace_fd, sp->rel,
+        _cleanup_close_ int fd = mcp_openat2(workspace_fd, sp->rel,
                                                O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, RESOLVE_READ);
         if (fd < 0)
                 return open_fail(err, fd, path);
@@ -373,7 +342,7 @@ mcp_workspace_list_files(int workspace_fd, const char *path, size_t max_entries,
         int r = split(path, sp, err);
         if (r < 0)
                 return r;
-        int fd = openat2_retry(workspace_fd, sp->rel, O_RDONLY | O_DIRECTORY | O_NONBLOCK, 0,
+        int fd = mcp_openat2(workspace_fd, sp->rel, O_RDONLY | O_DIRECTORY | O_NONBLOCK, 0,
                                RESOLVE_READ);
         if (fd < 0)
                 return open_fail(err, fd, path);
@@ -431,153 +400,4 @@ mcp_workspace_list_files(int workspace_fd, const char *path, size_t max_entries,
 oom:
         mcp_dirents_free(ents, n);
         return path_fail(err, ENOMEM, path, "out of memory");
-}
-
-static int
-remove_tree(int parent, const char *name, dev_t dev, unsigned depth, msp_err *err)
-{
-        if (unlinkat(parent, name, 0) == 0 || errno == ENOENT)
-                return 0;
-        if (errno != EISDIR && errno != EPERM)
-                return msp_err_sys(err, errno, "unlink \"%s\"", name);
-        if (depth >= MAX_DEPTH)
-                return msp_err_set(err, ELOOP, "remove \"%s\": deeper than %d directories",
-                                   name, MAX_DEPTH);
-        int fd = openat2_retry(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0,
-                               RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV);
-        if (fd == -ENOENT)
-                return 0;
-        if (fd == -EXDEV)
-                return msp_err_set(err, EBUSY, "remove \"%s\": a mount point", name);
-        if (fd < 0)
-                return msp_err_sys(err, -fd, "remove \"%s\": open", name);
-        struct stat st;
-        if (fstat(fd, &st) < 0 || st.st_dev != dev) {
-                close(fd);
-                return msp_err_set(err, EBUSY, "remove \"%s\": a mount point", name);
-        }
-        _cleanup_closedir_ DIR *d = fdopendir(fd);
-        if (!d) {
-                close(fd);
-                return msp_err_sys(err, errno, "remove \"%s\": opendir", name);
-        }
-        struct dirent *de;
-        while ((de = readdir(d))) {
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                        continue;
-                int r = remove_tree(dirfd(d), de->d_name, dev, depth + 1, err);
-                if (r < 0)
-                        return msp_err_prefix(err, "in \"%s\"", name);
-        }
-        if (unlinkat(parent, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
-                return msp_err_sys(err, errno, "rmdir \"%s\"", name);
-        return 0;
-}
-
-int
-mcp_remove_tree_at(int dirfd, const char *name, msp_err *err)
-{
-        struct stat st;
-        /* the parent's device: name itself must not be a mount point either */
-        if (fstat(dirfd, &st) < 0)
-                return msp_err_sys(err, errno, "remove \"%s\": fstat", name);
-        return remove_tree(dirfd, name, st.st_dev, 0, err);
-}
-
-DIR *
-mcp_image_opendir_at(int dir_fd, const char *name)
-{
-        int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return NULL;
-        DIR *d = fdopendir(fd);
-        if (!d)
-                close(fd);
-        return d;
-}
-
-int
-mcp_mkdir_parents(const char *path, mode_t mode, msp_err *err)
-{
-        char buf[PATH_MAX];
-        if (snprintf(buf, sizeof buf, "%s", path) >= (int) sizeof buf)
-                return msp_err_set(err, ENAMETOOLONG, "\"%.100s...\": too long", path);
-        for (char *p = buf + 1;; p++) {
-                if (*p != '/' && *p != '\0')
-                        continue;
-                char c = *p;
-                *p = '\0';
-                if (mkdir(buf, mode) < 0 && errno != EEXIST)
-                        return msp_err_sys(err, errno, "mkdir \"%s\"", buf);
-                if (!(*p = c))
-                        break;
-        }
-        return 0;
-}
-
-int
-mcp_write_new_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
-                 msp_err *err)
-{
-        _cleanup_close_ int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-        if (fd < 0)
-                return msp_err_sys(err, errno, "create '%s'", name);
-        for (const char *p = data; len > 0;) {
-                ssize_t n = write(fd, p, len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        return msp_err_sys(err, n < 0 ? errno : EIO, "write '%s'", name);
-                p += n;
-                len -= (size_t) n;
-        }
-        return 0;
-}
-
-int
-mcp_write_text(const char *path, const char *text)
-{
-        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        size_t len = strlen(text);
-        ssize_t n = write(fd, text, len);
-        return n == (ssize_t) len ? 0 : n < 0 ? -errno : -EIO;
-}
-
-ssize_t
-mcp_read_text(const char *path, char *buf, size_t size)
-{
-        buf[0] = '\0';
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        ssize_t n = read(fd, buf, size - 1);
-        if (n < 0)
-                return -errno;
-        buf[n] = '\0';
-        return n;
-}
-
-int
-mcp_read_fd(int fd, size_t max, char **ret, size_t *ret_len, msp_err *err)
-{
-        _cleanup_free_ char *buf = malloc(max + 1);
-        if (!buf)
-                return msp_err_set(err, ENOMEM, "out of memory");
-        size_t len = 0;
-        while (len < max) {
-                ssize_t n = read(fd, buf + len, max - len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return msp_err_sys(err, errno, "read");
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-        }
-        buf[len] = '\0';
-        *ret = TAKE_PTR(buf);
-        *ret_len = len;
-        return 0;
 }

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "session/files.h"
+#include "base/fileio.h"
 #include "oci/json.h"
 #include "oci/macros.h"
 #include "sandbox/sandbox-ids.h"

@@ -15,6 +15,7 @@
 
 #include "tests/lib/tap.h"
 #include "session/files.h"
+#include "base/fileio.h"
 #include "sandbox/sandbox-ids.h"
 
 static char base[64];                   /* /tmp/mcp-files-XXXXXX */

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "tests/lib/tap.h"
-#include "session/files.h"
+#include "base/fileio.h"
 #include "oci/json.h"
 #include "base/loop.h"
 #include "sandbox/sandbox-ids.h"
