@@ -8,23 +8,8 @@
 #include <stdint.h>
 
 #include "egress/proxy.h"
+#include "sandbox/bundle.h"
 #include "sandbox/sandbox-ids.h"
-
-/* Resource limits of one run or session. 0 means "use the default" in requests and
- * "unlimited" nowhere: every effective limit is > 0. */
-typedef struct mcp_limits {
-        uint64_t memory_bytes;          /* cgroup memory limit (swap equal: no swap) */
-        uint64_t pids;                  /* cgroup pids limit */
-        uint64_t cpu_millis;            /* CPU quota in thousandths of a CPU (1000 = one CPU) */
-        uint64_t timeout_ms;            /* wall clock of one run, enforced by killing the cgroup */
-        uint64_t output_bytes;          /* cap per stream (stdout, stderr) in the result */
-        uint64_t tmp_bytes;             /* size of the tmpfs at /tmp */
-        uint64_t workspace_bytes;       /* size cap of a fresh (non-session) workspace tmpfs */
-} mcp_limits;
-
-/* The kernel's smallest CFS quota is 1 ms per period; the bundle's period is 100 ms, so
- * 0.01 CPU is the least a run can get. */
-#define MCP_CPU_MILLIS_MIN 10u
 
 /* "1.5" -> 1500 (thousandths of a CPU): digits and at most three decimals (trailing zeros
  * beyond are fine), no sign or exponent. -EINVAL, or -ERANGE above a million CPUs. */

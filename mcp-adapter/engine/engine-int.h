@@ -18,7 +18,7 @@
 #include "engine/runner.h"
 #include "sandbox/sandbox-slices.h"
 #include "sandbox/sandbox-userns.h"
-#include "helpers/userns-limits.h"
+#include "sandbox/budget-share.h"
 
 #define RUN_ID_LEN 18                   /* "r-" + 16 hex */
 #define MCP_ROOTFS_MAX 32               /* prepared rootfs views per instance */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "helpers/userns-limits.h"
+#include "sandbox/hook-args.h"
 #include "sandbox/usernet.h"
 
 int

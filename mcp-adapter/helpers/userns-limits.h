@@ -14,21 +14,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#define MCP_USERNS_HOOK_ARG "--userns-limits"
-
-/* One sandbox's share of the budgets the kernel counts per uid up to the host's namespace
- * (ucounts): as root each sandbox has its own uid (sandbox-slices.h) and the share is what
- * one sandbox needs; run by a user every sandbox charges the user at the top, so each gets
- * at most 1/sharers of the user's total: --max-concurrent sandboxes with processes at once
- * and the user itself. inotify goes to the hook (the namespace's max_inotify_*), the rest
- * are the process's rlimits (the first level of the count is checked against them). */
-typedef struct mcp_budget_share {
-        unsigned inotify_instances, inotify_watches;
-        uint64_t sigpending, msgqueue, memlock;         /* RLIMIT_SIGPENDING, _MSGQUEUE, _MEMLOCK */
-} mcp_budget_share;
-
-/* From the host's fs.inotify.max_user_* and msp-mcp's own rlimits, once at start. */
-void mcp_budget_share_compute(unsigned sharers, mcp_budget_share *ret);
+#include "sandbox/hook-args.h"
 
 /* The hook: the OCI state on `in`, exit status 0 or 1 (the reason on stderr);
  * max_inotify_instances and max_inotify_watches as given (decimal text). */

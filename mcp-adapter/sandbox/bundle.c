@@ -20,7 +20,7 @@
 #include "sandbox/bundle.h"
 #include "oci/json.h"
 #include "oci/macros.h"
-#include "helpers/userns-limits.h"
+#include "sandbox/hook-args.h"
 #include "sandbox/usernet.h"
 
 /* Top-level host entries that may hold the system: bound read-only when they are
@@ -621,7 +621,7 @@ write_process(oci_jw *w, const mcp_bundle_spec *s)
          * memory (node would not start). */
         if (!s->cgroups_path)
                 write_rlimit(w, "RLIMIT_DATA", s->limits.memory_bytes);
-        /* Counted per uid up to the host: the sandbox's share (userns-limits.h). */
+        /* Counted per uid up to the host: the sandbox's share (budget-share.h). */
         const struct { const char *type; uint64_t v; } shared[] = {
                 { "RLIMIT_SIGPENDING", s->share.sigpending },
                 { "RLIMIT_MSGQUEUE", s->share.msgqueue },

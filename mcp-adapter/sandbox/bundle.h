@@ -6,11 +6,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
 #include "oci/err.h"
 #include "sandbox/sandbox-ids.h"
 #include "sandbox/sysview.h"
-#include "helpers/userns-limits.h"
+#include "sandbox/budget-share.h"
 
 /* Where the program file is bound (read-only directory holding main.<ext>). */
 #define MCP_CODE_DIR "/.msp"
@@ -22,6 +21,22 @@
 #define MCP_PROXY_PORT 3128
 
 typedef struct oci_json oci_json;
+
+/* Resource limits of one run or session. 0 means "use the default" in requests and
+ * "unlimited" nowhere: every effective limit is > 0. */
+typedef struct mcp_limits {
+        uint64_t memory_bytes;          /* cgroup memory limit (swap equal: no swap) */
+        uint64_t pids;                  /* cgroup pids limit */
+        uint64_t cpu_millis;            /* CPU quota in thousandths of a CPU (1000 = one CPU) */
+        uint64_t timeout_ms;            /* wall clock of one run, enforced by killing the cgroup */
+        uint64_t output_bytes;          /* cap per stream (stdout, stderr) in the result */
+        uint64_t tmp_bytes;             /* size of the tmpfs at /tmp */
+        uint64_t workspace_bytes;       /* size cap of a fresh (non-session) workspace tmpfs */
+} mcp_limits;
+
+/* The kernel's smallest CFS quota is 1 ms per period; the bundle's period is 100 ms, so
+ * 0.01 CPU is the least a run can get. */
+#define MCP_CPU_MILLIS_MIN 10u
 
 /* The host's system view, computed once: which top-level entries are symlinks (merged
  * /usr) and which are directories to bind read-only. */
@@ -100,7 +115,7 @@ typedef struct mcp_bundle_spec {
         const char *proxy_socket;
         mcp_limits limits;              /* effective, every field > 0 */
         uint64_t nproc;                 /* RLIMIT_NPROC (per host uid: shared by runs) */
-        mcp_budget_share share;         /* of the per-uid budgets (userns-limits.h) */
+        mcp_budget_share share;         /* of the per-uid budgets (budget-share.h) */
         const oci_json *seccomp;        /* linux.seccomp */
         const oci_json *landlock;       /* process.landlock (extra rules are added) */
         const char *userns_hook;        /* msp-sandbox-hook, run as the createRuntime hook with

@@ -15,7 +15,7 @@
  * maps it whole (the tree's files may belong to any id), and every other sandbox a slice of
  * it of its own (its program's uid, and so its per-uid budgets, its own). What the kernel
  * counts at the top belongs to the user anyway: each sandbox's share of that is bounded
- * (userns-limits.h). With too many sandboxes for slices of more than 1024 ids, or no
+ * (budget-share.h). With too many sandboxes for slices of more than 1024 ids, or no
  * range, the pool is shared: every holder gets the whole range. */
 #pragma once
 

@@ -17,8 +17,8 @@
 #include <stdio.h>
 
 #include "oci/err.h"
+#include "sandbox/hook-args.h"
 
-#define MCP_USERNET_HOOK_ARG "--usernet"
 #define MCP_USERNET_HELPER "slirp4netns"
 /* In the run's bundle dir: the exit FIFO, and the helper's stdout and stderr (the runtime
  * reads the hook's output until it closes, so the detached helper must not inherit it). */
