@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/fd-budget.h"
 #include "egress/proxy.h"
 #include "sandbox/bundle.h"
 #include "sandbox/sandbox-ids.h"
@@ -83,7 +84,7 @@ typedef struct mcp_config {
         uint64_t network_idle_ms;       /* --network-idle: a proxied connection idle this long
                                          * is closed */
         unsigned run_fds;               /* --run-fds: fds one run's egress proxy may hold
-                                         * (0: 512); fd-budget.h */
+                                         * (0: 512); config-fds.c */
         unsigned tenant_fds;            /* --tenant-fds: the same for a tenant's runs at once
                                          * (0: half the proxies' share with --listen, all of it
                                          * on stdio) */
@@ -159,3 +160,12 @@ void mcp_config_help(FILE *out);
 void mcp_config_man(FILE *out);
 /* "512M", "1G", "64k", "4096" (binary multiples; a bare number is bytes). */
 int mcp_parse_size(const char *s, uint64_t *ret);
+
+/* The fd accountant's plan (base/fd-budget.h) for limit, from --max-concurrent,
+ * --max-sessions, --listen, --run-fds and --tenant-fds (config-fds.c says how). */
+mcp_fds_plan mcp_config_fds_plan(const mcp_config *cfg, unsigned limit);
+/* Raises the soft RLIMIT_NOFILE to the hard one and splits it by that plan. -EMFILE naming
+ * the numbers when the limit cannot hold the reserve and a pool. */
+int mcp_config_fds_init(const mcp_config *cfg, mcp_fds *f, msp_err *err);
+/* --check: the limits and the split, one line. */
+void mcp_config_fds_check(const mcp_config *cfg, FILE *out);

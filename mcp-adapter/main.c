@@ -19,7 +19,7 @@
 #include "observe/audit.h"
 #include "config.h"
 #include "engine/engine.h"
-#include "engine/fd-budget.h"
+#include "base/fd-budget.h"
 #include "http/http.h"
 #include "image/image-cache.h"
 #include "engine/langcache.h"
@@ -143,9 +143,9 @@ serve(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images, int in, int out
       msp_err *fail)
 {
         /* Before anything takes fds: the soft limit raised, the split decided
-         * (fd-budget.h). */
+         * (config-fds.c). */
         mcp_fds fds;
-        if (mcp_fds_init(&fds, cfg, fail) < 0)
+        if (mcp_config_fds_init(cfg, &fds, fail) < 0)
                 return 1;
         cfg->fds = &fds;
         if (fds.limit != fds.started_with)
@@ -376,7 +376,7 @@ main(int argc, char **argv)
                 break;
         case MCP_ACTION_CHECK:
                 r = mcp_check_host(&cfg, stdout, &err);
-                mcp_fds_check(&cfg, stdout);
+                mcp_config_fds_check(&cfg, stdout);
                 mcp_http_check(&cfg, stdout);
                 mcp_audit_check(cfg.audit_log, stdout);
                 if (r < 0)

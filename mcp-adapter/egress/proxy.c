@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "egress/egress-listener.h"
-#include "engine/fd-budget.h"
+#include "base/fd-budget.h"
 #include "oci/macros.h"
 #include "egress/proxy-http.h"
 

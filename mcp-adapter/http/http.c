@@ -20,7 +20,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "engine/fd-budget.h"
+#include "base/fd-budget.h"
 #include "http/auth.h"
 #include "http/http-admin.h"
 #include "http/http-daemon.h"

@@ -1,12 +1,13 @@
-/* mcp-adapter/engine/fd-budget.c: the soft RLIMIT_NOFILE raised to the hard one, the split of the
- * limit (reserve, HTTP, the proxies' pool), and the run, tenant and pool budgets each
- * refusing the fd past it and taking it again once one is given back. */
+/* mcp-adapter/base/fd-budget.c and config-fds.c: the soft RLIMIT_NOFILE raised to the hard
+ * one, the split of the limit (reserve, HTTP, the proxies' pool), and the run, tenant and
+ * pool budgets each refusing the fd past it and taking it again once one is given back. */
 #include <errno.h>
 #include <string.h>
 #include <sys/resource.h>
 
 #include "tests/lib/tap.h"
-#include "engine/fd-budget.h"
+#include "base/fd-budget.h"
+#include "config.h"
 #include "oci/macros.h"
 
 static mcp_config
@@ -29,7 +30,7 @@ TEST(raises_and_splits)
         mcp_config cfg = config("127.0.0.1:0", 0, 0);
         mcp_fds f;
         msp_err err = { 0 };
-        ASSERT_OK_ERR(mcp_fds_init(&f, &cfg, &err), err);
+        ASSERT_OK_ERR(mcp_config_fds_init(&cfg, &f, &err), err);
         ASSERT_EQ_U64(f.started_with, 100);
         ASSERT_EQ_U64(f.limit, 1024);
         ASSERT_OK(getrlimit(RLIMIT_NOFILE, &low) < 0 ? -errno : 0);
@@ -43,7 +44,7 @@ TEST(raises_and_splits)
         mcp_fds_done(&f);
         /* stdio: no HTTP share, one caller may have the whole pool. */
         cfg = config(NULL, 0, 0);
-        ASSERT_OK_ERR(mcp_fds_init(&f, &cfg, &err), err);
+        ASSERT_OK_ERR(mcp_config_fds_init(&cfg, &f, &err), err);
         ASSERT_EQ_U64(f.http, 0);
         ASSERT_EQ_U64(f.pool, 892);
         ASSERT_EQ_U64(f.per_tenant, 892);
@@ -51,7 +52,7 @@ TEST(raises_and_splits)
         /* Too low for the reserve: refused, naming the numbers. */
         cfg = config(NULL, 0, 0);
         cfg.max_concurrent = 40;
-        ASSERT_EQ_INT(mcp_fds_init(&f, &cfg, &err), -EMFILE);
+        ASSERT_EQ_INT(mcp_config_fds_init(&cfg, &f, &err), -EMFILE);
         ASSERT_TRUE(strstr(err.msg, "RLIMIT_NOFILE 1024 (hard) is too low") != NULL);
         (void) setrlimit(RLIMIT_NOFILE, &rl);
 }

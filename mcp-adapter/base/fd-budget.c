@@ -1,5 +1,5 @@
 /* The fd accountant (fd-budget.h). */
-#include "engine/fd-budget.h"
+#include "base/fd-budget.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -15,61 +15,51 @@ struct mcp_fds_tenant {
         char name[];                    /* "" for the stdio caller */
 };
 
-typedef struct split {
-        unsigned reserve, http, pool, per_run, per_tenant;
-} split;
-
 static unsigned
 clamp_rlim(rlim_t v)
 {
         return v == RLIM_INFINITY || v > (1u << 30) ? 1u << 30 : (unsigned) v;
 }
 
-static split
-split_of(const mcp_config *cfg, unsigned limit)
+int
+mcp_fds_limits(unsigned *ret_soft, unsigned *ret_hard)
 {
-        split s = { .reserve = MCP_FDS_RESERVE_BASE + MCP_FDS_PER_RUN_FIXED * cfg->max_concurrent +
-                               MCP_FDS_PER_SESSION * cfg->max_sessions };
-        unsigned rest = limit > s.reserve ? limit - s.reserve : 0;
-        if (cfg->listen)
-                s.http = rest / 4 < MCP_FDS_HTTP_MAX ? rest / 4 : MCP_FDS_HTTP_MAX;
-        s.pool = rest - s.http;
-        s.per_run = cfg->run_fds ? cfg->run_fds : MCP_FDS_RUN_DEFAULT;
-        s.per_tenant = cfg->tenant_fds ? cfg->tenant_fds : cfg->listen ? s.pool / 2 : s.pool;
-        if (s.per_run > s.pool)
-                s.per_run = s.pool;
-        if (s.per_tenant > s.pool)
-                s.per_tenant = s.pool;
-        return s;
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                return -errno;
+        *ret_soft = clamp_rlim(rl.rlim_cur);
+        *ret_hard = clamp_rlim(rl.rlim_max);
+        return 0;
 }
 
 int
-mcp_fds_init(mcp_fds *f, const mcp_config *cfg, msp_err *err)
+mcp_fds_raise(unsigned *ret_started_with, unsigned *ret_limit, msp_err *err)
 {
-        *f = (mcp_fds){ 0 };
         struct rlimit rl;
         if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
                 return msp_err_sys(err, errno, "getrlimit RLIMIT_NOFILE");
-        f->started_with = clamp_rlim(rl.rlim_cur);
+        *ret_started_with = clamp_rlim(rl.rlim_cur);
         if (rl.rlim_cur != rl.rlim_max) {
                 rl.rlim_cur = rl.rlim_max;
                 if (setrlimit(RLIMIT_NOFILE, &rl) < 0 && getrlimit(RLIMIT_NOFILE, &rl) < 0)
                         return msp_err_sys(err, errno, "getrlimit RLIMIT_NOFILE");
         }
-        f->limit = clamp_rlim(rl.rlim_cur);
-        split s = split_of(cfg, f->limit);
-        /* At least a few HTTP clients and proxied connections beside the reserve. */
-        if (f->limit < s.reserve + 64)
-                return msp_err_set(err, EMFILE, "RLIMIT_NOFILE %u (hard) is too low: the server "
-                                   "keeps %u fds for itself (--max-concurrent %u, --max-sessions "
-                                   "%u) and needs 64 more; raise the hard limit or lower those",
-                                   f->limit, s.reserve, cfg->max_concurrent, cfg->max_sessions);
-        f->reserve = s.reserve;
-        f->http = s.http;
-        f->pool = s.pool;
-        f->per_run = s.per_run;
-        f->per_tenant = s.per_tenant;
+        *ret_limit = clamp_rlim(rl.rlim_cur);
         return 0;
+}
+
+void
+mcp_fds_init(mcp_fds *f, unsigned started_with, unsigned limit, const mcp_fds_plan *plan)
+{
+        *f = (mcp_fds){
+                .limit = limit,
+                .started_with = started_with,
+                .reserve = plan->reserve,
+                .http = plan->http,
+                .pool = plan->pool,
+                .per_run = plan->per_run,
+                .per_tenant = plan->per_tenant,
+        };
 }
 
 void
@@ -152,19 +142,4 @@ mcp_fds_give(mcp_fds_share *s)
         s->used--;
         s->tenant->used--;
         s->fds->used--;
-}
-
-void
-mcp_fds_check(const mcp_config *cfg, FILE *out)
-{
-        struct rlimit rl;
-        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-                return;
-        unsigned limit = clamp_rlim(rl.rlim_max);
-        split s = split_of(cfg, limit);
-        bool ok = limit >= s.reserve + 64;
-        fprintf(out, "%-8s %-14s RLIMIT_NOFILE soft %u, hard %u (the soft one is raised to it); "
-                     "reserved %u, HTTP connections %u, egress proxies %u (per run %u, per tenant %u)\n",
-                ok ? "ok" : "MISSING", "fds", clamp_rlim(rl.rlim_cur), limit, s.reserve, s.http,
-                s.pool, s.per_run, s.per_tenant);
 }
