@@ -1,8 +1,9 @@
 /* The HTTP transport's state, private to http/: the server (mcp_http), its daemons, its
  * sessions and its exchanges. Types only: each file's steps are in its own header
- * (http-daemon.h, http-exchange.h, http-stream.h, http-admin.h), so that including this
- * one makes no file depend on another. http_stream (http-stream.c), http_conn
- * (http-daemon.c) and rate_window (http-admin.c) are complete only in their files. */
+ * (http-daemon.h, http-exchange.h, http-stream.h, http-admin.h, http-session.h), so that
+ * including this one makes no file depend on another. http_stream (http-stream.c),
+ * http_conn (http-daemon.c) and rate_window (http-admin.c) are complete only in their
+ * files. */
 #pragma once
 
 #include <stdbool.h>

@@ -1,13 +1,13 @@
 /* MCP Streamable HTTP (see http.h): libmicrohttpd in external-polling epoll mode, driven
  * from our loop (http-daemon.c).
  *
- * An exchange is one POST. Its message goes to its session's MCP server; what the server
- * says about the request (the response, the call's progress, log messages while it runs)
- * goes to the exchange: a response that comes before any notification is answered as
- * application/json, otherwise the exchange becomes a text/event-stream (http-stream.c) that
- * ends with the response. A GET opens the session's stream for messages tied to no request,
- * or resumes a stream with Last-Event-ID. Until there is something to send the connection
- * is suspended (http-exchange.c). */
+ * An exchange is one POST. Its message goes to its session's MCP server (http-session.c);
+ * what the server says about the request (the response, the call's progress, log messages
+ * while it runs) goes to the exchange: a response that comes before any notification is
+ * answered as application/json, otherwise the exchange becomes a text/event-stream
+ * (http-stream.c) that ends with the response. A GET opens the session's stream for
+ * messages tied to no request, or resumes a stream with Last-Event-ID. Until there is
+ * something to send the connection is suspended (http-exchange.c). */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include "base/fd-budget.h"
@@ -26,62 +25,20 @@
 #include "http/http-daemon.h"
 #include "http/http-exchange.h"
 #include "http/http-listen.h"
+#include "http/http-session.h"
 #include "http/http-stream.h"
 #include "http/http-types.h"
 #include "http/http.h"
 #include "http/oauth.h"
 #include "mcp/server.h"
-#include "observe/audit.h"
+#include "observe/metrics.h"
 #include "observe/log.h"
 #include "oci/macros.h"
 
 #define CONNECTION_MEMORY (64u * 1024)  /* per connection: request line, headers, buffers */
-#define MAX_SESSIONS 4096u
 #define PROBE_CONNECTIONS 64u           /* of --probe-listen */
 #define SSE_BLOCK (16u * 1024)
 #define ENDPOINT "/mcp"
-
-/* ---- exchanges ---- */
-
-/* The session's transport: a message for the stream or exchange of the request it belongs
- * to. A message of no request (a log message) most likely comes of the newest request still
- * waiting: it goes there, in order with that request's response; with none waiting, to the
- * GET stream (or it is dropped). */
-static int
-session_sink(void *data, const char *json, size_t len, const mcp_rpc_id *request,
-             bool response, bool droppable)
-{
-        http_session *s = data;
-        http_exchange *x = NULL;
-        http_stream *st = NULL;
-        if (request && !(st = mcp_http_stream_find(s, request)))
-                for (x = s->pending; x && !mcp_rpc_id_equal(&x->id, request); x = x->next)
-                        ;
-        if (!request && !response && !(x = s->pending) && !(st = mcp_http_stream_newest_call(s)))
-                st = mcp_http_stream_get(s);
-        if (st)
-                return mcp_http_stream_push(st, json, len, response, droppable);
-        if (!x)
-                return droppable ? -ENOBUFS : 0;
-        if (response && x->mode == X_PENDING) {
-                x->out = malloc(len);
-                if (!x->out)
-                        return -ENOMEM;
-                memcpy(x->out, json, len);
-                x->olen = len;
-                x->mode = X_JSON;
-                x->answered = true;
-                mcp_http_exchange_unlink(x);
-                mcp_http_wake(x);
-                return 0;
-        }
-        /* The exchange becomes its request's stream (no longer a pending exchange). */
-        mcp_http_exchange_unlink(x);
-        int r = mcp_http_stream_start(x, s);
-        if (r < 0)
-                return r;
-        return mcp_http_stream_push(x->stream, json, len, response, droppable);
-}
 
 /* ---- responses ---- */
 
@@ -118,179 +75,6 @@ reply_pending(http_exchange *x)
                 return MHD_YES;
         }
         return reply_stream(x);
-}
-
-/* ---- sessions ---- */
-
-/* A change to a sandbox session: every MCP session of its tenant lists it. */
-static void
-tenant_sessions_changed(mcp_http *h, const char *tenant)
-{
-        for (http_session *s = h->sessions; s; s = s->next)
-                if (strcmp(s->tenant, tenant) == 0)
-                        mcp_resources_changed(s->srv);
-}
-
-static void
-on_session_changed(mcp_server *srv, const char *tenant)
-{
-        http_session *s = srv->transport_data;
-        tenant_sessions_changed(s->http, tenant);
-}
-
-/* The list_changed notice concerns no request: it goes on the GET stream, kept there for
- * a resume like any event; without one it waits for the client to open it. */
-static int
-notice_out(mcp_server *srv, const char *json, size_t len)
-{
-        http_stream *st = mcp_http_stream_get(srv->transport_data);
-        return st ? mcp_http_stream_push(st, json, len, false, false) : -EAGAIN;
-}
-
-/* A sandbox session expired: its audit line names the tenant that owned it, which owns
- * it no more. */
-static void
-on_sandbox_session_expired(const char *id, const char *why, void *data)
-{
-        mcp_http *h = data;
-        const char *tenant = mcp_owners_tenant(h->owners, id);
-        mcp_audit_session_expired(h->log->audit, true, tenant, id, why);
-        if (tenant)
-                tenant_sessions_changed(h, tenant);
-        mcp_owners_forget(h->owners, id);
-}
-
-static void
-end_session(mcp_http *h, http_session *s, const char *why)
-{
-        if (s->prev)
-                s->prev->next = s->next;
-        else
-                h->sessions = s->next;
-        if (s->next)
-                s->next->prev = s->prev;
-        h->n_sessions--;
-        mcp_log(h->log, MCP_LOG_INFO, "HTTP session %.8s... ended: %s", s->id, why);
-        /* Its runs are cancelled without answers; the waiting exchanges are told. */
-        mcp_server_free(s->srv);
-        while (s->pending) {
-                http_exchange *x = s->pending;
-                mcp_http_exchange_unlink(x);
-                x->ended = x->answered = true;
-                mcp_http_wake(x);
-        }
-        mcp_http_streams_end(s);
-        free(s);
-}
-
-/* Neither a request nor a stream of it is open. */
-static bool
-session_idle(const http_session *s)
-{
-        return !s->pending && !mcp_http_streams_busy(s);
-}
-
-/* A tenant at its quota of MCP sessions gives up its least recently used idle one (a
- * client that never sent DELETE left it); with every one in use, -EDQUOT and msg. */
-static int
-make_room(mcp_http *h, const char *tenant, char *msg, size_t size)
-{
-        unsigned quota = mcp_http_session_quota(h, tenant);
-        for (;;) {
-                size_t n = 0;
-                http_session *lru = NULL;
-                for (http_session *s = h->sessions; quota && s; s = s->next) {
-                        if (strcmp(s->tenant, tenant) != 0)
-                                continue;
-                        n++;
-                        if (session_idle(s) && (!lru || s->last_used < lru->last_used))
-                                lru = s;
-                }
-                if (n < quota || !quota)
-                        return 0;
-                if (!lru) {
-                        snprintf(msg, size, "Too many sessions: tenant %s has its quota of %u MCP sessions, each with a request or stream open; end one (DELETE) first",
-                                 tenant, quota);
-                        return -EDQUOT;
-                }
-                end_session(h, lru, "its tenant is at its quota of MCP sessions: the least recently used idle one gives way");
-        }
-}
-
-static int
-new_session(mcp_http *h, const char *tenant, http_session **ret, char *msg, size_t size)
-{
-        int r = make_room(h, tenant, msg, size);
-        if (r < 0)
-                return r;
-        if (h->n_sessions >= MAX_SESSIONS) {
-                snprintf(msg, size, "Too many sessions");
-                return -EBUSY;
-        }
-        http_session *s = calloc(1, sizeof *s);
-        if (!s)
-                return -ENOMEM;
-        unsigned char rnd[SESSION_ID_BYTES];
-        if (getrandom(rnd, sizeof rnd, 0) != (ssize_t) sizeof rnd) {
-                free(s);
-                return -EIO;
-        }
-        for (size_t i = 0; i < sizeof rnd; i++)
-                snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
-        s->http = h;
-        snprintf(s->tenant, sizeof s->tenant, "%s", tenant);
-        s->log = (mcp_logger) { .stderr_level = h->log->stderr_level,
-                                .client_level = h->log->client_level, .audit = h->log->audit };
-        r = mcp_server_new_sink(h->loop, h->cfg, h->engine, &s->log, session_sink, s, &s->srv);
-        if (r < 0) {
-                free(s);
-                return r;
-        }
-        s->srv->owners = h->owners;
-        s->srv->tenant = s->tenant;
-        s->srv->http_session = s->id;
-        s->srv->admit = mcp_http_admit;
-        s->srv->metrics = h->metrics;
-        s->srv->admit_data = s;
-        s->srv->notice_out = notice_out;
-        s->srv->session_changed = on_session_changed;
-        s->srv->transport_data = s;
-        s->last_used = mcp_now_usec();
-        s->next = h->sessions;
-        if (s->next)
-                s->next->prev = s;
-        h->sessions = s;
-        h->n_sessions++;
-        *ret = s;
-        return 0;
-}
-
-/* Another tenant's session is not found, as one that does not exist. */
-static http_session *
-find_session(mcp_http *h, const char *id, const char *tenant)
-{
-        for (http_session *s = h->sessions; s; s = s->next)
-                if (strcmp(s->id, id) == 0)
-                        return strcmp(s->tenant, tenant) == 0 ? s : NULL;
-        return NULL;
-}
-
-/* Sessions nobody used for --http-session-idle end. */
-static int
-on_sweep(mcp_loop *loop, void *data)
-{
-        mcp_http *h = data;
-        h->sweep = NULL;
-        uint64_t now = mcp_now_usec(), idle = h->cfg->http_session_idle_s * 1000000;
-        for (http_session *s = h->sessions, *next; s; s = next) {
-                next = s->next;
-                if (session_idle(s) && now - s->last_used >= idle)
-                        end_session(h, s, "idle");
-        }
-        uint64_t every = idle / 4;
-        every = every < 1000000 ? 1000000 : every > 60000000 ? 60000000 : every;
-        (void) mcp_loop_add_timer(loop, every, on_sweep, h, &h->sweep);
-        return 0;
 }
 
 /* ---- requests ---- */
@@ -378,7 +162,7 @@ open_stream(http_exchange *x)
         if (!sid)
                 return mcp_http_reply_error(x, 400, NULL, MCP_RPC_INVALID_REQUEST,
                                             "Bad request: Mcp-Session-Id header missing");
-        http_session *s = find_session(x->http, sid, x->tenant);
+        http_session *s = mcp_http_session_find(x->http, sid, x->tenant);
         if (!s)
                 return mcp_http_reply_error(x, 404, NULL, MCP_RPC_INVALID_REQUEST, "Session not found");
         const char *pv = header(x, "MCP-Protocol-Version");
@@ -442,34 +226,16 @@ start(http_exchange *x, const char *url, const char *method)
                 if (!sid)
                         return mcp_http_reply_error(x, 400, NULL, MCP_RPC_INVALID_REQUEST,
                                                     "Bad request: Mcp-Session-Id header missing");
-                http_session *s = find_session(h, sid, x->tenant);
+                http_session *s = mcp_http_session_find(h, sid, x->tenant);
                 if (!s)
                         return mcp_http_reply_error(x, 404, NULL, MCP_RPC_INVALID_REQUEST, "Session not found");
                 memcpy(x->sid, s->id, sizeof x->sid);
-                end_session(h, s, "deleted by the client");
+                mcp_http_session_end(h, s, "deleted by the client");
                 return mcp_http_reply(x, 204, NULL, "", 0, NULL);
         }
         if (get)
                 return open_stream(x);
         return mcp_http_reply(x, 405, "text/plain", "method not allowed\n", 19, "GET, POST, DELETE");
-}
-
-/* A notifications/cancelled for one of the session's waiting requests ends that exchange. */
-static void
-end_cancelled(http_session *s, const oci_json *params)
-{
-        mcp_rpc_id id;
-        if (mcp_rpc_cancelled_id(params, &id) < 0)
-                return;
-        for (http_exchange *x = s->pending; x; x = x->next)
-                if (mcp_rpc_id_equal(&x->id, &id)) {
-                        mcp_http_exchange_unlink(x);
-                        x->answered = true;
-                        mcp_http_wake(x);
-                        break;
-                }
-        mcp_http_stream_cancelled(s, &id);
-        mcp_rpc_id_clear(&id);
 }
 
 /* The whole body is in: decode it, find or create the session, hand the message over. */
@@ -505,7 +271,7 @@ handle_post(http_exchange *x)
         bool init = m.method && strcmp(m.method, "initialize") == 0;
         http_session *s = NULL;
         if (sid) {
-                s = find_session(h, sid, x->tenant);
+                s = mcp_http_session_find(h, sid, x->tenant);
                 if (!s)
                         return mcp_http_reply_error(x, 404, &m.id, MCP_RPC_INVALID_REQUEST, "Session not found");
         } else if (!init) {
@@ -513,7 +279,7 @@ handle_post(http_exchange *x)
                                             "Bad request: Mcp-Session-Id header missing");
         } else {
                 char why[256] = "Internal error";
-                r = new_session(h, x->tenant, &s, why, sizeof why);
+                r = mcp_http_session_new(h, x->tenant, &s, why, sizeof why);
                 if (r < 0)
                         return mcp_http_reply_error(x, r == -EDQUOT ? 429 : r == -EBUSY ? 503 : 500, &m.id,
                                                     r == -EDQUOT ? MCP_RPC_SERVER_ERROR : MCP_RPC_INTERNAL_ERROR,
@@ -527,7 +293,7 @@ handle_post(http_exchange *x)
                 /* A notification or a response: accepted, nothing to answer. */
                 bool cancel = m.method && strcmp(m.method, "notifications/cancelled") == 0;
                 if (cancel)
-                        end_cancelled(s, m.params);
+                        mcp_http_session_cancelled(s, m.params);
                 mcp_server_dispatch(s->srv, &m);
                 m = (mcp_rpc_msg) { 0 };
                 return mcp_http_reply(x, 202, NULL, "", 0, NULL);
@@ -545,7 +311,7 @@ handle_post(http_exchange *x)
                 /* initialize failed: the session is not kept (nor announced). */
                 mcp_http_exchange_unlink(x);
                 x->new_session = false;
-                end_session(h, s, "initialize failed");
+                mcp_http_session_end(h, s, "initialize failed");
         }
         return reply_pending(x);
 }
@@ -756,8 +522,7 @@ mcp_http_start(mcp_http *h, mcp_loop *loop, mcp_engine *engine, mcp_logger *log,
         }
         if (r < 0)
                 return r;
-        mcp_sessions_set_expired(mcp_engine_sessions(engine), on_sandbox_session_expired, h);
-        (void) on_sweep(loop, h);
+        mcp_http_sessions_start(h);
         mcp_http_streams_start(h);
         mcp_log(log, MCP_LOG_INFO, "listening on %s (%s%s%s)", h->url,
                 h->auth ? "bearer tokens" : "", h->auth && h->oauth ? " and " : "",
@@ -771,13 +536,13 @@ mcp_http_free(mcp_http *h)
         if (!h)
                 return NULL;
         while (h->sessions)
-                end_session(h, h->sessions, "the server stops");
+                mcp_http_session_end(h, h->sessions, "the server stops");
         if (h->main.epoll_fd >= 0)
                 mcp_sessions_set_expired(mcp_engine_sessions(h->engine), NULL, NULL);
         mcp_timer_cancel(h->loop, h->sweep);
         mcp_timer_cancel(h->loop, h->stream_timer);
         mcp_timer_cancel(h->loop, h->drain_timer);
-        /* Every suspended connection was resumed by end_session(): MHD may stop. */
+        /* Every suspended connection was resumed by mcp_http_session_end(): MHD may stop. */
         mcp_http_daemon_stop(&h->main);
         mcp_http_daemon_stop(&h->probe);
         mcp_timer_cancel(h->loop, h->head_timer);

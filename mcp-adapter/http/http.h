@@ -1,14 +1,14 @@
 /* msp-mcp over MCP Streamable HTTP (--listen): one endpoint, /mcp, served by libmicrohttpd
  * driven from the event loop (no threads of its own). Every HTTP session (Mcp-Session-Id,
  * issued at initialize) is its own MCP server state (server.h) on the shared engine.
- * Owner: http.c (this header's new, start, free: the daemons, requests, sessions) and
+ * Owner: http.c (this header's new, start, free: the daemons, the requests) and
  * http-admin.c (its drain, reload, check; the quotas, probes, metrics, TLS and token files,
  * the 401 challenge, the audit lines). Each file of http/ uses only those after it:
- * http.c, http-admin.c, http-stream.c (SSE streams, resumption), http-exchange.c (a
- * request's responses; its connection suspended and woken), http-daemon.c (MHD driven
- * from the loop, the request head deadline); below them http-listen.c (the listening
- * sockets), oauth.c, https-get.c, auth.c. http-types.h holds the state they share (types
- * only). This header includes none of them. */
+ * http.c, http-session.c (the sessions), http-admin.c, http-stream.c (SSE streams,
+ * resumption), http-exchange.c (a request's responses; its connection suspended and
+ * woken), http-daemon.c (MHD driven from the loop, the request head deadline); below them
+ * http-listen.c (the listening sockets), oauth.c, https-get.c, auth.c. http-types.h holds
+ * the state they share (types only). This header includes none of them. */
 #pragma once
 
 #include <stdbool.h>
