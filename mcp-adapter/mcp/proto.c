@@ -7,6 +7,7 @@
 
 #include "observe/audit.h"
 #include "mcp/server.h"
+#include "base/jw.h"
 
 #ifndef MSP_VERSION
 #define MSP_VERSION "unknown"

@@ -9,6 +9,7 @@
 
 #include "mcp/server.h"
 #include "base/text.h"
+#include "base/jw.h"
 
 #define READ_CAP (8u * 1024 * 1024)     /* a file returned by resources/read */
 #define LIST_CAP 1000

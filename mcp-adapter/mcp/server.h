@@ -123,8 +123,6 @@ void mcp_tools_cancel(mcp_server *srv, const mcp_rpc_id *id);
 void mcp_tools_cancel_all(mcp_server *srv);
 /* session_close of a busy session: the runs in it are killed and answered with isError. */
 void mcp_tools_abort_session(mcp_server *srv, const char *session_id);
-/* Writes s, repaired to valid UTF-8 when it is not. */
-void mcp_jw_text(oci_jw *w, const char *s);
 
 /* resources.c */
 void mcp_resources_list(mcp_server *srv, const mcp_rpc_id *id);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "mcp/tools.h"
+#include "base/jw.h"
 
 #define ALLOW_MAX 64
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "mcp/tools.h"
+#include "base/jw.h"
 
 /* ---- schemas ---- */
 

@@ -8,6 +8,7 @@
 
 #include "base/text.h"
 #include "mcp/tools.h"
+#include "base/jw.h"
 
 /* ---- session tools ---- */
 

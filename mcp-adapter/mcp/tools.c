@@ -12,45 +12,12 @@
 
 #include "base/text.h"
 #include "mcp/tools.h"
+#include "base/jw.h"
 
 #define PROGRESS_INTERVAL_USEC 250000   /* at most 4 notifications a second */
 #define TAIL_KEEP 2048
 #define TAIL_BYTES 1024
 #define TAIL_LINES 20
-
-/* ---- writing helpers ---- */
-
-void
-mcp_jw_text(oci_jw *w, const char *s)
-{
-        if (!s) {
-                oci_jw_null(w);
-                return;
-        }
-        size_t len = strlen(s);
-        if (mcp_utf8_valid(s, len)) {
-                oci_jw_string(w, s);
-                return;
-        }
-        _cleanup_free_ char *fixed = mcp_utf8_sanitize(s, len, NULL);
-        oci_jw_string(w, fixed ? fixed : "");
-}
-
-/* Raw bytes (output of a run) as a JSON string: invalid UTF-8 and NULs become U+FFFD. */
-void
-mcp_jw_bytes(oci_jw *w, const char *buf, size_t len)
-{
-        _cleanup_free_ char *fixed = mcp_utf8_sanitize(buf ? buf : "", buf ? len : 0, NULL);
-        oci_jw_string(w, fixed ? fixed : "");
-}
-
-void
-mcp_jw_obj(oci_jw *w, const char *key)
-{
-        if (key)
-                oci_jw_key(w, key);
-        oci_jw_begin_object(w);
-}
 
 /* ---- the tool table ---- */
 

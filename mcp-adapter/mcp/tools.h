@@ -32,11 +32,6 @@ typedef struct targs {
         char msg[1024];
 } targs;
 
-/* ---- writing ---- */
-void mcp_jw_obj(oci_jw *w, const char *key);
-/* Raw bytes (output of a run) as a JSON string: invalid UTF-8 and NULs become U+FFFD. */
-void mcp_jw_bytes(oci_jw *w, const char *buf, size_t len);
-
 /* ---- schemas (tools-schema.c): properties and required of an object schema ---- */
 void mcp_schema_in_run_code(oci_jw *w, const mcp_config *cfg, const char *const *languages);
 void mcp_schema_out_run_code(oci_jw *w);
