@@ -80,14 +80,6 @@ merge(const mcp_quota *a, const mcp_quota *b)
         return 0;
 }
 
-bool
-mcp_tenant_valid(const char *t)
-{
-        size_t n = strlen(t);
-        return n > 0 && n <= MCP_TENANT_MAX &&
-               strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
-}
-
 /* One line: its token's digest and tenant into *e; 1 when the line holds one, 0 for a
  * blank or comment line. */
 static int

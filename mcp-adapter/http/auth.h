@@ -7,14 +7,9 @@
 #include <stddef.h>
 
 #include "oci/err.h"
-
-#define MCP_TENANT_MAX 64
+#include "mcp/owners.h"
 
 typedef struct mcp_auth mcp_auth;
-
-/* A tenant's name: 1 to MCP_TENANT_MAX of A-Z a-z 0-9 . _ - (it appears in logs and
- * metrics labels). */
-bool mcp_tenant_valid(const char *tenant);
 
 /* A tenant's quotas from its lines' key=value pairs; 0: no quota of that kind. */
 typedef struct mcp_quota {

@@ -1,6 +1,6 @@
 /* The owner table (see owners.h): a flat array, searched linearly. It holds the live
  * sandbox sessions (at most --max-sessions) and the run ids in the recent-run rings of
- * the live HTTP sessions, which forget theirs as they go. */
+ * the live HTTP sessions, which forget theirs as they go; and the rule for a tenant's name. */
 #include "mcp/owners.h"
 
 #include <errno.h>
@@ -8,7 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http/auth.h"
+bool
+mcp_tenant_valid(const char *t)
+{
+        size_t n = strlen(t);
+        return n > 0 && n <= MCP_TENANT_MAX &&
+               strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
+}
 
 typedef struct owner {
         char id[64];

@@ -1,13 +1,20 @@
 /* Which tenant owns which sandbox session and run log, when several callers share one
  * server (the HTTP transport, http.c). A server without an owner table (stdio) owns
  * everything it sees. An id nobody recorded belongs to nobody: every tenant gets "not
- * found" for it. Owner: owners.c. */
+ * found" for it. A tenant's name is checked here too: the HTTP transport's token files
+ * and OAuth claims name tenants by it. Owner: owners.c. */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 
 #include "session/session.h"
+
+#define MCP_TENANT_MAX 64
+
+/* A tenant's name: 1 to MCP_TENANT_MAX of A-Z a-z 0-9 . _ - (it appears in logs and
+ * metrics labels). */
+bool mcp_tenant_valid(const char *tenant);
 
 typedef struct mcp_owners mcp_owners;
 
