@@ -13,6 +13,7 @@
 #include "base/text.h"
 #include "mcp/tools.h"
 #include "base/jw.h"
+#include "sandbox/bundle.h"
 
 #define PROGRESS_INTERVAL_USEC 250000   /* at most 4 notifications a second */
 #define TAIL_KEEP 2048
@@ -887,18 +888,6 @@ t_args(targs *a, run_args *ra)
         return 1;
 }
 
-static bool
-env_name_ok(const char *k)
-{
-        if (!*k || (*k >= '0' && *k <= '9'))
-                return false;
-        for (; *k; k++)
-                if (!((*k >= 'A' && *k <= 'Z') || (*k >= 'a' && *k <= 'z') ||
-                      (*k >= '0' && *k <= '9') || *k == '_'))
-                        return false;
-        return true;
-}
-
 static int
 t_env(targs *a, run_args *ra)
 {
@@ -915,9 +904,9 @@ t_env(targs *a, run_args *ra)
                 const char *k = oci_json_key_at(v, i);
                 const oci_json *s = oci_json_value_at(v, i);
                 oci_json_quote(k, q, sizeof q);
-                if (!env_name_ok(k) || strlen(k) > ENV_KEY_MAX)
+                if (!mcp_env_name_valid(k, strlen(k)))
                         return mcp_arg_bad(a, "env: %s is not a variable name ([A-Za-z_][A-Za-z0-9_]*, at most %d bytes)",
-                                    q, ENV_KEY_MAX);
+                                    q, MCP_ENV_NAME_MAX);
                 if (oci_json_type_of(s) != OCI_JSON_STRING)
                         return mcp_arg_bad(a, "env.%s: expected a string, got %s", k, describe(s, d, sizeof d));
                 size_t len = strlen(oci_json_string(s));

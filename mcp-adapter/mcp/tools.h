@@ -18,7 +18,6 @@
 #define ARGS_MAX 256
 #define ARG_MAX_LEN (128 * 1024)
 #define ENV_MAX 128
-#define ENV_KEY_MAX 256
 #define ENV_VALUE_MAX (32 * 1024)
 #define SESSION_ID_MAX 64
 #define READ_DEFAULT MIB

@@ -318,17 +318,11 @@ mcp_env_check(const char *kv, size_t i, msp_err *err)
 {
         const char *eq = strchr(kv, '=');
         size_t klen = eq ? (size_t) (eq - kv) : strlen(kv);
-        bool ok = eq && klen > 0 && klen <= 256 && !(kv[0] >= '0' && kv[0] <= '9');
-        for (size_t k = 0; ok && k < klen; k++) {
-                char c = kv[k];
-                ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                     c == '_';
-        }
-        if (!ok)
+        if (!eq || !mcp_env_name_valid(kv, klen))
                 return msp_err_set(err, EINVAL,
                                    "env[%zu]: '%.64s' is not KEY=VALUE with KEY matching "
-                                   "[A-Za-z_][A-Za-z0-9_]* (at most 256 bytes)",
-                                   i, kv);
+                                   "[A-Za-z_][A-Za-z0-9_]* (at most %d bytes)",
+                                   i, kv, MCP_ENV_NAME_MAX);
         return 0;
 }
 

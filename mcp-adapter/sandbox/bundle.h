@@ -127,7 +127,24 @@ typedef struct mcp_bundle_spec {
 /* config.json as a malloc'd string. */
 int mcp_bundle_config(const mcp_bundle_spec *spec, char **ret, size_t *ret_len, msp_err *err);
 
-/* "KEY=VALUE" with KEY [A-Za-z_][A-Za-z0-9_]* (<= 256 bytes) and no NUL in VALUE. */
+#define MCP_ENV_NAME_MAX 256
+
+/* The name of an environment variable a request may set: [A-Za-z_][A-Za-z0-9_]*, 1 to
+ * MCP_ENV_NAME_MAX bytes. The one rule for the bundle's env and run_code's env argument
+ * (inline: the tool layer checks it without linking the bundle writer). */
+static inline bool
+mcp_env_name_valid(const char *name, size_t len)
+{
+        bool ok = len > 0 && len <= MCP_ENV_NAME_MAX && !(name[0] >= '0' && name[0] <= '9');
+        for (size_t k = 0; ok && k < len; k++) {
+                char c = name[k];
+                ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                     c == '_';
+        }
+        return ok;
+}
+
+/* "KEY=VALUE" with KEY mcp_env_name_valid and no NUL in VALUE. */
 int mcp_env_check(const char *kv, size_t i, msp_err *err);
 
 /* The profiles built into the binary (profiles.S), NUL-terminated. */
