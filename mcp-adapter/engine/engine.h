@@ -2,7 +2,7 @@
  * limits + the hardened policy), runs it with the OCI runtime as a child process, streams
  * its output, enforces the timeout by killing the container's cgroup, detects OOM kills,
  * and cleans everything up. Owner: engine.c, run-setup.c, bundle.c, runner.c, languages.c,
- * check.c, recover.c. The protocol layer (proto.c, tools.c) is its only caller.
+ * check.c, recover.c. The protocol layer (mcp/: proto.c and the tools) is its only caller.
  *
  * All calls happen on the loop's thread. Requests are copied on submit. */
 #pragma once

@@ -17,6 +17,7 @@
 #include "http/http.h"
 #include "http/oauth.h"
 #include "mcp/server.h"
+#include "mcp/tools-run.h"
 #include "observe/audit.h"
 #include "observe/log.h"
 #include "observe/metrics.h"

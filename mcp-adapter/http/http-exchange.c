@@ -13,6 +13,7 @@
 
 #include "http/http-daemon.h"
 #include "mcp/server.h"
+#include "mcp/tools-run.h"
 #include "observe/log.h"
 #include "observe/metrics.h"
 #include "oci/macros.h"

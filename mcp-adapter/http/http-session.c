@@ -13,6 +13,7 @@
 #include "http/http-admin.h"
 #include "http/http-exchange.h"
 #include "http/http-stream.h"
+#include "mcp/resources.h"
 #include "mcp/server.h"
 #include "observe/audit.h"
 #include "observe/log.h"

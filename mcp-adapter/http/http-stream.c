@@ -19,6 +19,8 @@
 #include "http/http-exchange.h"
 #include "http/http-stream.h"
 #include "mcp/server.h"
+#include "mcp/resources.h"
+#include "mcp/tools-run.h"
 #include "observe/log.h"
 #include "oci/macros.h"
 

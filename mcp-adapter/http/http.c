@@ -31,6 +31,7 @@
 #include "http/http.h"
 #include "http/oauth.h"
 #include "mcp/server.h"
+#include "mcp/tools-run.h"
 #include "observe/metrics.h"
 #include "observe/log.h"
 #include "oci/macros.h"

@@ -7,6 +7,9 @@
 
 #include "observe/audit.h"
 #include "mcp/server.h"
+#include "mcp/resources.h"
+#include "mcp/tools.h"
+#include "mcp/tools-run.h"
 #include "base/jw.h"
 
 #ifndef MSP_VERSION

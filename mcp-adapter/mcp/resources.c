@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "mcp/server.h"
+#include "mcp/resources.h"
 #include "base/text.h"
 #include "base/jw.h"
 

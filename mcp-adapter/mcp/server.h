@@ -1,6 +1,6 @@
-/* The MCP server state shared by the protocol layer's modules (proto.c: lifecycle and
- * dispatch; tools.c: tools/list and tools/call; resources.c: the resources methods). Internal to
- * the protocol layer. */
+/* The MCP server: its state shared by the protocol layer's modules (tools.h: tools/list and
+ * tools/call; resources.h: the resources methods), the hooks a transport installs on it
+ * (admission, notices, session changes), and its lifecycle and dispatch. Owner: proto.c. */
 #pragma once
 
 #include <stdbool.h>
@@ -43,7 +43,9 @@ mcp_version_annotations(mcp_version v)
 typedef struct mcp_call mcp_call;
 typedef struct mcp_server mcp_server;
 
-/* What a caller asks to start, for the transport's admission check (quotas). */
+/* What a caller asks to start, for the transport's admission check (quotas): the policy
+ * is the transport's (srv->admit; HTTP: per-tenant quotas), the tools ask it through
+ * mcp_tool_admit (tools-args.h). */
 typedef enum mcp_admit { MCP_ADMIT_RUN, MCP_ADMIT_SESSION } mcp_admit;
 /* 0: go ahead; < 0: refused, msg says why (the tool error's text). */
 typedef int (*mcp_admit_fn)(mcp_server *srv, mcp_admit what, char *msg, size_t size, void *data);
@@ -108,36 +110,3 @@ void mcp_server_dispatch(mcp_server *srv, mcp_rpc_msg *msg);
 bool mcp_version_known(const char *version);
 /* Cancels the in-flight runs (no responses), flushes the output. */
 mcp_server *mcp_server_free(mcp_server *srv);
-
-/* 0 or the admit hook's refusal (sent as a tool error for id). */
-int mcp_server_admit(mcp_server *srv, const mcp_rpc_id *id, mcp_admit what);
-
-/* tools.c */
-/* Calls of srv whose run is in flight (queued or running). */
-size_t mcp_tools_in_flight(const mcp_server *srv);
-void mcp_tools_write_list(oci_jw *w, const mcp_config *cfg, const char *const *languages,
-                          mcp_version v);
-void mcp_tools_call(mcp_server *srv, const mcp_rpc_id *id, const oci_json *params);
-/* notifications/cancelled: kill the run, send nothing; unknown ids are ignored. */
-void mcp_tools_cancel(mcp_server *srv, const mcp_rpc_id *id);
-void mcp_tools_cancel_all(mcp_server *srv);
-/* session_close of a busy session: the runs in it are killed and answered with isError. */
-void mcp_tools_abort_session(mcp_server *srv, const char *session_id);
-
-/* resources.c */
-void mcp_resources_list(mcp_server *srv, const mcp_rpc_id *id);
-void mcp_resources_templates(mcp_server *srv, const mcp_rpc_id *id);
-void mcp_resources_read(mcp_server *srv, const mcp_rpc_id *id, const oci_json *params);
-void mcp_resources_note_run(mcp_server *srv, const char *run_id);
-/* Keeps a copy of a file of a fresh run for resources/read, on disk within the kept files'
- * budgets (keptfiles.h: the oldest go, each drop logged). */
-void mcp_resources_keep_file(mcp_server *srv, const char *uri, const char *mime,
-                             const void *data, size_t len);
-void mcp_resources_free(mcp_server *srv);
-/* notifications/resources/list_changed, once per loop round however many changes: srv's
- * own list changed (a run log); a sandbox session was created, closed or expired or its
- * files changed (every caller that sees it is told); a notice still due may go now (the
- * client initialized, an HTTP GET stream opened). */
-void mcp_resources_changed(mcp_server *srv);
-void mcp_resources_session_changed(mcp_server *srv);
-void mcp_resources_changed_retry(mcp_server *srv);

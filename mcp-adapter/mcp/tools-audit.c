@@ -1,10 +1,11 @@
 /* The tools' audit events (audit.h): runs, sessions and the egress proxy's decisions, each
  * naming who asked (transport, tenant, MCP session). */
+#include "mcp/tools-audit.h"
+
 #include <string.h>
 
 #include "observe/audit.h"
 #include "base/loop.h"
-#include "mcp/tools.h"
 
 static mcp_audit *
 audit_of(const mcp_server *srv)

@@ -1,12 +1,13 @@
 /* The `network` argument of run_code (and its schema), the egress proxy's decisions in
  * the log, and the denied hosts and upstream errors of a run's result. */
+#include "mcp/tools-network.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "mcp/tools.h"
 #include "base/jw.h"
 
 #define ALLOW_MAX 64

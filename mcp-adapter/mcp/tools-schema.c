@@ -1,10 +1,13 @@
 /* The input and output schemas of the tools (JSON Schema written with oci_jw): every
  * object closed with additionalProperties:false by the caller, items on every array,
  * limits from the configuration. */
+#include "mcp/tools-schema.h"
+
 #include <stdio.h>
 
-#include "mcp/tools.h"
 #include "base/jw.h"
+#include "mcp/tools-args.h"
+#include "mcp/tools-network.h"
 
 /* ---- schemas ---- */
 

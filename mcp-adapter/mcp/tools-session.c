@@ -1,5 +1,7 @@
 /* The session and file tools: session_create, session_list, session_close, write_file,
  * read_file, list_files (through session.h, which confines every path). */
+#include "mcp/tools-session.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -7,8 +9,11 @@
 #include <string.h>
 
 #include "base/text.h"
-#include "mcp/tools.h"
 #include "base/jw.h"
+#include "mcp/resources.h"
+#include "mcp/tools-audit.h"
+#include "mcp/tools-network.h"
+#include "mcp/tools-run.h"
 
 /* ---- session tools ---- */
 
@@ -70,7 +75,7 @@ mcp_tool_session_create(mcp_server *srv, const mcp_rpc_id *id, targs *a, const m
         }
         o.network = mode == MCP_NET_FULL;
         o.allow = mode == MCP_NET_ALLOW ? &allow : NULL;
-        if (mcp_server_admit(srv, id, MCP_ADMIT_SESSION) < 0)
+        if (mcp_tool_admit(srv, id, MCP_ADMIT_SESSION) < 0)
                 return;
         mcp_session_store *st = store_of(srv);
         mcp_session_info info = { 0 };

@@ -12,6 +12,7 @@
 #include "oci/json.h"
 #include "oci/macros.h"
 #include "mcp/server.h"
+#include "mcp/tools.h"
 
 static const char *const langs[] = { "sh", "python", NULL };
 
