@@ -39,10 +39,9 @@ bench_need_root "the engines and their containers need root"
 build=${BUILD_DIR:-$repo/build-bench}
 bench_build "$build" runtime/msp
 MSP=$build/runtime/msp
-# shellcheck disable=SC2034 # read by lib.bash
-REPO=$repo
-# shellcheck disable=SC2034
-BATS_TEST_DIRNAME=$repo/tests/engines  # lib.bash's defaults are relative to a suite
+# lib.bash stands on the bats suites' shared helpers ($REPO, cgroups, mounts)
+# shellcheck source=../lib/bats-helpers.bash
+. "$repo/tests/lib/bats-helpers.bash"
 # shellcheck source=../engines/lib.bash
 . "$repo/tests/engines/lib.bash"
 

@@ -7,8 +7,8 @@
 # The image is the busybox tree of bundles/busybox, imported from an OCI archive
 # (tests/engines/oci-archive.sh): no registry.
 
+load ../lib/bats-helpers
 load ../engines/lib
-load ../engines/tty
 
 CT_IMAGE=localhost/msp-busybox:test
 
@@ -126,7 +126,7 @@ ct_leftovers() {
 
 # assert_gone ID: nothing of container ID is left (the shim exits asynchronously).
 assert_gone() {
-        eng_assert_gone ct_leftovers "$1"
+        wait_clean ct_leftovers "$1"
 }
 
 # ct_events_start: `ctr events` of our namespace into $BATS_TEST_TMPDIR/events (stopped
@@ -142,9 +142,5 @@ ct_cgroup_file() {
         local pid
         pid=$(ct task ls | awk -v id="$1" '$1 == id { print $2 }')
         [ -n "$pid" ] && [ "$pid" -gt 0 ] || { echo "task $1 has no pid" >&2; return 1; }
-        eng_cgroup_file "$pid" "$2" "$3" "$4"
-}
-
-pty_run() {
-        /usr/bin/python3 "$REPO/tests/podman/pty-run.py" --timeout 30 "$@" 3>&-
+        cgroup_file_of "$pid" "$2" "$3" "$4"
 }

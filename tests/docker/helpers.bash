@@ -7,10 +7,9 @@
 # containerd of the suite. The image is the busybox tree of bundles/busybox, imported
 # with `docker import`: no registry.
 
+load ../lib/bats-helpers
 load ../engines/lib
 ENGINE_CLI=dk
-load ../engines/wait
-load ../engines/tty
 
 DK_IMAGE=msp-busybox:test
 
@@ -62,7 +61,7 @@ dk_leftovers() {
 
 # assert_gone ID: nothing of container ID is left (docker cleans up asynchronously).
 assert_gone() {
-        eng_assert_gone dk_leftovers "$1"
+        wait_clean dk_leftovers "$1"
 }
 
 # cgroup_file NAME V1CONTROLLER V1FILE V2FILE: the host path of a cgroup file of the container.
@@ -70,10 +69,5 @@ cgroup_file() {
         local pid
         pid=$(dk inspect -f '{{.State.Pid}}' "$1")
         [ "$pid" -gt 0 ] || { echo "container $1 has no pid" >&2; return 1; }
-        eng_cgroup_file "$pid" "$2" "$3" "$4"
-}
-
-# pty_run [--rows N --cols N] -- CMD...: CMD on a real pty (docker -it checks isatty).
-pty_run() {
-        /usr/bin/python3 "$REPO/tests/podman/pty-run.py" --timeout 30 "$@" 3>&-
+        cgroup_file_of "$pid" "$2" "$3" "$4"
 }

@@ -5,11 +5,9 @@
 # state, sockets and config, dockerd's data and exec roots, msp's --root, logs and the
 # image. Containers get cgroups below /$ENG_CGROUP only. Daemons run in their own session
 # (setsid) and are stopped by pid with bounded waits; shims are found by the containerd
-# address they were given, which names $ENG_DIR.
+# address they were given, which names $ENG_DIR. Loaded after tests/lib/bats-helpers.bash
+# ($REPO, $MSP, $MSP_HELPER, the cgroup, mount and poll helpers).
 
-: "${MSP:=$BATS_TEST_DIRNAME/../../build/runtime/msp}"
-: "${MSP_HELPER:=$BATS_TEST_DIRNAME/../../build/tests/helper/msp-helper}"
-REPO=${REPO:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
 RUNC=/usr/sbin/runc
 # /usr/local/bin/docker may be an unrelated client: always the distribution's.
 DOCKER=/usr/bin/docker
@@ -156,7 +154,7 @@ dk_stop_daemon() {
 # Callers first remove their containers through the engine (the polite way).
 eng_cleanup() {
         [ -n "${ENG_DIR:-}" ] && [ -d "$ENG_DIR" ] || return 0
-        local pid m d
+        local pid d
         [ -f "$ENG_DIR/dockerd.pid" ] && eng_stop_pid "$(cat "$ENG_DIR/dockerd.pid")" 20
         ctd_stop
         for pid in $(ctd_shims); do
@@ -167,16 +165,9 @@ eng_cleanup() {
                 [ -d "$d" ] || continue
                 find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -KILL 2>/dev/null || true
         done
-        # Only mounts below our own directory, deepest first (overlay snapshots, shm).
-        grep -F " $ENG_DIR/" /proc/self/mountinfo | awk '{print $5}' | sort -r |
-                while read -r m; do umount -l "$m" || true; done
-        for _ in $(seq 100); do
-                for d in /sys/fs/cgroup/*/"$ENG_CGROUP" /sys/fs/cgroup/"$ENG_CGROUP"; do
-                        [ -d "$d" ] && { find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true; }
-                done
-                compgen -G "/sys/fs/cgroup/*/$ENG_CGROUP" >/dev/null || break
-                sleep 0.1
-        done
+        # Only mounts below our own directory (overlay snapshots, shm).
+        umount_below "$ENG_DIR"
+        cgroups_remove "$ENG_CGROUP"
         if [ -e "$ENG_DIR/remove-key-json" ]; then
                 rm -f /etc/docker/key.json
                 rmdir /etc/docker 2>/dev/null || true
@@ -188,42 +179,11 @@ eng_cleanup() {
 
 # eng_cgroups_left: cgroup directories below /$ENG_CGROUP, one a line.
 eng_cgroups_left() {
-        local d
-        for d in /sys/fs/cgroup/*/"$ENG_CGROUP" /sys/fs/cgroup/"$ENG_CGROUP"; do
-                [ -d "$d" ] && find "$d" -mindepth 1 -type d
-        done
-        return 0
-}
-
-# eng_cgroup_file PID V1CONTROLLER V1FILE V2FILE: the host path of a cgroup file of PID.
-eng_cgroup_file() {
-        local path
-        if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
-                path=$(awk -F: '$1 == "0" { print $3 }' "/proc/$1/cgroup")
-                echo "/sys/fs/cgroup$path/$4"
-        else
-                path=$(awk -F: -v c="$2" '{ n = split($2, a, ","); for (i = 1; i <= n; i++) if (a[i] == c) print $3 }' \
-                        "/proc/$1/cgroup")
-                echo "/sys/fs/cgroup/$2$path/$3"
-        fi
+        cgroups_below "$ENG_CGROUP"
 }
 
 # eng_mounts_left ID: mounts whose path names the container ID.
 eng_mounts_left() {
         grep -F "$1" /proc/self/mountinfo | awk '{print $5}'
         return 0
-}
-
-# eng_assert_gone LISTER ID: nothing of container ID is left, as `LISTER ID` prints it
-# (polled, bounded: engines clean up asynchronously).
-eng_assert_gone() {
-        local lister=$1 id=$2 left
-        for _ in $(seq 100); do
-                left=$("$lister" "$id")
-                [ -z "$left" ] && return 0
-                sleep 0.1
-        done
-        echo "left behind by $id:"
-        echo "$left"
-        return 1
 }

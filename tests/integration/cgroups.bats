@@ -55,13 +55,6 @@ wait_line() {
         timeout 5 tail -n +1 -f "$1" 2>/dev/null | grep -qxm1 "$2"
 }
 
-# run_detached ARG...: a running container with these process.args.
-run_detached() {
-        set_args "$@"
-        msp run -d -b "$BUNDLE" "$CID" >"$BATS_TEST_TMPDIR/$CID.out" 2>&1 </dev/null ||
-                { cat "$BATS_TEST_TMPDIR/$CID.out"; return 1; }
-}
-
 @test "memory: a hog is OOM-killed at linux.resources.memory.limit (32 MiB)" {
         update_config '.linux.resources.memory = {"limit": 33554432}'
         set_args /bin/msp-helper oom

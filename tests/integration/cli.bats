@@ -15,13 +15,6 @@ teardown() {
         teardown_containers
 }
 
-start_sleeper() {
-        set_args /bin/sleep 100000
-        create_bg "$CID"
-        msp start "$CID"
-        [ "$(state_field "$CID" status)" = running ]
-}
-
 pids_max() {
         if [ "$V2" = 1 ]; then
                 cat "/sys/fs/cgroup/$CGROUP_PREFIX/$CID/pids.max"

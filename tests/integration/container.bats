@@ -650,14 +650,6 @@ have_sys_resource() {
         assert_nothing_left "$CID"
 }
 
-# set_caps BND EFF PRM INH AMB: each a space-separated list of names.
-set_caps() {
-        update_config ".process.capabilities = {
-                \"bounding\": $(json_list $1), \"effective\": $(json_list $2),
-                \"permitted\": $(json_list $3), \"inheritable\": $(json_list $4),
-                \"ambient\": $(json_list $5)}"
-}
-
 @test "process: all five capability sets exactly as configured (root)" {
         # For uid 0 the kernel recomputes permitted/effective from the bounding set at
         # execve, so a consistent config has them equal to it.

@@ -16,13 +16,6 @@ teardown() {
         teardown_containers
 }
 
-# run_detached ARG...: a running container with these process.args.
-run_detached() {
-        set_args "$@"
-        msp run -d -b "$BUNDLE" "$CID" >"$BATS_TEST_TMPDIR/$CID.out" 2>&1 </dev/null ||
-                { cat "$BATS_TEST_TMPDIR/$CID.out"; return 1; }
-}
-
 # v1_dir CONTROLLER: the container's cgroup in that v1 hierarchy.
 v1_dir() {
         echo "/sys/fs/cgroup/$1/$CGROUP_PREFIX/$CID"

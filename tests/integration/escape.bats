@@ -52,13 +52,6 @@ image_dev_null() {
         mknod -m 666 "$BUNDLE/rootfs/dev/null" c 1 3
 }
 
-set_caps() {
-        update_config ".process.capabilities = {
-                \"bounding\": $(json_list $1), \"effective\": $(json_list $2),
-                \"permitted\": $(json_list $3), \"inheritable\": $(json_list $4),
-                \"ambient\": $(json_list $5)}"
-}
-
 # ---- CVE-2019-5736: the runtime binary ----
 
 @test "CVE-2019-5736: the container cannot overwrite msp through /proc/<init>/exe" {
@@ -727,13 +720,6 @@ PY
 }
 
 # ---- LSM labels (CVE-2019-16884): refused when the LSM is not active ----
-
-# lsm_active NAME: whether the kernel runs that LSM (its securityfs list, read in a
-# private mount namespace: this host does not mount securityfs).
-lsm_active() {
-        unshare -m sh -c 'mount -t securityfs none /sys/kernel/security &&
-                tr , "\n" </sys/kernel/security/lsm' | grep -qx "$1"
-}
 
 @test "LSM labels: a profile or label for an LSM the host does not run fails create, naming field and value" {
         lsm_active apparmor && skip "AppArmor is active on this host: the refusal does not apply"

@@ -17,14 +17,6 @@ teardown() {
         fi
 }
 
-# start_sleeper: create + start $CID running a long sleep (stdio to a file).
-start_sleeper() {
-        set_args /bin/sleep 100000
-        create_bg "$CID"
-        msp start "$CID"
-        [ "$(state_field "$CID" status)" = running ]
-}
-
 # finish: delete the container and prove nothing is left.
 finish() {
         msp delete --force "$CID"
@@ -478,13 +470,6 @@ exec_cgroups() {
 }
 
 # ---- LSM labels of the exec'd process (the init's are in escape.bats) ----
-
-# lsm_active NAME: whether the kernel runs that LSM (its securityfs list, read in a
-# private mount namespace: this host does not mount securityfs).
-lsm_active() {
-        unshare -m sh -c 'mount -t securityfs none /sys/kernel/security &&
-                tr , "\n" </sys/kernel/security/lsm' | grep -qx "$1"
-}
 
 # no_exec_left: the container holds its init only, and no `sleep 4242` runs anywhere.
 no_exec_left() {

@@ -1,12 +1,12 @@
-# Shared setup for the runtime bats suites (run as root).
+# The integration suites' setup (tests/integration/*.bats, run as root), on top of the
+# helpers every bats suite shares (tests/lib/bats-helpers.bash: $REPO, $MSP, $MSP_HELPER,
+# terminals, waits, cgroups).
 #
 # Every test gets its own state root and bundle under $BATS_TEST_TMPDIR, and its
 # containers live in cgroups under /msp-test-$$-*, so teardown can prove that nothing is
 # left behind: no state dir, cgroup, mount or process.
 
-: "${MSP:=$BATS_TEST_DIRNAME/../../build/runtime/msp}"
-: "${MSP_HELPER:=$BATS_TEST_DIRNAME/../../build/tests/helper/msp-helper}"
-REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+load ../lib/bats-helpers
 CGROUP_PREFIX="msp-test-$$"
 
 # fd 3 is bats' own channel: a container (which inherits our fds) must not hold it.
@@ -55,11 +55,7 @@ set_args() {
 
 # The cgroup dirs of this test run that still exist, one a line.
 leftover_cgroups() {
-        local d
-        for d in /sys/fs/cgroup/*/"$CGROUP_PREFIX" /sys/fs/cgroup/"$CGROUP_PREFIX"; do
-                [ -d "$d" ] && find "$d" -mindepth 1 -type d
-        done
-        return 0
+        cgroups_below "$CGROUP_PREFIX"
 }
 
 # Mounts that reference this test's directory (a leaked mount would show here).
@@ -98,20 +94,6 @@ teardown_containers() {
         return 0
 }
 
-# wait_pid_exit PID [SECONDS]: block until the process exits (a pidfd event, not a
-# polling loop), at most SECONDS (default 10). Fails on timeout.
-wait_pid_exit() {
-        /usr/bin/python3 - "$1" "${2:-10}" <<'PY'
-import os, select, sys
-try:
-    fd = os.pidfd_open(int(sys.argv[1]))
-except ProcessLookupError:
-    sys.exit(0)
-r, _, _ = select.select([fd], [], [], float(sys.argv[2]))
-sys.exit(0 if r else 1)
-PY
-}
-
 # exe_attack MSP CID EVIL DIR: CVE-2019-5736's published exploit, its second half
 # (escape.bats, rootless-exe.bats). EVIL is a process of container CID whose
 # /proc/self/exe is the runtime's and which holds the runtime there until the bundle's
@@ -134,9 +116,26 @@ exe_attack() {
         echo "$output"
 }
 
+# ---- containers of a test ----
+
+# start_sleeper: create + start $CID running a long sleep (stdio to a file).
+start_sleeper() {
+        set_args /bin/sleep 100000
+        create_bg "$CID"
+        msp start "$CID"
+        [ "$(state_field "$CID" status)" = running ]
+}
+
+# run_detached ARG...: a running container with these process.args.
+run_detached() {
+        set_args "$@"
+        msp run -d -b "$BUNDLE" "$CID" >"$BATS_TEST_TMPDIR/$CID.out" 2>&1 </dev/null ||
+                { cat "$BATS_TEST_TMPDIR/$CID.out"; return 1; }
+}
+
 # ---- shared by container, fixtures, terminal, hooks and userns suites ----
 
-: "${MSP_CONSOLE_RECV:=$BATS_TEST_DIRNAME/../../build/tests/helper/msp-console-recv}"
+: "${MSP_CONSOLE_RECV:=$REPO/build/tests/helper/msp-console-recv}"
 
 # helper_run ARGS...: run /bin/msp-helper ARGS in a fresh container with `msp run`;
 # $status and $output as from bats' run.
@@ -198,19 +197,6 @@ console_recv_bg() {
         RECV_PID=$(cat "$BATS_TEST_TMPDIR/recv.pid")
 }
 
-# on_pty [PTY-RUN OPTIONS] -- CMD [ARG...]: CMD as an interactive shell runs it, on a
-# fresh pty that is its session's controlling terminal (tests/podman/pty-run.py); prints
-# what it wrote there without the CRs, returns its status. What is left unread in the
-# terminal's input when it has exited (what the shell would run next) is in
-# $BATS_TEST_TMPDIR/pending.
-on_pty() {
-        local rc=0
-        /usr/bin/python3 "$REPO/tests/podman/pty-run.py" --pending "$BATS_TEST_TMPDIR/pending" \
-                "$@" >"$BATS_TEST_TMPDIR/pty.out" 3>&- || rc=$?
-        tr -d '\r' <"$BATS_TEST_TMPDIR/pty.out"
-        return $rc
-}
-
 # console_output: what the receiver copied from the pty, without the CRs.
 console_output() {
         tr -d '\r' <"$BATS_TEST_TMPDIR/console.out"
@@ -249,4 +235,19 @@ attached = any(l.split()[0] == mnt for l in open("/proc/self/mountinfo"))
 ro = os.fstatvfs(fd).f_flag & os.ST_RDONLY
 print("ro-view" if ro and not attached else "exposed")
 PY
+}
+
+# set_caps BND EFF PRM INH AMB: each a space-separated list of names.
+set_caps() {
+        update_config ".process.capabilities = {
+                \"bounding\": $(json_list $1), \"effective\": $(json_list $2),
+                \"permitted\": $(json_list $3), \"inheritable\": $(json_list $4),
+                \"ambient\": $(json_list $5)}"
+}
+
+# lsm_active NAME: whether the kernel runs that LSM (its securityfs list, read in a
+# private mount namespace: this host does not mount securityfs).
+lsm_active() {
+        unshare -m sh -c 'mount -t securityfs none /sys/kernel/security &&
+                tr , "\n" </sys/kernel/security/lsm' | grep -qx "$1"
 }

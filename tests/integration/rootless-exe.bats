@@ -60,9 +60,9 @@ rl_msp() {
                 --inh-caps=-all "$RL_MSP" "$@" 3>&-
 }
 
-# start_sleeper: a running container, its init pid in $init, the kind of the parked
+# rl_start_sleeper: a running container, its init pid in $init, the kind of the parked
 # init's exe (msp's, before start) in $init_exe.
-start_sleeper() {
+rl_start_sleeper() {
         set_args /bin/msp-helper sleep-forever
         rl_msp create -b "$BUNDLE" "$CID" >"$BATS_TEST_TMPDIR/create.out" 2>&1 </dev/null ||
                 { cat "$BATS_TEST_TMPDIR/create.out"; return 1; }
@@ -112,7 +112,7 @@ stop_sleeper() {
 
 @test "rootless CVE-2019-5736: a root-owned 0755 msp is not copied; container root cannot write or chmod it" {
         before=$(sha256sum <"$RL_MSP")
-        start_sleeper
+        rl_start_sleeper
         # no copy: the parked init was msp itself, msp exec runs from the file
         [ "$init_exe" = exposed ]
         [ "$(exec_exe)" = exposed ]
@@ -170,7 +170,7 @@ stop_sleeper() {
 @test "rootless CVE-2019-5736: an msp owned by a subuid the container maps is re-executed from the copy (create, exec); unmapped, it is not" {
         owner=$((MSP_TEST_SUBID_START + 5))
         chown "$owner" "$RL_MSP"
-        start_sleeper
+        rl_start_sleeper
         [ "$init_exe" = sealed-memfd ]
         [ "$(exec_exe)" = sealed-memfd ]
         stop_sleeper
@@ -178,7 +178,7 @@ stop_sleeper() {
         update_config ".linux.uidMappings = [{containerID: 0, hostID: $RL_UID, size: 1}] |
                 .linux.gidMappings = [{containerID: 0, hostID: $RL_GID, size: 1}]"
         chown "$RL_UID:$RL_GID" "$BUNDLE/config.json"
-        start_sleeper
+        rl_start_sleeper
         [ "$init_exe" = exposed ]
         [ "$(exec_exe)" = exposed ]
         stop_sleeper

@@ -169,8 +169,8 @@ no_terminal_reached() {
         [ ! -s "$BATS_TEST_TMPDIR/pending" ]
 }
 
-# start_sleeper: a running container $CID to exec into.
-start_sleeper() {
+# start_sleeper_without_terminal: a running container $CID to exec into.
+start_sleeper_without_terminal() {
         update_config '.process.terminal = false'
         set_args /bin/sleep 1000
         create_bg "$CID"
@@ -192,7 +192,7 @@ start_sleeper() {
 }
 
 @test "no terminal, exec on the caller's terminal: TIOCSTI and /dev/tty reach nothing" {
-        start_sleeper
+        start_sleeper_without_terminal
         run on_pty --raw -- "$MSP" --root "$STATE_ROOT" exec "$CID" \
                 /bin/msp-helper tiocsti "$INJECT" -- tty
         [ "$status" -eq 0 ]
@@ -203,7 +203,7 @@ start_sleeper() {
 }
 
 @test "no terminal, stdio redirected but the caller's session has a terminal: /dev/tty is not it" {
-        start_sleeper
+        start_sleeper_without_terminal
         run on_pty --raw -- sh -c '"$0" --root "$1" exec "$2" /bin/msp-helper tiocsti "$3" \
                 </dev/null >"$4" 2>&1' "$MSP" "$STATE_ROOT" "$CID" "$INJECT" "$BATS_TEST_TMPDIR/redir"
         [ "$status" -eq 0 ]
@@ -241,7 +241,7 @@ start_sleeper() {
         [ "$status" -eq 3 ]
         [[ "$output" == *got-int* ]]
         assert_nothing_left "$CID"
-        start_sleeper
+        start_sleeper_without_terminal
         run on_pty --send-after ready $'\x03' -- "$MSP" --root "$STATE_ROOT" exec "$CID" \
                 /bin/sh -c 'echo ready; exec sleep 100'
         echo "$output"

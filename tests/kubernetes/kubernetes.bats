@@ -7,7 +7,7 @@
 # securityContext, volumes and args), /healthz and a real run_code over HTTP, SIGTERM,
 # and everything removed. podman's state is private (/tmp/msp-k8s.*, vfs storage).
 
-REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+load ../lib/bats-helpers
 K8S=$REPO/contrib/kubernetes
 : "${MSP_MCP:=$REPO/build/mcp-adapter/msp-mcp}"
 : "${MSP_BUILD_ROOT:=$REPO/build}"

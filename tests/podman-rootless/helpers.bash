@@ -20,8 +20,7 @@
 #   tmp/                               tmp_dir: podman's pause process pid file
 # The image is busybox from busybox-static, imported with `podman import`.
 
-: "${MSP:=$BATS_TEST_DIRNAME/../../build/runtime/msp}"
-REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+load ../lib/bats-helpers
 TEST_USER="$REPO/tests/helper/test-user.sh"
 PR_IMAGE=localhost/msp-busybox:rootless
 
@@ -37,8 +36,6 @@ pm() {
         "$PR_DIR/pm" "$@" 3>&-
 }
 ENGINE_CLI=pm
-load ../engines/wait
-load ../engines/tty
 
 # for_runtimes BODY-FUNCTION: run the function with PR_RT=runc, then PR_RT=msp (runc is
 # the control: a scenario that fails with runc is the test's fault, not msp's).
@@ -78,8 +75,7 @@ pr_setup_file() {
         PR_MSP=$PR_DIR/bin/msp
         export PR_DIR PR_MSP
         install -D -m 0755 "$MSP" "$PR_MSP"
-        mkdir -p "$PR_DIR/home/.config/containers" "$PR_DIR/tmp" "$PR_DIR/vol" \
-                "$PR_DIR/rootfs/bin" "$PR_DIR/rootfs/etc" "$PR_DIR/rootfs/tmp"
+        mkdir -p "$PR_DIR/home/.config/containers" "$PR_DIR/tmp" "$PR_DIR/vol"
         # The user-level containers.conf a rootless user writes (docs/PODMAN.md), plus
         # what keeps podman's files in $PR_DIR.
         sed "s|@MSP_PATH@|$PR_MSP|; s|@DROPIN_DIR@|~/.config/containers|" \
@@ -99,17 +95,7 @@ exec "$TEST_USER" run env -C "$PR_DIR" HOME="$PR_DIR/home" \\
 EOF
         chmod 0755 "$PR_DIR/pm"
 
-        cp /bin/busybox "$PR_DIR/rootfs/bin/busybox"
-        local a
-        for a in $(/bin/busybox --list); do
-                [ "$a" = busybox ] || ln -s busybox "$PR_DIR/rootfs/bin/$a"
-        done
-        printf 'root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/tmp:/bin/sh\n' \
-                >"$PR_DIR/rootfs/etc/passwd"
-        printf 'root:x:0:\nuser:x:1000:\n' >"$PR_DIR/rootfs/etc/group"
-        printf 'not a program\n' >"$PR_DIR/rootfs/etc/noexec"
-        chmod 0644 "$PR_DIR/rootfs/etc/noexec"
-        chmod 1777 "$PR_DIR/rootfs/tmp"
+        busybox_rootfs "$PR_DIR/rootfs"
         chown -R "$MSP_TEST_UID:$MSP_TEST_GID" "$PR_DIR"
         chmod 0700 "$PR_DIR"
         as_user tar -C "$PR_DIR/rootfs" -c . |
@@ -176,12 +162,7 @@ pr_leftovers() {
         return 0
 }
 
-# assert_clean: nothing of this test's containers is left (wait.bash polls).
+# assert_clean: nothing of this test's containers is left (wait_clean polls).
 assert_clean() {
         wait_clean pr_leftovers
-}
-
-# pty_run [--rows N --cols N] -- CMD...: CMD on a real pty (podman -t checks isatty).
-pty_run() {
-        /usr/bin/python3 "$BATS_TEST_DIRNAME/../podman/pty-run.py" --timeout 30 "$@" 3>&-
 }

@@ -8,8 +8,7 @@
 # are found there and nowhere else is looked at. The image is busybox from the
 # busybox-static package, imported with `podman import`: no registry.
 
-: "${MSP:=$BATS_TEST_DIRNAME/../../build/runtime/msp}"
-REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+load ../lib/bats-helpers
 PM_IMAGE=localhost/msp-busybox:test
 # Below this host's hard limits (podman's defaults, 1048576 files, exceed them).
 PM_ULIMITS=(--ulimit nofile=1024:1024 --ulimit nproc=4096:4096)
@@ -19,8 +18,6 @@ pm() {
         podman --root "$PM_DIR/root" --runroot "$PM_DIR/runroot" --storage-driver vfs "$@" 3>&-
 }
 ENGINE_CLI=pm
-load ../engines/wait
-load ../engines/tty
 
 # pm_run [RUN OPTIONS] IMAGE [CMD...]: podman run with the suite's fixed options.
 pm_run() {
@@ -57,26 +54,14 @@ pm_setup_file() {
         PM_DIR=$(mktemp -d /tmp/msp-podman.XXXXXX)
         PM_CGROUP="msp-podman-test-${PM_DIR##*.}"
         export PM_DIR PM_CGROUP
-        mkdir -p "$PM_DIR/tmp" "$PM_DIR/net" "$PM_DIR/rootfs/bin" "$PM_DIR/rootfs/etc" \
-                "$PM_DIR/rootfs/tmp"
+        mkdir -p "$PM_DIR/tmp" "$PM_DIR/net"
 
         # The shipped drop-in with the built msp, plus what isolates this podman.
         sed "s|@MSP_PATH@|$MSP|; s|@DROPIN_DIR@|$PM_DIR|" "$REPO/contrib/podman/50-msp.conf.in" |
                 pm_isolate >"$PM_DIR/containers.conf"
         export CONTAINERS_CONF="$PM_DIR/containers.conf"
 
-        # busybox with its applets as symlinks, users for --user, a non-executable file.
-        cp /bin/busybox "$PM_DIR/rootfs/bin/busybox"
-        local a
-        for a in $(/bin/busybox --list); do
-                [ "$a" = busybox ] || ln -s busybox "$PM_DIR/rootfs/bin/$a"
-        done
-        printf 'root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/tmp:/bin/sh\n' \
-                >"$PM_DIR/rootfs/etc/passwd"
-        printf 'root:x:0:\nuser:x:1000:\n' >"$PM_DIR/rootfs/etc/group"
-        printf 'not a program\n' >"$PM_DIR/rootfs/etc/noexec"
-        chmod 0644 "$PM_DIR/rootfs/etc/noexec"
-        chmod 1777 "$PM_DIR/rootfs/tmp"
+        busybox_rootfs "$PM_DIR/rootfs"
         tar -C "$PM_DIR/rootfs" -c . |
                 pm import --change 'CMD ["/bin/sh"]' - "$PM_IMAGE" >/dev/null
 }
@@ -85,20 +70,10 @@ pm_teardown_file() {
         [ -n "${PM_DIR:-}" ] && [ -d "$PM_DIR" ] || return 0
         pm rm -af -t 0 >/dev/null 2>&1 || true
         pm rmi -af >/dev/null 2>&1 || true
-        local m d
-        # Only mounts below our own directory, deepest first (none unless a test failed).
-        grep -F " $PM_DIR/" /proc/self/mountinfo | awk '{print $5}' | sort -r |
-                while read -r m; do umount -l "$m" || true; done
-        # conmon of the last containers may still be exiting: retry for up to 10 s
-        for _ in $(seq 100); do
-                for d in /sys/fs/cgroup/*/"$PM_CGROUP" /sys/fs/cgroup/"$PM_CGROUP"; do
-                        if [ -d "$d" ]; then
-                                find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
-                        fi
-                done
-                compgen -G "/sys/fs/cgroup/*/$PM_CGROUP" >/dev/null || break
-                sleep 0.1
-        done
+        # Only mounts below our own directory (none unless a test failed).
+        umount_below "$PM_DIR"
+        # conmon of the last containers may still be exiting: cgroups_remove retries
+        cgroups_remove "$PM_CGROUP"
         rm -rf "$PM_DIR"
 }
 
@@ -129,27 +104,15 @@ pm_leftovers() {
         return 0
 }
 
-# assert_clean: nothing of this test's containers is left (wait.bash polls).
+# assert_clean: nothing of this test's containers is left (wait_clean polls).
 assert_clean() {
         wait_clean pm_leftovers
 }
 
 # cgroup_file NAME V1CONTROLLER V1FILE V2FILE: the path of a cgroup file of the container.
 cgroup_file() {
-        local pid path
+        local pid
         pid=$(pm inspect -f '{{.State.Pid}}' "$1")
         [ "$pid" -gt 0 ] || { echo "container $1 has no pid" >&2; return 1; }
-        if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
-                path=$(awk -F: '$1 == "0" { print $3 }' "/proc/$pid/cgroup")
-                echo "/sys/fs/cgroup$path/$4"
-        else
-                path=$(awk -F: -v c="$2" '{ n = split($2, a, ","); for (i = 1; i <= n; i++) if (a[i] == c) print $3 }' \
-                        "/proc/$pid/cgroup")
-                echo "/sys/fs/cgroup/$2$path/$3"
-        fi
-}
-
-# pty_run [--rows N --cols N] -- CMD...: CMD on a real pty (podman -it checks isatty).
-pty_run() {
-        /usr/bin/python3 "$BATS_TEST_DIRNAME/pty-run.py" --timeout 30 "$@" 3>&-
+        cgroup_file_of "$pid" "$2" "$3" "$4"
 }
