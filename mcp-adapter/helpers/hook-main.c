@@ -3,7 +3,7 @@
  * program starts:
  *
  *   msp-sandbox-hook --userns-limits        the user namespace's own budgets (userns-limits.h)
- *   msp-sandbox-hook --usernet HELPER       slirp4netns for a network session (usernet.h)
+ *   msp-sandbox-hook --usernet HELPER       slirp4netns for a network session (usernet-hook.h)
  *
  * A program of its own, static where the build allows, rather than msp-mcp run again: the
  * runtime starts it for every sandbox, and msp-mcp's shared libraries (GnuTLS,
@@ -14,9 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "helpers/usernet-hook.h"
 #include "helpers/userns-limits.h"
 #include "sandbox/hook-args.h"
-#include "sandbox/usernet.h"
 
 int
 main(int argc, char **argv)

@@ -1,6 +1,6 @@
 /* The createRuntime hook that attaches slirp4netns to a network session's sandbox (see
- * usernet.h); part of msp-sandbox-hook (hook-main.c). */
-#include "sandbox/usernet.h"
+ * usernet-hook.h); part of msp-sandbox-hook (hook-main.c). */
+#include "helpers/usernet-hook.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "oci/macros.h"
+#include "sandbox/usernet.h"
 #include "helpers/userns-limits.h"
 
 /* The runtime's hook timeout (bundle.c) is 10 s: give up a little earlier, with the reason. */

@@ -14,7 +14,6 @@
 #pragma once
 
 #include <stdbool.h>
-#include <stdio.h>
 
 #include "oci/err.h"
 #include "sandbox/hook-args.h"
@@ -34,7 +33,3 @@ int mcp_usernet_check(const char *path, msp_err *err);
 
 /* The exit FIFO in the bundle dir `bfd`; *ret is its writer (O_CLOEXEC), the run's to close. */
 int mcp_usernet_prepare(int bfd, int *ret, msp_err *err);
-
-/* The hook (usernet-hook.c, in msp-sandbox-hook): the OCI state on `in`, the helper's path;
- * exit status 0 or 1 (reason on stderr). */
-int mcp_usernet_hook(FILE *in, const char *helper);
