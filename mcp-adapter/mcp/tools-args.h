@@ -40,9 +40,9 @@ int mcp_arg_bad(targs *a, const char *fmt, ...) _printf_(2, 3);
 const oci_json *mcp_arg_get(targs *a, const char *key);
 /* v for a message ("a string", "42", ...), in buf. */
 const char *mcp_arg_describe(const oci_json *v, char *buf, size_t size);
-/* -EINVAL when a has a key not in allowed (NULL-terminated); what names the taker of the
+/* -EINVAL when a has a key not in args (NULL-terminated); what names the taker of the
  * arguments in the message ("run_code", "a file"). */
-int mcp_arg_unknown(targs *a, const char *what, const char *const *allowed);
+int mcp_arg_unknown(targs *a, const char *what, const char *const *args);
 int mcp_arg_str(targs *a, const char *key, bool req, size_t max, const char **ret);
 int mcp_arg_uint(targs *a, const char *key, uint64_t min, uint64_t max, uint64_t *ret);
 int mcp_arg_bool(targs *a, const char *key, bool *ret);
