@@ -8,9 +8,12 @@
  * is named by its path. It also notes the first string token with an escaped NUL
  * (\u0000), which yajl would truncate; json.c reports it by path after parsing.
  * Syntax is not validated here: yajl does that. */
-#include "oci/json.h"
+#include "oci/json-quote.h"
+#include "oci/json-scan.h"
+#include "oci/spec.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 

@@ -7,6 +7,7 @@
  *    string with an escaped NUL by its path (string tokens are counted in document
  *    order, which is the order of the tree) and re-checks OCI_MAX_ARRAY. */
 #include "oci/json.h"
+#include "oci/json-scan.h"
 
 #include <errno.h>
 #include <inttypes.h>

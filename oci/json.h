@@ -1,12 +1,17 @@
-/* Internal to oci/: the JSON layer and the parser's shared internals.
+/* Internal to oci/ (and the JSON face for msp-mcp): the JSON layer and the parser's
+ * shared internals. The files depend one way, lowest first:
  *
+ * 0. Paths and quoting (json-quote.c, json-quote.h): path segments and quoted values for
+ *    messages; plain strings, no documents. Included here for every user.
+ *    Pre-parse scan (json-scan.c, json-scan.h): the byte-level limits; uses 0 only.
  * 1. Document model (json.c): the only code in msp that knows the JSON library (yajl).
  *    Parsing enforces OCI_CONFIG_MAX_BYTES, OCI_MAX_DEPTH, OCI_MAX_ARRAY and
  *    OCI_MAX_STRING, rejects comments, NUL bytes (raw or \u0000) and duplicate keys.
- *    Numbers are exposed as their raw text only.
+ *    Numbers are exposed as their raw text only. Uses the scan and 0.
  * 2. Writer (json.c): compact or pretty (tab-indented) output, '/' never escaped.
- * 3. Typed reader (json-read.c): path-tracking accessors that convert and check values
- *    and produce "<name>: <path>: <problem>" errors. Uses only the API of 1.
+ * 3. Typed reader (json-path.c: its path and messages; json-read.c: the accessors):
+ *    path-tracking accessors that convert and check values and produce
+ *    "<name>: <path>: <problem>" errors. Uses only the API of 0 and 1.
  * 4. Parser sections shared by the spec-parse*.c files.
  *
  * Swapping the JSON library means rewriting json.c only. */
@@ -18,6 +23,7 @@
 
 #include "oci/arena.h"
 #include "oci/err.h"
+#include "oci/json-quote.h"
 #include "oci/spec.h"
 
 /* ---- 1. document model ---- */
@@ -34,13 +40,6 @@ typedef enum oci_json_type {
 typedef struct oci_json oci_json;               /* a node, owned by its document */
 typedef struct oci_json_doc oci_json_doc;
 
-/* Byte-level checks made before the JSON library sees the text (json-scan.c): refuses
- * raw NUL bytes, comments, nesting deeper than OCI_MAX_DEPTH and containers with more
- * than OCI_MAX_ARRAY members (naming their path), so that no tree is ever built for
- * such input. *ret_nul_string is the 1-based ordinal of the first string token that
- * contains \u0000 (0: none). */
-int oci_json_prescan(const char *name, const char *data, size_t len, size_t *ret_nul_string,
-                     msp_err *err);
 /* `name` prefixes every message. E2BIG for limits, EINVAL for bad JSON. */
 int oci_json_parse(const char *name, const char *data, size_t len, oci_json_doc **ret_doc,
                    msp_err *err);
@@ -109,9 +108,6 @@ oci_json_doc_freep(oci_json_doc **d)
 
 /* ---- 3. typed reader ---- */
 
-#define OCI_JR_PATH_MAX 256
-#define OCI_JR_VALUE_MAX 64             /* bytes of an offending value quoted in messages */
-
 typedef struct oci_jr {
         const char *name;               /* message prefix, e.g. "config.json" */
         oci_arena *arena;               /* receives every string and array */
@@ -126,12 +122,9 @@ void oci_jr_init(oci_jr *r, const char *name, oci_arena *arena, msp_err *err);
 size_t oci_jr_push_key(oci_jr *r, const char *key);
 size_t oci_jr_push_index(oci_jr *r, size_t i);
 void oci_jr_pop(oci_jr *r, size_t mark);
-/* Appends one path segment (".key", "[\"odd key\"]" or "[3]") to buf; shared with json.c. */
-void oci_json_path_append_key(char *buf, size_t size, size_t *len, const char *key);
-void oci_json_path_append_index(char *buf, size_t size, size_t *len, size_t i);
-/* Quote a value for a message: "\"64m\"", "5", "true", "an object"... truncated. */
+/* A value for a message: "\"64m\"", "5", "true", "an object"... truncated (strings
+ * quoted by oci_json_quote()). */
 void oci_json_describe(const oci_json *v, char *buf, size_t size);
-void oci_json_quote(const char *s, char *buf, size_t size);
 
 /* "<name>: <path>: <message>"; returns -errnum. */
 int oci_jr_fail(oci_jr *r, int errnum, const char *fmt, ...) _printf_(3, 4);
