@@ -14,6 +14,7 @@
 
 #include "cmd/cmd.h"
 #include "lib/fileio.h"
+#include "oci/json-merge.h"
 #include "oci/json.h"
 #include "lib/statedir.h"
 
@@ -258,136 +259,11 @@ unchanged_value(const char *object, const char *key, const oci_json *v)
 /* ---- persisting the update in the config copy ----
  * runc keeps what `update` set in its state so that a later update or exec starts from
  * it; msp's equivalent is the config copy in the state dir (the lifecycle's config
- * reader, rt_container_load_config). Its linux.resources is deep-merged with the update:
- * objects key by key, anything else replaced, "devices" left out (update does not
- * change device rules). */
+ * reader, rt_container_load_config). Its linux.resources is deep-merged with the update
+ * (oci_json_merge): objects key by key, anything else replaced, "devices" left out
+ * (update does not change device rules). CONFIG_COPY prefixes the merge's messages. */
 
-static int json_merge(oci_jw *w, const oci_json *base, const oci_json *const *ov, size_t n,
-                      bool skip_devices, msp_err *err);
-
-static int
-json_copy_number(oci_jw *w, const oci_json *v, msp_err *err)
-{
-        const char *t = oci_json_number_text(v);
-        char *end;
-
-        /* Every number in an OCI config is an integer. */
-        errno = 0;
-        if (t[0] == '-') {
-                long long x = strtoll(t, &end, 10);
-                if (!*end && !errno) {
-                        oci_jw_int64(w, x);
-                        return 0;
-                }
-        } else {
-                unsigned long long x = strtoull(t, &end, 10);
-                if (!*end && !errno) {
-                        oci_jw_uint64(w, x);
-                        return 0;
-                }
-        }
-        return msp_err_set(err, EINVAL, "config copy: number '%s' is not an integer", t);
-}
-
-/* The values the overlays have for key, in order. */
-static size_t
-overlay_values(const oci_json *const *ov, size_t n, const char *key, const oci_json **out)
-{
-        size_t k = 0;
-
-        for (size_t i = 0; i < n; i++) {
-                const oci_json *v = oci_json_type_of(ov[i]) == OCI_JSON_OBJECT ? oci_json_get(ov[i], key)
-                                                                                : NULL;
-                if (v)
-                        out[k++] = v;
-        }
-        return k;
-}
-
-static bool
-key_seen(const oci_json *const *objs, size_t n, const char *key)
-{
-        for (size_t i = 0; i < n; i++)
-                if (oci_json_type_of(objs[i]) == OCI_JSON_OBJECT && oci_json_get(objs[i], key))
-                        return true;
-        return false;
-}
-
-static int
-json_merge_key(oci_jw *w, const char *key, const oci_json *base, const oci_json *const *ov,
-               size_t n, msp_err *err)
-{
-        const oci_json *sub[2];
-        size_t k = overlay_values(ov, n, key, sub);
-
-        oci_jw_key(w, key);
-        return json_merge(w, base ? oci_json_get(base, key) : NULL, sub, k, false, err);
-}
-
-static int
-json_merge(oci_jw *w, const oci_json *base, const oci_json *const *ov, size_t n,
-           bool skip_devices, msp_err *err)
-{
-        int r;
-
-        /* A non-object overlay replaces everything before it. */
-        for (size_t i = n; i > 0; i--)
-                if (oci_json_type_of(ov[i - 1]) != OCI_JSON_OBJECT) {
-                        base = ov[i - 1];
-                        ov += i;
-                        n -= i;
-                        break;
-                }
-        if (base && oci_json_type_of(base) != OCI_JSON_OBJECT && n > 0)
-                base = NULL;
-        if (!base && n == 0) {
-                oci_jw_null(w);
-                return 0;
-        }
-        if (!base || oci_json_type_of(base) == OCI_JSON_OBJECT) {
-                oci_jw_begin_object(w);
-                for (size_t i = 0; base && i < oci_json_len(base); i++) {
-                        const char *key = oci_json_key_at(base, i);
-                        if (skip_devices && strcmp(key, "devices") == 0) {
-                                oci_jw_key(w, key);
-                                r = json_merge(w, oci_json_value_at(base, i), NULL, 0, false, err);
-                        } else {
-                                r = json_merge_key(w, key, base, ov, n, err);
-                        }
-                        if (r < 0)
-                                return r;
-                }
-                for (size_t j = 0; j < n; j++)
-                        for (size_t i = 0; i < oci_json_len(ov[j]); i++) {
-                                const char *key = oci_json_key_at(ov[j], i);
-                                if ((base && oci_json_get(base, key)) || key_seen(ov, j, key) ||
-                                    (skip_devices && strcmp(key, "devices") == 0))
-                                        continue;
-                                r = json_merge_key(w, key, NULL, ov, n, err);
-                                if (r < 0)
-                                        return r;
-                        }
-                oci_jw_end_object(w);
-                return 0;
-        }
-        switch (oci_json_type_of(base)) {
-        case OCI_JSON_NULL: oci_jw_null(w); return 0;
-        case OCI_JSON_BOOL: oci_jw_bool(w, oci_json_bool(base)); return 0;
-        case OCI_JSON_NUMBER: return json_copy_number(w, base, err);
-        case OCI_JSON_STRING: oci_jw_string(w, oci_json_string(base)); return 0;
-        case OCI_JSON_ARRAY:
-                oci_jw_begin_array(w);
-                for (size_t i = 0; i < oci_json_len(base); i++) {
-                        r = json_merge(w, oci_json_value_at(base, i), NULL, 0, false, err);
-                        if (r < 0)
-                                return r;
-                }
-                oci_jw_end_array(w);
-                return 0;
-        case OCI_JSON_OBJECT: break;
-        }
-        return msp_err_set(err, EINVAL, "config copy: unexpected JSON value");
-}
+#define CONFIG_COPY "config copy"
 
 /* The --resources document without the values that leave a field unchanged, so that
  * the config copy keeps the field's value. */
@@ -405,7 +281,7 @@ file_overlay(const oci_json *root, char **ret, size_t *ret_len, msp_err *err)
                 const oci_json *v = oci_json_value_at(root, i);
                 oci_jw_key(w, key);
                 if (oci_json_type_of(v) != OCI_JSON_OBJECT) {
-                        r = json_merge(w, v, NULL, 0, false, err);
+                        r = oci_json_copy(w, CONFIG_COPY, v, err);
                         if (r < 0)
                                 return r;
                         continue;
@@ -416,7 +292,7 @@ file_overlay(const oci_json *root, char **ret, size_t *ret_len, msp_err *err)
                         if (unchanged_value(key, k, oci_json_value_at(v, j)))
                                 continue;
                         oci_jw_key(w, k);
-                        r = json_merge(w, oci_json_value_at(v, j), NULL, 0, false, err);
+                        r = oci_json_copy(w, CONFIG_COPY, oci_json_value_at(v, j), err);
                         if (r < 0)
                                 return r;
                 }
@@ -446,7 +322,7 @@ merge_config(const oci_json *cfg, const oci_json *const *ov, size_t n, char **re
                 if (strcmp(key, "linux") == 0)
                         continue;
                 oci_jw_key(w, key);
-                r = json_merge(w, oci_json_value_at(cfg, i), NULL, 0, false, err);
+                r = oci_json_copy(w, CONFIG_COPY, oci_json_value_at(cfg, i), err);
                 if (r < 0)
                         return r;
         }
@@ -457,12 +333,13 @@ merge_config(const oci_json *cfg, const oci_json *const *ov, size_t n, char **re
                 if (strcmp(key, "resources") == 0)
                         continue;
                 oci_jw_key(w, key);
-                r = json_merge(w, oci_json_value_at(lx, i), NULL, 0, false, err);
+                r = oci_json_copy(w, CONFIG_COPY, oci_json_value_at(lx, i), err);
                 if (r < 0)
                         return r;
         }
         oci_jw_key(w, "resources");
-        r = json_merge(w, lx ? oci_json_get(lx, "resources") : NULL, ov, n, true, err);
+        r = oci_json_merge(w, CONFIG_COPY, lx ? oci_json_get(lx, "resources") : NULL, ov, n, "devices",
+                           err);
         if (r < 0)
                 return r;
         oci_jw_end_object(w);
