@@ -3,7 +3,6 @@
  *       [--cgroup-manager cgroupfs|systemd|disabled] [--rootless[=true|false]] COMMAND ... */
 #include <fcntl.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,54 +16,6 @@
 #include "oci/spec.h"
 
 extern char **environ;
-
-int
-cmd_usage_error(const rt_ctx *ctx, const char *cmd, const char *fmt, ...)
-{
-        char msg[1024];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof msg, fmt, ap);
-        va_end(ap);
-        rt_log_error(ctx, "%s: %s", cmd, msg);
-        const rt_command *c = cmd_find(cmd);
-        if (c)
-                cmd_usage(c, true);
-        return 1;
-}
-
-int
-cmd_fail(const rt_ctx *ctx, const msp_err *err)
-{
-        rt_log_error(ctx, "%s", err->msg[0] ? err->msg : "unknown error");
-        return 1;
-}
-
-bool
-cmd_wants_help(const char *name, int argc, char **argv)
-{
-        for (int i = 1; i < argc; i++) {
-                if (strcmp(argv[i], "--") == 0)
-                        break;
-                if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-                        cmd_usage(cmd_find(name), false);
-                        return true;
-                }
-        }
-        return false;
-}
-
-int
-cmd_print(const rt_ctx *ctx, const char *json, size_t len)
-{
-        if (fwrite(json, 1, len, stdout) != len || fputc('\n', stdout) == EOF ||
-            fflush(stdout) != 0) {
-                rt_log_error(ctx, "write to stdout failed");
-                return 1;
-        }
-        return 0;
-}
 
 /* The state root when --root is not given: $XDG_RUNTIME_DIR/msp for a rootless caller
  * (runc's rule), /run/msp otherwise. A user without XDG_RUNTIME_DIR gets none (NULL,

@@ -1,33 +1,9 @@
+/* create [OPTION...] ID: make a container whose process waits for start; and the flags
+ * create shares with run. */
 #include <getopt.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "cmd/cmd.h"
 #include "lib/log.h"
-
-int
-cmd_one_id(const rt_ctx *ctx, const char *cmd, int argc, char **argv, int first,
-           const char **ret_id)
-{
-        if (first >= argc)
-                return cmd_usage_error(ctx, cmd, "a container ID is required"), -1;
-        if (first + 1 < argc)
-                return cmd_usage_error(ctx, cmd, "unexpected argument '%s'", argv[first + 1]), -1;
-        *ret_id = argv[first];
-        return 0;
-}
-
-static int
-parse_fd_count(const char *s, int *ret)
-{
-        char *end;
-        long v = strtol(s, &end, 10);
-
-        if (!*s || *end || v < 0 || v > 65536)
-                return -EINVAL;
-        *ret = (int) v;
-        return 0;
-}
 
 int
 cmd_parse_create_opts(const rt_ctx *ctx, const char *cmd, int argc, char **argv,
@@ -56,7 +32,7 @@ cmd_parse_create_opts(const rt_ctx *ctx, const char *cmd, int argc, char **argv,
                 case 'p': o->pid_file = optarg; break;
                 case 's': o->console_socket = optarg; break;
                 case 'P':
-                        if (parse_fd_count(optarg, &o->preserve_fds) < 0)
+                        if (cmd_parse_fd_count(optarg, &o->preserve_fds) < 0)
                                 return cmd_usage_error(ctx, cmd, "--preserve-fds: expected a count, got '%s'",
                                                        optarg), -1;
                         break;

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -195,15 +194,11 @@ parse_flags(const rt_ctx *ctx, int argc, char **argv, exec_flags *f, int *status
                                                        optarg), -1;
                         }
                         break;
-                case 'F': {
-                        char *end;
-                        long v = strtol(optarg, &end, 10);
-                        if (!*optarg || *end || v < 0 || v > 65536)
+                case 'F':
+                        if (cmd_parse_fd_count(optarg, &f->o.preserve_fds) < 0)
                                 return cmd_usage_error(ctx, "exec", "--preserve-fds: expected a "
                                                        "count, got '%s'", optarg), -1;
-                        f->o.preserve_fds = (int) v;
                         break;
-                }
                 default:
                         return cmd_usage_error(ctx, "exec", "invalid option"), -1;
                 }
@@ -291,7 +286,6 @@ cmd_exec(rt_ctx *ctx, int argc, char **argv)
         _cleanup_(rt_stdio_relay_donep) rt_stdio_relay *relay = NULL;
         oci_process proc = { 0 };
         msp_err err = { 0 };
-        sigset_t set;
         pid_t pid;
         int pidfd = -1, idx, status;
 
@@ -367,14 +361,9 @@ cmd_exec(rt_ctx *ctx, int argc, char **argv)
                 f.o.console_fd = tty_peer;
         }
         if (!f.detach) {
-                sigemptyset(&set);
-                cmd_forwarded_signals(&set);
-                sigprocmask(SIG_BLOCK, &set, NULL);
-                sigfd = signalfd(-1, &set, SFD_CLOEXEC);
-                if (sigfd < 0) {
-                        rt_log_error(ctx, "signalfd: %m");
+                sigfd = cmd_block_forwarded_signals(ctx);
+                if (sigfd < 0)
                         return EXEC_FAILED;
-                }
         }
         if (!f.detach && !proc.terminal) {
                 if (rt_stdio_relay_open(&relay_fds, &err) < 0)

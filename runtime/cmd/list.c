@@ -67,9 +67,7 @@ cmd_list(rt_ctx *ctx, int argc, char **argv)
         while ((opt = getopt_long(argc, argv, "f:q", opts, NULL)) != -1) {
                 if (opt == 'q')
                         quiet = true;
-                else if (opt == 'f' && (strcmp(optarg, "json") == 0 || strcmp(optarg, "table") == 0))
-                        json = strcmp(optarg, "json") == 0;
-                else
+                else if (opt != 'f' || cmd_parse_format(optarg, &json) < 0)
                         return cmd_usage_error(ctx, "list", "--format: expected table or json");
         }
         if (optind < argc)

@@ -222,13 +222,11 @@ cmd_ps(rt_ctx *ctx, int argc, char **argv)
                         cmd_usage(cmd_find("ps"), false);
                         return 0;
                 }
-                if (opt == 'f' && (strcmp(optarg, "json") == 0 || strcmp(optarg, "table") == 0))
-                        json = strcmp(optarg, "json") == 0;
-                else if (opt == 'f')
+                if (opt != 'f')
+                        return cmd_usage_error(ctx, "ps", "invalid option");
+                if (cmd_parse_format(optarg, &json) < 0)
                         return cmd_usage_error(ctx, "ps", "--format: expected table or json, got '%s'",
                                                optarg);
-                else
-                        return cmd_usage_error(ctx, "ps", "invalid option");
         }
         if (optind >= argc)
                 return cmd_usage_error(ctx, "ps", "a container ID is required");
@@ -245,18 +243,14 @@ cmd_ps(rt_ctx *ctx, int argc, char **argv)
         }
         if (optind + 1 < argc) {
                 int rc = print_ps_rows(ctx, argv + optind + 1, argc - optind - 1, pids, n);
-                if (fflush(stdout) != 0 && rc == 0) {
-                        rt_log_error(ctx, "write to stdout failed");
-                        rc = 1;
+                if (rc != 0) {
+                        (void) fflush(stdout);
+                        return rc;
                 }
-                return rc;
+                return cmd_flush_stdout(ctx);
         }
         printf("%-8s %-8s %-8s %-4s %s\n", "UID", "PID", "PPID", "STAT", "CMD");
         for (size_t i = 0; i < n; i++)
                 print_row(pids[i]);
-        if (fflush(stdout) != 0) {
-                rt_log_error(ctx, "write to stdout failed");
-                return 1;
-        }
-        return 0;
+        return cmd_flush_stdout(ctx);
 }
