@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The layer rule of docs/ARCHITECTURE.md, for includes: run by the build (meson.build,
 'layers'), which fails when a file includes a header of a layer it may not use, includes
-another folder's header other than that folder's face, or names a header without its folder.
+another folder's header other than that folder's face, names a header without its folder,
+or when headers include each other in a circle.
 
 Arguments: --source-root DIR --stamp FILE, then one --layer per layer:
     NAME|PATH[+PATH...]|USES[+USES...]|FACE[+FACE...]
@@ -44,7 +45,7 @@ def roots_for(roots, path):
     return best + ['']
 
 
-def check_file(src, layers, roots, rel, errors):
+def check_file(src, layers, roots, rel, errors, graph):
     me = owner(layers, rel)
     with open(os.path.join(src, rel), encoding='utf-8', errors='replace') as f:
         text = f.read()
@@ -64,6 +65,7 @@ def check_file(src, layers, roots, rel, errors):
                 errors.append('%s: name the folder (the include roots do not find it)' % where)
             # else: a generated header (build directory): not a layer's
             continue
+        graph.setdefault(rel, []).append((target, line))
         them = owner(layers, target)
         if them is None or them is me:
             continue
@@ -74,6 +76,55 @@ def check_file(src, layers, roots, rel, errors):
         elif them.face and target not in them.face:
             errors.append('%s: include %s\'s face (%s), not its inside' %
                           (where, them.name, ', '.join(sorted(them.face))))
+
+
+def circles(graph):
+    """Each include circle once, as the path of headers that closes it."""
+    found, state, stack = [], {}, []
+
+    def visit(node):
+        state[node] = 1
+        stack.append(node)
+        for target, _ in graph.get(node, []):
+            if state.get(target) == 1:
+                found.append(stack[stack.index(target):] + [target])
+            elif target not in state:
+                visit(target)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    return found
+
+
+def module_graph(src, graph):
+    """The includes between modules (x.c with x.h); a header with no .c of its own (types,
+    a private x-int.h) belongs to no module: what it includes counts for its includers."""
+    def module(path):
+        stem = os.path.splitext(path)[0]
+        return stem if os.path.isfile(os.path.join(src, stem + '.c')) else None
+
+    def reached(path, seen):
+        for target, _ in graph.get(path, []):
+            if target in seen:
+                continue
+            seen.add(target)
+            if module(target) is None:
+                reached(target, seen)
+            else:
+                yield module(target)
+
+    mods = {}
+    for path in graph:
+        m = module(path)
+        if m is None:
+            continue
+        for target in list(reached(path, {path})):
+            if target != m:
+                mods.setdefault(m, []).append((target, 0))
+    return mods
 
 
 def main():
@@ -105,8 +156,13 @@ def main():
                 for n in names_:
                     if n.endswith(('.c', '.h', '.S')):
                         files.append(os.path.relpath(os.path.join(d, n), src))
+    graph = {}
     for rel in sorted(set(files)):
-        check_file(src, layers, roots, rel, errors)
+        check_file(src, layers, roots, rel, errors, graph)
+    for cycle in circles(graph):
+        errors.append('include circle: %s' % ' -> '.join(cycle))
+    for cycle in circles(module_graph(src, graph)):
+        errors.append('module circle (x.c and x.h are one module): %s' % ' -> '.join(cycle))
     if errors:
         sys.stderr.write('layers: %d include(s) against docs/ARCHITECTURE.md:\n' % len(errors))
         for e in errors:

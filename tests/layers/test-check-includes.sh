@@ -32,7 +32,7 @@ expect_fail() {         # description, pattern the message must hold
         else not_ok "$1: message"; fi
 }
 
-echo "1..6"
+echo "1..8"
 tree
 if run && [ -s "$tmp/stamp" ]; then ok "a tree in order passes"; else not_ok "a tree in order passes"; fi
 
@@ -52,4 +52,10 @@ tree
 "$python" "$check" --source-root "$tmp/src" --stamp "$tmp/stamp" --layer 'low|t/low|nowhere|' > "$tmp/out" 2>&1
 if [ $? -ne 0 ] && grep -q "unknown layer nowhere" "$tmp/out"; then ok "an unknown layer in the table"
 else not_ok "an unknown layer in the table"; fi
+tree; printf '#pragma once\n#include "low/low-int.h"\n' > "$tmp/src/t/low/low.h"
+echo '#include "low/low.h"' >> "$tmp/src/t/low/low-int.h"
+expect_fail "two headers including each other" 'include circle: t/low/low.*-> t/low/low.*-> t/low/low'
+tree; printf '#pragma once\n' > "$tmp/src/t/low/low-int.h"; echo '#include "low/low.h"' > "$tmp/src/t/low/low-int.c"
+echo '#include "low/low-int.h"' > "$tmp/src/t/low/low.h"
+expect_fail "two modules (x.c with x.h) using each other" 'module circle (x.c and x.h are one module): t/low/low.*-> t/low/low'
 exit $((fails > 0))
