@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "oci/macros.h"
+#include "lib/mount-api.h"
 #include "lib/pathres.h"
-#include "lib/rootfs.h"
 
 static const struct {
         const char *path;
@@ -230,7 +230,7 @@ rt_devices_links(int rootfd, msp_err *err)
  * through an O_NOFOLLOW fd (a /dev bind-mounted from the host keeps its node, as with
  * runc). */
 int
-rt_rootfs_mount_console_child(int rootfd, int pty_slave_fd, msp_err *err)
+rt_devices_mount_console_child(int rootfd, int pty_slave_fd, msp_err *err)
 {
         struct stat st;
 

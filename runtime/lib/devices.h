@@ -23,3 +23,5 @@ int rt_devices_links(int rootfd, msp_err *err);
 /* Open <root>/<dir> as an O_PATH directory, refusing symlinks in every component and
  * creating it (mode 0755) when missing. */
 int rt_devices_open_dir(int rootfd, const char *dir, msp_err *err);
+/* Bind the pty slave (an fd from TIOCGPTPEER) onto <rootfs>/dev/console. */
+int rt_devices_mount_console_child(int rootfd, int pty_slave_fd, msp_err *err);

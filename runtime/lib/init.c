@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/devices.h"
 #include "lib/final.h"
 #include "lib/hooks.h"
 #include "lib/log.h"
@@ -299,7 +300,7 @@ setup_terminal(init_run *ir, msp_err *err)
          * group stays. An id not mapped in a user namespace (EINVAL) leaves it as is. */
         if (fchown(slave, p->user.uid, (gid_t) -1) < 0 && errno != EINVAL)
                 return msp_err_sys(err, errno, "chown the pty to uid %u", (unsigned) p->user.uid);
-        r = rt_rootfs_mount_console_child(ir->rootfd, slave, err);
+        r = rt_devices_mount_console_child(ir->rootfd, slave, err);
         if (r < 0)
                 return r;
         r = rt_console_send_master(ir->a->console_fd, master, err);

@@ -29,8 +29,6 @@ typedef struct rt_rootfs_params {
  * plus linux.devices, the /dev/fd, stdin, stdout, stderr, ptmx symlinks and /dev/shm if
  * missing. Returns an O_PATH|O_DIRECTORY fd of the rootfs mount in *ret_rootfd. */
 int rt_rootfs_setup_child(const rt_rootfs_params *p, int *ret_rootfd, msp_err *err);
-/* Bind the pty slave (an fd from TIOCGPTPEER) onto <rootfs>/dev/console. */
-int rt_rootfs_mount_console_child(int rootfd, int pty_slave_fd, msp_err *err);
 /* pivot_root into rootfd and detach the old root (or MS_MOVE + chroot with no_pivot).
  * Afterwards "/" is the container root and the cwd is "/". */
 int rt_rootfs_pivot_child(int rootfd, bool no_pivot, msp_err *err);
@@ -39,7 +37,3 @@ int rt_rootfs_pivot_child(int rootfd, bool no_pivot, msp_err *err);
  * mounts (writable until now), root.readonly, and the final propagation of "/". */
 int rt_rootfs_finalize_child(const rt_rootfs_params *p, msp_err *err);
 
-/* Mount primitive shared with devices.c: bind the object `srcfd` refers to (an O_PATH fd,
- * a directory, a tty from TIOCGPTPEER, ...) onto the object `targetfd` refers to, with
- * open_tree(OPEN_TREE_CLONE | AT_EMPTY_PATH) + move_mount. No path is looked up. */
-int rt_mount_bind_fd(int srcfd, int targetfd, bool recursive, msp_err *err);

@@ -28,6 +28,7 @@
 #ifndef MQUEUE_MAGIC
 #define MQUEUE_MAGIC 0x19800202
 #endif
+#include "lib/devices.h"
 #include "lib/rootfs.h"
 #include "tests/lib/fs-test.h"
 
@@ -647,7 +648,7 @@ test_console(void)
         write_file(target, "host");
         snprintf(p, sizeof p, "%s/dev/console", rootfs);
         CHECK(symlink(target, p) == 0);
-        CHECK_OK(rt_rootfs_mount_console_child(rootfd, slave, &e), e);
+        CHECK_OK(rt_devices_mount_console_child(rootfd, slave, &e), e);
 
         CHECK(lstat(p, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == want.st_rdev);
         CHECK(!is_mount_root(target) && lstat(target, &st) == 0 && S_ISREG(st.st_mode));
