@@ -1,5 +1,6 @@
 #include "lib/fileio.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/statedir.h"
+#include "oci/macros.h"
 
 int
 rt_read_fd_all(int fd, const char *name, size_t max, char **ret, size_t *ret_len, msp_err *err)
@@ -82,4 +83,60 @@ rt_write_pid_file(const char *path, pid_t pid, msp_err *err)
         if (w != n)
                 return msp_err_set(err, EIO, "write pid file '%s': short write", path);
         return 0;
+}
+
+/* exchange: swap the new file in with renameat2(RENAME_EXCHANGE) and unlink the old
+ * one (now at the .tmp name) instead of renaming over it, when path is an existing
+ * regular file (rt_write_file_exchange in fileio.h says why). Readers see the old or
+ * the new file either way. */
+static int
+write_atomic(int dirfd, const char *path, const char *data, size_t len, mode_t mode,
+             bool exchange, msp_err *err)
+{
+        char tmp[4096];
+        struct stat st;
+        _cleanup_close_ int fd = -1;
+
+        if ((size_t) snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
+                return msp_err_set(err, ENAMETOOLONG, "path too long: '%.64s'", path);
+        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
+        if (fd < 0)
+                return msp_err_sys(err, errno, "create '%s'", tmp);
+        while (len > 0) {
+                ssize_t w = write(fd, data, len);
+                if (w < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        int r = msp_err_sys(err, errno, "write '%s'", tmp);
+                        (void) unlinkat(dirfd, tmp, 0);
+                        return r;
+                }
+                data += w;
+                len -= (size_t) w;
+        }
+        if (exchange && fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+            renameat2(dirfd, tmp, dirfd, path, RENAME_EXCHANGE) == 0) {
+                (void) unlinkat(dirfd, tmp, 0);
+                return 0;
+        }
+        if (renameat(dirfd, tmp, dirfd, path) < 0) {
+                int r = msp_err_sys(err, errno, "rename '%s'", tmp);
+                (void) unlinkat(dirfd, tmp, 0);
+                return r;
+        }
+        return 0;
+}
+
+int
+rt_write_file_atomic(int dirfd, const char *path, const char *data, size_t len, mode_t mode,
+                     msp_err *err)
+{
+        return write_atomic(dirfd, path, data, len, mode, false, err);
+}
+
+int
+rt_write_file_exchange(int dirfd, const char *path, const char *data, size_t len, mode_t mode,
+                       msp_err *err)
+{
+        return write_atomic(dirfd, path, data, len, mode, true, err);
 }

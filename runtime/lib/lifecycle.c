@@ -14,6 +14,7 @@
 #include "lib/hooks.h"
 #include "lib/log.h"
 #include "lib/ns.h"
+#include "lib/procfs.h"
 #include "lib/statedir.h"
 
 int

@@ -20,6 +20,7 @@
 #include <linux/openat2.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -167,4 +168,52 @@ rt_procfs_write(int procfd, const char *path, const char *data, msp_err *err)
                 return msp_err_set(err, EIO, "write '/proc/%s': short write (%zd of %zu bytes)",
                                    path, n, len);
         return 0;
+}
+
+/* ---- a process by pid and start time ---- */
+
+int
+rt_pid_start_time(pid_t pid, uint64_t *ret, msp_err *err)
+{
+        char path[64], buf[1024];
+        _cleanup_close_ int fd = -1;
+        ssize_t n;
+
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return msp_err_sys(err, errno, "open '%s'", path);
+        n = read(fd, buf, sizeof buf - 1);
+        if (n < 0)
+                return msp_err_sys(err, errno, "read '%s'", path);
+        buf[n] = '\0';
+        /* comm may contain spaces and parentheses: fields start after the last ')'. */
+        char *p = strrchr(buf, ')');
+        if (!p)
+                return msp_err_set(err, EINVAL, "malformed '%s'", path);
+        p += 2;
+        char state = *p;
+        for (int field = 3; field < 22 && p; field++) {
+                p = strchr(p, ' ');
+                if (p)
+                        p++;
+        }
+        if (!p)
+                return msp_err_set(err, EINVAL, "malformed '%s'", path);
+        if (state == 'Z' || state == 'X')
+                return msp_err_set(err, ESRCH, "process %d has exited", (int) pid);
+        *ret = strtoull(p, NULL, 10);
+        return 0;
+}
+
+bool
+rt_pid_alive(pid_t pid, uint64_t start_time)
+{
+        uint64_t now;
+
+        if (pid <= 0)
+                return false;
+        if (rt_pid_start_time(pid, &now, NULL) < 0)
+                return false;
+        return now == start_time;
 }

@@ -3,6 +3,8 @@
  * openat2(RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV | RESOLVE_BENEATH). */
 #pragma once
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "oci/err.h"
@@ -18,3 +20,10 @@ int rt_procfs_verify_root(int procfd, msp_err *err);
 int rt_procfs_openat(int procfd, const char *path, int flags, msp_err *err);
 /* Write a whole string to a file beneath procfd (one write(), as /proc files expect). */
 int rt_procfs_write(int procfd, const char *path, const char *data, msp_err *err);
+
+/* ---- a process by pid and start time (/proc/<pid>/stat, not through the handle) ---- */
+
+/* Is `pid` still the process that started at `start_time` (and not a zombie)? */
+bool rt_pid_alive(pid_t pid, uint64_t start_time);
+/* The start time (field 22 of /proc/<pid>/stat, in clock ticks); ESRCH for a zombie. */
+int rt_pid_start_time(pid_t pid, uint64_t *ret, msp_err *err);

@@ -11,6 +11,7 @@
 
 #include "lib/cgroup/cgroup.h"
 #include "lib/fileio.h"
+#include "lib/procfs.h"
 
 int
 rt_id_validate(const char *id, msp_err *err)
@@ -212,59 +213,6 @@ rt_state_load(int dirfd, const char *id, oci_state **ret, msp_err *err)
         return 0;
 }
 
-/* exchange: swap the new file in with renameat2(RENAME_EXCHANGE) and unlink the old
- * one (now at the .tmp name) instead of renaming over it. Readers see the old or the
- * new file either way. On ext4 a rename over an existing file (auto_da_alloc) starts
- * writeback of the new data, so its blocks are allocated at once and freed again, with
- * a discard where the filesystem is mounted so, by the next save or the delete: with
- * the state root on such a disk (/run on this VM) that was 0.4-0.5 ms of `msp run`,
- * for files whose contents die with the processes they describe. Only for the private
- * state directory, and only when path is an existing regular file. */
-static int
-write_atomic(int dirfd, const char *path, const char *data, size_t len, mode_t mode,
-             bool exchange, msp_err *err)
-{
-        char tmp[4096];
-        struct stat st;
-        _cleanup_close_ int fd = -1;
-
-        if ((size_t) snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
-                return msp_err_set(err, ENAMETOOLONG, "path too long: '%.64s'", path);
-        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
-        if (fd < 0)
-                return msp_err_sys(err, errno, "create '%s'", tmp);
-        while (len > 0) {
-                ssize_t w = write(fd, data, len);
-                if (w < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        int r = msp_err_sys(err, errno, "write '%s'", tmp);
-                        (void) unlinkat(dirfd, tmp, 0);
-                        return r;
-                }
-                data += w;
-                len -= (size_t) w;
-        }
-        if (exchange && fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-            renameat2(dirfd, tmp, dirfd, path, RENAME_EXCHANGE) == 0) {
-                (void) unlinkat(dirfd, tmp, 0);
-                return 0;
-        }
-        if (renameat(dirfd, tmp, dirfd, path) < 0) {
-                int r = msp_err_sys(err, errno, "rename '%s'", tmp);
-                (void) unlinkat(dirfd, tmp, 0);
-                return r;
-        }
-        return 0;
-}
-
-int
-rt_write_file_atomic(int dirfd, const char *path, const char *data, size_t len, mode_t mode,
-                     msp_err *err)
-{
-        return write_atomic(dirfd, path, data, len, mode, false, err);
-}
-
 int
 rt_state_save(int dirfd, const oci_state *st, msp_err *err)
 {
@@ -274,53 +222,7 @@ rt_state_save(int dirfd, const oci_state *st, msp_err *err)
 
         if (r < 0)
                 return r;
-        return write_atomic(dirfd, RT_STATE_NAME, json, len, 0600, true, err);
-}
-
-int
-rt_pid_start_time(pid_t pid, uint64_t *ret, msp_err *err)
-{
-        char path[64], buf[1024];
-        _cleanup_close_ int fd = -1;
-        ssize_t n;
-
-        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return msp_err_sys(err, errno, "open '%s'", path);
-        n = read(fd, buf, sizeof buf - 1);
-        if (n < 0)
-                return msp_err_sys(err, errno, "read '%s'", path);
-        buf[n] = '\0';
-        /* comm may contain spaces and parentheses: fields start after the last ')'. */
-        char *p = strrchr(buf, ')');
-        if (!p)
-                return msp_err_set(err, EINVAL, "malformed '%s'", path);
-        p += 2;
-        char state = *p;
-        for (int field = 3; field < 22 && p; field++) {
-                p = strchr(p, ' ');
-                if (p)
-                        p++;
-        }
-        if (!p)
-                return msp_err_set(err, EINVAL, "malformed '%s'", path);
-        if (state == 'Z' || state == 'X')
-                return msp_err_set(err, ESRCH, "process %d has exited", (int) pid);
-        *ret = strtoull(p, NULL, 10);
-        return 0;
-}
-
-bool
-rt_pid_alive(pid_t pid, uint64_t start_time)
-{
-        uint64_t now;
-
-        if (pid <= 0)
-                return false;
-        if (rt_pid_start_time(pid, &now, NULL) < 0)
-                return false;
-        return now == start_time;
+        return rt_write_file_exchange(dirfd, RT_STATE_NAME, json, len, 0600, err);
 }
 
 void

@@ -45,9 +45,3 @@ int rt_state_save(int dirfd, const oci_state *st, msp_err *err);
 /* Derive the live status (created/running/paused/stopped) into st->status, and set
  * st->pid to 0 when the process is gone or the pid was reused. */
 void rt_state_refresh(oci_state *st, int dirfd);
-/* Is `pid` still the process that started at `start_time` (and not a zombie)? */
-bool rt_pid_alive(pid_t pid, uint64_t start_time);
-int rt_pid_start_time(pid_t pid, uint64_t *ret, msp_err *err);
-/* Write a file atomically relative to dirfd (AT_FDCWD allowed): temp + rename. */
-int rt_write_file_atomic(int dirfd, const char *path, const char *data, size_t len, mode_t mode,
-                         msp_err *err);
