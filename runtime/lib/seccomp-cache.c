@@ -402,7 +402,7 @@ rt_seccomp_prepare_cached(const rt_ctx *ctx, int state_root_fd, const oci_seccom
         char name[32];
         int r;
 
-        r = rt_seccomp_check(s, debug, &f, err);
+        r = rt_seccomp_check(ctx, s, &f, err);
         if (r < 0)
                 return r;
         if (state_root_fd < 0)

@@ -8,11 +8,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "lib/ctx.h"
 #include "lib/seccomp.h"
 
 /* The checks and load flags of rt_seccomp_prepare(), without a program. They probe the
- * kernel (actions, flags) and run on every create and exec, cached program or not. */
-int rt_seccomp_check(const oci_seccomp *s, bool debug, rt_seccomp **ret, msp_err *err);
+ * kernel (actions, flags) and run on every create and exec, cached program or not; a
+ * flag they drop is a debug line of ctx (which may be NULL). */
+int rt_seccomp_check(const rt_ctx *ctx, const oci_seccomp *s, rt_seccomp **ret, msp_err *err);
 /* Compile s with libseccomp into f. The notes (skipped syscalls and architectures) go
  * to `notes` when it is not NULL. */
 int rt_seccomp_compile(const oci_seccomp *s, rt_seccomp *f, FILE *notes, msp_err *err);

@@ -32,6 +32,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "lib/log.h"
 #include "oci/macros.h"
 #include "lib/seccomp.h"
 #include "lib/seccomp-int.h"
@@ -217,7 +218,8 @@ sc_kernel_has_flag(unsigned long flag)
 }
 
 static int
-sc_kernel_flags(const oci_seccomp *s, bool notify, bool debug, unsigned int *ret, msp_err *err)
+sc_kernel_flags(const rt_ctx *ctx, const oci_seccomp *s, bool notify, unsigned int *ret,
+                msp_err *err)
 {
         unsigned int flags = 0;
 
@@ -227,9 +229,8 @@ sc_kernel_flags(const oci_seccomp *s, bool notify, bool debug, unsigned int *ret
                 if (sc_flags[i].oci == OCI_SECCOMP_FLAG_WAIT_KILLABLE_RECV && !notify) {
                         /* It only changes how notifications wait; the kernel refuses it
                          * without a listener, and without NOTIFY rules it means nothing. */
-                        if (debug)
-                                fprintf(stderr, "msp: seccomp: %s ignored: no SCMP_ACT_NOTIFY "
-                                        "rules\n", sc_flags[i].name);
+                        rt_debug(ctx, "seccomp: %s ignored: no SCMP_ACT_NOTIFY rules",
+                                 sc_flags[i].name);
                         continue;
                 }
                 if (!sc_kernel_has_flag(sc_flags[i].kernel))
@@ -486,7 +487,7 @@ sc_build(const oci_seccomp *s, FILE *notes, scmp_filter_ctx *ret, msp_err *err)
 }
 
 int
-rt_seccomp_check(const oci_seccomp *s, bool debug, rt_seccomp **ret, msp_err *err)
+rt_seccomp_check(const rt_ctx *ctx, const oci_seccomp *s, rt_seccomp **ret, msp_err *err)
 {
         _cleanup_(rt_seccomp_freep) rt_seccomp *f = NULL;
         int r;
@@ -501,7 +502,7 @@ rt_seccomp_check(const oci_seccomp *s, bool debug, rt_seccomp **ret, msp_err *er
         r = sc_check_actions(s, err);
         if (r < 0)
                 return r;
-        r = sc_kernel_flags(s, f->notify, debug, &f->flags, err);
+        r = sc_kernel_flags(ctx, s, f->notify, &f->flags, err);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(f);
@@ -547,10 +548,12 @@ rt_seccomp_set_program(rt_seccomp *f, struct sock_filter *insns, size_t n)
 int
 rt_seccomp_prepare(const oci_seccomp *s, bool debug, rt_seccomp **ret, msp_err *err)
 {
+        /* The debug lines of a command without --log: on stderr. */
+        const rt_ctx ctx = { .log_fd = -1, .debug = debug };
         _cleanup_(rt_seccomp_freep) rt_seccomp *f = NULL;
         int r;
 
-        r = rt_seccomp_check(s, debug, &f, err);
+        r = rt_seccomp_check(&ctx, s, &f, err);
         if (r < 0)
                 return r;
         r = rt_seccomp_compile(s, f, debug ? stderr : NULL, err);
