@@ -38,21 +38,7 @@ typedef struct mcp_limits {
  * 0.01 CPU is the least a run can get. */
 #define MCP_CPU_MILLIS_MIN 10u
 
-/* The host's system view, computed once: which top-level entries are symlinks (merged
- * /usr) and which are directories to bind read-only. */
-#define MCP_HOSTVIEW_MAX 16
-typedef struct mcp_hostview {
-        size_t n_binds;
-        const char *binds[MCP_HOSTVIEW_MAX];       /* "/usr", "/opt"... (static strings) */
-        size_t n_links;
-        const char *links[MCP_HOSTVIEW_MAX];       /* "/bin"... */
-        char link_targets[MCP_HOSTVIEW_MAX][64];   /* "usr/bin" */
-        size_t n_etc;                              /* /etc files and dirs bound read-only */
-        const char *etc[MCP_HOSTVIEW_MAX];
-        bool etc_is_dir[MCP_HOSTVIEW_MAX];
-        mcp_sysview sys;                           /* what the languages link to (sysview.h) */
-} mcp_hostview;
-
+/* The host's system view (sysview.h), without the languages' links: view->sys stays empty. */
 int mcp_hostview_probe(mcp_hostview *ret, msp_err *err);
 
 /* Create the skeleton rootfs <dirfd>/<name>: every mount point (of the system view's binds,

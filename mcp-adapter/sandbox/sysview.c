@@ -11,7 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sandbox/bundle.h"
 #include "oci/macros.h"
 #include "sandbox/sysview.h"
 

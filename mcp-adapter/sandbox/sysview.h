@@ -34,7 +34,20 @@ typedef struct mcp_sysview {
         mcp_sysview_entry e[MCP_SYSVIEW_MAX];
 } mcp_sysview;
 
-typedef struct mcp_hostview mcp_hostview;
+/* The host's system view, computed once: which top-level entries are symlinks (merged
+ * /usr) and which are directories to bind read-only. */
+#define MCP_HOSTVIEW_MAX 16
+typedef struct mcp_hostview {
+        size_t n_binds;
+        const char *binds[MCP_HOSTVIEW_MAX];       /* "/usr", "/opt"... (static strings) */
+        size_t n_links;
+        const char *links[MCP_HOSTVIEW_MAX];       /* "/bin"... */
+        char link_targets[MCP_HOSTVIEW_MAX][64];   /* "usr/bin" */
+        size_t n_etc;                              /* /etc files and dirs bound read-only */
+        const char *etc[MCP_HOSTVIEW_MAX];
+        bool etc_is_dir[MCP_HOSTVIEW_MAX];
+        mcp_sysview sys;                           /* what the languages link to */
+} mcp_hostview;
 
 /* Resolve path hop by hop as the sandbox would see it. A hop outside the view that may join
  * it (under /etc, not a synthesized or secret file) is added to view->sys when add is set.
