@@ -17,11 +17,19 @@
 #include <sys/types.h>
 
 #include "oci/err.h"
-#include "session/session.h"
+#include "sandbox/sandbox-ids.h"
 
 #define MCP_PATH_MAX 4096
 #define MCP_FILE_MAX_BYTES (8u << 20)           /* one write_file */
 #define MCP_LIST_MAX_ENTRIES 100000u            /* entries read from one directory */
+
+typedef enum mcp_file_type { MCP_FILE_REG, MCP_FILE_DIR, MCP_FILE_SYMLINK, MCP_FILE_OTHER } mcp_file_type;
+
+typedef struct mcp_dirent {
+        char *name;
+        mcp_file_type type;
+        uint64_t size;
+} mcp_dirent;
 
 /* Check a path given with its length (the JSON layer's strings may hold NUL bytes):
  * 0 when the path is acceptable to the functions below. */
@@ -31,9 +39,12 @@ int mcp_path_check(const char *path, size_t len, msp_err *err);
  * workspace itself, no "..") and the size. */
 int mcp_workspace_file_check(const char *path, size_t len, msp_err *err);
 
-/* mcp_workspace_write_file() is declared in session.h. Created directories and the file
- * belong to the run's user (sandbox-ids.h), modes 0755 / 0644 (0755 when executable);
- * -EFBIG when the file is over MCP_FILE_MAX_BYTES or the workspace has no room. */
+/* The confined write for a workspace given by fd (fresh per-run workspaces, and a
+ * session's). Created directories and the file belong to the run's user ids (inside)
+ * shifted by the map (sandbox-ids.h), modes 0755 / 0644 (0755 when executable); -EFBIG when
+ * the file is over MCP_FILE_MAX_BYTES or the workspace has no room. */
+int mcp_workspace_write_file(int workspace_fd, const char *path, const void *data, size_t len,
+                             bool executable, mcp_run_ids ids, msp_err *err);
 int mcp_workspace_read_file(int workspace_fd, const char *path, size_t max, char **ret,
                             size_t *ret_len, uint64_t *ret_size, bool *ret_truncated,
                             msp_err *err);
@@ -41,6 +52,7 @@ int mcp_workspace_read_file(int workspace_fd, const char *path, size_t max, char
 int mcp_workspace_list_files(int workspace_fd, const char *path, size_t max_entries,
                              mcp_dirent **ret, size_t *ret_n, bool *ret_truncated,
                              msp_err *err);
+void mcp_dirents_free(mcp_dirent *ents, size_t n);
 
 /* The directory of files a run returns, below /workspace (artifacts.h). */
 #define MCP_OUT_DIR "out"

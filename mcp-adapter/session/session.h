@@ -1,7 +1,8 @@
 /* Sessions: a workspace that persists across run_code calls (overlayfs, copy-on-write over
  * the optional seed directory), with its own limits, network choice, rootfs and expiry.
  * Sessions live on disk under <state_dir>/sessions/<id>/ so that a crashed msp-mcp's
- * sessions expire and are removed by the next start. Owner: session.c, files.c.
+ * sessions expire and are removed by the next start. Owner: session.c (the confined file
+ * access below it: files.h).
  *
  * File tools resolve every path inside the workspace through fds (openat2 with
  * RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS), so that "..", absolute paths and symlinks made by
@@ -15,6 +16,7 @@
 #include "config.h"
 #include "oci/err.h"
 #include "base/loop.h"
+#include "session/files.h"
 
 typedef struct mcp_session_store mcp_session_store;
 
@@ -41,14 +43,6 @@ typedef struct mcp_session_info {
                                          * whole life; -1: no pool (the storage range) */
         unsigned id_base, id_count;     /* the host id of its container id 0, how many */
 } mcp_session_info;
-
-typedef enum mcp_file_type { MCP_FILE_REG, MCP_FILE_DIR, MCP_FILE_SYMLINK, MCP_FILE_OTHER } mcp_file_type;
-
-typedef struct mcp_dirent {
-        char *name;
-        mcp_file_type type;
-        uint64_t size;
-} mcp_dirent;
 
 /* Creates <state_dir>/sessions and removes the sessions of dead msp-mcp processes (their
  * lock is free). Needs a private mount namespace (workspaces are mounts). */
@@ -108,9 +102,3 @@ int mcp_session_read_file(mcp_session_store *store, const char *id, const char *
 int mcp_session_list_files(mcp_session_store *store, const char *id, const char *path,
                            size_t max_entries, mcp_dirent **ret, size_t *ret_n,
                            bool *ret_truncated, msp_err *err);
-void mcp_dirents_free(mcp_dirent *ents, size_t n);
-
-/* Same confined write for a workspace given by fd (fresh per-run workspaces); what it
- * creates belongs to ids (inside) shifted by the map. */
-int mcp_workspace_write_file(int workspace_fd, const char *path, const void *data, size_t len,
-                             bool executable, mcp_run_ids ids, msp_err *err);
