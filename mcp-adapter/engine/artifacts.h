@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/engine.h"
+#include "engine/engine-types.h"
 #include "oci/err.h"
 
 #define MCP_ARTIFACTS_MAX 64            /* files reported per run */

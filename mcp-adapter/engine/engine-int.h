@@ -5,9 +5,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "engine/artifacts.h"
 #include "sandbox/bundle.h"
-#include "engine/engine.h"
+#include "engine/engine-types.h"
 #include "oci/json.h"
 #include "sandbox/languages.h"
 #include "egress/proxy.h"

@@ -7,7 +7,9 @@
 
 #include <stddef.h>
 
-#include "engine/engine.h"
+#include "engine/engine-types.h"
+
+typedef struct mcp_run_plan mcp_run_plan;    /* engine-int.h */
 
 /* At submit: the session acquired (-EAGAIN while another run uses it, err says why), the
  * limits, network, egress policy, rootfs and language resolved, the files' paths checked

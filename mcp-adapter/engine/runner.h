@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/engine.h"
+#include "engine/engine-types.h"
 #include "oci/err.h"
 #include "base/loop.h"
 #include "base/proc.h"
