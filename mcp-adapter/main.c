@@ -20,6 +20,7 @@
 #include "config.h"
 #include "engine/engine.h"
 #include "base/fd-budget.h"
+#include "http/http-control.h"
 #include "http/http.h"
 #include "image/image-cache.h"
 #include "engine/langcache.h"

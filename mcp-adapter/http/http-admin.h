@@ -1,7 +1,7 @@
 /* The HTTP transport's operations beside serving requests that the requests use: the
  * tenants' quotas, the probes' and /metrics' answers, the 401 challenge, the TLS and token
- * files, the audit log's HTTP lines. Draining, reloading and --check are the transport's
- * own (http.h). Owner: http-admin.c. */
+ * files, the audit log's HTTP lines. Draining, reloading and --check are
+ * http-control.h's. Owner: http-admin.c. */
 #pragma once
 
 #include <microhttpd.h>

@@ -1,12 +1,12 @@
 /* msp-mcp over MCP Streamable HTTP (--listen): one endpoint, /mcp, served by libmicrohttpd
  * driven from the event loop (no threads of its own). Every HTTP session (Mcp-Session-Id,
  * issued at initialize) is its own MCP server state (server.h) on the shared engine.
- * Owner: http.c (this header's new, start, free: the daemons, the requests) and
- * http-admin.c (its drain, reload, check; the quotas, probes, metrics, TLS and token files,
- * the 401 challenge, the audit lines). Each file of http/ uses only those after it:
- * http.c, http-session.c (the sessions), http-admin.c, http-stream.c (SSE streams,
- * resumption), http-exchange.c (a request's responses; its connection suspended and
- * woken), http-daemon.c (MHD driven from the loop, the request head deadline); below them
+ * Owner: http.c (this header's new, start, free: the daemons, the requests);
+ * http-control.c (http-control.h: drain, reload, check) and http-admin.c (the quotas,
+ * probes, metrics, TLS and token files, the 401 challenge, the audit lines) beside it.
+ * Each file of http/ uses only those after it: http.c, http-control.c, http-session.c
+ * (the sessions), http-admin.c, http-stream.c (SSE streams, resumption), http-exchange.c
+ * (a request's responses; its connection suspended and woken), http-daemon.c (MHD driven from the loop, the request head deadline); below them
  * http-listen.c (the listening sockets), oauth.c, https-get.c, auth.c. http-types.h holds
  * the state they share (types only). This header includes none of them. */
 #pragma once
@@ -37,13 +37,3 @@ mcp_http_freep(mcp_http **h)
 {
         mcp_http_free(*h);
 }
-/* SIGTERM: stop accepting connections (and answer 503 to new requests on open ones), let
- * the requests in progress finish within --drain-timeout, then call drained. */
-void mcp_http_drain(mcp_http *http, void (*drained)(void *data), void *data);
-/* SIGHUP: --auth-tokens and --oauth-jwks are read again; on an error the old tokens or
- * keys stay (logged). An https:// JWKS is fetched while requests are served with the old
- * keys, which the new ones replace once fetched and valid. */
-void mcp_http_reload(mcp_http *http);
-/* --check: the HTTP transport's lines (a warning without authentication; the token file,
- * the OAuth mode). */
-void mcp_http_check(const mcp_config *cfg, FILE *out);
