@@ -18,19 +18,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sandbox/bundle.h"
+#include "sandbox/sandbox.h"
 #include "engine/engine.h"
-#include "base/fileio.h"
-#include "image/image-cache.h"
-#include "engine/langprobe.h"
-#include "sandbox/languages.h"
-#include "oci/macros.h"
-#include "host/rootless.h"
-#include "host/rootless-cgroup.h"
-#include "base/proc.h"
-#include "sandbox/sandbox-ids.h"
-#include "sandbox/sandbox-userns.h"
-#include "sandbox/usernet.h"
+#include "langprobe.h"
+#include "base/base.h"
+#include "image/image.h"
+#include "oci/oci.h"
+#include "host/host.h"
 
 #define LANDLOCK_ABI_NEEDED 6           /* the default profile's scopes */
 

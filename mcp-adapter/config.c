@@ -2,7 +2,7 @@
  * the same keys as the long flags without "--"), then the flags. One table drives the
  * flags, the file and --help so that they cannot disagree. */
 #include "config.h"
-#include "sandbox/sandbox-ids.h"
+#include "sandbox/sandbox.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -13,11 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "image/image-cache.h"
-#include "host/rootless.h"
-#include "oci/roff.h"
-#include "oci/json.h"
-#include "oci/macros.h"
+#include "image/image.h"
+#include "host/host.h"
+#include "oci/oci.h"
 
 #define MIB ((uint64_t) 1024 * 1024)
 

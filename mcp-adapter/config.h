@@ -7,10 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "base/fd-budget.h"
-#include "egress/proxy.h"
-#include "sandbox/bundle.h"
-#include "sandbox/sandbox-ids.h"
+#include "base/base.h"
+#include "egress/egress.h"
+#include "sandbox/sandbox.h"
 
 /* "1.5" -> 1500 (thousandths of a CPU): digits and at most three decimals (trailing zeros
  * beyond are fine), no sign or exponent. -EINVAL, or -ERANGE above a million CPUs. */
@@ -137,7 +136,7 @@ typedef struct mcp_config {
 } mcp_config;
 
 #include <stdio.h>
-#include "oci/err.h"
+#include "oci/oci.h"
 
 typedef enum mcp_config_action {
         MCP_ACTION_SERVE,

@@ -16,18 +16,15 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include "observe/audit.h"
+#include "observe/observe.h"
 #include "config.h"
 #include "engine/engine.h"
-#include "base/fd-budget.h"
-#include "http/http-control.h"
+#include "langcache.h"
+#include "base/base.h"
 #include "http/http.h"
-#include "image/image-cache.h"
-#include "engine/langcache.h"
-#include "host/rootless.h"
-#include "observe/log.h"
-#include "base/loop.h"
-#include "mcp/server.h"
+#include "image/image.h"
+#include "host/host.h"
+#include "mcp/mcp.h"
 
 #ifndef MSP_VERSION
 #define MSP_VERSION "unknown"

@@ -10,10 +10,8 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "lib/log.h"
-#include "lib/rootless.h"
-#include "lib/selfexe.h"
-#include "oci/spec.h"
+#include "lib/rt.h"
+#include "oci/oci.h"
 
 extern char **environ;
 

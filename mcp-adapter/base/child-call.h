@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 
 /* fn(data, out, err) in a child; out (out_len bytes, may be 0) is copied back when fn
  * returns >= 0. fn's -errno and message come back as they are. */

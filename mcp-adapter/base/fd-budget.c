@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "oci/macros.h"
+#include "oci/oci.h"
 
 struct mcp_fds_tenant {
         mcp_fds_tenant *next;

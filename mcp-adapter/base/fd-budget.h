@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 
 typedef struct mcp_fds_plan {
         unsigned reserve, http, pool;   /* the split of the limit */

@@ -12,7 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "oci/macros.h"
+#include "oci/oci.h"
 
 #define MAX_DEPTH 256                   /* directories deep for mcp_remove_tree_at() */
 

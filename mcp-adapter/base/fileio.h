@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 
 /* openat2(2) with O_CLOEXEC added, retried on EAGAIN (a concurrent rename raced a
  * RESOLVE_IN_ROOT lookup): the fd, or -errno. */

@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "oci/macros.h"
+#include "oci/oci.h"
 #include "base/text.h"
 
 void

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "oci/json.h"
+#include "oci/oci.h"
 
 /* Writes s, repaired to valid UTF-8 when it is not; NULL writes null. */
 void mcp_jw_text(oci_jw *w, const char *s);

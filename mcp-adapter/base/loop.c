@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "base/loop.h"
-#include "oci/macros.h"
+#include "oci/oci.h"
 
 #define MAX_EVENTS 64
 

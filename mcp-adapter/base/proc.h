@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 #include "base/loop.h"
 
 typedef struct mcp_proc mcp_proc;

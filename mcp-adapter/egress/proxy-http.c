@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "oci/macros.h"
+#include "oci/oci.h"
 
 /* Hop-by-hop headers of the client's hop, never forwarded, and Host (made from the URL). */
 static const char *const dropped_headers[] = { "proxy-connection", "proxy-authorization",

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "oci/macros.h"
+#include "oci/oci.h"
 
 static const uint16_t default_ports[] = { 80, 443 };
 

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 
 #define MCP_EGRESS_HOST_MAX 253
 

@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "egress/egress-listener.h"
-#include "base/fd-budget.h"
-#include "oci/macros.h"
+#include "base/base.h"
+#include "oci/oci.h"
 #include "egress/proxy-http.h"
 
 #define BUF_SIZE 65536

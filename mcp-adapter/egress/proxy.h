@@ -20,8 +20,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "oci/err.h"
-#include "base/loop.h"
+#include "oci/oci.h"
+#include "base/base.h"
 #include "egress/proxy-policy.h"
 #include "egress/resolver.h"
 

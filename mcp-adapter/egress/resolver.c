@@ -16,8 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "base/child-call.h"
-#include "oci/macros.h"
+#include "base/base.h"
+#include "oci/oci.h"
 #include "egress/proxy-policy.h"
 
 #define HELPER_THREADS 16       /* lookups at once in the helper */

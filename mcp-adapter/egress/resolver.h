@@ -18,8 +18,8 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "oci/err.h"
-#include "base/loop.h"
+#include "oci/oci.h"
+#include "base/base.h"
 
 #define MCP_RESOLVER_MAX_ADDRS 8
 

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "engine/artifacts.h"
-#include "session/files.h"
-#include "oci/macros.h"
+#include "session/session.h"
+#include "oci/oci.h"
 
 typedef struct scan {
         const mcp_artifacts_snap *before;

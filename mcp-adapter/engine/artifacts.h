@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "engine/engine-types.h"
-#include "oci/err.h"
+#include "oci/oci.h"
 
 #define MCP_ARTIFACTS_MAX 64            /* files reported per run */
 #define MCP_ARTIFACTS_DEPTH 4           /* directories below out/ */

@@ -7,19 +7,14 @@
 
 #include "config.h"
 #include "engine/artifacts.h"
-#include "sandbox/bundle.h"
+#include "sandbox/sandbox.h"
 #include "engine/engine-types.h"
-#include "oci/json.h"
-#include "sandbox/languages.h"
-#include "egress/proxy.h"
-#include "host/rootless.h"
-#include "host/rootless-cgroup.h"
+#include "oci/oci.h"
+#include "egress/egress.h"
+#include "host/host.h"
 #include "engine/keptfiles.h"
 #include "engine/runlogs.h"
 #include "engine/runner.h"
-#include "sandbox/sandbox-slices.h"
-#include "sandbox/sandbox-userns.h"
-#include "sandbox/budget-share.h"
 
 #define RUN_ID_LEN 18                   /* "r-" + 16 hex */
 #define MCP_ROOTFS_MAX 32               /* prepared rootfs views per instance */

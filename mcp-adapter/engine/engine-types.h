@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "egress/proxy.h"
-#include "sandbox/bundle.h"
+#include "egress/egress.h"
+#include "sandbox/sandbox.h"
 
 typedef struct mcp_engine mcp_engine;
 typedef struct mcp_run mcp_run;

@@ -32,21 +32,17 @@
 #include <unistd.h>
 
 #include "engine/artifacts.h"
-#include "sandbox/bundle.h"
+#include "sandbox/sandbox.h"
 #include "engine/engine-int.h"
 #include "engine/engine.h"
-#include "base/fileio.h"
-#include "oci/json.h"
-#include "sandbox/languages.h"
+#include "base/base.h"
+#include "oci/oci.h"
 #include "engine/recover.h"
-#include "host/rootless.h"
+#include "host/host.h"
 #include "engine/run-setup.h"
 #include "engine/runlogs.h"
 #include "engine/runner.h"
-#include "sandbox/sandbox-ids.h"
-#include "sandbox/sandbox-userns.h"
 #include "session/session.h"
-#include "sandbox/sysbinds.h"
 
 static int
 random_hex(char *buf, size_t nbytes)

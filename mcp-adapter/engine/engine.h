@@ -1,9 +1,9 @@
 /* The run engine: turns a run request into an OCI bundle (config.json + rootfs view +
  * limits + the hardened policy), runs it with the OCI runtime as a child process, streams
  * its output, enforces the timeout by killing the container's cgroup, detects OOM kills,
- * and cleans everything up. Owner: engine.c, run-setup.c, bundle.c, runner.c, languages.c,
- * check.c, recover.c; its types are engine-types.h. The protocol layer (mcp/: proto.c and
- * the tools) is its only caller.
+ * and cleans everything up. Owner: engine.c (with run-setup.c, runner.c, recover.c); its
+ * types are engine-types.h. The face of engine/: the one header other folders include
+ * (the tools of mcp/, the language probes and main.c at the root).
  *
  * All calls happen on the loop's thread. Requests are copied on submit. */
 #pragma once
@@ -14,10 +14,10 @@
 #include <stdio.h>
 
 #include "config.h"
-#include "oci/err.h"
+#include "oci/oci.h"
 #include "engine/engine-types.h"
 #include "engine/keptfiles.h"
-#include "base/loop.h"
+#include "base/base.h"
 
 /* Moves the whole process into a private mount namespace (unshare(CLONE_NEWNS), / made
  * MS_REC|MS_PRIVATE) so that the workspace mounts stay invisible to the host and vanish

@@ -10,8 +10,8 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "base/fileio.h"
-#include "oci/macros.h"
+#include "base/base.h"
+#include "oci/oci.h"
 
 struct mcp_kept_file {
         char *uri, *mime, *tenant;

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 
 #define KEPT_FILES_MAX 1024u
 #define KEPT_FILES_TENANT_MAX 256u

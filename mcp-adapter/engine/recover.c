@@ -10,10 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/fileio.h"
-#include "oci/macros.h"
+#include "base/base.h"
+#include "oci/oci.h"
 #include "engine/recover.h"
-#include "base/proc.h"
 
 #define CGROUP_ROOT "/sys/fs/cgroup"
 

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 
 #include "config.h"
-#include "oci/err.h"
+#include "oci/oci.h"
 
 /* Clean every dead instance of cfg->state_dir; returns how many were cleaned. */
 int mcp_recover(const mcp_config *cfg, msp_err *err);

@@ -12,12 +12,10 @@
 #include <unistd.h>
 
 #include "engine/engine-int.h"
-#include "session/files.h"
-#include "base/fileio.h"
-#include "engine/run-setup.h"
-#include "sandbox/sandbox-ids.h"
 #include "session/session.h"
-#include "sandbox/usernet.h"
+#include "base/base.h"
+#include "engine/run-setup.h"
+#include "sandbox/sandbox.h"
 
 static uint64_t
 pick(uint64_t req, uint64_t dflt)

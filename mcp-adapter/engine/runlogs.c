@@ -10,7 +10,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "oci/macros.h"
+#include "oci/oci.h"
 
 static void
 log_name(char *buf, size_t size, const char *id, mcp_stream s)

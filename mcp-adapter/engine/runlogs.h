@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 #include "engine/runner.h"
 
 #define RUNLOGS_STREAM_MAX (16ull << 20)        /* bytes of one stream kept on disk */

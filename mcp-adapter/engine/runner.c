@@ -9,9 +9,8 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "base/fileio.h"
-#include "oci/json.h"
-#include "oci/macros.h"
+#include "base/base.h"
+#include "oci/oci.h"
 #include "engine/runner.h"
 
 /* ---- one container run ---- */

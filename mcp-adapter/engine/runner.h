@@ -8,9 +8,8 @@
 #include <stdint.h>
 
 #include "engine/engine-types.h"
-#include "oci/err.h"
-#include "base/loop.h"
-#include "base/proc.h"
+#include "oci/oci.h"
+#include "base/base.h"
 
 /* ---- one container run ---- */
 

@@ -16,7 +16,7 @@
 
 #include "helpers/usernet-hook.h"
 #include "helpers/userns-limits.h"
-#include "sandbox/hook-args.h"
+#include "sandbox/sandbox.h"
 
 int
 main(int argc, char **argv)

@@ -34,7 +34,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "egress/egress-listener.h"
+#include "egress/egress.h"
 
 static void
 say(const char *a, const char *b, int e)

@@ -12,8 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "oci/macros.h"
-#include "sandbox/usernet.h"
+#include "oci/oci.h"
+#include "sandbox/sandbox.h"
 #include "helpers/userns-limits.h"
 
 /* The runtime's hook timeout (bundle.c) is 10 s: give up a little earlier, with the reason. */

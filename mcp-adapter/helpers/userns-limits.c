@@ -9,9 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/fileio.h"
-#include "oci/json.h"
-#include "oci/macros.h"
+#include "base/base.h"
+#include "oci/oci.h"
 
 /* The sandbox needs no namespaces at all (the seccomp profile refuses creating them too).
  * max_mnt_namespaces stays: the runtime itself still clones mounts (open_tree makes an

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "sandbox/hook-args.h"
+#include "sandbox/sandbox.h"
 
 /* The hook: the OCI state on `in`, exit status 0 or 1 (the reason on stderr);
  * max_inotify_instances and max_inotify_watches as given (decimal text). */

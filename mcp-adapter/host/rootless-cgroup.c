@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/fileio.h"
-#include "oci/macros.h"
+#include "base/base.h"
+#include "oci/oci.h"
 
 static const char *const controllers[] = { "cpu", "memory", "pids" };
 

@@ -14,10 +14,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "base/fileio.h"
-#include "oci/macros.h"
-#include "base/proc.h"
-#include "sandbox/sandbox-ids.h"
+#include "base/base.h"
+#include "oci/oci.h"
+#include "sandbox/sandbox.h"
 
 /* The first "name:start:count" or "uid:start:count" line of `file` with room for the
  * sandbox's uid (1000). */

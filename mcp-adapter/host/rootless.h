@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 
 /* The most ids a sandbox maps (as when msp-mcp runs as root). */
 #define MCP_ROOTLESS_IDS_MAX 65536u

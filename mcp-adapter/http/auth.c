@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "oci/macros.h"
+#include "oci/oci.h"
 
 #define DIGEST_LEN 32                   /* SHA-256 */
 #define TOKEN_MIN 16                    /* shorter ones are guessable: refused */

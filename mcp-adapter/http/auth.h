@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "oci/err.h"
-#include "mcp/owners.h"
+#include "oci/oci.h"
+#include "mcp/mcp.h"
 
 typedef struct mcp_auth mcp_auth;
 

@@ -15,12 +15,9 @@
 #include "http/http-exchange.h"
 #include "http/http-stream.h"
 #include "http/oauth.h"
-#include "mcp/server.h"
-#include "mcp/tools-run.h"
-#include "observe/audit.h"
-#include "observe/log.h"
-#include "observe/metrics.h"
-#include "oci/macros.h"
+#include "mcp/mcp.h"
+#include "observe/observe.h"
+#include "oci/oci.h"
 
 /* ---- tenants' quotas ---- */
 

@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 #include "http/http-types.h"
-#include "oci/err.h"
+#include "oci/oci.h"
 
 /* The audit log's "http" line of a finished exchange, and its "auth_failure" line. */
 void mcp_http_audit_access(http_exchange *x, bool completed);

@@ -10,8 +10,8 @@
 #include "http/http-stream.h"
 #include "http/http-types.h"
 #include "http/oauth.h"
-#include "observe/log.h"
-#include "base/loop.h"
+#include "observe/observe.h"
+#include "base/base.h"
 
 /* Drained: no request left (every answer written), or the bound passed. */
 static int

@@ -20,8 +20,8 @@
 #include <sys/socket.h>
 
 #include "http/http-daemon.h"
-#include "observe/log.h"
-#include "oci/macros.h"
+#include "observe/observe.h"
+#include "oci/oci.h"
 
 /* ---- driving MHD from the loop ---- */
 

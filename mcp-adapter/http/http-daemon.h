@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "http/http-types.h"
-#include "oci/err.h"
+#include "oci/oci.h"
 
 /* dm's epoll fd is watched by the loop; dm->d runs on its readiness and timeouts. */
 int mcp_http_daemon_watch(http_daemon *dm, const char *what, msp_err *err);

@@ -12,11 +12,9 @@
 #include <sys/epoll.h>
 
 #include "http/http-daemon.h"
-#include "mcp/server.h"
-#include "mcp/tools-run.h"
-#include "observe/log.h"
-#include "observe/metrics.h"
-#include "oci/macros.h"
+#include "mcp/mcp.h"
+#include "observe/observe.h"
+#include "oci/oci.h"
 
 /* ---- suspending and waking ---- */
 

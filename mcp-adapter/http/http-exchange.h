@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "http/http-types.h"
-#include "rpc/jsonrpc.h"
+#include "rpc/rpc.h"
 
 /* resp as x's response (status counted in the metrics, kept for the audit line). */
 enum MHD_Result mcp_http_queue(http_exchange *x, unsigned status, struct MHD_Response *resp);

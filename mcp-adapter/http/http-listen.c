@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "http/http-listen.h"
-#include "oci/macros.h"
+#include "oci/oci.h"
 
 #define BACKLOG 128
 

@@ -3,7 +3,7 @@
 
 #include <stdbool.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 
 /* A listening socket for "HOST:PORT", "PORT" (loopback) or "unix:PATH"; *ret_local:
  * loopback or a unix socket; *ret_url: what to tell the user (malloc'd). */

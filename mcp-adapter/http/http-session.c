@@ -13,10 +13,8 @@
 #include "http/http-admin.h"
 #include "http/http-exchange.h"
 #include "http/http-stream.h"
-#include "mcp/resources.h"
-#include "mcp/server.h"
-#include "observe/audit.h"
-#include "observe/log.h"
+#include "mcp/mcp.h"
+#include "observe/observe.h"
 #include "session/session.h"
 
 #define MAX_SESSIONS 4096u

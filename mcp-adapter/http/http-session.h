@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 #include "http/http-types.h"
-#include "oci/json.h"
+#include "oci/oci.h"
 
 /* A session of tenant, within its quota of MCP sessions (its least recently used idle one
  * gives way); -EDQUOT or -EBUSY and msg saying why not. */

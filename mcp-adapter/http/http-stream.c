@@ -18,11 +18,9 @@
 
 #include "http/http-exchange.h"
 #include "http/http-stream.h"
-#include "mcp/server.h"
-#include "mcp/resources.h"
-#include "mcp/tools-run.h"
-#include "observe/log.h"
-#include "oci/macros.h"
+#include "mcp/mcp.h"
+#include "observe/observe.h"
+#include "oci/oci.h"
 
 #define SSE_HIGH_WATER (4u * 1024 * 1024) /* above: droppable notifications are dropped */
 #define SSE_REPLAY (64u * 1024)     /* per stream: sent events kept for Last-Event-ID */

@@ -7,7 +7,7 @@
 #include <sys/types.h>
 
 #include "http/http-types.h"
-#include "rpc/jsonrpc.h"
+#include "rpc/rpc.h"
 
 /* x, a POST of s whose request sends notifications, becomes that request's stream. */
 int mcp_http_stream_start(http_exchange *x, http_session *s);

@@ -12,7 +12,7 @@
 
 #include "http/auth.h"
 #include "http/oauth.h"
-#include "mcp/server.h"
+#include "mcp/mcp.h"
 
 #define SESSION_ID_BYTES 16
 

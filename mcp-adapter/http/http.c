@@ -19,7 +19,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "base/fd-budget.h"
+#include "base/base.h"
 #include "http/auth.h"
 #include "http/http-admin.h"
 #include "http/http-daemon.h"
@@ -30,11 +30,9 @@
 #include "http/http-types.h"
 #include "http/http.h"
 #include "http/oauth.h"
-#include "mcp/server.h"
-#include "mcp/tools-run.h"
-#include "observe/metrics.h"
-#include "observe/log.h"
-#include "oci/macros.h"
+#include "mcp/mcp.h"
+#include "observe/observe.h"
+#include "oci/oci.h"
 
 #define CONNECTION_MEMORY (64u * 1024)  /* per connection: request line, headers, buffers */
 #define PROBE_CONNECTIONS 64u           /* of --probe-listen */

@@ -16,9 +16,10 @@
 
 #include "config.h"
 #include "engine/engine.h"
-#include "oci/err.h"
-#include "observe/log.h"
-#include "base/loop.h"
+#include "oci/oci.h"
+#include "observe/observe.h"
+#include "base/base.h"
+#include "http/http-control.h"
 
 typedef struct mcp_http mcp_http;
 

@@ -23,9 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/child-call.h"
-#include "base/fileio.h"
-#include "oci/macros.h"
+#include "base/base.h"
+#include "oci/oci.h"
 
 #define HEAD_MAX (64 * 1024)
 

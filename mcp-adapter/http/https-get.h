@@ -6,8 +6,8 @@
 
 #include <stddef.h>
 
-#include "oci/err.h"
-#include "base/loop.h"
+#include "oci/oci.h"
+#include "base/base.h"
 
 /* The body of a 200 answer to GET url ("https://HOST[:PORT][/PATH]"): malloc'd,
  * NUL-terminated. ca_file: PEM trust anchors instead of the system's (NULL: the system's).

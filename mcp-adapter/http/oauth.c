@@ -18,9 +18,8 @@
 #include <time.h>
 
 #include "http/https-get.h"
-#include "oci/json.h"
-#include "oci/macros.h"
-#include "base/text.h"
+#include "oci/oci.h"
+#include "base/base.h"
 
 #define JWKS_MAX (1024 * 1024)
 #define JWKS_KEYS_MAX 64

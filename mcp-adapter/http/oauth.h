@@ -13,8 +13,8 @@
 
 #include "http/auth.h"
 #include "config.h"
-#include "oci/err.h"
-#include "base/loop.h"
+#include "oci/oci.h"
+#include "base/base.h"
 
 typedef struct mcp_oauth mcp_oauth;
 

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 
 typedef struct mcp_blob_check {
         void *hash;                     /* the sha256 state (GnuTLS's), owned */

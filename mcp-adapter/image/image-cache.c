@@ -27,14 +27,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sandbox/bundle.h"
-#include "base/child-call.h"
-#include "base/fileio.h"
+#include "sandbox/sandbox.h"
+#include "base/base.h"
 #include "image/image-user.h"
-#include "oci/json.h"
-#include "host/rootless.h"
-#include "oci/macros.h"
-#include "sandbox/sandbox-ids.h"
+#include "oci/oci.h"
+#include "host/host.h"
 
 extern char **environ;
 

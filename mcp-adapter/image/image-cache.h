@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 #include "image/image-layout.h"
 
 /* Where meson installs msp-mcp-unpack (mcp-adapter/meson.build sets it). */

@@ -18,9 +18,8 @@
 #include <unistd.h>
 
 #include "image/blob-check.h"
-#include "base/fileio.h"
-#include "oci/json.h"
-#include "oci/macros.h"
+#include "base/base.h"
+#include "oci/oci.h"
 
 #define MT_INDEX "application/vnd.oci.image.index.v1+json"
 #define MT_DOCKER_LIST "application/vnd.docker.distribution.manifest.list.v2+json"

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 
 #define MCP_DIGEST_MAX 80               /* "sha256:" + 64 hex + NUL, with room */
 

@@ -25,9 +25,9 @@
 #include <unistd.h>
 
 #include "image/blob-check.h"
-#include "base/fileio.h"
-#include "oci/macros.h"
-#include "sandbox/sandbox-ids.h"
+#include "base/base.h"
+#include "oci/oci.h"
+#include "sandbox/sandbox.h"
 
 #define WHITEOUT ".wh."
 #define OPAQUE ".wh..wh..opq"

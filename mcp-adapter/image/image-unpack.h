@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 #include "image/image-layout.h"
 
 typedef struct mcp_unpack_budget {

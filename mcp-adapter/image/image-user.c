@@ -10,8 +10,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "base/fileio.h"
-#include "oci/macros.h"
+#include "base/base.h"
+#include "oci/oci.h"
 
 #define ACCOUNTS_MAX (1u << 20)         /* more of /etc/passwd or /etc/group is not read */
 #define ID_MAX 0x7fffffffu

@@ -5,7 +5,7 @@
  * group, when given, replaces the user's. Owner: image-user.c. */
 #pragma once
 
-#include "oci/err.h"
+#include "oci/oci.h"
 
 /* rootfs_fd: the unpacked rootfs (a directory fd); user: the config's User, not empty. */
 int mcp_image_user_resolve(int rootfs_fd, const char *user, unsigned *ret_uid,

@@ -21,10 +21,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "base/fileio.h"
+#include "base/base.h"
 #include "image/image-unpack.h"
-#include "oci/macros.h"
-#include "sandbox/sandbox-ids.h"
+#include "oci/oci.h"
+#include "sandbox/sandbox.h"
 
 static int
 parse_fd(const char *s)

@@ -5,12 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "observe/audit.h"
+#include "observe/observe.h"
 #include "mcp/server.h"
 #include "mcp/resources.h"
 #include "mcp/tools.h"
 #include "mcp/tools-run.h"
-#include "base/jw.h"
+#include "base/base.h"
 
 #ifndef MSP_VERSION
 #define MSP_VERSION "unknown"

@@ -8,8 +8,7 @@
 #include <strings.h>
 
 #include "mcp/resources.h"
-#include "base/text.h"
-#include "base/jw.h"
+#include "base/base.h"
 
 #define READ_CAP (8u * 1024 * 1024)     /* a file returned by resources/read */
 #define LIST_CAP 1000

@@ -8,10 +8,9 @@
 
 #include "config.h"
 #include "engine/engine.h"
-#include "rpc/jsonrpc.h"
-#include "observe/log.h"
-#include "base/loop.h"
-#include "observe/metrics.h"
+#include "rpc/rpc.h"
+#include "observe/observe.h"
+#include "base/base.h"
 #include "mcp/owners.h"
 #include "session/session.h"
 

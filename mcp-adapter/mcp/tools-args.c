@@ -9,8 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/jw.h"
-#include "base/text.h"
+#include "base/base.h"
 #include "mcp/tools-audit.h"
 
 /* ---- argument checks ---- */

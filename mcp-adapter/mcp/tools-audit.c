@@ -4,8 +4,8 @@
 
 #include <string.h>
 
-#include "observe/audit.h"
-#include "base/loop.h"
+#include "observe/observe.h"
+#include "base/base.h"
 
 static mcp_audit *
 audit_of(const mcp_server *srv)

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/jw.h"
+#include "base/base.h"
 
 #define ALLOW_MAX 64
 

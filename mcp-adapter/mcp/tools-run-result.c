@@ -9,8 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/jw.h"
-#include "base/text.h"
+#include "base/base.h"
 #include "mcp/resources.h"
 #include "mcp/tools-network.h"
 

@@ -10,13 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/jw.h"
-#include "base/text.h"
+#include "base/base.h"
 #include "mcp/resources.h"
 #include "mcp/tools-audit.h"
 #include "mcp/tools-network.h"
 #include "mcp/tools-run-result.h"
-#include "sandbox/bundle.h"
+#include "sandbox/sandbox.h"
 
 #define PROGRESS_INTERVAL_USEC 250000   /* at most 4 notifications a second */
 #define TAIL_KEEP 2048

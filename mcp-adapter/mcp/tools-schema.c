@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "base/jw.h"
+#include "base/base.h"
 #include "mcp/tools-args.h"
 #include "mcp/tools-network.h"
 

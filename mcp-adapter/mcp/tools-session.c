@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/text.h"
-#include "base/jw.h"
+#include "base/base.h"
 #include "mcp/resources.h"
 #include "mcp/tools-audit.h"
 #include "mcp/tools-network.h"

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/jw.h"
+#include "base/base.h"
 #include "mcp/tools-args.h"
 #include "mcp/tools-run.h"
 #include "mcp/tools-schema.h"

@@ -11,9 +11,8 @@
 #include <unistd.h>
 
 #include "observe/log.h"
-#include "base/loop.h"
-#include "oci/macros.h"
-#include "base/text.h"
+#include "base/base.h"
+#include "oci/oci.h"
 
 struct mcp_audit {
         char *path;                     /* NULL: stderr */

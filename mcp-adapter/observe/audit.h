@@ -21,8 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "oci/err.h"
-#include "oci/json.h"
+#include "oci/oci.h"
 
 #define MCP_AUDIT_STR_MAX 1024
 

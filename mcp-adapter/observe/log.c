@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/text.h"
+#include "base/base.h"
 
 #define MSG_MAX 2048
 

@@ -5,7 +5,7 @@
 
 #include <stdarg.h>
 
-#include "oci/macros.h"
+#include "oci/oci.h"
 
 typedef enum mcp_level {
         MCP_LOG_DEBUG,

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "oci/macros.h"
+#include "oci/oci.h"
 
 static const char *const outcome_names[MCP_OUTCOME_N] = {
         [MCP_OUTCOME_OK] = "ok", [MCP_OUTCOME_ERROR] = "error", [MCP_OUTCOME_TIMEOUT] = "timeout",

@@ -13,8 +13,8 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "oci/macros.h"
-#include "base/text.h"
+#include "oci/oci.h"
+#include "base/base.h"
 
 #define READ_CHUNK (64u * 1024)
 #define READS_PER_WAKEUP 16             /* then let other fds run */

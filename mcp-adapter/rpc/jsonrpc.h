@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "oci/json.h"
-#include "base/loop.h"
+#include "oci/oci.h"
+#include "base/base.h"
 
 #define MCP_RPC_PARSE_ERROR     (-32700)
 #define MCP_RPC_INVALID_REQUEST (-32600)

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/text.h"
+#include "base/base.h"
 
 int
 mcp_rpc_id_copy(mcp_rpc_id *dst, const mcp_rpc_id *src)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 
-#include "base/fileio.h"
+#include "base/base.h"
 
 /* What one sandbox needs at most: a few inotify instances (file watchers of dev servers and
  * test runners). */

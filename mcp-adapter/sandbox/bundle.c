@@ -18,8 +18,7 @@
 #include <unistd.h>
 
 #include "sandbox/bundle.h"
-#include "oci/json.h"
-#include "oci/macros.h"
+#include "oci/oci.h"
 #include "sandbox/hook-args.h"
 #include "sandbox/usernet.h"
 

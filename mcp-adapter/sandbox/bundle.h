@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 #include "sandbox/sandbox-ids.h"
 #include "sandbox/sysview.h"
 #include "sandbox/budget-share.h"

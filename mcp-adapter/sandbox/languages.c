@@ -15,7 +15,7 @@
 
 #include "sandbox/bundle.h"
 #include "sandbox/languages.h"
-#include "oci/macros.h"
+#include "oci/oci.h"
 #include "sandbox/sysdeps.h"
 
 /* The C and C++ programs are compiled into /tmp (a tmpfs the sandbox may execute from)

@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "sandbox/bundle.h"
-#include "oci/err.h"
+#include "oci/oci.h"
 
 #define MCP_LANG_MAX 16
 #define MCP_LANG_ARGV_MAX 8

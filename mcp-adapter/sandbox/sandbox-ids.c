@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "oci/macros.h"
+#include "oci/oci.h"
 
 /* As root: container ids 0..65535 are host MCP_SANDBOX_ROOT_BASE.. ; run by a user,
  * rootless.c sets the map when it enters its own user namespace. */

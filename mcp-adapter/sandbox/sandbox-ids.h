@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 
 /* 2^30: above the subordinate ranges useradd allots (login.defs SUB_UID_MAX 600100000). */
 #define MCP_SANDBOX_ROOT_BASE 1073741824u

@@ -21,7 +21,7 @@
 
 #include <stdbool.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 
 typedef struct mcp_slices mcp_slices;
 

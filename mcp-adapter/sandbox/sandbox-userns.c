@@ -11,8 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "base/fileio.h"
-#include "oci/macros.h"
+#include "base/base.h"
+#include "oci/oci.h"
 #include "sandbox/sandbox-ids.h"
 
 /* Root of the host: euid 0 in the initial user namespace, which maps every id. */

@@ -16,7 +16,7 @@
 
 #include <stdbool.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 
 typedef struct mcp_sandbox_userns {
         int fd;                         /* the namespace; -1: none (the runtime makes one) */

@@ -6,7 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "oci/macros.h"
+#include "oci/oci.h"
 #include "sandbox/sysbinds.h"
 
 /* A bind of the host's path at the same place in the skeleton: the source's whole tree

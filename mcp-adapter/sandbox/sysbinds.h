@@ -13,7 +13,7 @@
 #pragma once
 
 #include "sandbox/bundle.h"
-#include "oci/err.h"
+#include "oci/oci.h"
 
 /* Bind view's directories and files onto the skeleton at skel_fd (its mount points are
  * there: mcp_skeleton_create). */

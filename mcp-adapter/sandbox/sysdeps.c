@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "sandbox/bundle.h"
-#include "oci/macros.h"
+#include "oci/oci.h"
 #include "sandbox/sysview.h"
 
 #define MAX_FILES 768                   /* ELF and source files per scan */

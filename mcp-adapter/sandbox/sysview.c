@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "oci/macros.h"
+#include "oci/oci.h"
 #include "sandbox/sysview.h"
 
 #define MAX_HOPS 40

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 
 #define MCP_SYSVIEW_MAX 64
 #define MCP_SYSVIEW_PATH 256

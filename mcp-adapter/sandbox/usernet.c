@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "oci/macros.h"
+#include "oci/oci.h"
 
 bool
 mcp_usernet_usable(const char *path)

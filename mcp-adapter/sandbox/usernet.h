@@ -15,7 +15,7 @@
 
 #include <stdbool.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 #include "sandbox/hook-args.h"
 
 #define MCP_USERNET_HELPER "slirp4netns"

@@ -14,10 +14,9 @@
 #include <unistd.h>
 
 #include "session/files.h"
-#include "base/fileio.h"
-#include "oci/json.h"
-#include "oci/macros.h"
-#include "sandbox/sandbox-ids.h"
+#include "base/base.h"
+#include "oci/oci.h"
+#include "sandbox/sandbox.h"
 
 /* A path split into components, all pointing into buf. */
 typedef struct split_path {

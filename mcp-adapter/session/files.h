@@ -16,8 +16,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "oci/err.h"
-#include "sandbox/sandbox-ids.h"
+#include "oci/oci.h"
+#include "sandbox/sandbox.h"
 
 #define MCP_PATH_MAX 4096
 #define MCP_FILE_MAX_BYTES (8u << 20)           /* one write_file */

@@ -27,13 +27,10 @@
 #include <unistd.h>
 
 #include "session/files.h"
-#include "base/fileio.h"
-#include "oci/json.h"
-#include "oci/macros.h"
-#include "sandbox/sandbox-ids.h"
-#include "sandbox/sandbox-slices.h"
+#include "base/base.h"
+#include "oci/oci.h"
+#include "sandbox/sandbox.h"
 #include "session/session.h"
-#include "sandbox/usernet.h"
 
 #define ID_HEX 16
 #define ID_LEN (2 + ID_HEX)

@@ -14,8 +14,8 @@
 #include <stdint.h>
 
 #include "config.h"
-#include "oci/err.h"
-#include "base/loop.h"
+#include "oci/oci.h"
+#include "base/base.h"
 #include "session/files.h"
 
 typedef struct mcp_session_store mcp_session_store;

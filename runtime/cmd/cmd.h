@@ -8,8 +8,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "lib/container.h"
-#include "lib/ctx.h"
+#include "lib/rt.h"
 
 /* One option of a command as help and the manual page print it. */
 typedef struct rt_option_help {

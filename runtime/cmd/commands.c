@@ -7,9 +7,8 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "lib/log.h"
-#include "oci/roff.h"
-#include "oci/spec.h"
+#include "lib/rt.h"
+#include "oci/oci.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -15,9 +15,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "lib/log.h"
-#include "lib/relay.h"
-#include "lib/ttyproxy.h"
+#include "lib/rt.h"
 
 /* ---- messages and output ---- */
 

@@ -3,7 +3,7 @@
 #include <getopt.h>
 
 #include "cmd/cmd.h"
-#include "lib/log.h"
+#include "lib/rt.h"
 
 int
 cmd_parse_create_opts(const rt_ctx *ctx, const char *cmd, int argc, char **argv,

@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "lib/statedir.h"
+#include "lib/rt.h"
 
 /* A directory without state.json is what a create killed before its first write leaves
  * behind: `delete --force` removes it (as runc does). */

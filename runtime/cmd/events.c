@@ -12,8 +12,7 @@
 
 #include "lib/cgroup/cgroup.h"
 #include "cmd/cmd.h"
-#include "lib/procfs.h"
-#include "lib/statedir.h"
+#include "lib/rt.h"
 
 /* "5s", "500ms", "1m", "1h", or plain seconds; at least 1 ms. */
 static int

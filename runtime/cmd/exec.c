@@ -23,13 +23,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "lib/execproc.h"
-#include "lib/fileio.h"
-#include "lib/log.h"
-#include "lib/relay.h"
-#include "lib/selfexe.h"
-#include "lib/statedir.h"
-#include "lib/ttyproxy.h"
+#include "lib/rt.h"
 
 #define MAX_LIST 256
 #define EXEC_FAILED 255         /* runc-exec(8): msp itself failed */

@@ -6,10 +6,7 @@
 #include <stdlib.h>
 
 #include "cmd/cmd.h"
-#include "lib/landlock.h"
-#include "lib/lsm.h"
-#include "lib/process.h"
-#include "lib/seccomp.h"
+#include "lib/rt.h"
 
 static const char *const hooks[] = { "prestart", "createRuntime", "createContainer",
                                      "startContainer", "poststart", "poststop", NULL };

@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "oci/logline.h"
-#include "lib/statedir.h"
+#include "oci/oci.h"
+#include "lib/rt.h"
 
 #define LIST_MAX 4096
 

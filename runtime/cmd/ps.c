@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "lib/log.h"
-#include "oci/logline.h"
+#include "lib/rt.h"
+#include "oci/oci.h"
 
 /* Read /proc/<pid>/<file> into buf (NUL-terminated); the length or -1. */
 static ssize_t

@@ -9,9 +9,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "lib/log.h"
-#include "lib/relay.h"
-#include "lib/ttyproxy.h"
+#include "lib/rt.h"
 
 /* A socketpair stands in for --console-socket; the master arrives before create
  * returns (the init sends it before it reports ready). */

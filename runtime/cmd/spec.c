@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "lib/log.h"
+#include "lib/rt.h"
 
 int
 cmd_spec(rt_ctx *ctx, int argc, char **argv)

@@ -13,10 +13,8 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "lib/fileio.h"
-#include "oci/json-merge.h"
-#include "oci/json.h"
-#include "lib/statedir.h"
+#include "lib/rt.h"
+#include "oci/oci.h"
 
 enum {
         OPT_MEMORY = 256,

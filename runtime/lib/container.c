@@ -16,7 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/cgroup/cgroup-join.h"
 #include "lib/cgroup/cgroup.h"
 #include "lib/fileio.h"
 #include "lib/hooks.h"

@@ -6,10 +6,7 @@
 #include <sys/types.h>
 
 #include "lib/ctx.h"
-#include "oci/err.h"
-#include "oci/spec.h"
-#include "oci/state.h"
-#include "oci/stats.h"
+#include "oci/oci.h"
 
 typedef struct rt_create_opts {
         const char *id;

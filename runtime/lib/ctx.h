@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 
 typedef enum rt_log_format {
         RT_LOG_TEXT,

@@ -15,7 +15,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "oci/macros.h"
+#include "oci/oci.h"
 #include "lib/mount-api.h"
 #include "lib/pathres.h"
 

@@ -7,8 +7,7 @@
 
 #include <stdbool.h>
 
-#include "oci/err.h"
-#include "oci/spec.h"
+#include "oci/oci.h"
 
 /* Create every linux.devices entry (paths must be under /dev) and, when `defaults`, the
  * default devices that linux.devices does not override. An existing non-directory at a

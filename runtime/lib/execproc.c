@@ -43,7 +43,7 @@
 #include "lib/final.h"
 #include "lib/log.h"
 #include "lib/lsm.h"
-#include "oci/macros.h"
+#include "oci/oci.h"
 #include "lib/ns.h"
 #include "lib/process.h"
 #include "lib/procfs.h"

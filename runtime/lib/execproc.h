@@ -13,8 +13,7 @@
 
 #include "lib/container.h"
 #include "lib/ctx.h"
-#include "oci/err.h"
-#include "oci/spec.h"
+#include "oci/oci.h"
 
 typedef struct rt_exec_opts {
         const oci_process *proc;        /* the final process (flags already merged) */

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "oci/macros.h"
+#include "oci/oci.h"
 
 int
 rt_read_fd_all(int fd, const char *name, size_t max, char **ret, size_t *ret_len, msp_err *err)

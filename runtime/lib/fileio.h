@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 
 /* Read all of fd (which may be a pipe). `name` is used in messages. The buffer is
  * NUL-terminated; E2BIG past max bytes. */

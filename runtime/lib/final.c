@@ -11,7 +11,7 @@
 #include "lib/landlock.h"
 #include "lib/log.h"
 #include "lib/lsm.h"
-#include "oci/macros.h"
+#include "oci/oci.h"
 #include "lib/ns.h"
 #include "lib/pathres.h"
 #include "lib/process.h"

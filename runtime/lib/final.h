@@ -15,9 +15,8 @@
 #include <sys/types.h>
 
 #include "lib/ctx.h"
-#include "oci/err.h"
+#include "oci/oci.h"
 #include "lib/seccomp.h"
-#include "oci/spec.h"
 
 typedef struct rt_final {
         const rt_ctx *ctx;

@@ -14,7 +14,7 @@
 
 #include "lib/hooks.h"
 #include "lib/log.h"
-#include "oci/macros.h"
+#include "oci/oci.h"
 #include "lib/process.h"
 
 typedef struct hook_io {

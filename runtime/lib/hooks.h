@@ -3,9 +3,7 @@
 #pragma once
 
 #include "lib/ctx.h"
-#include "oci/err.h"
-#include "oci/spec.h"
-#include "oci/state.h"
+#include "oci/oci.h"
 
 /* Run every hook in order; stop at the first failure and return its error
  * ("<kind> hook '<path>' exited with status N" / "... timed out after N s"). */

@@ -19,7 +19,7 @@
 #include "lib/final.h"
 #include "lib/hooks.h"
 #include "lib/log.h"
-#include "oci/logline.h"
+#include "oci/oci.h"
 #include "lib/mountsrc.h"
 #include "lib/netlink.h"
 #include "lib/process.h"

@@ -4,12 +4,11 @@
 
 #include <stdbool.h>
 
-#include "lib/cgroup/cgroup-join.h"
+#include "lib/cgroup/cgroup.h"
 #include "lib/ctx.h"
 #include "lib/ns.h"
 #include "lib/seccomp.h"
-#include "oci/spec.h"
-#include "oci/state.h"
+#include "oci/oci.h"
 
 typedef struct rt_init_args {
         const rt_ctx *ctx;

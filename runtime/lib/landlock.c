@@ -20,7 +20,7 @@
 
 #include "lib/landlock-abi.h"
 #include "lib/landlock.h"
-#include "oci/macros.h"
+#include "oci/oci.h"
 #include "lib/pathres.h"
 
 #ifndef __NR_landlock_create_ruleset

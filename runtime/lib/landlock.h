@@ -6,8 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "oci/err.h"
-#include "oci/spec.h"
+#include "oci/oci.h"
 
 typedef struct rt_landlock rt_landlock;
 

@@ -6,7 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "oci/logline.h"
+#include "oci/oci.h"
 
 static void
 format_time(char *buf, size_t n)

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "lib/ctx.h"
-#include "oci/macros.h"
+#include "oci/oci.h"
 
 void rt_log_error(const rt_ctx *ctx, const char *fmt, ...) _printf_(2, 3);
 void rt_log_warning(const rt_ctx *ctx, const char *fmt, ...) _printf_(2, 3);

@@ -18,7 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "oci/macros.h"
+#include "oci/oci.h"
 #include "lib/procfs.h"
 
 #ifndef SYS_lsm_list_modules

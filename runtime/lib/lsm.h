@@ -6,8 +6,7 @@
  * (CVE-2019-16884, CVE-2025-52881). */
 #pragma once
 
-#include "oci/err.h"
-#include "oci/spec.h"
+#include "oci/oci.h"
 
 enum rt_lsm { RT_LSM_SELINUX, RT_LSM_APPARMOR };
 

@@ -10,7 +10,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
-#include "oci/macros.h"
+#include "oci/oci.h"
 
 int
 rt_mount_attach(int mfd, int targetfd)

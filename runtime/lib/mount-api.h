@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "lib/mount-opts.h"
-#include "oci/err.h"
+#include "oci/oci.h"
 
 /* move_mount() a detached mount (from fsmount/open_tree) onto the object targetfd
  * refers to. Returns 0 or -errno; no message. */

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/mount.h>
 
-#include "oci/macros.h"
+#include "oci/oci.h"
 
 typedef enum opt_kind {
         OPT_SET,                /* set MS_* */

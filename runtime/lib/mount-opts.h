@@ -7,8 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "oci/err.h"
-#include "oci/spec.h"
+#include "oci/oci.h"
 
 typedef struct rt_mount_opts {
         unsigned long flags_set;        /* MS_RDONLY, MS_NOSUID, ... to set */

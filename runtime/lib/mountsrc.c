@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "oci/macros.h"
+#include "oci/oci.h"
 #include "lib/procfs.h"
 #include "lib/sync.h"
 

@@ -9,8 +9,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "oci/err.h"
-#include "oci/spec.h"
+#include "oci/oci.h"
 
 /* Is the mount a bind mount (type "bind", or a "bind"/"rbind" option)? */
 bool rt_mount_is_bind(const oci_mount *m);

@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "oci/macros.h"
+#include "oci/oci.h"
 #include "lib/netlink.h"
 
 int

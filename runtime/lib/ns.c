@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "lib/log.h"
-#include "oci/macros.h"
+#include "oci/oci.h"
 #include "lib/procfs.h"
 
 #ifndef CLONE_NEWTIME

@@ -6,8 +6,7 @@
 #include <sys/types.h>
 
 #include "lib/ctx.h"
-#include "oci/err.h"
-#include "oci/spec.h"
+#include "oci/oci.h"
 
 struct clone_args;
 

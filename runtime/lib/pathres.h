@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 
 /* openat2(rootfd, path, flags|O_CLOEXEC, RESOLVE_IN_ROOT|RESOLVE_NO_MAGICLINKS).
  * Returns an fd or -errno (ENOSYS when the kernel lacks openat2). */

@@ -8,8 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "oci/err.h"
-#include "oci/spec.h"
+#include "oci/oci.h"
 
 /* setrlimit for every process.rlimits entry (the whole set is applied, in order). */
 int rt_rlimits_apply(const oci_rlimit *rl, size_t n, msp_err *err);

@@ -27,7 +27,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "oci/macros.h"
+#include "oci/oci.h"
 #include "lib/pathres.h"
 
 #define PROC_ROOT_INO 1

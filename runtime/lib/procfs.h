@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 
 /* Open a private, verified procfs root: fsopen("proc")+fsmount when possible (a fresh
  * instance nobody else can have mounted over), else open("/proc") verified with

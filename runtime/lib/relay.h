@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 
 enum { RT_RELAY_LINKS = 3 };
 

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "lib/fileio.h"
-#include "oci/macros.h"
+#include "oci/oci.h"
 #include "lib/rootfs-int.h"
 
 #define CG_HOST "/sys/fs/cgroup"

@@ -20,7 +20,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "oci/macros.h"
+#include "oci/oci.h"
 #include "lib/pathres.h"
 #include "lib/procfs.h"
 #include "lib/rootfs-int.h"

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 #include "lib/mount-api.h"
 #include "lib/rootfs.h"
 

@@ -26,7 +26,7 @@
 
 #include "lib/devices.h"
 #include "lib/log.h"
-#include "oci/macros.h"
+#include "oci/oci.h"
 #include "lib/mount-api.h"
 #include "lib/mount-opts.h"
 #include "lib/mountsrc.h"

@@ -8,8 +8,7 @@
 #include <stdbool.h>
 
 #include "lib/ctx.h"
-#include "oci/err.h"
-#include "oci/spec.h"
+#include "oci/oci.h"
 
 typedef struct rt_rootfs_params {
         const oci_spec *spec;           /* borrowed */

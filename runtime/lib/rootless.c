@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "oci/macros.h"
+#include "oci/oci.h"
 
 /* The inode of the initial user namespace (PROC_USER_INIT_INO). */
 #define RT_INIT_USERNS_INO 0xEFFFFFFDU

@@ -7,9 +7,8 @@
 #include <sys/types.h>
 
 #include "lib/ctx.h"
-#include "oci/err.h"
+#include "oci/oci.h"
 #include "lib/seccomp.h"
-#include "oci/spec.h"
 #include "lib/sync.h"
 
 #ifndef CLONE_PIDFD

@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "lib/log.h"
-#include "oci/macros.h"
+#include "oci/oci.h"
 #include "lib/seccomp-cache.h"
 #include "lib/seccomp-int.h"
 

@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "lib/log.h"
-#include "oci/macros.h"
+#include "oci/oci.h"
 #include "lib/seccomp.h"
 #include "lib/seccomp-int.h"
 

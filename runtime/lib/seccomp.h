@@ -7,8 +7,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "oci/err.h"
-#include "oci/spec.h"
+#include "oci/oci.h"
 
 typedef struct rt_seccomp rt_seccomp;
 

@@ -37,7 +37,7 @@
 #include <unistd.h>
 #include <linux/nsfs.h>
 
-#include "oci/macros.h"
+#include "oci/oci.h"
 #include "lib/procfs.h"
 #include "lib/rootless.h"
 #include "lib/selfexe-rule.h"

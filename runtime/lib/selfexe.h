@@ -7,9 +7,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 #include "lib/selfexe-rule.h"
-#include "oci/spec.h"
 
 /* Does the command line (global options, then COMMAND) name a command that creates or
  * enters a container? Only those need the protection. */

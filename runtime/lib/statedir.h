@@ -14,8 +14,7 @@
 #include <sys/types.h>
 
 #include "lib/ctx.h"
-#include "oci/err.h"
-#include "oci/state.h"
+#include "oci/oci.h"
 
 #define RT_ID_MAX 1024
 #define RT_FIFO_NAME "exec.fifo"

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 
 typedef enum rt_sync_type {
         RT_SYNC_GO = 1,                 /* parent: maps written (v2/unified cgroup joined) */

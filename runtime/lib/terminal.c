@@ -16,7 +16,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "oci/macros.h"
+#include "oci/oci.h"
 #include "lib/pathres.h"
 #include "lib/terminal.h"
 

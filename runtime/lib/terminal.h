@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 
 /* Connect to the console socket (an AF_UNIX SOCK_STREAM path). Done by the parent
  * before clone; the fd is passed to the child. */

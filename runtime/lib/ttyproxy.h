@@ -7,7 +7,7 @@
 #include <sys/types.h>
 #include <termios.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 
 /* Receive a pty master sent with SCM_RIGHTS on a connected socket. */
 int rt_console_recv_master(int sockfd, int *ret_master, msp_err *err);

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "lib/fileio.h"
-#include "oci/macros.h"
+#include "oci/oci.h"
 #include "lib/pathres.h"
 #include "lib/process.h"
 

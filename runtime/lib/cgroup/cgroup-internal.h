@@ -10,8 +10,7 @@
 #include <sys/types.h>
 
 #include "lib/cgroup/cgroup.h"
-#include "oci/err.h"
-#include "oci/spec.h"
+#include "oci/oci.h"
 
 #define CG_ROOT "/sys/fs/cgroup"
 #define CG_HYBRID_UNIFIED CG_ROOT "/unified"

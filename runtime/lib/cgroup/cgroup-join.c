@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "lib/cgroup/cgroup-internal.h"
-#include "lib/cgroup/cgroup.h"
 
 void
 rt_cgroup_join_init(rt_cgroup_join *j)

@@ -20,7 +20,15 @@
 
 #include <stddef.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
+
+/* Which hierarchies a call works on: the cgroup2 one (all of a unified host, only
+ * `unified` on a hybrid one) and the v1 ones. */
+enum {
+        RT_CGROUP_V2 = 1 << 0,
+        RT_CGROUP_V1 = 1 << 1,
+        RT_CGROUP_ALL = RT_CGROUP_V2 | RT_CGROUP_V1,
+};
 
 #define RT_CGROUP_JOIN_MAX 32
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "lib/cgroup/cgroup-internal.h"
-#include "oci/macros.h"
+#include "oci/oci.h"
 #include "lib/cgroup/sdunit.h"
 
 /* The caller's cgroup2 path: the "0::" line of /proc/self/cgroup. */

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "lib/cgroup/cgroup-internal.h"
-#include "oci/macros.h"
+#include "oci/oci.h"
 
 /* base + sub with "." and ".." resolved; -EINVAL when sub climbs out of base. */
 static int

@@ -7,9 +7,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "oci/err.h"
-#include "oci/spec.h"
-#include "oci/stats.h"
+#include "oci/oci.h"
+#include "lib/cgroup/cgroup-join.h"
 
 typedef enum rt_cgroup_mode {
         RT_CGROUP_UNIFIED,      /* cgroup2 at /sys/fs/cgroup */
@@ -47,13 +46,7 @@ int rt_cgroup_choose_path(const rt_cgroup_caller *who, const oci_linux *lx, cons
 /* The unit of a container's cgroup made that way ("/.../NAME.scope/container"): stop it
  * through the user's manager. 0 when the path is no such cgroup. */
 int rt_cgroup_stop_scope(const char *cgroup_path, msp_err *err);
-/* Which hierarchies a call works on: the cgroup2 one (all of a unified host, only
- * `unified` on a hybrid one) and the v1 ones. */
-enum {
-        RT_CGROUP_V2 = 1 << 0,
-        RT_CGROUP_V1 = 1 << 1,
-        RT_CGROUP_ALL = RT_CGROUP_V2 | RT_CGROUP_V1,
-};
+/* Which hierarchies a call works on: RT_CGROUP_V2, RT_CGROUP_V1, RT_CGROUP_ALL (cgroup-join.h). */
 /* What create must know before it makes anything, from one walk of the hierarchies:
  * whether the leaf exists in the cgroup2 one and in any v1 one. Fails (EBUSY,
  * "container's cgroup unexpectedly frozen") when the leaf, or the ancestor a new leaf

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "lib/cgroup/dbus.h"
-#include "oci/macros.h"
+#include "oci/oci.h"
 
 #define ARRAY_MAX (64u << 20)   /* the specification's limit on an array's length */
 

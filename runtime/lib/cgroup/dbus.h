@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 
 /* Large enough for StartTransientUnit with its properties and for the manager's replies
  * and signals; a longer message is refused (-EMSGSIZE), never truncated. */

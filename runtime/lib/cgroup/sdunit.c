@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "lib/cgroup/dbus.h"
-#include "oci/macros.h"
+#include "oci/oci.h"
 #include "lib/cgroup/sdunit.h"
 
 #define TIMEOUT_MS 30000        /* the bound on each call and on the job */

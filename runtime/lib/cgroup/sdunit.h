@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "oci/err.h"
+#include "oci/oci.h"
 
 /* Where a manager listens: a bus (Hello, AddMatch) or its private socket (peer to peer). */
 typedef struct rt_sdunit_conn {

@@ -16,8 +16,8 @@
 #include <stddef.h>
 
 #include "config.h"
-#include "oci/err.h"
-#include "sandbox/languages.h"
+#include "oci/oci.h"
+#include "sandbox/sandbox.h"
 
 typedef struct mcp_lang_verdicts {
         size_t n_broken;

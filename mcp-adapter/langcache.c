@@ -2,7 +2,7 @@
  *
  * The file: one line per verdict, "KEY<TAB>ok<TAB>" or "KEY<TAB>broken<TAB>WHY", the
  * newest first, at most CACHE_LINES; rewritten whole through a temporary file and rename. */
-#include "engine/langcache.h"
+#include "langcache.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,11 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sandbox/bundle.h"
-#include "base/child-call.h"
-#include "base/fileio.h"
-#include "engine/langprobe.h"
-#include "oci/macros.h"
+#include "sandbox/sandbox.h"
+#include "base/base.h"
+#include "langprobe.h"
+#include "oci/oci.h"
 
 #define CACHE_LINES 64
 #define CACHE_MAX (256u * 1024u)

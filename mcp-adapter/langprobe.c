@@ -1,12 +1,12 @@
 /* A trivial program per language in a real sandbox (langprobe.h). */
-#include "engine/langprobe.h"
+#include "langprobe.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "engine/engine.h"
-#include "sandbox/languages.h"
-#include "base/loop.h"
+#include "sandbox/sandbox.h"
+#include "base/base.h"
 
 typedef struct probing {
         mcp_loop *loop;

@@ -10,8 +10,8 @@
 #include <stdint.h>
 
 #include "config.h"
-#include "oci/err.h"
-#include "sandbox/languages.h"
+#include "oci/oci.h"
+#include "sandbox/sandbox.h"
 
 #define MCP_LANGPROBE_TIMEOUT_MS 60000u /* one program, compilers on a busy host included */
 
