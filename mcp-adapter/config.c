@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "image/image.h"
 #include "host/host.h"
 #include "oci/oci.h"
@@ -617,8 +618,7 @@ static bool
 private_dir(const char *path)
 {
         struct stat st;
-        return path && path[0] == '/' && lstat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
-               st.st_uid == geteuid() && (st.st_mode & 0077) == 0;
+        return path && path[0] == '/' && mcp_own_dir(path, 0077, &st) == 0;
 }
 
 /* A directory of the user's own that the sandbox's root can reach: made 0711 when
@@ -633,8 +633,7 @@ own_tmp_dir(const char *path, bool make)
                 return true;
         if (make && mkdir(path, 0711) < 0 && errno != EEXIST)
                 return false;
-        return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
-               (st.st_mode & 0022) == 0;
+        return mcp_own_dir(path, 0022, &st) == 0;
 }
 
 /* Run by a user, in this order: $XDG_RUNTIME_DIR/msp-mcp when that is the user's private

@@ -110,6 +110,18 @@ mcp_image_opendir_at(int dir_fd, const char *name)
 }
 
 int
+mcp_own_dir(const char *path, mode_t refused, struct stat *st)
+{
+        if (lstat(path, st) < 0)
+                return -errno;
+        if (!S_ISDIR(st->st_mode))
+                return -ENOTDIR;
+        if (st->st_uid != geteuid() || (st->st_mode & refused))
+                return -EPERM;
+        return 0;
+}
+
+int
 mcp_mkdir_parents(const char *path, mode_t mode, msp_err *err)
 {
         char buf[PATH_MAX];

@@ -1,12 +1,13 @@
 /* Generic file helpers of the server's own files (bundles, the instance, images, /proc and
  * /sys): whole writes, whole small reads, trees removed without following symlinks or
- * crossing mounts, openat2 with its retry. Owner: fileio.c. They know nothing of
+ * crossing mounts, openat2 with its retry, the check of a directory of the user's own. Owner: fileio.c. They know nothing of
  * workspaces (session/files.h confines those). */
 #pragma once
 
 #include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "oci/oci.h"
@@ -24,6 +25,12 @@ int mcp_write_all(int fd, const void *data, size_t len);
 
 /* name below dir_fd opened for readdir (O_NOFOLLOW), or NULL with errno. */
 DIR *mcp_image_opendir_at(int dir_fd, const char *name);
+
+/* path is a directory of this user's own: not a symlink (lstat), owned by the effective
+ * uid, none of the mode bits in `refused` set (0022: no one else may write; 0077: no one
+ * else may enter). 0, or -errno of lstat, -ENOTDIR, -EPERM (not the user's or too open);
+ * *st holds what lstat saw. */
+int mcp_own_dir(const char *path, mode_t refused, struct stat *st);
 
 /* The absolute directory path and its missing parents, each made with mode. */
 int mcp_mkdir_parents(const char *path, mode_t mode, msp_err *err);

@@ -189,19 +189,6 @@ mcp_rootless_enter(const mcp_rootless *rl, msp_err *err)
         return 0;
 }
 
-/* A directory of the user's own: not a symlink, owned by it, no one else may write. */
-static int
-own_dir(const char *path, struct stat *st)
-{
-        if (lstat(path, st) < 0)
-                return -errno;
-        if (!S_ISDIR(st->st_mode))
-                return -ENOTDIR;
-        if (st->st_uid != geteuid() || (st->st_mode & 0022))
-                return -EPERM;
-        return 0;
-}
-
 /* mkdir -p, each new level 0700 (the fallback's ~/.local/state may not exist yet). */
 static int
 make_dirs(const char *path)
@@ -229,7 +216,7 @@ mcp_rootless_state_check(const char *path, msp_err *err)
         if (m < 0)
                 return msp_err_sys(err, -m, "state dir '%s'", path);
         struct stat st;
-        int r = own_dir(path, &st);
+        int r = mcp_own_dir(path, 0022, &st);   /* no one else may write */
         if (r == -EPERM)
                 return msp_err_set(err, EPERM, "state dir '%s': owned by uid %u with mode %04o; "
                                                "it must be the user's own (uid %u) and writable "
