@@ -155,6 +155,20 @@ serve(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images, int in, int out
         return status;
 }
 
+/* The signals that stop the server: serve_with_fds takes them through a signalfd,
+ * answer_startup_failure unblocks them (one ends it at once). SIGHUP on stdio: the
+ * terminal went away, the same clean stop. */
+static sigset_t
+stop_signals(void)
+{
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        return mask;
+}
+
 static int
 serve_with_fds(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images, int in, int out,
                msp_err *fail)
@@ -188,11 +202,7 @@ serve_with_fds(mcp_config *cfg, mcp_logger *lg, mcp_image_rootfs *images, int in
         if (prepare_images(cfg, lg, images, fail) < 0)
                 return 1;
 
-        sigset_t mask;
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGHUP);       /* stdio: the terminal went away, the same clean stop */
+        sigset_t mask = stop_signals();
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
                 return msp_err_sys(fail, errno, "blocking signals"), 1;
         _cleanup_close_ int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -292,11 +302,7 @@ answer_startup_failure(int in, int out, const char *why)
 {
         failed_start f;
         snprintf(f.message, sizeof f.message, "msp-mcp cannot start: %s", why);
-        sigset_t mask;
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGHUP);
+        sigset_t mask = stop_signals();
         (void) sigprocmask(SIG_UNBLOCK, &mask, NULL);
         _cleanup_loop_ mcp_loop *loop = NULL;
         if (mcp_loop_new(&loop) < 0)
