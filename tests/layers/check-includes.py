@@ -2,7 +2,9 @@
 """The layer rule of docs/ARCHITECTURE.md, for includes: run by the build (meson.build,
 'layers'), which fails when a file includes a header of a layer it may not use, includes
 another folder's header other than that folder's face, names a header without its folder,
-or when headers include each other in a circle.
+or when headers include each other in a circle. A header of the tree in <...>, a name with
+"..", a file of no layer (tests/) and an include through a macro are refused as well, so
+that none of them hides an include from the rules.
 
 Arguments: --source-root DIR --stamp FILE, then one --layer per layer:
     NAME|PATH[+PATH...]|USES[+USES...]|FACE[+FACE...]
@@ -16,7 +18,8 @@ import os
 import re
 import sys
 
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+# Every #include line: its quoted or bracketed name, or what stands there instead (a macro).
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include\b[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>|([^\n]*))', re.M)
 
 
 class Layer:
@@ -50,24 +53,40 @@ def check_file(src, layers, roots, rel, errors, graph):
     with open(os.path.join(src, rel), encoding='utf-8', errors='replace') as f:
         text = f.read()
     for m in INCLUDE.finditer(text):
-        inc = m.group(1)
+        quoted, bracketed, other = m.groups()
         line = text.count('\n', 0, m.start()) + 1
+        if quoted is None and bracketed is None:
+            # A computed include names its header through a macro the check cannot expand.
+            errors.append('%s:%d: #include %s: name the header in quotes (the check cannot '
+                          'follow a macro)' % (rel, line, other.strip()))
+            continue
+        inc = quoted if quoted is not None else bracketed
         where = '%s:%d: "%s"' % (rel, line, inc)
         target = None
         for root in roots_for(roots, rel):
             cand = os.path.normpath(os.path.join(root, inc))
-            if os.path.isfile(os.path.join(src, cand)):
+            if not cand.startswith('..') and os.path.isfile(os.path.join(src, cand)):
                 target = cand
                 break
         if target is None:
             here = os.path.normpath(os.path.join(os.path.dirname(rel), inc))
-            if os.path.isfile(os.path.join(src, here)):
+            if quoted is not None and os.path.isfile(os.path.join(src, here)):
                 errors.append('%s: name the folder (the include roots do not find it)' % where)
-            # else: a generated header (build directory): not a layer's
+            # else: a system header, or a generated one (build directory): not a layer's
             continue
+        if bracketed is not None:
+            # <...> is for the system's headers; the compiler may pick another file first.
+            errors.append('%s:%d: <%s>: include this tree\'s headers in quotes'
+                          % (rel, line, inc))
+        if '..' in inc.split('/'):
+            errors.append('%s: name the header from its folder, without ".."' % where)
         graph.setdefault(rel, []).append((target, line))
         them = owner(layers, target)
-        if them is None or them is me:
+        if them is None:
+            # tests/, tools and other trees are no layer: the product never includes them.
+            errors.append('%s: %s belongs to no layer of the product' % (where, target))
+            continue
+        if them is me:
             continue
         if them.name not in me.uses:
             errors.append('%s: layer %s may not use %s (it may use: %s)' %

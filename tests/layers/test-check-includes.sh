@@ -32,7 +32,7 @@ expect_fail() {         # description, pattern the message must hold
         else not_ok "$1: message"; fi
 }
 
-echo "1..8"
+echo "1..12"
 tree
 if run && [ -s "$tmp/stamp" ]; then ok "a tree in order passes"; else not_ok "a tree in order passes"; fi
 
@@ -58,4 +58,13 @@ expect_fail "two headers including each other" 'include circle: t/low/low.*-> t/
 tree; printf '#pragma once\n' > "$tmp/src/t/low/low-int.h"; echo '#include "low/low.h"' > "$tmp/src/t/low/low-int.c"
 echo '#include "low/low-int.h"' > "$tmp/src/t/low/low.h"
 expect_fail "two modules (x.c with x.h) using each other" 'module circle (x.c and x.h are one module): t/low/low.*-> t/low/low'
+tree; echo '#include <high/high.h>' >> "$tmp/src/t/top.c"
+expect_fail "a header of the tree in <...>" "t/top.c:3: <high/high.h>: include this tree's headers in quotes"
+tree; echo '#include "low/../low/low.h"' >> "$tmp/src/t/high/high.c"
+expect_fail "a name with .." 't/high/high.c:4: "low/../low/low.h": name the header from its folder, without ".."'
+tree; mkdir -p "$tmp/src/tests/lib"; echo '#pragma once' > "$tmp/src/tests/lib/fixture.h"
+echo '#include "tests/lib/fixture.h"' >> "$tmp/src/t/low/low.c"
+expect_fail "a header under tests/ in product code" 't/low/low.c:3: "tests/lib/fixture.h": tests/lib/fixture.h belongs to no layer'
+tree; printf '#define HIGH "high/high.h"\n#include HIGH\n' >> "$tmp/src/t/low/low.c"
+expect_fail "a computed include" 't/low/low.c:4: #include HIGH: name the header in quotes'
 exit $((fails > 0))
