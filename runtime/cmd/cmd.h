@@ -3,7 +3,6 @@
  * error once and returns the process exit status. */
 #pragma once
 
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
