@@ -34,7 +34,7 @@ const char *mcp_sandbox_userns_why_not(const char *runtime_path);
 /* A fresh namespace owned by MCP_SANDBOX_UID of the slice whose container id 0 is host id
  * `base`, mapped as the bundle's mappings say (0.. onto base..). */
 int mcp_sandbox_userns_make(unsigned base, mcp_sandbox_userns *ret, msp_err *err);
-/* The idmapping of a slice's views of image trees (engine-views.c): a namespace, never
+/* The idmapping of a slice's views of image trees (engine/run-setup.c): a namespace, never
  * entered, mapping the storage range (sandbox-ids.h) onto the slice at base; its fd. */
 int mcp_idmap_userns_make(unsigned base, msp_err *err);
 void mcp_sandbox_userns_close(mcp_sandbox_userns *u);
