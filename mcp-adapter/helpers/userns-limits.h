@@ -14,8 +14,6 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "sandbox/sandbox.h"
-
 /* The hook: the OCI state on `in`, exit status 0 or 1 (the reason on stderr);
  * max_inotify_instances and max_inotify_watches as given (decimal text). */
 int mcp_userns_limits_hook(FILE *in, const char *instances, const char *watches);
