@@ -29,8 +29,8 @@ int rt_write_file_atomic(int dirfd, const char *path, const char *data, size_t l
  * renameat2(RENAME_EXCHANGE) and unlinked rather than renamed over. On ext4 a rename over
  * an existing file (auto_da_alloc) starts writeback of the new data, so its blocks are
  * allocated at once and freed again, with a discard where the filesystem is mounted so,
- * by the next save or the delete: with the state root on such a disk (/run on this VM)
- * that was 0.4-0.5 ms of `msp run`, for files whose contents die with the processes they
- * describe. For the private state directory (state.json). */
+ * by the next save or the delete (docs/PERFORMANCE.md, "state.json by RENAME_EXCHANGE",
+ * has the cost), for files whose contents die with the processes they describe. For the
+ * private state directory (state.json). */
 int rt_write_file_exchange(int dirfd, const char *path, const char *data, size_t len, mode_t mode,
                            msp_err *err);
