@@ -4,7 +4,8 @@
 another folder's header other than that folder's face, names a header without its folder,
 or when headers include each other in a circle. A header of the tree in <...>, a name with
 "..", a file of no layer (tests/) and an include through a macro are refused as well, so
-that none of them hides an include from the rules.
+that none of them hides an include from the rules, and so is a folder of sources that no
+layer names (it would pass as part of its parent's layer).
 
 Arguments: --source-root DIR --stamp FILE, then one --layer per layer:
     NAME|PATH[+PATH...]|USES[+USES...]|FACE[+FACE...]
@@ -37,6 +38,16 @@ def owner(layers, path):
         for p in layer.paths:
             if (path == p or path.startswith(p.rstrip('/') + '/')) and len(p) > best_len:
                 best, best_len = layer, len(p)
+    return best
+
+
+def layer_path(layers, path):
+    """The PATH of the layer that owns path (owner()'s longest match), or None."""
+    best = None
+    for layer in layers:
+        for p in layer.paths:
+            if (path == p or path.startswith(p.rstrip('/') + '/')) and (best is None or len(p) > len(best)):
+                best = p
     return best
 
 
@@ -176,8 +187,17 @@ def main():
                     if n.endswith(('.c', '.h', '.S')):
                         files.append(os.path.relpath(os.path.join(d, n), src))
     graph = {}
+    unlisted = set()
     for rel in sorted(set(files)):
         check_file(src, layers, roots, rel, errors, graph)
+        # A folder of sources that the table does not name would be its parent layer's
+        # and pass unchecked as part of it: each folder is a layer of its own.
+        folder = os.path.dirname(rel)
+        path = layer_path(layers, rel)
+        if path is not None and path != rel and folder != path.rstrip('/'):
+            unlisted.add(folder)
+    for folder in sorted(unlisted):
+        errors.append('%s/: a folder of sources that no layer of the table names' % folder)
     for cycle in circles(graph):
         errors.append('include circle: %s' % ' -> '.join(cycle))
     for cycle in circles(module_graph(src, graph)):

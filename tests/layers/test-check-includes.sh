@@ -32,7 +32,7 @@ expect_fail() {         # description, pattern the message must hold
         else not_ok "$1: message"; fi
 }
 
-echo "1..12"
+echo "1..13"
 tree
 if run && [ -s "$tmp/stamp" ]; then ok "a tree in order passes"; else not_ok "a tree in order passes"; fi
 
@@ -67,4 +67,6 @@ echo '#include "tests/lib/fixture.h"' >> "$tmp/src/t/low/low.c"
 expect_fail "a header under tests/ in product code" 't/low/low.c:3: "tests/lib/fixture.h": tests/lib/fixture.h belongs to no layer'
 tree; printf '#define HIGH "high/high.h"\n#include HIGH\n' >> "$tmp/src/t/low/low.c"
 expect_fail "a computed include" 't/low/low.c:4: #include HIGH: name the header in quotes'
+tree; mkdir -p "$tmp/src/t/extra"; echo '#include "high/high.h"' > "$tmp/src/t/extra/extra.c"
+expect_fail "a folder of sources no layer names" 't/extra/: a folder of sources that no layer of the table names'
 exit $((fails > 0))
