@@ -32,23 +32,19 @@ class Layer:
         self.face = set(f for f in face.split('+') if f)
 
 
+def owning(layers, path):
+    """The layer that holds path and the PATH of it that does (the longest), or None, None."""
+    best, best_path = None, None
+    for layer in layers:
+        for p in layer.paths:
+            if (path == p or path.startswith(p.rstrip('/') + '/')) and \
+                    (best_path is None or len(p) > len(best_path)):
+                best, best_path = layer, p
+    return best, best_path
+
+
 def owner(layers, path):
-    best, best_len = None, -1
-    for layer in layers:
-        for p in layer.paths:
-            if (path == p or path.startswith(p.rstrip('/') + '/')) and len(p) > best_len:
-                best, best_len = layer, len(p)
-    return best
-
-
-def layer_path(layers, path):
-    """The PATH of the layer that owns path (owner()'s longest match), or None."""
-    best = None
-    for layer in layers:
-        for p in layer.paths:
-            if (path == p or path.startswith(p.rstrip('/') + '/')) and (best is None or len(p) > len(best)):
-                best = p
-    return best
+    return owning(layers, path)[0]
 
 
 def roots_for(roots, path):
@@ -193,7 +189,7 @@ def main():
         # A folder of sources that the table does not name would be its parent layer's
         # and pass unchecked as part of it: each folder is a layer of its own.
         folder = os.path.dirname(rel)
-        path = layer_path(layers, rel)
+        path = owning(layers, rel)[1]
         if path is not None and path != rel and folder != path.rstrip('/'):
             unlisted.add(folder)
     for folder in sorted(unlisted):
