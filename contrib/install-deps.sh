@@ -18,8 +18,8 @@ set -euo pipefail
 declare -A DEB FEDORA ABOUT
 
 ABOUT[build]="compile msp and msp-mcp"
-DEB[build]="meson ninja-build pkg-config gcc libc6-dev libseccomp-dev libcap-dev libyajl-dev libmnl-dev libmicrohttpd-dev libarchive-dev"
-FEDORA[build]="meson ninja-build pkgconf-pkg-config gcc glibc-devel libseccomp-devel libcap-devel yajl-devel libmnl-devel libmicrohttpd-devel libarchive-devel"
+DEB[build]="meson ninja-build pkg-config gcc libc6-dev libseccomp-dev libcap-dev libyajl-dev libmnl-dev libmicrohttpd-dev libarchive-dev libzmq3-dev"
+FEDORA[build]="meson ninja-build pkgconf-pkg-config gcc glibc-devel libseccomp-devel libcap-devel yajl-devel libmnl-devel libmicrohttpd-devel libarchive-devel zeromq-devel"
 
 ABOUT[bundles]="prepare bundles/busybox and bundles/python"
 DEB[bundles]="busybox-static python3"
@@ -28,9 +28,10 @@ FEDORA[bundles]="busybox python3"
 # openssh-server: tests/mcp/clients.test.mjs runs its own sshd (127.0.0.1, a private config);
 # where systemd runs, Debian's package also enables and starts ssh.service on port 22
 # (`systemctl disable --now ssh` if this host should not serve ssh).
-ABOUT[test]="run tests/run.sh (bats, bundles, the libFuzzer smoke run; a private sshd for tests/mcp/clients.test.mjs)"
-DEB[test]="bats jq busybox-static python3 python3-pip python3-yaml haproxy curl openssl iproute2 util-linux procps slirp4netns openssh-client openssh-server clang? libclang-rt-dev?"
-FEDORA[test]="bats jq busybox python3 python3-pip python3-pyyaml haproxy curl openssl iproute util-linux procps-ng slirp4netns openssh-clients openssh-server clang compiler-rt"
+# python3-ipykernel: tests/mcp-unit/test-kernel.c runs a real Python Jupyter kernel.
+ABOUT[test]="run tests/run.sh (bats, bundles, the libFuzzer smoke run; a private sshd for tests/mcp/clients.test.mjs; a Python Jupyter kernel)"
+DEB[test]="bats jq busybox-static python3 python3-pip python3-yaml haproxy curl openssl iproute2 util-linux procps slirp4netns openssh-client openssh-server python3-ipykernel clang? libclang-rt-dev?"
+FEDORA[test]="bats jq busybox python3 python3-pip python3-pyyaml haproxy curl openssl iproute util-linux procps-ng slirp4netns openssh-clients openssh-server python3-ipykernel clang compiler-rt"
 
 ABOUT[bench]="run tests/bench (hyperfine; runc, bwrap and crun to compare; GNU time for RSS)"
 DEB[bench]="hyperfine runc bubblewrap time jq busybox-static crun?"
@@ -52,9 +53,9 @@ ABOUT[mcp]="run tests/mcp and tests/bench/mcp.sh (node and npm for the MCP TypeS
 DEB[mcp]="nodejs npm zstd"
 FEDORA[mcp]="nodejs npm zstd"
 
-ABOUT[languages]="the optional languages tests/mcp/languages.test.mjs runs in msp-mcp's sandbox (R, Ruby; matplotlib for Python's plots; g++ for C++)"
-DEB[languages]="r-base-core g++ ruby? python3-matplotlib?"
-FEDORA[languages]="R-core gcc-c++ ruby python3-matplotlib"
+ABOUT[languages]="the optional languages tests/mcp/languages.test.mjs runs in msp-mcp's sandbox (R, Ruby; matplotlib for Python's plots; g++ for C++; R's Jupyter kernel, IRkernel)"
+DEB[languages]="r-base-core g++ ruby? python3-matplotlib? r-cran-irkernel?"
+FEDORA[languages]="R-core gcc-c++ ruby python3-matplotlib R-IRkernel"
 
 ABOUT[rootless]="the rootless suites run as an unprivileged test user (tests/helper/test-user.sh): newuidmap/newgidmap for several-id mappings, fuse-overlayfs and slirp4netns for rootless podman"
 DEB[rootless]="uidmap fuse-overlayfs? slirp4netns"
