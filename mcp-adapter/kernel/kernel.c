@@ -28,6 +28,7 @@ static const char *const port_key[N_SOCKETS] = { "shell_port", "iopub_port", "st
 #define READY_RETRY_USEC 20000
 #define READY_RETRIES_MAX 1500u         /* 30 s of kernel_info_request */
 #define PING "ping"
+#define DRAIN_BATCH 256u              /* messages per loop round */
 
 struct mcp_kernel {
         mcp_loop *loop;
@@ -226,16 +227,25 @@ readable(void *sock)
 
 /* Everything queued on every socket: ZMQ_FD signals an edge only, and a send or receive
  * on one socket may consume it, so stopping early could leave a message unseen. */
+static void schedule_drain(mcp_kernel *k);
+
 static int
 drain(mcp_kernel *k)
 {
         int ret = 0;
+        unsigned taken = 0;
         bool again = true;
         while (again && ret >= 0) {
                 again = false;
                 for (int i = 0; i < N_SOCKETS && ret >= 0; i++) {
                         if (!readable(k->sock[i]))
                                 continue;
+                        /* A kernel that floods must not hold the loop: the rest waits for
+                         * the next round. */
+                        if (++taken > DRAIN_BATCH) {
+                                schedule_drain(k);
+                                return ret;
+                        }
                         again = true;
                         if (i == HB) {
                                 drain_hb(k, &ret);
