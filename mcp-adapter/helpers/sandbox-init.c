@@ -1,9 +1,16 @@
 /* msp-sandbox-init: pid 1 of every msp-mcp sandbox (bound read-only at /.msp/init).
  *
  *   /.msp/init [--proxy PORT SOCKET] -- PROGRAM [ARG...]
+ *   /.msp/init [--proxy PORT SOCKET] --serve FD
  *
  * With --proxy it first listens on 127.0.0.1:PORT and hands the listening socket to
  * msp-mcp's egress proxy over the unix socket SOCKET (egress-listener.h).
+ *
+ * With --serve, instead of one program, it runs the programs msp-mcp asks for over the
+ * listening unix seqpacket socket FD it inherited, until told to stop (spawn-serve.h; the
+ * wire format is sandbox/spawn-proto.h). What follows describes the one-program mode; the
+ * serve mode reaps the same way, forwards no signal, and exits 0 after killing
+ * everything, with "exit 0\n" on fd 3.
  *
  * Why: the kernel drops signals sent to a pid namespace's init when it has no handler, so
  * a program that is pid 1 cannot `kill $$` or raise(SIGTERM) itself; and orphans are
@@ -35,6 +42,7 @@
 #include <unistd.h>
 
 #include "egress/egress.h"
+#include "helpers/spawn-serve.h"
 
 static void
 say(const char *a, const char *b, int e)
@@ -90,6 +98,19 @@ status_report(int fd, int status)
                 (void) !write(fd, buf, n);
 }
 
+/* A decimal fd number above 2 (0..2 are the init's own stdio), or -1. */
+static int
+fd_number(const char *text)
+{
+        int fd = 0;
+        for (const char *c = text; *c; c++) {
+                if (*c < '0' || *c > '9' || fd > 100000)
+                        return -1;
+                fd = fd * 10 + (*c - '0');
+        }
+        return *text && fd > 2 ? fd : -1;
+}
+
 /* The proxy's listener, made here and handed over before the program runs. */
 static int
 hand_over_listener(const char *port_text, const char *socket_path)
@@ -124,8 +145,15 @@ main(int argc, char **argv)
                 proxy_socket = argv[3];
                 arg = 4;
         }
-        if (argc < arg + 2 || strcmp(argv[arg], "--") != 0) {
-                say("usage", " /.msp/init [--proxy PORT SOCKET] -- PROGRAM [ARG...]", 0);
+        int serve_fd = -1;
+        if (argc == arg + 2 && strcmp(argv[arg], "--serve") == 0) {
+                serve_fd = fd_number(argv[arg + 1]);
+                if (serve_fd < 0) {
+                        say("--serve ", argv[arg + 1], EBADF);
+                        return 125;
+                }
+        } else if (argc < arg + 2 || strcmp(argv[arg], "--") != 0) {
+                say("usage", " /.msp/init [--proxy PORT SOCKET] (-- PROGRAM [ARG...] | --serve FD)", 0);
                 return 125;
         }
         char **prog = argv + arg + 1;
@@ -139,6 +167,11 @@ main(int argc, char **argv)
         if (sigprocmask(SIG_SETMASK, &all, &old) < 0) {
                 say("sigprocmask", "", errno);
                 return 125;
+        }
+        if (serve_fd >= 0) {
+                int code = spawn_serve(serve_fd, &old);
+                status_report(status_fd, code << 8);    /* a wait status of exit(code) */
+                return code;
         }
         pid_t child = fork();
         if (child < 0) {

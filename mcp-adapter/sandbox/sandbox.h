@@ -10,5 +10,7 @@
 #include "sandbox/sandbox-ids.h"
 #include "sandbox/sandbox-slices.h"
 #include "sandbox/sandbox-userns.h"
+#include "sandbox/spawn-client.h"
+#include "sandbox/spawn-proto.h"
 #include "sandbox/sysbinds.h"
 #include "sandbox/usernet.h"
