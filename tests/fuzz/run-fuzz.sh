@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzz the oci/ parsers (config.json, exec --process, update --resources, state),
-# msp-mcp's JSON-RPC decoder (10 s more, MSP_FUZZ_MCP_SECONDS) and its egress proxy's
-# request heads (5 s more, MSP_FUZZ_PROXY_SECONDS) with libFuzzer for a bounded time.
+# msp-mcp's JSON-RPC decoder (10 s more, MSP_FUZZ_MCP_SECONDS), its egress proxy's
+# request heads (5 s more, MSP_FUZZ_PROXY_SECONDS) and the spawn service's messages (5 s
+# more, MSP_FUZZ_SPAWN_SECONDS) with libFuzzer for a bounded time.
 #
 #   tests/fuzz/run-fuzz.sh [SECONDS]          default 30
 #
@@ -43,7 +44,8 @@ if [ ! -f "$build/build.ninja" ]; then
         CC=clang meson setup "$build" -Dfuzzing=enabled >/dev/null ||
                 { echo "run-fuzz.sh: meson setup $build failed" >&2; exit 1; }
 fi
-ninja -C "$build" tests/fuzz-oci-parse tests/fuzz-mcp-jsonrpc tests/fuzz-mcp-proxy-head >/dev/null ||
+ninja -C "$build" tests/fuzz-oci-parse tests/fuzz-mcp-jsonrpc tests/fuzz-mcp-proxy-head \
+        tests/fuzz-mcp-spawn-proto >/dev/null ||
         { echo "run-fuzz.sh: building the fuzz targets in $build failed" >&2; exit 1; }
 
 top=$(pwd)
@@ -93,8 +95,10 @@ fuzz_mcp() {
         fi
 }
 
-# msp-mcp's JSON-RPC decoder (MSP_FUZZ_MCP_SECONDS, default 10) and the egress proxy's
-# request heads (MSP_FUZZ_PROXY_SECONDS, default 5).
+# msp-mcp's JSON-RPC decoder (MSP_FUZZ_MCP_SECONDS, default 10), the egress proxy's
+# request heads (MSP_FUZZ_PROXY_SECONDS, default 5) and the spawn service's messages
+# (MSP_FUZZ_SPAWN_SECONDS, default 5).
 fuzz_mcp fuzz-mcp-jsonrpc mcp-corpus "${MSP_FUZZ_MCP_SECONDS:-10}" 16384 "the msp-mcp JSON-RPC decoder"
 fuzz_mcp fuzz-mcp-proxy-head proxy-corpus "${MSP_FUZZ_PROXY_SECONDS:-5}" 17000 "the egress proxy's request heads"
+fuzz_mcp fuzz-mcp-spawn-proto spawn-corpus "${MSP_FUZZ_SPAWN_SECONDS:-5}" 66000 "the spawn service's messages"
 echo "run-fuzz.sh: clean"
