@@ -18,6 +18,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <linux/close_range.h>
 #include <unistd.h>
 
 #include "sandbox/sandbox.h"
@@ -244,9 +245,24 @@ kill_everything(void)
                         drop(&slots[i]);
 }
 
+/* Every fd the init inherited beyond its stdio (the status pipe, the listener, whatever
+ * else the runtime passed) made close-on-exec: a program gets its three fds and nothing
+ * of pid 1's. */
+static void
+cloexec_inherited(void)
+{
+        if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+                return;
+        /* A kernel before 5.11 (or a seccomp profile without close_range): one by one,
+         * as far as fds are commonly numbered. */
+        for (int fd = 3; fd < 4096; fd++)
+                (void) fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
 int
 spawn_serve(int listen_fd, const sigset_t *child_mask)
 {
+        cloexec_inherited();
         sigset_t all;
         sigfillset(&all);
         int sfd = signalfd(-1, &all, SFD_CLOEXEC | SFD_NONBLOCK);

@@ -27,7 +27,8 @@ static char sock_path[108];
 static pid_t service = -1;
 static const char *const env[] = { "PATH=/usr/bin:/bin", "FOO=bar", NULL };
 
-/* A listening seqpacket socket at path, handed to a new init as fd 3. The init's pid. */
+/* A listening seqpacket socket at path, handed to a new init as fd 3 (the listener stays
+ * ours in *lfd_out, when given). The init's pid. */
 static pid_t
 start_service(const char *path, int *lfd_out)
 {
@@ -40,6 +41,8 @@ start_service(const char *path, int *lfd_out)
         posix_spawn_file_actions_t fa;
         posix_spawn_file_actions_init(&fa);
         posix_spawn_file_actions_adddup2(&fa, lfd, 3);
+        /* One more inherited fd, not close-on-exec: no program may get it. */
+        posix_spawn_file_actions_addopen(&fa, 7, "/dev/null", O_RDONLY, 0);
         const char *argv[] = { init_path, "--serve", "3", NULL };
         pid_t pid = -1;
         extern char **environ;
@@ -161,7 +164,8 @@ TEST(env_cwd_path_and_exec_failure)
         ASSERT_TRUE(strstr(o.out, "exec /nonexistent/program") != NULL);
         ASSERT_OK(run((const char *const[]){ "/bin/true", NULL }, "/nonexistent-dir", &o));
         ASSERT_EQ_INT(o.value, 126);
-        /* Only fds 0, 1, 2: nothing of the init's (its listener is fd 3 there). */
+        /* Only fds 0, 1, 2: nothing of the init's (its listener is fd 3 there, and it
+         * inherited fd 7 open across exec). */
         ASSERT_OK(run((const char *const[]){ "/bin/sh", "-c", "ls /proc/self/fd", NULL }, "/", &o));
         ASSERT_STREQ(o.out, "0\n1\n2\n3\n");    /* 3: ls's own directory fd */
 }
