@@ -44,10 +44,12 @@
 #include "egress/egress.h"
 #include "helpers/spawn-serve.h"
 
-static void
-say(const char *a, const char *b, int e)
+/* The init's one way to tell: "msp-sandbox-init: A B: strerror(e)" on stderr (e 0: none),
+ * with write(2) only: no stdio buffers to flush or to share with the forked child. Also
+ * spawn-serve.c's (spawn-serve.h). */
+void
+init_say(const char *a, const char *b, int e)
 {
-        /* write(2) only: no stdio buffers to flush or to share with the forked child. */
         const char *parts[] = { "msp-sandbox-init: ", a, b, ": ", e ? strerror(e) : "", "\n" };
         for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
                 (void) !write(STDERR_FILENO, parts[i], strlen(parts[i]));
@@ -119,17 +121,17 @@ hand_over_listener(const char *port_text, const char *socket_path)
         for (const char *c = port_text; *c && port <= 65535; c++)
                 port = *c >= '0' && *c <= '9' ? port * 10 + (unsigned) (*c - '0') : 65536;
         if (port == 0 || port > 65535) {
-                say("--proxy ", port_text, EINVAL);
+                init_say("--proxy ", port_text, EINVAL);
                 return -1;
         }
         int lfd = egress_listener_bind(port);
         if (lfd < 0) {
-                say("--proxy: listen on 127.0.0.1:", port_text, -lfd);
+                init_say("--proxy: listen on 127.0.0.1:", port_text, -lfd);
                 return -1;
         }
         int r = egress_listener_send(lfd, socket_path);
         if (r < 0) {
-                say("--proxy: hand the listener to ", socket_path, -r);
+                init_say("--proxy: hand the listener to ", socket_path, -r);
                 return -1;
         }
         return 0;
@@ -149,11 +151,11 @@ main(int argc, char **argv)
         if (argc == arg + 2 && strcmp(argv[arg], "--serve") == 0) {
                 serve_fd = fd_number(argv[arg + 1]);
                 if (serve_fd < 0) {
-                        say("--serve ", argv[arg + 1], EBADF);
+                        init_say("--serve ", argv[arg + 1], EBADF);
                         return 125;
                 }
         } else if (argc < arg + 2 || strcmp(argv[arg], "--") != 0) {
-                say("usage", " /.msp/init [--proxy PORT SOCKET] (-- PROGRAM [ARG...] | --serve FD)", 0);
+                init_say("usage", " /.msp/init [--proxy PORT SOCKET] (-- PROGRAM [ARG...] | --serve FD)", 0);
                 return 125;
         }
         char **prog = argv + arg + 1;
@@ -165,7 +167,7 @@ main(int argc, char **argv)
         /* Blocked signals are queued even to a namespace init without handlers (only
          * unblocked SIG_DFL ones are dropped), so none is lost before sigwaitinfo. */
         if (sigprocmask(SIG_SETMASK, &all, &old) < 0) {
-                say("sigprocmask", "", errno);
+                init_say("sigprocmask", "", errno);
                 return 125;
         }
         if (serve_fd >= 0) {
@@ -175,7 +177,7 @@ main(int argc, char **argv)
         }
         pid_t child = fork();
         if (child < 0) {
-                say("fork", "", errno);
+                init_say("fork", "", errno);
                 return 125;
         }
         if (child == 0) {
@@ -188,7 +190,7 @@ main(int argc, char **argv)
                 (void) setpgid(0, 0);
                 execvp(prog[0], prog);
                 int e = errno;
-                say("exec ", prog[0], e);
+                init_say("exec ", prog[0], e);
                 _exit(e == ENOENT ? 127 : 126);
         }
         for (;;) {

@@ -39,15 +39,6 @@ static struct spawn_request request;
 static struct pollfd pfds[SLOTS + 2];
 static int pfd_slot[SLOTS + 2];
 
-static void
-say(const char *a, const char *b, int e)
-{
-        /* write(2) only: no stdio buffers to flush or to share with the forked child. */
-        const char *parts[] = { "msp-sandbox-init: ", a, b, ": ", e ? strerror(e) : "", "\n" };
-        for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-                (void) !write(STDERR_FILENO, parts[i], strlen(parts[i]));
-}
-
 /* SIGKILL to a program and its process group. The pid first: a program killed before its
  * setsid() has no group yet, and it can fork nothing more once SIGKILL is pending. */
 static void
@@ -96,7 +87,7 @@ become_program(const int fds[3], const sigset_t *child_mask)
                 if (dup2(high[i], i) < 0)
                         _exit(126);
         if (chdir(request.cwd) < 0) {
-                say("chdir ", request.cwd, errno);
+                init_say("chdir ", request.cwd, errno);
                 _exit(126);
         }
         /* execvp looks argv[0] up in the PATH of the environment it runs in: the
@@ -104,7 +95,7 @@ become_program(const int fds[3], const sigset_t *child_mask)
         environ = request.envp;
         execvp(request.argv[0], request.argv);
         int e = errno;
-        say("exec ", request.argv[0], e);
+        init_say("exec ", request.argv[0], e);
         _exit(e == ENOENT ? 127 : 126);
 }
 
@@ -115,7 +106,7 @@ start(struct slot *s, const int fds[3], const sigset_t *child_mask)
         if (pid == 0)
                 become_program(fds, child_mask);
         if (pid < 0) {
-                say("fork", "", errno);
+                init_say("fork", "", errno);
                 drop(s);
                 return;
         }
@@ -270,7 +261,7 @@ spawn_serve(int listen_fd, const sigset_t *child_mask)
         socklen_t tlen = sizeof type;
         if (sfd < 0 || getsockopt(listen_fd, SOL_SOCKET, SO_TYPE, &type, &tlen) < 0 ||
             type != SOCK_SEQPACKET || fcntl(listen_fd, F_SETFD, FD_CLOEXEC) < 0) {
-                say("--serve", ": not a listening unix seqpacket socket", sfd < 0 ? errno : 0);
+                init_say("--serve", ": not a listening unix seqpacket socket", sfd < 0 ? errno : 0);
                 return 125;
         }
         /* Not pid 1 (run as an ordinary process): orphans of the programs come to us

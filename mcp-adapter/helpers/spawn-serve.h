@@ -11,3 +11,7 @@
  * init's exit code (0; 125 when it could not start serving). Every signal must be blocked
  * (they are taken from a signalfd); child_mask is the mask the programs get. */
 int spawn_serve(int listen_fd, const sigset_t *child_mask);
+
+/* "msp-sandbox-init: A B: strerror(e)" on stderr (e 0: none), write(2) only
+ * (sandbox-init.c). */
+void init_say(const char *a, const char *b, int e);
