@@ -46,6 +46,10 @@ typedef struct mcp_run_request {
         mcp_proxy_event_fn on_network;  /* the egress proxy's decisions (data: the submit's) */
         const char *tenant;             /* the caller's (NULL: stdio): whose fd budget the
                                          * proxy's fds count in (fd-budget.h) */
+        bool fresh;                     /* with session_id: a process of its own in the
+                                         * session's sandbox, never the session's kernel */
+        bool background;                /* with session_id: done as soon as the program has
+                                         * started (result.process_id); it runs on */
 } mcp_run_request;
 
 typedef enum mcp_stream { MCP_STDOUT = 1, MCP_STDERR = 2 } mcp_stream;
@@ -83,6 +87,14 @@ typedef struct mcp_run_result {
         const char *const *upstream_errors;     /* "host:port: reason" it could not reach */
         size_t n_upstream_errors;
         uint64_t network_bytes;                 /* relayed by the egress proxy */
+        const char *process_id;         /* a background run's ("p-" and 8 hex digits) */
+        const char *value_text;         /* a kernel cell's text/plain result (Out[n]), NULL:
+                                         * none */
+        size_t value_len;
+        const char *kernel_note;        /* what happened to the session's kernel in this
+                                         * call: "interrupted", "killed and restarted", "died:
+                                         * ...", "started"; NULL: nothing */
+        bool kernel_error;              /* the cell raised: stderr holds the traceback */
 } mcp_run_result;
 
 /* Output as it arrives (for progress notifications); chunks are raw bytes. */

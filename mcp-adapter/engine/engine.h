@@ -77,3 +77,70 @@ int mcp_engine_kept_file(mcp_engine *engine, const char *tenant, const char *uri
  * to out. Returns 0 when the default policy can be enforced, -ENOTSUP otherwise (err names
  * the first missing requirement). Also used at start-up (without printing). */
 int mcp_check_host(const mcp_config *cfg, FILE *out, msp_err *err);
+
+/* ---- live sessions: one running sandbox per session (engine/live*.c) ----
+ * A session's sandbox starts with the session (mcp_engine_session_start, right after
+ * mcp_session_create) and stops with its close or expiry. Every run submitted with a
+ * session_id runs inside it: its program is started by the sandbox's pid 1 (the spawn
+ * service), a python or R run evaluates in the session's kernel unless req->fresh. */
+
+typedef enum mcp_live_state {
+        MCP_LIVE_RUNNING,               /* started (or starting: its first call waits) */
+        MCP_LIVE_PAUSED,                /* frozen (cgroup freezer); its next call thaws it */
+        MCP_LIVE_STOPPED,               /* its sandbox exited; the next call starts it again */
+} mcp_live_state;
+
+typedef struct mcp_live_info {
+        mcp_live_state state;
+        unsigned processes;             /* in its cgroup (the init included), 0: unknown */
+        uint64_t memory_bytes;          /* charged to its cgroup now, 0: unknown */
+        unsigned background;            /* background processes still running */
+        bool kernel;                    /* a kernel is running in it */
+} mcp_live_info;
+
+/* Starts the sandbox of session id (created a moment ago). -ENOENT unknown session. */
+int mcp_engine_session_start(mcp_engine *engine, const char *session_id, msp_err *err);
+/* -ENOENT when the session has no sandbox. */
+int mcp_engine_session_info(mcp_engine *engine, const char *session_id, mcp_live_info *ret);
+/* Freeze / thaw the session's sandbox. -ENOENT no such session, -ENOTSUP without a
+ * freezer (run by a user with no delegated cgroup), -EALREADY already so. */
+int mcp_engine_session_pause(mcp_engine *engine, const char *session_id, msp_err *err);
+int mcp_engine_session_resume(mcp_engine *engine, const char *session_id, msp_err *err);
+
+/* A background process of a session (a run submitted with req->background). */
+typedef struct mcp_process_info {
+        char id[16];                    /* "p-" and 8 hex digits */
+        char language[32];
+        int pid;                        /* in the sandbox's pid namespace */
+        bool running;
+        int exit_code, term_signal;     /* when !running */
+        uint64_t started_usec;          /* wall clock */
+        uint64_t stdout_total, stderr_total;    /* bytes it has written so far */
+} mcp_process_info;
+
+/* At most this many background processes per session (running or exited, until killed
+ * or the session closes); each keeps the last MCP_PROCESS_OUTPUT_KEEP bytes of each stream. */
+#define MCP_PROCESS_MAX 16u
+#define MCP_PROCESS_OUTPUT_KEEP (1024u * 1024)
+
+/* An array of *ret_n (malloc'd). -ENOENT unknown session. */
+int mcp_engine_process_list(mcp_engine *engine, const char *session_id, mcp_process_info **ret,
+                            size_t *ret_n, msp_err *err);
+/* Up to max bytes of stream from offset (counted from its first byte): a malloc'd copy,
+ * its length, the offset after it (*ret_next), and *ret_skipped: bytes between offset and
+ * the oldest kept byte that were dropped. -ENOENT unknown session or process. */
+int mcp_engine_process_output(mcp_engine *engine, const char *session_id, const char *process_id,
+                              mcp_stream stream, uint64_t offset, size_t max, char **ret,
+                              size_t *ret_len, uint64_t *ret_next, uint64_t *ret_skipped,
+                              msp_err *err);
+/* Signals the process's group (sig 0: SIGKILL) and, once it has exited, forgets it after
+ * its output was read or on the next kill. -ENOENT unknown. */
+int mcp_engine_process_kill(mcp_engine *engine, const char *session_id, const char *process_id,
+                            int sig, msp_err *err);
+
+/* A stream socket connected (or connecting: O_NONBLOCK, wait for POLLOUT) to
+ * 127.0.0.1:port inside the session's sandbox, made there by its pid 1; O_CLOEXEC, the
+ * caller's. Thaws a paused session. -ENOENT unknown session, -ECONNREFUSED nothing
+ * listens. */
+int mcp_engine_port_connect(mcp_engine *engine, const char *session_id, uint16_t port,
+                            int *ret_fd, msp_err *err);
