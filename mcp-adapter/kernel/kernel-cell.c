@@ -30,6 +30,12 @@ kernel_cell_clear(mcp_kernel_cell *c)
         *c = (mcp_kernel_cell){ 0 };
 }
 
+void
+mcp_kernel_cell_clear(mcp_kernel_cell *c)
+{
+        kernel_cell_clear(c);
+}
+
 /* Appends up to limit bytes in b (and what the cell may still keep). */
 static void
 buf_append(mcp_kernel_cell *c, mcp_kernel_buf *b, size_t limit, const char *s, size_t len)

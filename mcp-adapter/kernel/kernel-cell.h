@@ -40,6 +40,9 @@ typedef struct mcp_kernel_cell {
         bool got_reply, got_idle;       /* done when both came */
 } mcp_kernel_cell;
 
+/* Frees what a cell holds (one the caller took: mcp_kernel_take_cell); public. */
+void mcp_kernel_cell_clear(mcp_kernel_cell *c);
+
 void kernel_cell_clear(mcp_kernel_cell *c);
 /* An iopub message of the cell (stream, execute_result, display_data, error, status). */
 void kernel_cell_iopub(mcp_kernel_cell *c, const kernel_msg *m);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -38,8 +39,11 @@ struct mcp_kernel {
         void *ctx;
         void *sock[N_SOCKETS];
         int fd[N_SOCKETS];              /* ZMQ_FD, watched; -1 when not */
-        char *dir;
-        char *conn_file;
+        char *kernel_dir;               /* the sockets' directory as the kernel sees it */
+        int dir_fd;                     /* O_PATH: the same directory, as msp-mcp sees it */
+        char *endpoint_dir;             /* what the endpoints name it by: its path, or
+                                         * /proc/self/fd/N when that is too long */
+        char *conn_file, *kernel_conn_file;     /* its kernel.json: host view, kernel's view */
         char key[KERNEL_KEY_LEN + 1];
         char session[KERNEL_ID_LEN + 1];
         mcp_timer *drain_timer, *retry_timer;
@@ -47,7 +51,7 @@ struct mcp_kernel {
         unsigned info_tries;
         bool info_replied, iopub_seen, ready;
         char exec_id[KERNEL_ID_LEN + 1];
-        bool busy;
+        bool busy, conn_written;
         mcp_kernel_cell cell;
         mcp_kernel_stats stats;
 };
@@ -61,6 +65,21 @@ socket_path(const char *dir, int i)
         return p;
 }
 
+/* "dir/name" malloc'd, or NULL (asprintf leaves its pointer undefined on failure). */
+static char *
+path_in(const char *dir, const char *name)
+{
+        char *p = NULL;
+        return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
+}
+
+/* Room for "/kernel-N" after the directory in a sockaddr_un path. */
+static bool
+fits_unix_socket(const char *dir)
+{
+        return strlen(dir) + strlen("/kernel-0") < sizeof(((struct sockaddr_un *) 0)->sun_path);
+}
+
 static int
 write_connection_file(mcp_kernel *k, msp_err *err)
 {
@@ -68,7 +87,7 @@ write_connection_file(mcp_kernel *k, msp_err *err)
         if (!w)
                 return msp_err_set(err, ENOMEM, "kernel: out of memory");
         _cleanup_free_ char *ip = NULL;
-        if (asprintf(&ip, "%s/kernel", k->dir) < 0)
+        if (asprintf(&ip, "%s/kernel", k->kernel_dir) < 0)
                 return msp_err_set(err, ENOMEM, "kernel: out of memory");
         oci_jw_begin_object(w);
         oci_jw_kv_string(w, "transport", "ipc");
@@ -84,11 +103,8 @@ write_connection_file(mcp_kernel *k, msp_err *err)
         int r = oci_jw_finish(w, &json, &len, err);
         if (r < 0)
                 return r;
-        _cleanup_close_ int dfd = open(k->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0)
-                return msp_err_sys(err, errno, "kernel: %s", k->dir);
         /* 0600: the key is what lets a process speak to the kernel. */
-        return mcp_write_new_at(dfd, "kernel.json", json, len, 0600, err);
+        return mcp_write_new_at(k->dir_fd, "kernel.json", json, len, 0600, err);
 }
 
 static int
@@ -109,7 +125,7 @@ open_socket(mcp_kernel *k, int i, msp_err *err)
             zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &max, sizeof max) < 0 ||
             (i == IOPUB && zmq_setsockopt(s, ZMQ_SUBSCRIBE, "", 0) < 0))
                 return msp_err_sys(err, errno, "kernel: %s options", socket_name[i]);
-        _cleanup_free_ char *path = socket_path(k->dir, i);
+        _cleanup_free_ char *path = socket_path(k->endpoint_dir, i);
         _cleanup_free_ char *endpoint = NULL;
         if (!path || asprintf(&endpoint, "ipc://%s", path) < 0)
                 return msp_err_set(err, ENOMEM, "kernel: out of memory");
@@ -349,11 +365,14 @@ send_kernel_info(mcp_kernel *k, msp_err *err)
 }
 
 int
-mcp_kernel_new(mcp_loop *loop, const char *dir, mcp_logger *lg, mcp_kernel_fn fn, void *data,
-               mcp_kernel **ret, msp_err *err)
+mcp_kernel_new(mcp_loop *loop, const char *dir, const char *kernel_dir, mcp_logger *lg,
+               mcp_kernel_fn fn, void *data, mcp_kernel **ret, msp_err *err)
 {
-        if (strlen(dir) > MCP_KERNEL_DIR_MAX)
-                return msp_err_set(err, ENAMETOOLONG, "kernel: %s: too long for unix sockets", dir);
+        if (!kernel_dir)
+                kernel_dir = dir;
+        if (strlen(kernel_dir) > MCP_KERNEL_DIR_MAX)
+                return msp_err_set(err, ENAMETOOLONG, "kernel: %s: too long for unix sockets",
+                                   kernel_dir);
         mcp_kernel *k = calloc(1, sizeof *k);
         if (!k)
                 return msp_err_set(err, ENOMEM, "kernel: out of memory");
@@ -364,9 +383,20 @@ mcp_kernel_new(mcp_loop *loop, const char *dir, mcp_logger *lg, mcp_kernel_fn fn
         for (int i = 0; i < N_SOCKETS; i++)
                 k->fd[i] = -1;
         int r = -ENOMEM;
-        k->dir = strdup(dir);
-        if (!k->dir || asprintf(&k->conn_file, "%s/kernel.json", dir) < 0) {
-                k->conn_file = NULL;
+        k->dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (k->dir_fd < 0) {
+                r = msp_err_sys(err, errno, "kernel: %s", dir);
+                goto fail;
+        }
+        /* connect() follows the magic link of an O_PATH directory fd: a host directory too
+         * deep for sun_path is reached through it (the kernel's view is bounded above). */
+        char fd_dir[32];
+        snprintf(fd_dir, sizeof fd_dir, "/proc/self/fd/%d", k->dir_fd);
+        k->endpoint_dir = strdup(fits_unix_socket(dir) ? dir : fd_dir);
+        k->kernel_dir = strdup(kernel_dir);
+        k->conn_file = path_in(dir, "kernel.json");
+        k->kernel_conn_file = path_in(kernel_dir, "kernel.json");
+        if (!k->endpoint_dir || !k->kernel_dir || !k->conn_file || !k->kernel_conn_file) {
                 msp_err_set(err, ENOMEM, "kernel: out of memory");
                 goto fail;
         }
@@ -374,6 +404,7 @@ mcp_kernel_new(mcp_loop *loop, const char *dir, mcp_logger *lg, mcp_kernel_fn fn
             (r = kernel_random_hex(k->session, KERNEL_ID_LEN / 2, err)) < 0 ||
             (r = write_connection_file(k, err)) < 0)
                 goto fail;
+        k->conn_written = true;
         k->ctx = zmq_ctx_new();
         if (!k->ctx) {
                 r = msp_err_sys(err, errno, "kernel: zmq context");
@@ -420,18 +451,23 @@ mcp_kernel_free(mcp_kernel *k)
         if (k->ctx)
                 zmq_ctx_term(k->ctx);
         /* The kernel removes its socket files when it exits cleanly; a killed one leaves
-         * them behind. */
-        if (k->dir)
+         * them behind. The connection file is removed only once it was written (a failed
+         * new must not remove another client's). */
+        if (k->dir_fd >= 0) {
                 for (int i = 0; i < N_SOCKETS; i++) {
-                        _cleanup_free_ char *p = socket_path(k->dir, i);
-                        if (p)
-                                (void) unlink(p);
+                        char name[32];
+                        snprintf(name, sizeof name, "kernel-%d", socket_port[i]);
+                        (void) unlinkat(k->dir_fd, name, 0);
                 }
-        if (k->conn_file)
-                (void) unlink(k->conn_file);
+                if (k->conn_written)
+                        (void) unlinkat(k->dir_fd, "kernel.json", 0);
+                close(k->dir_fd);
+        }
         kernel_cell_clear(&k->cell);
         free(k->conn_file);
-        free(k->dir);
+        free(k->kernel_conn_file);
+        free(k->kernel_dir);
+        free(k->endpoint_dir);
         free(k);
         return NULL;
 }
@@ -440,6 +476,12 @@ const char *
 mcp_kernel_connection_file(const mcp_kernel *k)
 {
         return k->conn_file;
+}
+
+const char *
+mcp_kernel_connection_file_in_kernel(const mcp_kernel *k)
+{
+        return k->kernel_conn_file;
 }
 
 bool
@@ -464,6 +506,14 @@ const mcp_kernel_cell *
 mcp_kernel_last_cell(const mcp_kernel *k)
 {
         return &k->cell;
+}
+
+void
+mcp_kernel_take_cell(mcp_kernel *k, mcp_kernel_cell *to)
+{
+        *to = k->cell;
+        k->cell = (mcp_kernel_cell){ 0 };
+        k->busy = false;
 }
 
 int

@@ -46,14 +46,20 @@ typedef struct mcp_kernel_stats {
         uint64_t unrelated;             /* verified but answering no request of ours */
 } mcp_kernel_stats;
 
-/* Writes DIR/kernel.json (0600, new) for the unix sockets DIR/kernel-1..5 and connects to
- * them (the kernel binds them once started with -f DIR/kernel.json). lg may be NULL. */
-int mcp_kernel_new(mcp_loop *loop, const char *dir, mcp_logger *lg, mcp_kernel_fn fn,
-                   void *data, mcp_kernel **ret, msp_err *err);
+/* Writes DIR/kernel.json (0600, new) for the unix sockets KDIR/kernel-1..5 and connects to
+ * them as DIR/kernel-1..5 (the kernel binds them once started with -f KDIR/kernel.json).
+ * DIR is the directory as msp-mcp sees it, KDIR the same directory as the kernel sees it
+ * (inside its sandbox; NULL: DIR), at most MCP_KERNEL_DIR_MAX bytes. A DIR too long for a
+ * unix socket path is reached through /proc/self/fd/N of an O_PATH fd of it. lg may be
+ * NULL. */
+int mcp_kernel_new(mcp_loop *loop, const char *dir, const char *kernel_dir, mcp_logger *lg,
+                   mcp_kernel_fn fn, void *data, mcp_kernel **ret, msp_err *err);
 /* Closes the sockets, removes the connection file and the socket files. */
 mcp_kernel *mcp_kernel_free(mcp_kernel *k);
 
+/* DIR/kernel.json, and KDIR/kernel.json: the path the kernel's argv names. */
 const char *mcp_kernel_connection_file(const mcp_kernel *k);
+const char *mcp_kernel_connection_file_in_kernel(const mcp_kernel *k);
 bool mcp_kernel_ready(const mcp_kernel *k);
 bool mcp_kernel_busy(const mcp_kernel *k);
 mcp_kernel_stats mcp_kernel_get_stats(const mcp_kernel *k);
@@ -65,6 +71,10 @@ int mcp_kernel_wait_ready(mcp_kernel *k, msp_err *err);
 /* One cell at a time (-EBUSY otherwise); its result stays until the next one. */
 int mcp_kernel_execute(mcp_kernel *k, const char *code, msp_err *err);
 const mcp_kernel_cell *mcp_kernel_last_cell(const mcp_kernel *k);
+/* Moves the last cell (complete or not) to *to, the caller's to clear
+ * (mcp_kernel_cell_clear); the client is no longer busy: what the kernel still sends for
+ * that cell is dropped. */
+void mcp_kernel_take_cell(mcp_kernel *k, mcp_kernel_cell *to);
 /* interrupt_request on control (kernels with interrupt_mode "message", as ipykernel
  * serves; a kernel that does not answer needs SIGINT to its process, the caller's). */
 int mcp_kernel_interrupt(mcp_kernel *k, msp_err *err);

@@ -305,7 +305,7 @@ TEST(badly_signed_reply_is_refused)
         ASSERT_NOT_NULL(mkdtemp(fdir));
         msp_err err = { 0 };
         mcp_kernel *k = NULL;
-        ASSERT_OK_ERR(mcp_kernel_new(loop, fdir, NULL, NULL, NULL, &k, &err), err);
+        ASSERT_OK_ERR(mcp_kernel_new(loop, fdir, NULL, NULL, NULL, NULL, &k, &err), err);
         char buf[4096];
         int fd = open(mcp_kernel_connection_file(k), O_RDONLY | O_CLOEXEC);
         ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf) : -1;
@@ -430,7 +430,7 @@ main(void)
                 skip_why = "no ipykernel for " PYTHON " (Debian: python3-ipykernel)";
         RUN(badly_signed_reply_is_refused);
         if (have_ipykernel) {
-                if (mcp_kernel_new(loop, dir, NULL, on_event, NULL, &kern, &err) < 0) {
+                if (mcp_kernel_new(loop, dir, NULL, NULL, on_event, NULL, &kern, &err) < 0) {
                         tap_diag("%s", err.msg);
                         skip_why = "no kernel client";
                 } else {
