@@ -1,6 +1,6 @@
-/* The kernel client (kernel.h): the connection file, the five sockets watched by the loop,
+/* The kernel client (kernel-client.h): the connection file, the five sockets watched by the loop,
  * the requests and the matching of replies to them by their parent's msg_id. */
-#include "kernel/kernel.h"
+#include "kernel/kernel-client.h"
 
 #include <errno.h>
 #include <fcntl.h>
