@@ -544,7 +544,10 @@ mcp_kernel_execute(mcp_kernel *k, const char *code, msp_err *err)
         oci_jw_end_object(w);
         /* No input_request: a cell that reads stdin gets an error instead of waiting. */
         oci_jw_kv_bool(w, "allow_stdin", false);
-        oci_jw_kv_bool(w, "stop_on_error", true);
+        /* false: after an error ipykernel would abort what reaches it within the next
+         * loop turn, the next cell of a busy host among it; there is never a queue to
+         * abort, since one cell runs at a time. */
+        oci_jw_kv_bool(w, "stop_on_error", false);
         oci_jw_end_object(w);
         _cleanup_free_ char *content = NULL;
         int r = oci_jw_finish(w, &content, NULL, err);
