@@ -10,3 +10,4 @@
 #include "kernel/kernel-cell.h"
 #include "kernel/kernel-client.h"
 #include "kernel/kernel-proc.h"
+#include "kernel/kernelspec.h"
