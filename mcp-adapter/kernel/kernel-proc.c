@@ -357,9 +357,10 @@ fail:
         return r;
 }
 
-/* The kernel ended (how: "exit code 3", "killed by signal 9"...), or the wait for it did. */
+/* The kernel ended (how: "exit code 3", "killed by signal 9", "lost: ..."), or the wait
+ * for it did: what that means in the state it was in. */
 static void
-kernel_gone(mcp_kernel_proc *p, const char *how)
+kernel_gone(mcp_kernel_proc *p, const char *how, bool timed_out)
 {
         drain_output(p);
         mcp_kernel_cell cell = { 0 };
@@ -372,10 +373,10 @@ kernel_gone(mcp_kernel_proc *p, const char *how)
         case STOPPED:
                 break;
         case STARTING:
-                snprintf(msg, sizeof msg, "kernel: it ended (%s) before it was ready; its output: %s",
-                         how, output_tail(p));
+                snprintf(msg, sizeof msg, "kernel: not ready (%s); its output: %s", how,
+                         output_tail(p));
                 if (p->pending) {
-                        finish(p, &cell, -ECHILD, msg, NULL);
+                        finish(p, &cell, timed_out ? -ETIMEDOUT : -ECHILD, msg, NULL);
                         return;
                 }
                 mcp_log(p->lg, MCP_LOG_WARNING, "%s", msg);
@@ -419,7 +420,7 @@ on_conn(mcp_loop *loop, int fd, uint32_t events, void *data)
                 } else {
                         snprintf(how, sizeof how, "killed by signal %d", ev.value);
                 }
-                kernel_gone(p, how);
+                kernel_gone(p, how, false);
                 return 0;
         }
 }
@@ -431,9 +432,9 @@ on_ready_timeout(mcp_loop *loop, void *data)
         mcp_kernel_proc *p = data;
         p->timer = NULL;
         char how[64];
-        snprintf(how, sizeof how, "not ready within %llu ms: killed",
+        snprintf(how, sizeof how, "no answer within %llu ms: killed",
                  (unsigned long long) (p->ready_usec / 1000));
-        kernel_gone(p, how);
+        kernel_gone(p, how, true);
         return 0;
 }
 
@@ -443,7 +444,7 @@ on_kill_timeout(mcp_loop *loop, void *data)
         (void) loop;
         mcp_kernel_proc *p = data;
         p->timer = NULL;
-        kernel_gone(p, "killed");       /* the connection closed kills the group */
+        kernel_gone(p, "killed", false);       /* the connection closed kills the group */
         return 0;
 }
 
@@ -459,7 +460,7 @@ on_grace_over(mcp_loop *loop, void *data)
         /* Its status, awaited (bounded), says the group is dead before another kernel
          * binds the same socket names. */
         if (spawn_client_signal(p->conn, SIGKILL, &err) < 0) {
-                kernel_gone(p, "killed");
+                kernel_gone(p, "killed", false);
                 return 0;
         }
         set_timer(p, p->grace_usec, on_kill_timeout);

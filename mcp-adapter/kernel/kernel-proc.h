@@ -43,7 +43,8 @@ typedef struct mcp_kernel_proc_spec {
 typedef struct mcp_kernel_outcome {
         const mcp_kernel_cell *cell;    /* what it produced: partial unless it ended */
         int error;                      /* 0, or -errno: the kernel did not start, the
-                                         * cell did not run */
+                                         * cell did not run (-ECHILD: it ended first,
+                                         * -ETIMEDOUT: not ready within ready_usec) */
         const char *message;            /* error's message with the tail of the kernel's
                                          * output; "" when error is 0 */
         /* What happened to the kernel, also as note: "started", "interrupted", "killed and

@@ -119,16 +119,22 @@ static const char *const kernel_argv[] = { PYTHON, "-m", "ipykernel_launcher", "
                                            "{connection_file}", NULL };
 
 static int
-new_proc(const char *const *argv, mcp_kernel_proc **ret, msp_err *err)
+new_proc_within(const char *const *argv, uint64_t ready_usec, mcp_kernel_proc **ret, msp_err *err)
 {
         const char *const envp[] = { "PATH=/usr/bin:/bin", env_home, env_ipython, env_mpl,
                                      env_runtime, NULL };
         mcp_kernel_proc_spec spec = {
                 .spawn_socket = sock_path, .host_dir = host_dir, .sandbox_dir = sandbox_dir,
                 .argv = argv, .envp = envp, .cwd = dir,
-                .ready_usec = 30 * SEC, .grace_usec = SEC,
+                .ready_usec = ready_usec, .grace_usec = SEC,
         };
         return mcp_kernel_proc_new(loop, &spec, NULL, ret, err);
+}
+
+static int
+new_proc(const char *const *argv, mcp_kernel_proc **ret, msp_err *err)
+{
+        return new_proc_within(argv, 30 * SEC, ret, err);
 }
 
 TEST(first_cell_starts_it_and_state_persists)
@@ -274,6 +280,36 @@ TEST(a_kernel_that_cannot_start_is_an_error_with_its_output)
         ASSERT_NOT_NULL(strstr(got.message, "/nonexistent/kernel"));
 }
 
+TEST(a_kernel_that_never_answers_is_not_ready_within_its_bound)
+{
+        mcp_kernel_proc *p = NULL;
+        msp_err err = { 0 };
+        char other_host[sizeof host_dir], other_sbx[sizeof sandbox_dir];
+        snprintf(other_host, sizeof other_host, "%s", host_dir);
+        snprintf(other_sbx, sizeof other_sbx, "%s", sandbox_dir);
+        const char *const argv[] = { "/bin/sleep", "60", NULL };
+        snprintf(host_dir, sizeof host_dir, "%s/mute", dir);
+        snprintf(sandbox_dir, sizeof sandbox_dir, "%s/mute", dir);
+        ASSERT_OK(mkdir(host_dir, 0700));
+        int r = new_proc_within(argv, SEC / 4, &p, &err);
+        snprintf(host_dir, sizeof host_dir, "%s", other_host);
+        snprintf(sandbox_dir, sizeof sandbox_dir, "%s", other_sbx);
+        ASSERT_OK_ERR(r, err);
+        /* Started ahead, the cell waits for it: the bound is the start's. */
+        r = mcp_kernel_proc_start(p, &err);
+        bool running = mcp_kernel_proc_running(p);
+        bool came = r == 0 && run_cell_on(p, "1", 0, 10 * SEC);
+        bool after = mcp_kernel_proc_running(p);
+        mcp_kernel_proc_free(p);
+        ASSERT_OK_ERR(r, err);
+        ASSERT_TRUE(running);
+        ASSERT_TRUE(came);
+        ASSERT_EQ_INT(got.error, -ETIMEDOUT);
+        ASSERT_FALSE(got.started);
+        ASSERT_NOT_NULL(strstr(got.message, "no answer within 250 ms"));
+        ASSERT_FALSE(after);
+}
+
 TEST(free_kills_the_kernel_and_removes_its_files)
 {
         int pid = mcp_kernel_proc_pid(proc);
@@ -381,6 +417,7 @@ main(void)
         else
                 tap_skip("a_figure_is_an_image_png", "no matplotlib (Debian: python3-matplotlib)");
         RUN(a_kernel_that_cannot_start_is_an_error_with_its_output);
+        RUN(a_kernel_that_never_answers_is_not_ready_within_its_bound);
         RUN(free_kills_the_kernel_and_removes_its_files);
         proc = mcp_kernel_proc_free(proc);
         got_clear();
