@@ -7,7 +7,9 @@
  * and, once started, its program's pid; a program that exits is answered on its slot;
  * every other child (orphans reparented to pid 1, programs whose client left) is reaped
  * and forgotten. Nothing is forwarded to the programs: msp-mcp signals them through their
- * connection. Every fd here is close-on-exec; a program gets exactly its three fds. */
+ * connection. A CONNECT is answered in the step that reads it (a non-blocking connect,
+ * the socket sent and closed) and its connection closed: it holds a slot no longer than
+ * a request does. Every fd here is close-on-exec; a program gets exactly its three fds. */
 #include "helpers/spawn-serve.h"
 
 #include <errno.h>
@@ -19,6 +21,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <linux/close_range.h>
+#include <netinet/in.h>
 #include <unistd.h>
 
 #include "sandbox/sandbox.h"
@@ -114,6 +117,36 @@ start(struct slot *s, const int fds[3], const sigset_t *child_mask)
         answer(s, SPAWN_STARTED, pid);
 }
 
+/* A TCP socket to 127.0.0.1:port in this (the sandbox's) network namespace, sent to the
+ * client while the handshake may still run; then the connection is done. Nothing here
+ * waits: the socket is non-blocking and the answer is one small datagram. */
+static void
+connect_port(struct slot *s, int port)
+{
+        int e = 0;
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0) {
+                e = errno;
+        } else {
+                struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t) port),
+                                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+                /* EINTR too leaves the connect going on asynchronously. */
+                if (connect(fd, (struct sockaddr *) &sa, sizeof sa) < 0 && errno != EINPROGRESS &&
+                    errno != EINTR)
+                        e = errno;
+        }
+        if (e) {
+                answer(s, SPAWN_CONNECT_FAILED, e);
+        } else {
+                struct spawn_msg m = spawn_msg_make(SPAWN_CONNECTED, port);
+                (void) spawn_send(s->fd, &m, sizeof m, &fd, 1);
+        }
+        if (fd >= 0)
+                (void) close(fd);
+        if (s->fd >= 0)
+                drop(s);
+}
+
 /* Reads what came on a connection. Returns 1 when it asked the service to stop. */
 static int
 serve_connection(struct slot *s, const sigset_t *child_mask)
@@ -159,6 +192,9 @@ serve_connection(struct slot *s, const sigset_t *child_mask)
                    s->pid > 0 && m.kind == SPAWN_SIGNAL && m.value > 0 && m.value < NSIG) {
                 if (kill(-s->pid, m.value) < 0 && errno == ESRCH)
                         (void) kill(s->pid, m.value);   /* before its setsid() */
+        } else if (nfds == 0 && spawn_msg_decode(request_buf, (size_t) n, &m) == 0 &&
+                   s->pid == 0 && spawn_connect_port(&m) > 0) {
+                connect_port(s, spawn_connect_port(&m));
         } else {
                 drop(s);
         }

@@ -3,9 +3,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -97,5 +99,104 @@ spawn_client_shutdown(const char *socket_path, msp_err *err)
         char byte;
         while (recv(fd, &byte, 1, 0) < 0 && errno == EINTR)
                 ;
+        return 0;
+}
+
+static long long
+now_ms(void)
+{
+        struct timespec ts;
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits until conn is readable or deadline (CLOCK_MONOTONIC ms): 1, 0 timed out, -errno. */
+static int
+wait_readable(int conn, long long deadline)
+{
+        for (;;) {
+                long long left = deadline - now_ms();
+                if (left <= 0)
+                        return 0;
+                struct pollfd p = { .fd = conn, .events = POLLIN };
+                int r = poll(&p, 1, (int) left);
+                if (r > 0)
+                        return 1;
+                if (r < 0 && errno != EINTR)
+                        return -errno;
+        }
+}
+
+/* The fds of a received message into fds[0..*n) (at most max; the rest closed). */
+static void
+take_fds(struct msghdr *msg, int *fds, size_t max, size_t *n)
+{
+        *n = 0;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
+                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+                        continue;
+                for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+                        int fd;
+                        memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+                        if (*n < max)
+                                fds[(*n)++] = fd;
+                        else
+                                (void) close(fd);
+                }
+        }
+}
+
+int
+spawn_client_connect_port(const char *socket_path, uint16_t port, int *ret_fd, msp_err *err)
+{
+        if (port == 0)
+                return msp_err_set(err, EINVAL, "connect to port 0: not a TCP port");
+        long long deadline = now_ms() + SPAWN_CONNECT_WAIT_MS;
+        _cleanup_close_ int conn = connect_service(socket_path, err);
+        if (conn < 0)
+                return conn;
+        struct spawn_msg m = spawn_msg_make(SPAWN_CONNECT, port);
+        int r = spawn_send(conn, &m, sizeof m, NULL, 0);
+        if (r < 0)
+                return msp_err_sys(err, -r, "send connect to the spawn service at %s", socket_path);
+        r = wait_readable(conn, deadline);
+        if (r < 0)
+                return msp_err_sys(err, -r, "spawn connection");
+        if (r == 0)
+                return msp_err_set(err, ETIMEDOUT, "port %u: the sandbox's init did not answer "
+                                   "within %d ms", port, SPAWN_CONNECT_WAIT_MS);
+        char buf[sizeof(struct spawn_msg) + 1];
+        struct iovec iov = { .iov_base = buf, .iov_len = sizeof buf };
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(4 * sizeof(int))];
+        } ctl;
+        struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+                              .msg_controllen = sizeof ctl.buf };
+        ssize_t n;
+        while ((n = recvmsg(conn, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT)) < 0 && errno == EINTR)
+                ;
+        if (n < 0)
+                return msp_err_sys(err, errno, "spawn connection");
+        int fds[1] = { -1 };
+        size_t nfds = 0;
+        take_fds(&msg, fds, 1, &nfds);
+        _cleanup_close_ int sock = nfds == 1 ? fds[0] : -1;
+        if (n == 0)
+                return msp_err_set(err, ECONNRESET, "port %u: the sandbox's init closed the "
+                                   "connection without an answer", port);
+        if (spawn_msg_decode(buf, (size_t) n, &m) < 0 || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+                return msp_err_set(err, EPROTO, "spawn connection: not a message of the service");
+        if (m.kind == SPAWN_CONNECT_FAILED && nfds == 0 && m.value > 0)
+                return msp_err_sys(err, m.value, "connect to port %u in the sandbox", port);
+        if (m.kind != SPAWN_CONNECTED || sock < 0)
+                return msp_err_set(err, EPROTO, "spawn connection: not an answer to connect");
+        /* A handshake already over (loopback often is by now): its failure said here. */
+        struct pollfd p = { .fd = sock, .events = POLLOUT };
+        int so = 0;
+        socklen_t solen = sizeof so;
+        if (poll(&p, 1, 0) == 1 && getsockopt(sock, SOL_SOCKET, SO_ERROR, &so, &solen) == 0 && so)
+                return msp_err_sys(err, so, "connect to port %u in the sandbox", port);
+        *ret_fd = TAKE_FD(sock);
         return 0;
 }

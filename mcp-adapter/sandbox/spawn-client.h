@@ -27,5 +27,14 @@ int spawn_client_start(const char *socket_path, const char *const *argv, const c
 int spawn_client_read(int conn, struct spawn_event *ev, msp_err *err);
 /* Sends signal sig to the program's process group. 0 or -errno. */
 int spawn_client_signal(int conn, int sig, msp_err *err);
+/* A TCP socket connected or connecting to 127.0.0.1:port inside the sandbox whose
+ * service listens at socket_path (a CONNECT, spawn-proto.h): 0 with *ret_fd (O_CLOEXEC,
+ * O_NONBLOCK, the caller's; wait for POLLOUT, then SO_ERROR says how the connect ended),
+ * or -errno: -ECONNREFUSED when nothing listens (as far as the handshake has come),
+ * -EINVAL port 0, -ETIMEDOUT no answer within SPAWN_CONNECT_WAIT_MS, -ECONNRESET the
+ * service closed without one, -EPROTO a reply that is not one. Waits for the answer only:
+ * it never waits for the handshake. */
+#define SPAWN_CONNECT_WAIT_MS 2000
+int spawn_client_connect_port(const char *socket_path, uint16_t port, int *ret_fd, msp_err *err);
 /* Tells the service at socket_path to kill everything it started and exit. 0 or -errno. */
 int spawn_client_shutdown(const char *socket_path, msp_err *err);

@@ -92,9 +92,17 @@ spawn_msg_decode(const void *buf, size_t len, struct spawn_msg *msg)
         if (len != sizeof *msg)
                 return -EPROTO;
         memcpy(msg, buf, sizeof *msg);
-        if (msg->magic != SPAWN_MAGIC || msg->kind < SPAWN_SHUTDOWN || msg->kind > SPAWN_SIGNALED)
+        if (msg->magic != SPAWN_MAGIC || msg->kind < SPAWN_SHUTDOWN || msg->kind > SPAWN_CONNECT_FAILED)
                 return -EPROTO;
         return 0;
+}
+
+int
+spawn_connect_port(const struct spawn_msg *msg)
+{
+        if (msg->kind != SPAWN_CONNECT || msg->value < 1 || msg->value > 65535)
+                return -EPROTO;
+        return msg->value;
 }
 
 int

@@ -25,6 +25,20 @@
  * exited (background jobs of a session). A first message SHUTDOWN (instead of REQUEST)
  * makes the init kill everything and exit.
  *
+ * One connection = one TCP connection into the sandbox (a port its programs listen on):
+ *   client -> init   CONNECT         value = a TCP port, 1..65535
+ *   init -> client   CONNECTED       with exactly 1 fd (SCM_RIGHTS): a TCP socket of the
+ *                                    sandbox's network namespace, non-blocking, connecting
+ *                                    (or connected) to 127.0.0.1:port: the client waits for
+ *                                    POLLOUT and reads SO_ERROR
+ *                    CONNECT_FAILED  value = the errno of socket() or connect()
+ *                                    (ECONNREFUSED: nothing listens there)
+ * then the init closes the connection. It never waits for the TCP handshake and keeps
+ * nothing of it: the socket is sent and closed in the same step. A port out of range
+ * closes the connection without an answer, as any malformed message does. The socket is
+ * pid 1's, so it sees only what the sandbox's namespace has (its `lo`): this reaches the
+ * sandbox's own servers and no other network.
+ *
  * REQUEST: struct spawn_request_head, then `strings_len` bytes of NUL-terminated strings,
  * in order: cwd (absolute), argc arguments, envc "NAME=value" entries. Bounds, all checked
  * by the decoder: 1 <= argc <= SPAWN_ARGC_MAX, envc <= SPAWN_ENVC_MAX, the whole message
@@ -55,6 +69,9 @@ enum spawn_kind {
         SPAWN_STARTED = 4,
         SPAWN_EXITED = 5,
         SPAWN_SIGNALED = 6,
+        SPAWN_CONNECT = 7,
+        SPAWN_CONNECTED = 8,
+        SPAWN_CONNECT_FAILED = 9,
 };
 
 struct spawn_request_head {
@@ -65,7 +82,8 @@ struct spawn_request_head {
         uint32_t strings_len;
 };
 
-/* Every other message: SHUTDOWN, SIGNAL, STARTED, EXITED, SIGNALED. */
+/* Every other message: SHUTDOWN, SIGNAL, STARTED, EXITED, SIGNALED, CONNECT, CONNECTED,
+ * CONNECT_FAILED. */
 struct spawn_msg {
         uint32_t magic;
         uint32_t kind;
@@ -89,6 +107,9 @@ int spawn_request_decode(char *buf, size_t len, struct spawn_request *req);
 /* A fixed-size message, encoded; len is its size: 0 with *msg filled, or -EPROTO. */
 int spawn_msg_decode(const void *buf, size_t len, struct spawn_msg *msg);
 struct spawn_msg spawn_msg_make(enum spawn_kind kind, int32_t value);
+/* The TCP port of a decoded CONNECT message: 1..65535, or -EPROTO (another kind, a value
+ * out of range). */
+int spawn_connect_port(const struct spawn_msg *msg);
 
 /* Sends the n-byte message buf on the seqpacket socket fd, with fds[0..nfds) attached
  * when nfds > 0 (nfds <= 3). 0 or -errno (-EMSGSIZE: too long for the socket). */

@@ -4,8 +4,8 @@
  * within the input, argv has 1..SPAWN_ARGC_MAX entries and envp at most SPAWN_ENVC_MAX,
  * both NULL-terminated, the cwd is absolute, and encoding the decoded request again gives
  * the input byte for byte (one message, one meaning); an accepted fixed message is exactly
- * its size with a known kind. Built only with clang (tests/meson.build); run with
- * tests/fuzz/run-fuzz.sh. */
+ * its size with a known kind, and a CONNECT's port is 1..65535. Built only with clang
+ * (tests/meson.build); run with tests/fuzz/run-fuzz.sh. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +31,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 return 0;
         struct spawn_msg m;
         if (spawn_msg_decode(data, size, &m) == 0 &&
-            (size != sizeof m || m.kind < SPAWN_SHUTDOWN || m.kind > SPAWN_SIGNALED))
+            (size != sizeof m || m.kind < SPAWN_SHUTDOWN || m.kind > SPAWN_CONNECT_FAILED))
+                abort();
+        /* A port the init would connect to is a TCP port. */
+        int port = spawn_msg_decode(data, size, &m) == 0 ? spawn_connect_port(&m) : -1;
+        if (port >= 0 && (port < 1 || port > 65535 || m.kind != SPAWN_CONNECT))
                 abort();
         memcpy(copy, data, size);
         if (spawn_request_decode(copy, size, &req) < 0)

@@ -5,9 +5,12 @@
  * whole group dies, a double-forked child that ignores SIGTERM too), malformed requests
  * (each closes only its connection; the service keeps serving), and the two ways to stop
  * it (a SHUTDOWN message, the listener shut down): everything it started dies with it.
+ * CONNECT: a TCP socket to a port a program of the service listens on, bytes both ways;
+ * a port nothing listens on; a port out of range (only that connection closes).
  * Every wait is bounded (poll timeouts, alarm). */
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -424,6 +427,95 @@ TEST(malformed_requests_close_only_their_connection)
         ASSERT_EQ_INT(o.value, 0);
 }
 
+/* A TCP port of 127.0.0.1 that nothing listens on (bound a moment, never listened). */
+static int
+unused_port(void)
+{
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof sa;
+        int port = -1;
+        if (fd >= 0 && bind(fd, (struct sockaddr *) &sa, sizeof sa) == 0 &&
+            getsockname(fd, (struct sockaddr *) &sa, &len) == 0)
+                port = ntohs(sa.sin_port);
+        close(fd);
+        return port;
+}
+
+TEST(connect_to_a_listener_of_a_program)
+{
+        /* The program listens on an ephemeral port, says which, and answers one line in
+         * upper case. */
+        const char *server = "import socket,sys\n"
+                             "s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(1)\n"
+                             "print(s.getsockname()[1], flush=True)\n"
+                             "c,_=s.accept(); d=c.recv(100); c.sendall(d.upper()); c.close()\n";
+        int p[2];
+        ASSERT_OK(pipe2(p, O_CLOEXEC));
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        msp_err err = { 0 };
+        int prog = spawn_client_start(sock_path, (const char *const[]){ "python3", "-c", server, NULL },
+                                      env, "/", (const int[]){ null, p[1], null }, &err);
+        close(null);
+        close(p[1]);
+        ASSERT_OK_ERR(prog, err);
+        pid_t port;
+        ASSERT_EQ_INT(read_pids(p[0], &port, 1), 1);
+        close(p[0]);
+        ASSERT_TRUE(port > 0 && port < 65536);
+        int sock = -1;
+        ASSERT_OK_ERR(spawn_client_connect_port(sock_path, (uint16_t) port, &sock, &err), err);
+        ASSERT_TRUE(fcntl(sock, F_GETFD) & FD_CLOEXEC);
+        ASSERT_TRUE(fcntl(sock, F_GETFL) & O_NONBLOCK);
+        struct pollfd pf = { .fd = sock, .events = POLLOUT };
+        ASSERT_EQ_INT(poll(&pf, 1, 5000), 1);
+        int so = -1;
+        socklen_t solen = sizeof so;
+        ASSERT_OK(getsockopt(sock, SOL_SOCKET, SO_ERROR, &so, &solen));
+        ASSERT_EQ_INT(so, 0);
+        ASSERT_EQ_INT(write(sock, "ping", 4), 4);
+        pf = (struct pollfd){ .fd = sock, .events = POLLIN };
+        ASSERT_EQ_INT(poll(&pf, 1, 5000), 1);
+        char buf[16] = { 0 };
+        ASSERT_EQ_INT(read(sock, buf, sizeof buf - 1), 4);
+        ASSERT_STREQ(buf, "PING");
+        close(sock);
+        struct spawn_event ev;
+        ASSERT_EQ_INT(next_event(prog, &ev), 1);
+        ASSERT_EQ_INT(ev.kind, SPAWN_STARTED);
+        ASSERT_EQ_INT(next_event(prog, &ev), 1);
+        ASSERT_EQ_INT(ev.kind, SPAWN_EXITED);
+        ASSERT_EQ_INT(ev.value, 0);
+        close(prog);
+}
+
+TEST(connect_refused_and_bad_ports)
+{
+        int port = unused_port();
+        ASSERT_TRUE(port > 0);
+        msp_err err = { 0 };
+        int sock = -1;
+        ASSERT_EQ_INT(spawn_client_connect_port(sock_path, (uint16_t) port, &sock, &err),
+                      -ECONNREFUSED);
+        ASSERT_EQ_INT(sock, -1);
+        ASSERT_EQ_INT(spawn_client_connect_port(sock_path, 0, &sock, &err), -EINVAL);
+        /* Out of range on the wire: that connection is closed unanswered. */
+        struct spawn_msg m = spawn_msg_make(SPAWN_CONNECT, 0);
+        ASSERT_TRUE(refused(&m, sizeof m, 0));
+        m = spawn_msg_make(SPAWN_CONNECT, 65536);
+        ASSERT_TRUE(refused(&m, sizeof m, 0));
+        m = spawn_msg_make(SPAWN_CONNECT, -80);
+        ASSERT_TRUE(refused(&m, sizeof m, 0));
+        m = spawn_msg_make(SPAWN_CONNECT, port);
+        ASSERT_TRUE(refused(&m, sizeof m, 1));          /* a CONNECT carries no fd */
+        m = spawn_msg_make(SPAWN_CONNECTED, port);
+        ASSERT_TRUE(refused(&m, sizeof m, 0));          /* an answer's kind from the client */
+        ASSERT_TRUE(alive(service));
+        struct outcome o;
+        ASSERT_OK(run((const char *const[]){ "/bin/sh", "-c", "echo hi", NULL }, "/", &o));
+        ASSERT_STREQ(o.out, "hi\n");
+}
+
 TEST(client_encoder_bounds)
 {
         msp_err err = { 0 };
@@ -543,6 +635,8 @@ main(void)
         RUN(signal_through_the_connection);
         RUN(client_leaving_kills_the_group);
         RUN(malformed_requests_close_only_their_connection);
+        RUN(connect_to_a_listener_of_a_program);
+        RUN(connect_refused_and_bad_ports);
         RUN(client_encoder_bounds);
         RUN(shutdown_kills_everything);
         RUN(listener_shut_down_stops_it);
