@@ -96,9 +96,11 @@ fuzz_mcp() {
 }
 
 # msp-mcp's JSON-RPC decoder (MSP_FUZZ_MCP_SECONDS, default 10), the egress proxy's
-# request heads (MSP_FUZZ_PROXY_SECONDS, default 5) and the spawn service's messages
-# (MSP_FUZZ_SPAWN_SECONDS, default 5).
+# request heads (MSP_FUZZ_PROXY_SECONDS, default 5), the spawn service's messages
+# (MSP_FUZZ_SPAWN_SECONDS, default 5) and the port gateway's request heads
+# (MSP_FUZZ_PORT_SECONDS, default 5).
 fuzz_mcp fuzz-mcp-jsonrpc mcp-corpus "${MSP_FUZZ_MCP_SECONDS:-10}" 16384 "the msp-mcp JSON-RPC decoder"
 fuzz_mcp fuzz-mcp-proxy-head proxy-corpus "${MSP_FUZZ_PROXY_SECONDS:-5}" 17000 "the egress proxy's request heads"
 fuzz_mcp fuzz-mcp-spawn-proto spawn-corpus "${MSP_FUZZ_SPAWN_SECONDS:-5}" 66000 "the spawn service's messages"
+fuzz_mcp fuzz-mcp-port-head port-corpus "${MSP_FUZZ_PORT_SECONDS:-5}" 17000 "the port gateway's request heads"
 echo "run-fuzz.sh: clean"
