@@ -16,11 +16,16 @@
 #include "ports/gateway-head.h"
 #include "ports/relay.h"
 
-enum gw_state { GW_HEAD, GW_CONNECTING };
+/* GW_SENDING and GW_RESPONSE only with MCP_GW_ANSWERED: the head written to the port by
+ * the gateway itself, the port's response head read and dropped. */
+enum gw_state { GW_HEAD, GW_CONNECTING, GW_SENDING, GW_RESPONSE };
 
 struct mcp_gw_conn {
         mcp_loop *loop;
         enum gw_state state;
+        unsigned flags;
+        bool swapped;                   /* the relay's a is the port (MCP_GW_ANSWERED) */
+        size_t sent;                    /* of out, in GW_SENDING */
         int client, upstream;           /* -1: none (or the relay's now) */
         bool client_polled, upstream_polled;
         mcp_timer *timer;
@@ -97,6 +102,10 @@ refuse(mcp_gw_conn *c, int status, const char *text)
 {
         if (status < 400 || status > 599)
                 status = 500;
+        if (c->flags & MCP_GW_ANSWERED) {
+                end(c, status, 0, 0, 0);        /* the client had its answer already */
+                return;
+        }
         char buf[512];
         int n = snprintf(buf, sizeof buf, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; "
                          "charset=utf-8\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s\n",
@@ -125,9 +134,14 @@ relay_done(void *data, int result, uint64_t up, uint64_t down)
 {
         mcp_gw_conn *c = data;
         c->relay = NULL;
-        end(c, 0, result, up, down);
+        if (c->swapped)
+                end(c, 0, result, down, up);
+        else
+                end(c, 0, result, up, down);
 }
 
+/* The relay from the client's side (the head and the bytes after it in out), or, with
+ * MCP_GW_ANSWERED, from the port's (what followed its response head, in out). */
 static void
 start_relay(mcp_gw_conn *c)
 {
@@ -137,12 +151,61 @@ start_relay(mcp_gw_conn *c)
         if (c->timer)
                 mcp_timer_cancel(c->loop, c->timer);
         c->timer = NULL;
-        int client = c->client, upstream = c->upstream;
+        int a = c->swapped ? c->upstream : c->client, b = c->swapped ? c->client : c->upstream;
         c->client = c->upstream = -1;           /* the relay's, on every path */
-        int k = mcp_relay_new(c->loop, client, upstream, c->out, c->out_len, c->idle_usec,
-                              relay_done, c, &c->relay);
+        int k = mcp_relay_new(c->loop, a, b, c->out, c->out_len, c->idle_usec, relay_done, c,
+                              &c->relay);
         if (k < 0)
                 end(c, -1, k, 0, 0);
+}
+
+/* MCP_GW_ANSWERED: the head written to the port, then its response head read (into head,
+ * free by now) and dropped. */
+static void
+answered_step(mcp_gw_conn *c)
+{
+        if (c->state == GW_SENDING) {
+                ssize_t n = send(c->upstream, c->out + c->sent, c->out_len - c->sent,
+                                 MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+                        return;
+                if (n < 0) {
+                        refuse(c, 502, "");
+                        return;
+                }
+                c->sent += (size_t) n;
+                if (c->sent < c->out_len)
+                        return;
+                c->state = GW_RESPONSE;
+                c->len = 0;
+                if (mcp_loop_mod_io(c->loop, c->upstream, EPOLLIN) < 0)
+                        refuse(c, 503, "");
+                return;
+        }
+        ssize_t n = recv(c->upstream, c->head + c->len, sizeof c->head - c->len, MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+                return;
+        if (n <= 0) {
+                refuse(c, 502, "");
+                return;
+        }
+        c->len += (size_t) n;
+        size_t at = gw_head_end(c->head, c->len);
+        if (!at) {
+                if (c->len == sizeof c->head)
+                        refuse(c, 502, "");
+                return;
+        }
+        /* "HTTP/1.x 101 ...": the port took the upgrade the client was told of. */
+        if (at < 13 || memcmp(c->head, "HTTP/1.", 7) != 0 || memcmp(c->head + 8, " 101", 4) != 0 ||
+            (c->head[12] != ' ' && c->head[12] != '\r')) {
+                refuse(c, 502, "");
+                return;
+        }
+        c->out_len = c->len - at;
+        memcpy(c->out, c->head + at, c->out_len);
+        c->swapped = true;
+        start_relay(c);
 }
 
 static int
@@ -151,6 +214,10 @@ on_upstream(mcp_loop *loop, int fd, uint32_t events, void *data)
         (void) loop;
         (void) events;
         mcp_gw_conn *c = data;
+        if (c->state != GW_CONNECTING) {
+                answered_step(c);
+                return 0;
+        }
         int so = 0;
         socklen_t len = sizeof so;
         if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &so, &len) < 0)
@@ -162,7 +229,13 @@ on_upstream(mcp_loop *loop, int fd, uint32_t events, void *data)
                 refuse(c, 502, text);
                 return 0;
         }
-        start_relay(c);
+        if (c->flags & MCP_GW_ANSWERED) {
+                c->state = GW_SENDING;
+                c->sent = 0;
+                answered_step(c);
+        } else {
+                start_relay(c);
+        }
         return 0;
 }
 
@@ -255,6 +328,8 @@ on_timer(mcp_loop *loop, void *data)
         if (now >= c->deadline) {
                 if (c->state == GW_HEAD)
                         refuse(c, 408, "no request in time");
+                else if (c->state != GW_CONNECTING)
+                        refuse(c, 502, "the port did not answer in time");
                 else
                         refuse(c, 502, "the port did not answer in time");
                 return 0;
@@ -269,10 +344,12 @@ on_timer(mcp_loop *loop, void *data)
 }
 
 int
-mcp_gw_conn_start(mcp_loop *loop, int client, const void *pre, size_t pre_len,
+mcp_gw_conn_start(mcp_loop *loop, int client, const void *pre, size_t pre_len, unsigned flags,
                   uint64_t idle_usec, const mcp_gw_ops *ops, void *data, mcp_gw_conn **ret)
 {
-        if (pre_len > MCP_GW_HEAD_MAX || !ops || !ops->check || !ops->connect) {
+        if (pre_len > MCP_GW_HEAD_MAX || !ops || !ops->check || !ops->connect ||
+            (flags & ~MCP_GW_ANSWERED) ||
+            ((flags & MCP_GW_ANSWERED) && gw_head_end(pre, pre_len) != pre_len)) {
                 (void) close(client);
                 return -EINVAL;
         }
@@ -283,6 +360,9 @@ mcp_gw_conn_start(mcp_loop *loop, int client, const void *pre, size_t pre_len,
         }
         c->loop = loop;
         c->state = GW_HEAD;
+        c->flags = flags;
+        c->swapped = false;
+        c->sent = 0;
         c->client = client;
         c->upstream = -1;
         c->client_polled = c->upstream_polled = false;
@@ -296,11 +376,15 @@ mcp_gw_conn_start(mcp_loop *loop, int client, const void *pre, size_t pre_len,
         if (pre_len)
                 memcpy(c->head, pre, pre_len);
         c->out_len = 0;
-        int k = mcp_loop_add_io(loop, client, EPOLLIN, on_client, c);
-        if (k == 0) {
-                c->client_polled = true;
-                k = arm(c, pre_len ? 0 : MCP_GW_HEAD_USEC);
+        /* With MCP_GW_ANSWERED the client's bytes are the upgraded protocol's: the
+         * relay reads them, not this. */
+        int k = 0;
+        if (!(flags & MCP_GW_ANSWERED)) {
+                k = mcp_loop_add_io(loop, client, EPOLLIN, on_client, c);
+                c->client_polled = k == 0;
         }
+        if (k == 0)
+                k = arm(c, pre_len ? 0 : MCP_GW_HEAD_USEC);
         if (k < 0) {
                 mcp_gw_conn_free(c);
                 return k;

@@ -17,7 +17,12 @@
  * socket is closed at the end, and done says how it went.
  *
  * The client socket may come from msp-mcp's own listener or from another server that has
- * read part of the stream already (pre: those bytes, handled as if read first). */
+ * read part of the stream already (pre: those bytes, handled as if read first). A server
+ * that has answered an upgrade itself before it hands the socket over (libmicrohttpd's
+ * upgrade: its own 101 is sent first) passes MCP_GW_ANSWERED and the whole request head in
+ * pre: the port's response head is then read and dropped (its status must be 101, else the
+ * connection is closed), nothing is ever written to the client but the port's bytes that
+ * follow it, and a refusal is a close. */
 #pragma once
 
 #include <stddef.h>
@@ -58,10 +63,15 @@ typedef struct mcp_gw_ops {
 
 typedef struct mcp_gw_conn mcp_gw_conn;
 
+/* The client has had its answer (a 101) from the server that hands it over. */
+#define MCP_GW_ANSWERED 1u
+
 /* Starts serving client (a connected stream socket, O_NONBLOCK; owned from now on and
- * closed on every path, an error of this call included). idle_usec 0: MCP_GW_IDLE_USEC.
- * 0 or -errno. */
+ * closed on every path, an error of this call included). pre: at most MCP_GW_HEAD_MAX
+ * bytes read from it already (with MCP_GW_ANSWERED: exactly the request head). flags: 0 or
+ * MCP_GW_ANSWERED. idle_usec 0: MCP_GW_IDLE_USEC. 0 or -errno. */
 int mcp_gw_conn_start(mcp_loop *loop, int client, const void *pre, size_t pre_len,
-                      uint64_t idle_usec, const mcp_gw_ops *ops, void *data, mcp_gw_conn **ret);
+                      unsigned flags, uint64_t idle_usec, const mcp_gw_ops *ops, void *data,
+                      mcp_gw_conn **ret);
 /* Ends it now: every socket closed, done not called. */
 void mcp_gw_conn_free(mcp_gw_conn *c);

@@ -111,7 +111,7 @@ on_accept(mcp_loop *loop, int fd, uint32_t events, void *data)
                         break;          /* EAGAIN: none left; else tried again next time */
                 struct conn_slot *s = &l->slots[i];
                 s->owner = l;
-                if (mcp_gw_conn_start(loop, c, NULL, 0, 0, &listener_ops, s, &s->conn) == 0)
+                if (mcp_gw_conn_start(loop, c, NULL, 0, 0, 0, &listener_ops, s, &s->conn) == 0)
                         l->active++;
                 else
                         s->conn = NULL;

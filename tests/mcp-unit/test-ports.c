@@ -6,7 +6,8 @@
  * kept, `Connection: close` forced), requests without it or with a wrong one (404, nothing
  * connected), a head that is not HTTP (400), a refused port (502), a WebSocket-style
  * upgrade then raw bytes both ways with a half-close, 1 MiB up and 1 MiB down, clients that
- * hang up mid-way, a head handed over by another server (pre), the relay's idle timeout;
+ * hang up mid-way, a head handed over by another server (pre), an upgrade that server has
+ * answered itself (the port's 101 dropped, or its refusal a close), the relay's idle timeout;
  * after each, every connection is closed and no fd is left (/proc/self/fd). Every wait is
  * bounded (a deadline on the loop, alarm in the children). */
 #include <errno.h>
@@ -109,7 +110,8 @@ serve_one(int fd)
         size_t head_len = (size_t) (end + 4 - buf);
         char path[512] = "";
         (void) sscanf(buf, "%*s %511s", path);
-        if (strcasestr(buf, "\r\nUpgrade:")) {
+        /* An upgrade is taken (101, then an echo), but on /plain. */
+        if (strcasestr(buf, "\r\nUpgrade:") && strcmp(path, "/plain") != 0) {
                 const char *ok = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: test\r\n"
                                  "Connection: Upgrade\r\n\r\n";
                 (void) write_all(fd, ok, strlen(ok));
@@ -647,7 +649,7 @@ TEST(head_handed_over_by_another_server)
         int sp[2];
         ASSERT_OK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sp));
         const char *head = "GET /sessions/s-1/ports/8080/app?x=2 HTTP/1.1\r\nHost: y\r\n\r\n";
-        ASSERT_OK(mcp_gw_conn_start(loop, sp[0], head, strlen(head), 0, &pre_ops, NULL, &handed));
+        ASSERT_OK(mcp_gw_conn_start(loop, sp[0], head, strlen(head), 0, 0, &pre_ops, NULL, &handed));
         handed_client = close_after_fork = sp[1];
         handed_server = sp[0];
         ASSERT_OK(run_client_with(read_handed, NULL, handed_pending));
@@ -656,12 +658,55 @@ TEST(head_handed_over_by_another_server)
         /* Another route's head: the caller's own status. */
         ASSERT_OK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sp));
         head = "GET /sessions/s-2/ports/8080/ HTTP/1.1\r\n\r\n";
-        ASSERT_OK(mcp_gw_conn_start(loop, sp[0], head, strlen(head), 0, &pre_ops, NULL, &handed));
+        ASSERT_OK(mcp_gw_conn_start(loop, sp[0], head, strlen(head), 0, 0, &pre_ops, NULL, &handed));
         handed_client = close_after_fork = sp[1];
         handed_server = sp[0];
         ASSERT_OK(run_client_with(read_handed, NULL, handed_pending));
         ASSERT_EQ_INT(handed_status, 403);
         ASSERT_TRUE(strncmp(out, "HTTP/1.1 403 Forbidden\r\n", 24) == 0);
+        ASSERT_EQ_INT(count_fds(), fds_at_start);
+}
+
+static void
+answered_client(const void *arg)
+{
+        (void) arg;
+        close(handed_server);
+        /* The upgraded protocol's bytes at once: no 101 comes from the gateway. */
+        char back[64];
+        size_t got = exchange(handed_client, "frame-1", 7, back, sizeof back - 1, 1);
+        back[got] = '\0';
+        say("%s", back);
+}
+
+TEST(upgrade_answered_by_another_server)
+{
+        int sp[2];
+        ASSERT_OK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sp));
+        const char *head = "GET /sessions/s-1/ports/8080/ws HTTP/1.1\r\nUpgrade: websocket\r\n"
+                           "Connection: Upgrade\r\n\r\n";
+        /* Not a whole head: refused at once. */
+        int dup_fd = fcntl(sp[0], F_DUPFD_CLOEXEC, 3);
+        ASSERT_EQ_INT(mcp_gw_conn_start(loop, dup_fd, head, 10, MCP_GW_ANSWERED, 0, &pre_ops,
+                                        NULL, &handed), -EINVAL);
+        ASSERT_OK(mcp_gw_conn_start(loop, sp[0], head, strlen(head), MCP_GW_ANSWERED, 0, &pre_ops,
+                                    NULL, &handed));
+        handed_client = close_after_fork = sp[1];
+        handed_server = sp[0];
+        handed_status = -100;
+        ASSERT_OK(run_client_with(answered_client, NULL, handed_pending));
+        ASSERT_EQ_INT(handed_status, 0);
+        ASSERT_STREQ(out, "frame-1");
+        /* A port that does not take the upgrade: the connection is closed, nothing said. */
+        ASSERT_OK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sp));
+        head = "GET /sessions/s-1/ports/8080/plain HTTP/1.1\r\nUpgrade: websocket\r\n\r\n";
+        ASSERT_OK(mcp_gw_conn_start(loop, sp[0], head, strlen(head), MCP_GW_ANSWERED, 0, &pre_ops,
+                                    NULL, &handed));
+        handed_client = close_after_fork = sp[1];
+        handed_server = sp[0];
+        ASSERT_OK(run_client_with(answered_client, NULL, handed_pending));
+        ASSERT_EQ_INT(handed_status, 502);
+        ASSERT_STREQ(out, "");
         ASSERT_EQ_INT(count_fds(), fds_at_start);
 }
 
@@ -756,6 +801,7 @@ main(void)
         RUN(one_mib_up_and_down);
         RUN(client_hangs_up_midway_everything_closed);
         RUN(head_handed_over_by_another_server);
+        RUN(upgrade_answered_by_another_server);
         RUN(relay_idle_timeout_and_half_close);
         mcp_port_listener_free(listener);
         mcp_loop_free(loop);
