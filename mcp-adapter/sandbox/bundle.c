@@ -520,19 +520,62 @@ proxy_var(const char *kv)
         return false;
 }
 
-static void
-write_proxy_env(oci_jw *w, const mcp_bundle_spec *s)
+/* The process env of the sandbox, in order: base_env < the proxy's variables < the
+ * image's Env < the request's env. Each entry a malloc'd copy. */
+static int
+env_list(const mcp_bundle_spec *s, char ***ret, size_t *ret_n)
 {
+        size_t n_image = 0;
+        while (s->image_env && s->image_env[n_image])
+                n_image++;
+        size_t cap = ARRAY_SIZE(base_env) + ARRAY_SIZE(proxy_names) + n_image + s->n_env + 1, n = 0;
+        char **v = calloc(cap, sizeof *v);
+        if (!v)
+                return -ENOMEM;
         char kv[96];
-        for (size_t i = 0; i < ARRAY_SIZE(proxy_names); i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(base_env); i++)
+                if (!env_overridden(s, base_env[i]))
+                        v[n++] = strdup(base_env[i]);
+        for (size_t i = 0; s->proxy_port && i < ARRAY_SIZE(proxy_names); i++) {
                 if (strcasecmp(proxy_names[i], "no_proxy") == 0)
                         snprintf(kv, sizeof kv, "%s=localhost,127.0.0.1,::1", proxy_names[i]);
                 else
                         snprintf(kv, sizeof kv, "%s=http://127.0.0.1:%u", proxy_names[i],
                                  s->proxy_port);
                 if (!env_in(s->env, s->n_env, kv))
-                        oci_jw_string(w, kv);
+                        v[n++] = strdup(kv);
         }
+        for (size_t i = 0; i < n_image; i++)
+                if (!env_in(s->env, s->n_env, s->image_env[i]) &&
+                    !(s->proxy_port && proxy_var(s->image_env[i])))
+                        v[n++] = strdup(s->image_env[i]);
+        for (size_t i = 0; i < s->n_env; i++)
+                v[n++] = strdup(s->env[i]);
+        for (size_t i = 0; i < n; i++)
+                if (!v[i]) {
+                        mcp_strv_free(v);
+                        return -ENOMEM;
+                }
+        *ret = v;
+        *ret_n = n;
+        return 0;
+}
+
+int
+mcp_bundle_env(const mcp_bundle_spec *spec, char ***ret, msp_err *err)
+{
+        size_t n;
+        if (env_list(spec, ret, &n) < 0)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        return 0;
+}
+
+void
+mcp_strv_free(char **v)
+{
+        for (size_t i = 0; v && v[i]; i++)
+                free(v[i]);
+        free(v);
 }
 
 static void
@@ -546,7 +589,7 @@ write_rlimit(oci_jw *w, const char *type, uint64_t v)
 }
 
 static void
-write_process(oci_jw *w, const mcp_bundle_spec *s)
+write_process(oci_jw *w, const mcp_bundle_spec *s, char *const *env)
 {
         static const char *const no_caps[] = { NULL };
 
@@ -569,24 +612,22 @@ write_process(oci_jw *w, const mcp_bundle_spec *s)
                         oci_jw_string(w, port);
                         oci_jw_string(w, MCP_PROXY_SOCKET);
                 }
-                oci_jw_string(w, "--");
+                if (s->serve_fd > 0) {
+                        char fd[16];
+                        snprintf(fd, sizeof fd, "%d", s->serve_fd);
+                        oci_jw_string(w, "--serve");
+                        oci_jw_string(w, fd);
+                } else {
+                        oci_jw_string(w, "--");
+                }
         }
-        for (size_t i = 0; s->argv[i]; i++)
+        for (size_t i = 0; s->serve_fd <= 0 && s->argv[i]; i++)
                 oci_jw_string(w, s->argv[i]);
         oci_jw_end_array(w);
         oci_jw_key(w, "env");
         oci_jw_begin_array(w);
-        for (size_t i = 0; i < ARRAY_SIZE(base_env); i++)
-                if (!env_overridden(s, base_env[i]))
-                        oci_jw_string(w, base_env[i]);
-        if (s->proxy_port)
-                write_proxy_env(w, s);
-        for (size_t i = 0; s->image_env && s->image_env[i]; i++)
-                if (!env_in(s->env, s->n_env, s->image_env[i]) &&
-                    !(s->proxy_port && proxy_var(s->image_env[i])))
-                        oci_jw_string(w, s->image_env[i]);
-        for (size_t i = 0; i < s->n_env; i++)
-                oci_jw_string(w, s->env[i]);
+        for (size_t i = 0; env && env[i]; i++)
+                oci_jw_string(w, env[i]);
         oci_jw_end_array(w);
         oci_jw_kv_string(w, "cwd", s->cwd ? s->cwd : "/workspace");
         oci_jw_key(w, "capabilities");
@@ -808,13 +849,23 @@ mcp_bundle_config(const mcp_bundle_spec *s, char **ret, size_t *ret_len, msp_err
         if (s->network && (!s->userns_hook || !s->usernet_helper))
                 return msp_err_set(err, ENOTSUP, "network: no user-mode networking helper "
                                                  "(slirp4netns) to attach");
-        _cleanup_jw_ oci_jw *w = oci_jw_new(false);
-        if (!w)
+        if (s->serve_fd > 0 && !s->init_path)
+                return msp_err_set(err, ENOTSUP, "a session's sandbox needs the sandbox init "
+                                                 "(msp-sandbox-init) to start its programs");
+        char **env = NULL;
+        size_t n_env;
+        if (env_list(s, &env, &n_env) < 0)
                 return msp_err_set(err, ENOMEM, "config.json: out of memory");
+        _cleanup_jw_ oci_jw *w = oci_jw_new(false);
+        if (!w) {
+                mcp_strv_free(env);
+                return msp_err_set(err, ENOMEM, "config.json: out of memory");
+        }
 
         oci_jw_begin_object(w);
         oci_jw_kv_string(w, "ociVersion", "1.0.2");
-        write_process(w, s);
+        write_process(w, s, env);
+        mcp_strv_free(env);
         oci_jw_key(w, "root");
         oci_jw_begin_object(w);
         oci_jw_kv_string(w, "path", s->root_path);

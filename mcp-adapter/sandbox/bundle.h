@@ -108,10 +108,17 @@ typedef struct mcp_bundle_spec {
                                          * MCP_USERNS_HOOK_ARG; NULL: none */
         const char *userns_path;        /* a user namespace to join (sandbox-userns.h); NULL:
                                          * the runtime makes one */
+        int serve_fd;                   /* > 0: a session's sandbox: pid 1 (the init, needed)
+                                         * serves the listening socket it inherits as this fd
+                                         * (spawn-serve.h) instead of running argv */
 } mcp_bundle_spec;
 
 /* config.json as a malloc'd string. */
 int mcp_bundle_config(const mcp_bundle_spec *spec, char **ret, size_t *ret_len, msp_err *err);
+/* The sandbox's environment as config.json has it (base < egress proxy < image < request),
+ * NULL-terminated, malloc'd (free with mcp_strv_free): what a session's programs get. */
+int mcp_bundle_env(const mcp_bundle_spec *spec, char ***ret, msp_err *err);
+void mcp_strv_free(char **v);
 
 #define MCP_ENV_NAME_MAX 256
 
