@@ -15,6 +15,7 @@
 #include "engine/keptfiles.h"
 #include "engine/runlogs.h"
 #include "engine/runner.h"
+#include "engine/live.h"
 
 #define RUN_ID_LEN 18                   /* "r-" + 16 hex */
 #define MCP_ROOTFS_MAX 32               /* prepared rootfs views per instance */
@@ -61,6 +62,7 @@ struct mcp_run {
         char *stdin_copy;
         char *session_id;               /* acquired until the container exits */
         bool was_session;
+        bool background;                /* a call that is done once its program started */
         bool log_kept;                  /* its logs are in engine->logs */
         uint64_t log_reserve;           /* its share of the logs' budget while it runs */
         int ws_fd;                      /* fresh: owned; session: borrowed */
@@ -81,6 +83,10 @@ struct mcp_run {
         char ws_path[4096];
         char log_path[4200];            /* the runtime's --log */
         char root_path[2200];           /* a prepared rootfs' view */
+        bool serve;                     /* a session's sandbox: pid 1 serves (live.h) */
+        int serve_fd;                   /* its listener until the runtime has it, -1 */
+        mcp_live *live;                 /* the live session it is the sandbox of or a call in */
+        mcp_call call;                  /* a call's program (not serve, live set) */
 };
 
 struct mcp_engine {
@@ -106,6 +112,7 @@ struct mcp_engine {
         mcp_session_store *sessions;
         mcp_procset procs;
         mcp_run *runs;
+        mcp_live *lives;                /* the live sessions (live.h) */
         mcp_run *qhead, **qtail;
         mcp_timer *start_timer;         /* the next queued run's start, in the loop's next round */
         unsigned n_running, n_queued;
@@ -123,3 +130,13 @@ struct mcp_engine {
                                          * sees rootfs-<i>) */
 };
 
+
+/* engine.c's, for live.c and live-call.c: a new run (linked, queued nowhere); a run's
+ * result delivered (on_done, logs, artifacts; the session released); a run freed with
+ * everything it made on the host (its container is gone or never was). */
+mcp_run *mcp_run_alloc(mcp_engine *e, msp_err *err);
+void mcp_run_finish(mcp_run *run, mcp_run_result *res);
+void mcp_run_free(mcp_run *run);
+/* A claimed run's sandbox made (bundle, runner) and its runtime started. */
+int mcp_run_prepare(mcp_run *run, msp_err *err);
+int mcp_run_spawn(mcp_run *run, msp_err *err);

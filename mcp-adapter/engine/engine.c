@@ -172,6 +172,15 @@ session_evict(const char *id, void *data)
         }
 }
 
+/* A session goes (closed, expired): its live sandbox, with all it runs, goes first. */
+static void
+session_closing(const char *id, void *data)
+{
+        mcp_live *l = mcp_live_find(data, id);
+        if (l)
+                mcp_live_stop(l);
+}
+
 /* Every sandbox runs the init as pid 1: without it no run could start, so say it now. */
 static int
 check_init(const char *path, msp_err *err)
@@ -304,6 +313,7 @@ mcp_engine_new(mcp_loop *loop, const mcp_config *cfg, const mcp_host *host, mcp_
         if ((r = mcp_sessions_new(loop, cfg, &e->sessions, err)) < 0)
                 goto fail;
         mcp_sessions_set_evict(e->sessions, session_evict, e);
+        mcp_sessions_set_closing(e->sessions, session_closing, e);
         mcp_sessions_set_slices(e->sessions, e->slices);
         *ret = e;
         return 0;
@@ -386,8 +396,8 @@ session_release(mcp_run *run)
 }
 
 /* Everything the run made on the host; the container is already deleted (or never was). */
-static void
-run_cleanup(mcp_run *run)
+void
+mcp_run_free(mcp_run *run)
 {
         mcp_engine *e = run->engine;
         bool fresh = !run->session_id && !run->was_session;
@@ -398,9 +408,12 @@ run_cleanup(mcp_run *run)
         }
         if (run->session_id)
                 session_release(run);
-        else if (run->ws_fd >= 0)
+        else if (run->ws_fd >= 0 && !run->serve)        /* a sandbox's is the store's */
                 close(run->ws_fd);
         run->ws_fd = -1;
+        if (run->serve_fd >= 0)
+                close(run->serve_fd);
+        run->serve_fd = -1;
         if (run->ws_path[0] && fresh) {
                 snprintf(name, sizeof name, "ws/%s", run->id);
                 (void) mcp_remove_tree_at(e->inst_fd, name, NULL);
@@ -438,7 +451,10 @@ run_gone(mcp_runner *rn, void *data)
         mcp_run *run = data;
         mcp_engine *e = run->engine;
         (void) rn;
-        run_cleanup(run);
+        if (run->serve && run->live)
+                mcp_live_sandbox_gone(run->live, run);
+        else
+                mcp_run_free(run);
         run_start_later(e);             /* a queued run may have waited for its slice */
 }
 
@@ -457,6 +473,11 @@ run_exit(mcp_runner *rn, void *data)
         mcp_run *run = data;
         mcp_engine *e = run->engine;
         run->state = RUN_EXITED;
+        if (run->serve) {
+                if (run->live)
+                        mcp_live_sandbox_exited(run->live, run);
+                return;
+        }
         e->n_running--;
 
         mcp_run_result res = {
@@ -478,8 +499,15 @@ run_exit(mcp_runner *rn, void *data)
         };
         if (rn->sandbox_failed)
                 snprintf(res.error, sizeof res.error, "%s", rn->error);
-        /* The status is the program's own: an OOM kill of a child the program survived
-         * still shows its exit code, with oom_killed set. */
+        mcp_run_finish(run, &res);
+}
+
+/* The status is the program's own: an OOM kill of a child the program survived still
+ * shows its exit code, with oom_killed set. */
+void
+mcp_run_finish(mcp_run *run, mcp_run_result *res)
+{
+        mcp_engine *e = run->engine;
         mcp_artifact *arts = NULL;
         size_t n_arts = 0;
         if (run->cancelled) {
@@ -487,7 +515,7 @@ run_exit(mcp_runner *rn, void *data)
                 run_start_later(e);
                 return;
         }
-        if (!rn->sandbox_failed && run->ws_fd >= 0) {
+        if (!res->sandbox_failed && run->ws_fd >= 0) {
                 char prefix[256];
                 if (run->session_id)
                         snprintf(prefix, sizeof prefix, "sandbox://sessions/%s/files/",
@@ -497,16 +525,16 @@ run_exit(mcp_runner *rn, void *data)
                 (void) mcp_artifacts_scan(run->ws_fd, &run->before, prefix,
                                           e->cfg->max_image_bytes, &arts, &n_arts, NULL);
         }
-        res.artifacts = arts;
-        res.n_artifacts = n_arts;
+        res->artifacts = arts;
+        res->n_artifacts = n_arts;
         if (run->proxy) {
                 /* The sandbox is gone: its connections end (and are logged) before done. */
                 mcp_proxy_shutdown(run->proxy);
-                res.n_denied_hosts = mcp_proxy_denied(run->proxy, &res.denied_hosts);
-                res.n_upstream_errors = mcp_proxy_failed(run->proxy, &res.upstream_errors);
-                res.network_bytes = mcp_proxy_bytes(run->proxy);
+                res->n_denied_hosts = mcp_proxy_denied(run->proxy, &res->denied_hosts);
+                res->n_upstream_errors = mcp_proxy_failed(run->proxy, &res->upstream_errors);
+                res->network_bytes = mcp_proxy_bytes(run->proxy);
         }
-        /* The container is dead: the session is free for the next run at once. */
+        /* The program is done: the session is free for the next run at once. */
         session_release(run);
         mcp_runlogs_keep(&e->logs, run->id, &run->log_reserve, &run->runner.out,
                          &run->runner.err);
@@ -516,7 +544,7 @@ run_exit(mcp_runner *rn, void *data)
         run->on_output = NULL;
         run->on_network = NULL;
         if (done && !run->cancelled)
-                done(run, &res, run->data);
+                done(run, res, run->data);
         mcp_artifacts_free(arts, n_arts);
         run->proxy = mcp_proxy_free(run->proxy);
         run_start_later(e);
@@ -549,8 +577,8 @@ check_request(mcp_engine *e, const mcp_run_request *req, int *ret, msp_err *err)
 /* The run's sandbox, made when it starts, not while it waits in the queue: queued runs hold
  * no workspace, bundle or user namespace, and their setup does not compete with the runs
  * running. */
-static int
-run_prepare(mcp_run *run, msp_err *err)
+int
+mcp_run_prepare(mcp_run *run, msp_err *err)
 {
         int r = mcp_run_setup(run, err);
         if (r < 0)
@@ -567,11 +595,11 @@ run_prepare(mcp_run *run, msp_err *err)
 static void
 run_fail_early(mcp_run *run)
 {
-        run_cleanup(run);
+        mcp_run_free(run);
 }
 
-static int
-run_spawn(mcp_run *run, msp_err *err)
+int
+mcp_run_spawn(mcp_run *run, msp_err *err)
 {
         mcp_engine *e = run->engine;
         /* What out/ holds before the run (a session's earlier files) is not reported. */
@@ -579,10 +607,15 @@ run_spawn(mcp_run *run, msp_err *err)
         if (run->ws_fd >= 0)
                 (void) mcp_artifacts_snapshot(run->ws_fd, &run->before, NULL);
         int r = mcp_runner_start(&run->runner, &e->procs, err);
+        if (run->serve_fd >= 0) {       /* the runtime has it, and pid 1 after it */
+                close(run->serve_fd);
+                run->serve_fd = -1;
+        }
         if (r < 0)
                 return r;
         run->state = RUN_RUNNING;
-        e->n_running++;
+        if (!run->serve)
+                e->n_running++;
         return 0;
 }
 
@@ -590,8 +623,19 @@ run_spawn(mcp_run *run, msp_err *err)
 static int
 run_start(mcp_run *run, msp_err *err)
 {
-        int r = run_prepare(run, err);
-        return r < 0 ? r : run_spawn(run, err);
+        if (run->live) {
+                /* What out/ holds before the call (the session's files) is not reported. */
+                mcp_artifacts_snap_done(&run->before);
+                (void) mcp_artifacts_snapshot(run->ws_fd, &run->before, NULL);
+                int r = mcp_live_call_start(run, err);
+                if (r < 0)
+                        return r;
+                run->state = RUN_RUNNING;
+                run->engine->n_running++;
+                return 0;
+        }
+        int r = mcp_run_prepare(run, err);
+        return r < 0 ? r : mcp_run_spawn(run, err);
 }
 
 /* A run's start needs a place among the running and, a fresh one, an id slice: one whose
@@ -647,6 +691,57 @@ run_start_later(mcp_engine *e)
                 run_start_next(e);
 }
 
+mcp_run *
+mcp_run_alloc(mcp_engine *e, msp_err *err)
+{
+        mcp_run *run = calloc(1, sizeof *run);
+        if (!run) {
+                msp_err_set(err, ENOMEM, "out of memory");
+                return NULL;
+        }
+        run->engine = e;
+        run->ws_fd = -1;
+        run->usernet_fd = -1;
+        run->slice = -1;
+        run->serve_fd = -1;
+        run->call.conn = run->call.out_fd = run->call.err_fd = run->call.in_fd = -1;
+        run->userns = (mcp_sandbox_userns) MCP_SANDBOX_USERNS_NONE;
+        run->runner.out.log_fd = run->runner.err.log_fd = -1;
+        run->runner.serve_fd = -1;
+        run->state = RUN_QUEUED;
+        memcpy(run->id, "r-", 2);
+        if (random_hex(run->id + 2, 8) < 0) {
+                free(run);
+                msp_err_set(err, EIO, "getrandom failed");
+                return NULL;
+        }
+        run->next = e->runs;
+        if (run->next)
+                run->next->pprev = &run->next;
+        run->pprev = &e->runs;
+        e->runs = run;
+        return run;
+}
+
+/* A session's run goes into its live sandbox: as a call of its own, or the session's
+ * kernel's cell (language with a kernel, not fresh). */
+static int
+live_of(mcp_run *run, const mcp_run_request *req, msp_err *err)
+{
+        mcp_engine *e = run->engine;
+        mcp_live *l = mcp_live_find(e, req->session_id);
+        int r = l ? 0 : mcp_live_new(e, req->session_id, &l, err);
+        if (r < 0)
+                return r;
+        if (req->background && l->n_procs >= MCP_PROCESS_MAX)
+                return msp_err_set(err, EUSERS, "background: session %s already has %u processes "
+                                   "(the most it keeps); kill one with process_kill first",
+                                   req->session_id, l->n_procs);
+        run->live = l;
+        run->background = req->background;
+        return 0;
+}
+
 const char *
 mcp_engine_run_id(const mcp_run *run)
 {
@@ -668,31 +763,15 @@ mcp_engine_submit(mcp_engine *e, const mcp_run_request *req, mcp_run_output_fn o
                 return msp_err_set(err, EBUSY, "server busy: %u runs running and %u queued (--max-queue)",
                                    e->n_running, e->n_queued);
 
-        mcp_run *run = calloc(1, sizeof *run);
+        mcp_run *run = mcp_run_alloc(e, err);
         if (!run)
-                return msp_err_set(err, ENOMEM, "out of memory");
-        run->engine = e;
-        run->ws_fd = -1;
-        run->usernet_fd = -1;
-        run->slice = -1;
-        run->userns = (mcp_sandbox_userns) MCP_SANDBOX_USERNS_NONE;
-        run->runner.out.log_fd = run->runner.err.log_fd = -1;
+                return -ENOMEM;
         run->on_output = on_output;
         run->on_done = on_done;
         run->data = data;
-        run->state = RUN_QUEUED;
-        memcpy(run->id, "r-", 2);
-        if (random_hex(run->id + 2, 8) < 0) {
-                free(run);
-                return msp_err_set(err, EIO, "getrandom failed");
-        }
-        run->next = e->runs;
-        if (run->next)
-                run->next->pprev = &run->next;
-        run->pprev = &e->runs;
-        e->runs = run;
-
         r = mcp_run_claim(run, req, lang, err);
+        if (r >= 0 && req->session_id)
+                r = live_of(run, req, err);
         if (r < 0) {
                 run_fail_early(run);
                 return r;
@@ -734,6 +813,10 @@ mcp_engine_cancel(mcp_engine *e, mcp_run *run)
                 run_fail_early(run);
                 return;
         }
+        if (run->live) {
+                mcp_live_call_cancel(run);
+                return;
+        }
         run->runner.cancelled = true;
         mcp_runner_kill(&run->runner);
 }
@@ -743,8 +826,11 @@ mcp_engine_free(mcp_engine *e)
 {
         if (!e)
                 return NULL;
-        /* Containers first (killed until their `run` exits, then deleted), then every
-         * child is reaped. */
+        /* Live sessions first (their calls, then their sandboxes), then the other
+         * containers (killed until their `run` exits, then deleted), then every child is
+         * reaped. */
+        while (e->lives)
+                mcp_live_stop(e->lives);
         for (mcp_run *run = e->runs; run; run = run->next) {
                 run->on_done = NULL;
                 run->on_output = NULL;
@@ -765,7 +851,7 @@ mcp_engine_free(mcp_engine *e)
                 mcp_run *run = e->runs;
                 /* Its children were reaped above. */
                 run->runner.run = run->runner.killer = run->runner.deleter = NULL;
-                run_cleanup(run);
+                mcp_run_free(run);
         }
         e->resolver = mcp_resolver_free(e->resolver);
         mcp_user_cgroup_leave(&e->user_cg);

@@ -102,6 +102,40 @@ make_proxy(mcp_run *run, int bfd, int cfd, unsigned host_gid, char *sock_path, s
         return mcp_proxy_new(e->loop, TAKE_FD(lfd), &conf, net_event, run, &run->proxy, err);
 }
 
+/* A session's sandbox: the spawn service's listener at b/<id>/spawn.sock (only msp-mcp
+ * can reach it: the bundle is never inside a sandbox), bound through /proc/self/fd since
+ * the bundle's path may be longer than a socket address holds. */
+static int
+make_listener(mcp_run *run, int bfd, msp_err *err)
+{
+        _cleanup_close_ int lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/spawn.sock", bfd);
+        if (lfd < 0 || bind(lfd, (struct sockaddr *) &sa, sizeof sa) < 0 || listen(lfd, 64) < 0)
+                return msp_err_sys(err, errno, "session sandbox: the spawn socket in '%s'",
+                                   run->bundle);
+        if (fchmodat(bfd, "spawn.sock", 0600, 0) < 0)
+                return msp_err_sys(err, errno, "session sandbox: chmod 'spawn.sock'");
+        run->serve_fd = TAKE_FD(lfd);
+        return 0;
+}
+
+/* What the live session needs to start programs in its sandbox: the service's socket,
+ * the code dir, the programs' env and cwd, the group of their code files, its cgroup. */
+static int
+live_describe(mcp_run *run, const mcp_bundle_spec *spec, int cfd, msp_err *err)
+{
+        mcp_live *l = run->live;
+        (void) cfd;
+        snprintf(l->sock_path, sizeof l->sock_path, "%s/spawn.sock", run->bundle);
+        snprintf(l->code_dir, sizeof l->code_dir, "%s/code", run->bundle);
+        snprintf(l->cwd, sizeof l->cwd, "%s", spec->cwd ? spec->cwd : "/workspace");
+        l->host_gid = MCP_HOST_GID_OF(spec->ids);
+        mcp_strv_free(l->env);
+        l->env = NULL;
+        return mcp_bundle_env(spec, &l->env, err);
+}
+
 /* The bundle: b/<id>/{code/main.<ext>, config.json}. */
 static int
 make_bundle(mcp_run *run, msp_err *err)
@@ -125,24 +159,32 @@ make_bundle(mcp_run *run, msp_err *err)
                 return msp_err_sys(err, errno, "bundle '%s'", run->bundle);
         _cleanup_close_ int cfd = openat(bfd, "code", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         char prog[64], code_path[4200], cg[600];
-        snprintf(prog, sizeof prog, "main.%s", lang->ext);
-        int r = mcp_write_new_at(cfd, prog, p->code, p->code_len, 0640, err);
-        if (r < 0)
-                return r;
+        int r;
         mcp_run_ids ids = mcp_rootfs_ids(rootfs, run->id_base, run->id_count);
-        if (fchownat(cfd, prog, 0, MCP_HOST_GID_OF(ids), AT_SYMLINK_NOFOLLOW) < 0)
-                return msp_err_sys(err, errno, "chown '%s'", prog);
+        if (run->serve) {
+                if ((r = make_listener(run, bfd, err)) < 0)
+                        return r;
+        } else {
+                snprintf(prog, sizeof prog, "main.%s", lang->ext);
+                if ((r = mcp_write_new_at(cfd, prog, p->code, p->code_len, 0640, err)) < 0)
+                        return r;
+                if (fchownat(cfd, prog, 0, MCP_HOST_GID_OF(ids), AT_SYMLINK_NOFOLLOW) < 0)
+                        return msp_err_sys(err, errno, "chown '%s'", prog);
+        }
         /* The mount point of the init's bind (the code dir is mounted read-only first). */
         if ((r = mcp_write_new_at(cfd, "init", "", 0, 0600, err)) < 0)
                 return r;
 
         /* argv: the language's template, then the request's args. */
         char prog_path[96];
-        snprintf(prog_path, sizeof prog_path, MCP_CODE_DIR "/%s", prog);
         _cleanup_free_ const char **argv = NULL;
-        if ((r = mcp_language_argv(lang, p->interp, prog_path, (const char *const *) p->args,
-                                   p->n_args, &argv, err)) < 0)
-                return r;
+        if (!run->serve) {
+                snprintf(prog_path, sizeof prog_path, MCP_CODE_DIR "/%s", prog);
+                if ((r = mcp_language_argv(lang, p->interp, prog_path,
+                                           (const char *const *) p->args, p->n_args, &argv,
+                                           err)) < 0)
+                        return r;
+        }
 
         char sock_path[4200];
         if (proxy && (r = make_proxy(run, bfd, cfd, MCP_HOST_GID_OF(ids), sock_path,
@@ -183,7 +225,10 @@ make_bundle(mcp_run *run, msp_err *err)
                 .landlock = oci_json_doc_root(e->landlock),
                 .userns_hook = e->cfg->userns_hook,
                 .userns_path = run->userns.fd >= 0 ? run->userns.path : NULL,
+                .serve_fd = run->serve ? 3 : 0,
         };
+        if (run->serve && (r = live_describe(run, &spec, cfd, err)) < 0)
+                return r;
         _cleanup_free_ char *json = NULL;
         size_t json_len;
         if ((r = mcp_bundle_config(&spec, &json, &json_len, err)) < 0)
@@ -357,6 +402,60 @@ copy_request(mcp_run *run, const mcp_run_request *req, msp_err *err)
         return 0;
 }
 
+/* What a session's run takes of the session (acquired or held): its ids, limits, network,
+ * egress policy and rootfs view. */
+static int
+claim_session(mcp_run *run, const mcp_session_info *info, const char *ws_path,
+              const mcp_limits *req_limits, msp_err *err)
+{
+        mcp_engine *e = run->engine;
+        mcp_run_plan *p = &run->plan;
+        int r;
+        run->was_session = true;
+        if (info->slice >= 0)
+                mcp_slice_ref(e->slices, (unsigned) info->slice);
+        run->slice = info->slice;
+        run->id_base = info->id_base;
+        run->id_count = info->id_count;
+        snprintf(run->ws_path, sizeof run->ws_path, "%s", ws_path);
+        p->lim = effective_limits(req_limits, &info->limits);
+        p->lim = effective_limits(&p->lim, &e->cfg->defaults);
+        p->network = info->network && e->cfg->allow_network;
+        if (p->network && (r = mcp_usernet_check(e->cfg->usernet_path, err)) < 0)
+                return r;
+        if ((r = copy_policy(run, info->allow, err)) < 0)
+                return r;
+        if (info->rootfs && strcmp(info->rootfs, "host") != 0) {
+                int i = find_rootfs(e, info->rootfs);
+                if (i < 0)
+                        return msp_err_set(err, ENOENT, "session rootfs '%s' is not configured",
+                                           info->rootfs);
+                if ((r = slice_view(run, i, err)) < 0)
+                        return r;
+                p->root_path = run->root_path;
+                p->host_view = false;
+                p->rootfs = &e->cfg->rootfs[i];
+        }
+        return 0;
+}
+
+int
+mcp_run_claim_sandbox(mcp_run *run, const char *session_id, msp_err *err)
+{
+        mcp_engine *e = run->engine;
+        mcp_run_plan *p = &run->plan;
+        const char *path;
+        mcp_session_info info;
+        p->root_path = e->skeleton;
+        p->host_view = true;
+        int r = mcp_session_hold(e->sessions, session_id, &run->ws_fd, &path, &info, err);
+        if (r < 0)
+                return r;
+        run->serve = true;
+        static const mcp_limits none;
+        return claim_session(run, &info, path, &none, err);
+}
+
 int
 mcp_run_claim(mcp_run *run, const mcp_run_request *req, int lang_index, msp_err *err)
 {
@@ -379,35 +478,14 @@ mcp_run_claim(mcp_run *run, const mcp_run_request *req, int lang_index, msp_err 
                         return -EAGAIN;         /* not the server's queue: err says why */
                 if (r < 0)
                         return r;
-                run->was_session = true;
-                if (info.slice >= 0)
-                        mcp_slice_ref(e->slices, (unsigned) info.slice);
-                run->slice = info.slice;
-                run->id_base = info.id_base;
-                run->id_count = info.id_count;
                 run->session_id = strdup(req->session_id);
                 if (!run->session_id) {
                         mcp_session_release(e->sessions, req->session_id);
                         return msp_err_set(err, ENOMEM, "out of memory");
                 }
-                snprintf(run->ws_path, sizeof run->ws_path, "%s", path);
-                p->lim = effective_limits(&req->limits, &info.limits);
-                p->lim = effective_limits(&p->lim, &e->cfg->defaults);
-                p->network = info.network && e->cfg->allow_network;
-                if (p->network && (r = mcp_usernet_check(e->cfg->usernet_path, err)) < 0)
+                if ((r = claim_session(run, &info, path, &req->limits, err)) < 0)
                         return r;
-                if ((r = copy_policy(run, info.allow, err)) < 0)
-                        return r;
-                if (info.rootfs && strcmp(info.rootfs, "host") != 0) {
-                        int i = find_rootfs(e, info.rootfs);
-                        if (i < 0)
-                                return msp_err_set(err, ENOENT, "session rootfs '%s' is not configured",
-                                                   info.rootfs);
-                        if ((r = slice_view(run, i, err)) < 0)
-                                return r;
-                        p->root_path = run->root_path;
-                        p->host_view = false;
-                        p->rootfs = &e->cfg->rootfs[i];
+                if (p->rootfs) {
                         _cleanup_close_ int rfd = open(p->root_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
                         if (rfd < 0 || !mcp_language_resolve(lang, rfd, p->interp))
                                 return msp_err_set(err, ENOENT,
@@ -443,7 +521,7 @@ mcp_run_setup(mcp_run *run, msp_err *err)
         mcp_engine *e = run->engine;
         mcp_run_plan *p = &run->plan;
         int r;
-        if (!run->session_id && ((r = take_slice(run, err)) < 0 ||
+        if (!run->was_session && ((r = take_slice(run, err)) < 0 ||
                                  (r = fresh_workspace(run, p->lim.workspace_bytes, err)) < 0))
                 return r;
         mcp_run_ids ids = mcp_rootfs_ids(p->rootfs, run->id_base, run->id_count);
@@ -467,6 +545,15 @@ mcp_run_setup(mcp_run *run, msp_err *err)
         rn->runtime_root = e->runtime_root;
         rn->bundle = run->bundle;
         rn->id = run->id;
+        if (run->serve) {
+                /* Lives until closed; what pid 1 says (its own errors) is kept for why it
+                 * stopped. */
+                rn->timeout_ms = 0;
+                rn->serve_fd = run->serve_fd;
+                rn->out = (mcp_capture){ .limit = 4096, .log_fd = -1 };
+                rn->err = (mcp_capture){ .limit = 4096, .log_fd = -1 };
+                return 0;
+        }
         rn->timeout_ms = p->lim.timeout_ms;
         rn->init_status = e->cfg->init_path != NULL;
         rn->out = (mcp_capture){ .limit = p->lim.output_bytes, .log_fd = -1 };

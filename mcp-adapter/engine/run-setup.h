@@ -16,6 +16,9 @@ typedef struct mcp_run_plan mcp_run_plan;    /* engine-int.h */
  * (err names files[i]), and the request's code, files, args, env and stdin copied into the
  * run. What it took is the run's, undone by the run's cleanup whether or not it succeeded. */
 int mcp_run_claim(mcp_run *run, const mcp_run_request *req, int lang_index, msp_err *err);
+/* The same for a session's sandbox (run->live set): the session held, not acquired (its
+ * calls acquire it), its limits, network, policy and rootfs. */
+int mcp_run_claim_sandbox(mcp_run *run, const char *session_id, msp_err *err);
 /* At start: the fresh workspace (a tmpfs), the files in it, the bundle (code, config.json,
  * the user namespace, the network helper's FIFO or the egress proxy), the runner's arguments
  * and its logs. The request's copies are freed. What it made is undone by the run's cleanup

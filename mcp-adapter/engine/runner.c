@@ -15,8 +15,8 @@
 
 /* ---- one container run ---- */
 
-static void
-capture_add(mcp_capture *c, const char *buf, size_t n)
+void
+mcp_capture_add(mcp_capture *c, const char *buf, size_t n)
 {
         size_t room = c->limit - c->len;
         size_t take = n < room ? n : room;
@@ -68,7 +68,7 @@ drain(mcp_runner *r, int fd, mcp_stream stream, int max_chunks)
                         return 1;
                 if (n < 0)
                         return errno == EAGAIN || errno == EINTR ? 0 : 1;
-                capture_add(c, buf, (size_t) n);
+                mcp_capture_add(c, buf, (size_t) n);
                 if (r->on_output && !r->cancelled)
                         r->on_output(r, stream, buf, (size_t) n, r->data);
         }
@@ -419,13 +419,14 @@ mcp_runner_start(mcp_runner *r, mcp_procset *set, msp_err *err)
         const char *argv[] = { r->runtime, "--root", r->runtime_root, "--log", r->log_path,
                                "--log-format", "json", "run", "--keep", "--bundle", r->bundle,
                                r->id, NULL, NULL, NULL };
-        if (r->init_status) {
+        if (r->init_status || r->serve_fd >= 0) {
                 memmove(&argv[10], &argv[8], 4 * sizeof argv[0]);
                 argv[8] = "--preserve-fds";
                 argv[9] = "1";
         }
         r->start_usec = mcp_now_usec();
-        ret = mcp_proc_spawn_fd3(set, argv, pi[0], po[1], pe[1], ps[1], run_exited, r, &r->run, err);
+        ret = mcp_proc_spawn_fd3(set, argv, pi[0], po[1], pe[1], r->serve_fd >= 0 ? r->serve_fd : ps[1],
+                                 run_exited, r, &r->run, err);
         if (ret < 0)
                 goto fail;
         close(po[1]);
@@ -443,7 +444,8 @@ mcp_runner_start(mcp_runner *r, mcp_procset *set, msp_err *err)
         if (mcp_loop_add_io(set->loop, r->out_fd, EPOLLIN, output_ready, r) < 0 ||
             mcp_loop_add_io(set->loop, r->err_fd, EPOLLIN, output_ready, r) < 0 ||
             (r->in_fd >= 0 && mcp_loop_add_io(set->loop, r->in_fd, EPOLLOUT, stdin_ready, r) < 0) ||
-            mcp_loop_add_timer(set->loop, r->timeout_ms * 1000, timeout_fired, r, &r->timer) < 0) {
+            (r->timeout_ms &&
+             mcp_loop_add_timer(set->loop, r->timeout_ms * 1000, timeout_fired, r, &r->timer) < 0)) {
                 snprintf(r->error, sizeof r->error, "cannot watch the run (out of memory?)");
                 mcp_runner_kill(r);
         }

@@ -40,8 +40,10 @@ struct mcp_runner {
         const char *log_path;           /* the runtime's --log (JSON lines) */
         const char *stdin_data;         /* borrowed until exit; NULL: /dev/null */
         size_t stdin_len;
-        uint64_t timeout_ms;
+        uint64_t timeout_ms;            /* 0: none (a session's sandbox) */
         bool init_status;               /* pid 1 is msp-sandbox-init: give it a status pipe */
+        int serve_fd;                   /* >= 0 (a session's sandbox, no status pipe): pid 1's
+                                         * fd 3, the spawn service's listener; -1: none */
         char oom_file[700];             /* memory.oom_control (v1) or memory.events (v2) */
         char kill_file[700];            /* cgroup.kill (v2), "" when none */
         mcp_runner_output_fn on_output;
@@ -69,6 +71,9 @@ struct mcp_runner {
                                          * the start of `delete --force` */
         bool killing, cancelled, gone, kill_file_used;
 };
+
+/* Appends to a capture (the head up to its limit, the log up to its limit). */
+void mcp_capture_add(mcp_capture *c, const char *buf, size_t n);
 
 /* Starts `run --keep`; on failure nothing is left running and on_exit is not called.
  * stdin is written to a pipe: the process must ignore SIGPIPE (main.c does). */

@@ -89,6 +89,13 @@ mcp_tool_session_create(mcp_server *srv, const mcp_rpc_id *id, targs *a, const m
                 mcp_tool_errno(srv, id, r, &err, "session_create");
                 return;
         }
+        /* Its sandbox starts now; its first call waits for it. */
+        if ((r = mcp_engine_session_start(srv->engine, info.id, &err)) < 0) {
+                msp_err cerr = { 0 };
+                (void) mcp_session_close(st, info.id, true, &cerr);
+                mcp_tool_errno(srv, id, r, &err, "session_create");
+                return;
+        }
         if (srv->owners) {
                 mcp_owners_prune_sessions(srv->owners, st);
                 if (mcp_owners_add(srv->owners, info.id, srv->tenant) < 0) {

@@ -67,6 +67,8 @@ struct mcp_session_store {
         void *evict_data;
         mcp_session_expired_fn expired;
         void *expired_data;
+        mcp_session_closing_fn closing;
+        void *closing_data;
         mcp_slices *slices;             /* borrowed; NULL: the storage range */
 };
 
@@ -400,6 +402,8 @@ session_unlink(mcp_session_store *store, session *s)
 static void
 session_destroy(mcp_session_store *store, session *s)
 {
+        if (store->closing)
+                store->closing(s->id, store->closing_data);
         session_unlink(store, s);
         session_free(store, s, true);
 }
@@ -783,6 +787,30 @@ mcp_session_acquire(mcp_session_store *store, const char *id, int *ret_workspace
         if (ret_info)
                 fill_info(store, s, ret_info);
         return 0;
+}
+
+int
+mcp_session_hold(mcp_session_store *store, const char *id, int *ret_workspace_fd,
+                 const char **ret_workspace_path, mcp_session_info *ret_info, msp_err *err)
+{
+        session *s = lookup(store, id, false, err);
+        if (!s)
+                return -ENOENT;
+        int r = session_mount(store, s, err);
+        if (r < 0)
+                return r;
+        *ret_workspace_fd = s->wsfd;
+        *ret_workspace_path = s->ws_path;
+        if (ret_info)
+                fill_info(store, s, ret_info);
+        return 0;
+}
+
+void
+mcp_sessions_set_closing(mcp_session_store *store, mcp_session_closing_fn fn, void *data)
+{
+        store->closing = fn;
+        store->closing_data = data;
 }
 
 void

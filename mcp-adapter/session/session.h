@@ -89,6 +89,14 @@ int mcp_session_acquire(mcp_session_store *store, const char *id, int *ret_works
                         const char **ret_workspace_path, mcp_session_info *ret_info,
                         msp_err *err);
 void mcp_session_release(mcp_session_store *store, const char *id);
+/* The workspace of a session for its sandbox's whole life (mounted; the fd and path are
+ * the store's), without marking it busy: the closing callback tells when it goes. */
+int mcp_session_hold(mcp_session_store *store, const char *id, int *ret_workspace_fd,
+                     const char **ret_workspace_path, mcp_session_info *ret_info, msp_err *err);
+/* Called first whenever a session is removed (closed, expired, with the store): its
+ * sandbox must be gone when the callback returns, since its workspace goes next. */
+typedef void (*mcp_session_closing_fn)(const char *id, void *data);
+void mcp_sessions_set_closing(mcp_session_store *store, mcp_session_closing_fn fn, void *data);
 
 /* Files of a session's workspace. path is relative to /workspace (a leading "/workspace/"
  * or "/" is accepted). Errors name the path: -ENOENT, -EISDIR, -EFBIG (over the cap),
