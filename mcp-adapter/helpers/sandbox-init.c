@@ -171,6 +171,12 @@ main(int argc, char **argv)
                 return 125;
         }
         if (serve_fd >= 0) {
+                /* Its programs share its uid: non-dumpable, none of them can ptrace it or
+                 * open its fds (every connection's, and the listener's) in /proc/1/fd. */
+                if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+                        init_say("prctl", " PR_SET_DUMPABLE", errno);
+                        return 125;
+                }
                 int code = spawn_serve(serve_fd, &old);
                 status_report(status_fd, code << 8);    /* a wait status of exit(code) */
                 return code;
