@@ -22,6 +22,7 @@
 #define CALL_KILL_GRACE_MS 2000
 
 static void call_complete(mcp_run *run);
+static void call_lost(mcp_run *run);
 
 static void
 close_watched(mcp_engine *e, int *fd)
@@ -99,8 +100,7 @@ conn_ready(mcp_loop *loop, int fd, uint32_t events, void *data)
                 if (r == 0)
                         return 0;
                 if (r < 0) {
-                        c->lost = true;
-                        call_complete(run);
+                        call_lost(run);
                         return 0;
                 }
                 if (ev.kind == SPAWN_STARTED) {
@@ -127,9 +127,38 @@ grace_over(mcp_loop *loop, void *data)
         mcp_run *run = data;
         (void) loop;
         run->call.timer = NULL;
-        run->call.lost = true;          /* no status after SIGKILL: the sandbox is stuck */
+        run->call.lost = true;          /* no status (after SIGKILL, or from the sandbox) */
         call_complete(run);
         return 0;
+}
+
+/* pid 1 closed the connection without a status: the sandbox is going (or never came up).
+ * Its runtime's exit tells why, soon: the call waits for it, within the grace. */
+static void
+call_lost(mcp_run *run)
+{
+        mcp_engine *e = run->engine;
+        mcp_call *c = &run->call;
+        mcp_live *l = run->live;
+        c->lost = true;
+        close_watched(e, &c->conn);
+        if (!l->serving || !l->sandbox) {
+                call_complete(run);
+                return;
+        }
+        c->awaiting_stop = true;
+        if (c->timer)
+                mcp_timer_cancel(e->loop, c->timer);
+        c->timer = NULL;
+        if (mcp_loop_add_timer(e->loop, CALL_KILL_GRACE_MS * 1000, grace_over, run, &c->timer) < 0)
+                call_complete(run);
+}
+
+void
+mcp_live_call_sandbox_stopped(mcp_run *run)
+{
+        if (run->call.awaiting_stop)
+                call_complete(run);
 }
 
 static int
@@ -283,6 +312,12 @@ mcp_live_call_start(mcp_run *run, msp_err *err)
         run->runner.err = (mcp_capture){ .limit = p->lim.output_bytes, .log_fd = -1 };
         mcp_runlogs_open(&e->logs, run->id, &run->runner.out, &run->runner.err, &run->log_reserve);
         mcp_live_usage(l, NULL, NULL, &c->oom_before);
+        if (l->sandbox && l->sandbox->proxy) {
+                const char *const *v;
+                c->denied_before = mcp_proxy_denied(l->sandbox->proxy, &v);
+                c->failed_before = mcp_proxy_failed(l->sandbox->proxy, &v);
+                c->net_bytes_before = mcp_proxy_bytes(l->sandbox->proxy);
+        }
         c->start_usec = mcp_now_usec();
         if ((r = spawn_program(run, argv, envp, err)) < 0) {
                 mcp_live_call_cancel_io(run);
@@ -350,6 +385,9 @@ call_complete(mcp_run *run)
                         res.process_id = c->process_id;
                 }
         } else if (c->lost) {
+                const mcp_capture *why = l->sandbox ? &l->sandbox->runner.err : NULL;
+                if (!c->pid && why && why->len)
+                        mcp_capture_add(&run->runner.err, why->buf, why->len);
                 res.sandbox_failed = true;
                 snprintf(res.error, sizeof res.error,
                          c->pid ? "the session's sandbox stopped while the program ran%s%s"
@@ -386,6 +424,18 @@ call_complete(mcp_run *run)
         res.stderr_buf = run->runner.err.buf ? run->runner.err.buf : "";
         res.stderr_len = run->runner.err.len;
         res.duration_ms = (mcp_now_usec() - c->start_usec) / 1000;
+        const mcp_proxy *proxy = l->sandbox ? l->sandbox->proxy : NULL;
+        if (proxy) {
+                /* What the session's proxy saw since the call started. */
+                const char *const *v;
+                size_t n = mcp_proxy_denied(proxy, &v);
+                res.denied_hosts = n > c->denied_before ? v + c->denied_before : NULL;
+                res.n_denied_hosts = n > c->denied_before ? n - c->denied_before : 0;
+                n = mcp_proxy_failed(proxy, &v);
+                res.upstream_errors = n > c->failed_before ? v + c->failed_before : NULL;
+                res.n_upstream_errors = n > c->failed_before ? n - c->failed_before : 0;
+                res.network_bytes = mcp_proxy_bytes(proxy) - c->net_bytes_before;
+        }
         mcp_run_finish(run, &res);
         call_free(run);
 }

@@ -179,6 +179,8 @@ mcp_live_sandbox_exited(mcp_live *l, mcp_run *sandbox)
         else
                 snprintf(l->stop_reason, sizeof l->stop_reason, "its pid 1 exited with code %d%s%.300s",
                          rn->exit_code, rn->err.len ? ": " : "", rn->err.buf ? rn->err.buf : "");
+        if (l->call)
+                mcp_live_call_sandbox_stopped(l->call);
 }
 
 void

@@ -27,6 +27,9 @@ typedef struct mcp_call {
         size_t stdin_off;
         int pid;                        /* in the sandbox, 0: not started yet */
         bool exited, timed_out, lost;   /* lost: the sandbox went before its status came */
+        bool awaiting_stop;             /* lost, and waiting to hear why from the sandbox */
+        size_t denied_before, failed_before;    /* the sandbox's egress proxy's lists */
+        uint64_t net_bytes_before;
         int exit_code, term_signal;
         mcp_timer *timer;               /* the timeout, then the grace for its status */
         uint64_t start_usec;
@@ -86,6 +89,8 @@ void mcp_live_usage(const mcp_live *l, unsigned *ret_procs, uint64_t *ret_memory
 int mcp_live_call_start(mcp_run *run, msp_err *err);
 /* Ends the call's program (its process group) now; its result is not delivered. */
 void mcp_live_call_cancel(mcp_run *run);
+/* The sandbox of the call's session has stopped: a call that lost its program hears why. */
+void mcp_live_call_sandbox_stopped(mcp_run *run);
 /* Closes what the call watches (its connection last: that kills its group if no status
  * came yet). */
 void mcp_live_call_cancel_io(mcp_run *run);

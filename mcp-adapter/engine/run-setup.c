@@ -66,7 +66,10 @@ net_event(mcp_proxy_event ev, const char *host, uint16_t port, const char *reaso
           uint64_t up, uint64_t down, void *data)
 {
         mcp_run *run = data;
-        if (run->on_network && !run->cancelled)
+        /* A session's proxy: the decision is the call's that runs in the sandbox now. */
+        if (run->serve)
+                run = run->live && run->live->call ? run->live->call : NULL;
+        if (run && run->on_network && !run->cancelled)
                 run->on_network(ev, host, port, reason, up, down, run->data);
 }
 

@@ -105,13 +105,14 @@ initialize(mcp_server *srv, const mcp_rpc_id *id, const oci_json *params)
                 oci_jw_kv_string(w, "instructions",
                                  "Call run_code to execute a program in an isolated Linux "
                                  "sandbox (no network, no access to the host's files, limited "
-                                 "memory, CPU and time). Each call is a fresh sandbox process: "
-                                 "no process, variable, /tmp file or package installed outside "
-                                 "/workspace survives it. A call without session_id starts from "
-                                 "a new /workspace holding an empty out/ directory and keeps "
-                                 "nothing. To keep files between calls, create a session with "
-                                 "session_create and pass its session_id: the files in its "
-                                 "/workspace (also HOME) carry over, nothing else. Files the "
+                                 "memory, CPU and time). A call without session_id runs in a "
+                                 "fresh sandbox that starts from a new /workspace holding an "
+                                 "empty out/ directory and keeps nothing. For work that spans "
+                                 "calls, create a session with session_create and pass its "
+                                 "session_id: a session is one sandbox that keeps running until "
+                                 "it is closed or expires, so its files (/workspace, also HOME, "
+                                 "and /tmp) and the processes a call leaves in the background "
+                                 "carry over to its next calls. Files the "
                                  "code writes to /workspace/out/ are returned (images inline).");
                 oci_jw_end_object(w);
         }

@@ -160,7 +160,7 @@ mcp_schema_in_run_code(oci_jw *w, const mcp_config *cfg, const char *const *lang
         oci_jw_end_object(w);
 
         limit_props(w, cfg);
-        p_str(w, "session_id", "run in this session's /workspace, whose files carry over between its calls", SESSION_ID_MAX);
+        p_str(w, "session_id", "run inside this session's running sandbox, whose files and background processes carry over between its calls", SESSION_ID_MAX);
         mcp_schema_network(w, cfg);
         oci_jw_end_object(w);
         required(w, (const char *const[]) { "language", "code", NULL });

@@ -30,12 +30,12 @@ typedef struct tool {
 static const tool tools[] = {
         { "run_code", "Run code in a sandbox",
           "Run a program in an isolated Linux sandbox: no network (unless `network` asks for "
-          "what this server allows), limited memory, processes, CPU and time. Each call is a "
-          "fresh sandbox process: no process, variable, /tmp file or package installed outside "
-          "/workspace survives it (a background process is killed when the call ends). Without "
-          "session_id the call gets a new /workspace and keeps nothing; with a "
-          "session's id, the files in that session's /workspace (HOME) carry over to its next "
-          "calls. Returns exit_code, stdout, stderr (each capped; the full logs are "
+          "what this server allows), limited memory, processes, CPU and time. Without "
+          "session_id the call gets a fresh sandbox with a new /workspace and keeps nothing (a "
+          "background process is killed when the call ends). With a session's id it runs "
+          "inside that session's running sandbox: its files (/workspace, HOME, /tmp) carry "
+          "over, a process it leaves in the background keeps running, and timeout_ms ends "
+          "this call's own processes only. Returns exit_code, stdout, stderr (each capped; the full logs are "
           "resources), timed_out, oom_killed. Files the code creates or changes under "
           "/workspace/out/ (it exists in every workspace) are returned: images (PNG, JPEG, "
           "GIF, SVG) as image content, other files as resource links. Python packages: `pip "
@@ -49,10 +49,11 @@ static const tool tools[] = {
                                   "network", NULL },
           mcp_tool_run_code },
         { "session_create", "Create a session",
-          "Create a session: a /workspace whose files carry over between the run_code calls "
-          "that pass its session_id, with its own limits, until it is closed or expires. Only "
-          "those files persist: each call is still a fresh sandbox process, and no process, "
-          "variable or package installed outside /workspace survives a call.",
+          "Create a session: one sandbox that keeps running, with its own limits and network, "
+          "until it is closed or expires. The run_code calls that pass its session_id run "
+          "inside it: files in /workspace (HOME) and /tmp, and processes left in the "
+          "background, carry over between them; the session's limits cover everything in it "
+          "together, and closing it ends everything it runs.",
           mcp_schema_in_session_create, mcp_schema_out_session_create, false, false, false, true,
           (const char *const[]) { "timeout_ms", "memory_mb", "pids", "cpus", "ttl_s", "network",
                                   "rootfs", NULL },

@@ -13,7 +13,8 @@ after(finishAll);
 const RUNC = ["/usr/sbin/runc", "/usr/bin/runc", "/usr/local/sbin/runc", "/usr/local/bin/runc"].find((p) => fs.existsSync(p));
 
 // Start a long run and wait until its container is there.
-async function startLongRun(srv) {
+// sessions: how many sessions the server has (each keeps its sandbox's container).
+async function startLongRun(srv, sessions = 0) {
         let started = false;
         const p = runCode(srv, "sh", "echo started; sleep 60", { timeout_ms: 120_000 },
                           { onprogress: (n) => { if (/started/.test(n.message ?? "")) started = true; } });
@@ -21,7 +22,7 @@ async function startLongRun(srv) {
         await waitFor("the run to start", () => started, 30_000);
         const inst = srv.instance();
         assert.ok(inst, "instance dir");
-        assert.equal(containersOf(srv.stateDir, inst).length, 1, "one container");
+        assert.equal(containersOf(srv.stateDir, inst).length, 1 + sessions, "the run's container and the sessions'");
         // Run by a user without a delegated cgroup, a sandbox has none.
         if (!AS_USER) assert.ok(cgroupsOf(inst).length >= 1, "the instance has cgroups");
         return { p, inst };
@@ -42,7 +43,7 @@ test("SIGKILL mid-run, then a restart on the same --state-dir cleans the dead in
         // A session of the dead server must go too (its workspace died with it).
         const sess = assertOk(await call(a, "session_create", {}), a).session_id;
         assertOk(await call(a, "write_file", { session_id: sess, path: "f", content: "x" }), a);
-        const { inst } = await startLongRun(a);
+        const { inst } = await startLongRun(a, 1);
         const exited = new Promise((r) => a.proc.once("exit", r));
         a.proc.kill("SIGKILL");
         await exited;

@@ -156,8 +156,11 @@ for (const [name, runtime] of [["msp", undefined], ["runc", RUNC]]) {
                         { session_id: sess.session_id }), srv);
                 assert.equal(again.stdout, "hello from outside\n", again.stderr);
 
-                // One helper per run, gone (and reaped) once the run is.
-                await waitFor("the runs' slirp4netns gone", () => slirpPids().every((p) => before.has(p)), 10_000, 50);
+                // One helper for the session's sandbox, alive across its calls, gone (and
+                // reaped) once the session is closed.
+                assert.equal(slirpPids().filter((p) => !before.has(p)).length, 1, "one slirp4netns for the session");
+                assertOk(await call(srv, "session_close", { session_id: sess.session_id }), srv);
+                await waitFor("the session's slirp4netns gone", () => slirpPids().every((p) => before.has(p)), 10_000, 50);
                 assert.equal((await srv.close()).code, 0);
         });
 }
