@@ -34,6 +34,7 @@ struct mcp_kernel_proc {
         char *spawn_socket, *host_dir, *sandbox_dir, *cwd;
         char **argv, **envp;
         uint64_t ready_usec, grace_usec;
+        bool interrupt_by_message;
 
         enum proc_state state;
         mcp_kernel *k;
@@ -476,12 +477,13 @@ on_cell_timeout(mcp_loop *loop, void *data)
         p->interrupted = true;
         p->state = INTERRUPTING;
         msp_err err = { 0 };
-        /* Both: ipykernel answers interrupt_request; a kernel with interrupt_mode "signal"
-         * (IRkernel) needs SIGINT. */
-        if (mcp_kernel_interrupt(p->k, &err) < 0)
-                mcp_log(p->lg, MCP_LOG_DEBUG, "%s", err.msg);
-        if (spawn_client_signal(p->conn, SIGINT, &err) < 0)
-                mcp_log(p->lg, MCP_LOG_DEBUG, "kernel: %s", err.msg);
+        /* One or the other, never both: ipykernel answers interrupt_request by a SIGINT to
+         * its own group, and a second one landing while it sends the first's error (a
+         * busy host) breaks its reply, so that the cell would end only by a kill. */
+        int r = p->interrupt_by_message ? mcp_kernel_interrupt(p->k, &err)
+                                        : spawn_client_signal(p->conn, SIGINT, &err);
+        if (r < 0)
+                mcp_log(p->lg, MCP_LOG_DEBUG, "kernel: interrupt: %s", err.msg);
         set_timer(p, p->grace_usec, on_grace_over);
         return 0;
 }
@@ -500,6 +502,7 @@ mcp_kernel_proc_new(mcp_loop *loop, const mcp_kernel_proc_spec *spec, mcp_logger
         p->conn = p->out_fd = -1;
         p->ready_usec = spec->ready_usec ? spec->ready_usec : MCP_KERNEL_READY_USEC;
         p->grace_usec = spec->grace_usec ? spec->grace_usec : MCP_KERNEL_GRACE_USEC;
+        p->interrupt_by_message = spec->interrupt_mode && strcmp(spec->interrupt_mode, "message") == 0;
         p->spawn_socket = strdup(spec->spawn_socket);
         p->host_dir = strdup(spec->host_dir);
         p->sandbox_dir = strdup(spec->sandbox_dir ? spec->sandbox_dir : spec->host_dir);

@@ -6,9 +6,10 @@
  *
  * A cell's course: the kernel is started when none runs (first cell, or after it died),
  * which is bounded by ready_usec; the cell runs until its execute_reply and idle status
- * came, or until its timeout: then interrupt_request and SIGINT to the kernel's process
- * group, and when the cell has not ended grace_usec later, SIGKILL to the group and a new
- * kernel (its variables gone). The done callback says which happened. */
+ * came, or until its timeout: then an interrupt as the kernelspec's interrupt_mode says
+ * (SIGINT to the kernel's process group, or interrupt_request), and when the cell has not
+ * ended grace_usec later, SIGKILL to the group and a new kernel (its variables gone). The
+ * done callback says which happened. */
 #pragma once
 
 #include <stdbool.h>
@@ -37,6 +38,8 @@ typedef struct mcp_kernel_proc_spec {
         const char *cwd;                /* absolute, inside the sandbox */
         uint64_t ready_usec;            /* 0: MCP_KERNEL_READY_USEC */
         uint64_t grace_usec;            /* 0: MCP_KERNEL_GRACE_USEC */
+        const char *interrupt_mode;     /* the kernelspec's: "message" (interrupt_request)
+                                         * or "signal" (SIGINT to the group; NULL too) */
 } mcp_kernel_proc_spec;
 
 /* What became of one cell. Valid during the callback only. */

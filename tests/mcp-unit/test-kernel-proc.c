@@ -119,16 +119,23 @@ static const char *const kernel_argv[] = { PYTHON, "-m", "ipykernel_launcher", "
                                            "{connection_file}", NULL };
 
 static int
-new_proc_within(const char *const *argv, uint64_t ready_usec, mcp_kernel_proc **ret, msp_err *err)
+new_proc_as(const char *const *argv, uint64_t ready_usec, const char *interrupt_mode,
+            mcp_kernel_proc **ret, msp_err *err)
 {
         const char *const envp[] = { "PATH=/usr/bin:/bin", env_home, env_ipython, env_mpl,
                                      env_runtime, NULL };
         mcp_kernel_proc_spec spec = {
                 .spawn_socket = sock_path, .host_dir = host_dir, .sandbox_dir = sandbox_dir,
                 .argv = argv, .envp = envp, .cwd = dir,
-                .ready_usec = ready_usec, .grace_usec = SEC,
+                .ready_usec = ready_usec, .grace_usec = SEC, .interrupt_mode = interrupt_mode,
         };
         return mcp_kernel_proc_new(loop, &spec, NULL, ret, err);
+}
+
+static int
+new_proc_within(const char *const *argv, uint64_t ready_usec, mcp_kernel_proc **ret, msp_err *err)
+{
+        return new_proc_as(argv, ready_usec, NULL, ret, err);
 }
 
 static int
@@ -208,6 +215,35 @@ TEST(timeout_interrupts_and_variables_stay)
         ASSERT_TRUE(run_cell("x", 0, 20 * SEC));
         ASSERT_STREQ(got.note, "");
         ASSERT_STREQ(got.result, "41");
+        /* A busy loop too, a few times: one interrupt each, never a kill. */
+        for (int i = 0; i < 3; i++) {
+                ASSERT_TRUE(run_cell("n = 0\nwhile True: n += 1", SEC / 5, 10 * SEC));
+                ASSERT_STREQ(got.note, "interrupted");
+                ASSERT_STREQ(got.ename, "KeyboardInterrupt");
+        }
+        ASSERT_TRUE(run_cell("x", 0, 20 * SEC));
+        ASSERT_STREQ(got.result, "41");
+}
+
+TEST(interrupt_mode_message_sends_interrupt_request)
+{
+        mcp_kernel_proc *p = NULL;
+        msp_err err = { 0 };
+        char other_host[sizeof host_dir], other_sbx[sizeof sandbox_dir];
+        snprintf(other_host, sizeof other_host, "%s", host_dir);
+        snprintf(other_sbx, sizeof other_sbx, "%s", sandbox_dir);
+        snprintf(host_dir, sizeof host_dir, "%s/msg", dir);
+        snprintf(sandbox_dir, sizeof sandbox_dir, "%s/msg", dir);
+        ASSERT_OK(mkdir(host_dir, 0700));
+        int r = new_proc_as(kernel_argv, 30 * SEC, "message", &p, &err);
+        snprintf(host_dir, sizeof host_dir, "%s", other_host);
+        snprintf(sandbox_dir, sizeof sandbox_dir, "%s", other_sbx);
+        ASSERT_OK_ERR(r, err);
+        bool came = run_cell_on(p, "import time; time.sleep(60)", SEC / 2, 40 * SEC);
+        mcp_kernel_proc_free(p);
+        ASSERT_TRUE(came);
+        ASSERT_STREQ(got.note, "started; interrupted");
+        ASSERT_STREQ(got.ename, "KeyboardInterrupt");
 }
 
 TEST(death_is_reported_and_the_next_cell_restarts)
@@ -410,6 +446,7 @@ main(void)
         RUN(last_expression_is_text_plain);
         RUN(error_returns_the_traceback_and_the_kernel_lives);
         RUN(timeout_interrupts_and_variables_stay);
+        RUN(interrupt_mode_message_sends_interrupt_request);
         RUN(death_is_reported_and_the_next_cell_restarts);
         RUN(a_cell_ignoring_interrupts_is_killed_and_restarted);
         if (have_matplotlib)
