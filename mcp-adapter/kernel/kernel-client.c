@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -103,8 +104,23 @@ write_connection_file(mcp_kernel *k, msp_err *err)
         int r = oci_jw_finish(w, &json, &len, err);
         if (r < 0)
                 return r;
-        /* 0600: the key is what lets a process speak to the kernel. */
-        return mcp_write_new_at(k->dir_fd, "kernel.json", json, len, 0600, err);
+        /* The key is what lets a process speak to the kernel: 0600, or 0640 in the
+         * directory's group when that is not ours (the sandbox's, whose programs run as
+         * another uid of that group and must read it). */
+        struct stat st;
+        if (fstat(k->dir_fd, &st) < 0)
+                return msp_err_sys(err, errno, "kernel: %s", k->conn_file);
+        bool group = st.st_gid != getegid();
+        r = mcp_write_new_at(k->dir_fd, "kernel.json", json, len, group ? 0640 : 0600, err);
+        if (r < 0)
+                return r;
+        k->conn_written = true;
+        if (group && (fchownat(k->dir_fd, "kernel.json", (uid_t) -1, st.st_gid,
+                               AT_SYMLINK_NOFOLLOW) < 0 ||
+                      fchmodat(k->dir_fd, "kernel.json", 0640, 0) < 0))
+                return msp_err_sys(err, errno, "kernel: %s: group %u", k->conn_file,
+                                   (unsigned) st.st_gid);
+        return 0;
 }
 
 static int
@@ -404,7 +420,6 @@ mcp_kernel_new(mcp_loop *loop, const char *dir, const char *kernel_dir, mcp_logg
             (r = kernel_random_hex(k->session, KERNEL_ID_LEN / 2, err)) < 0 ||
             (r = write_connection_file(k, err)) < 0)
                 goto fail;
-        k->conn_written = true;
         k->ctx = zmq_ctx_new();
         if (!k->ctx) {
                 r = msp_err_sys(err, errno, "kernel: zmq context");

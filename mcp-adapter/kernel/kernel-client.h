@@ -46,7 +46,8 @@ typedef struct mcp_kernel_stats {
         uint64_t unrelated;             /* verified but answering no request of ours */
 } mcp_kernel_stats;
 
-/* Writes DIR/kernel.json (0600, new) for the unix sockets KDIR/kernel-1..5 and connects to
+/* Writes DIR/kernel.json (new; 0600, or 0640 in DIR's group when that is not msp-mcp's:
+ * the sandbox's) for the unix sockets KDIR/kernel-1..5 and connects to
  * them as DIR/kernel-1..5 (the kernel binds them once started with -f KDIR/kernel.json).
  * DIR is the directory as msp-mcp sees it, KDIR the same directory as the kernel sees it
  * (inside its sandbox; NULL: DIR), at most MCP_KERNEL_DIR_MAX bytes. A DIR too long for a

@@ -370,6 +370,34 @@ TEST(badly_signed_reply_is_refused)
         ASSERT_TRUE(received);
 }
 
+/* A directory of another group (the sandbox's): the connection file is that group's,
+ * 0640, so that a kernel running as another uid of the group can read it. */
+TEST(connection_file_takes_the_directorys_group)
+{
+        if (geteuid() != 0) {
+                tap_skip("connection_file_takes_the_directorys_group", "needs root (chown)");
+                return;
+        }
+        char gdir[] = "/tmp/msp-kgroup-XXXXXX";
+        ASSERT_NOT_NULL(mkdtemp(gdir));
+        const gid_t gid = 54321;
+        msp_err err = { 0 };
+        mcp_kernel *k = NULL;
+        struct stat st = { 0 };
+        int r = chown(gdir, (uid_t) -1, gid);
+        if (r == 0)
+                r = mcp_kernel_new(loop, gdir, "/.msp/k", NULL, NULL, NULL, &k, &err);
+        if (r == 0)
+                r = stat(mcp_kernel_connection_file(k), &st);
+        bool inside = k && strcmp(mcp_kernel_connection_file_in_kernel(k), "/.msp/k/kernel.json") == 0;
+        mcp_kernel_free(k);
+        remove_tmp_dir(gdir);
+        ASSERT_OK_ERR(r, err);
+        ASSERT_EQ_INT(st.st_gid, gid);
+        ASSERT_EQ_INT(st.st_mode & 0777, 0640);
+        ASSERT_TRUE(inside);
+}
+
 static bool
 reaped_within(pid_t pid, uint64_t usec)
 {
@@ -429,6 +457,7 @@ main(void)
         if (!have_ipykernel)
                 skip_why = "no ipykernel for " PYTHON " (Debian: python3-ipykernel)";
         RUN(badly_signed_reply_is_refused);
+        RUN(connection_file_takes_the_directorys_group);
         if (have_ipykernel) {
                 if (mcp_kernel_new(loop, dir, NULL, NULL, on_event, NULL, &kern, &err) < 0) {
                         tap_diag("%s", err.msg);
