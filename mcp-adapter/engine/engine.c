@@ -430,6 +430,11 @@ mcp_run_free(mcp_run *run)
         run->proxy = mcp_proxy_free(run->proxy);
         mcp_egress_policy_done(&run->allow);
         if (run->bundle[0]) {           /* made (a queued run has none) */
+                if (run->serve) {       /* its kernels' tmpfs, if mounted */
+                        char kdir[4200];
+                        snprintf(kdir, sizeof kdir, "%s/kernel", run->bundle);
+                        (void) umount2(kdir, MNT_DETACH | UMOUNT_NOFOLLOW);
+                }
                 snprintf(name, sizeof name, "b/%s", run->id);
                 (void) mcp_remove_tree_at(e->inst_fd, name, NULL);
         }

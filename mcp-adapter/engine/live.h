@@ -48,6 +48,7 @@ struct mcp_live {
         unsigned starts;
         char sock_path[4200];           /* the service's listener */
         char code_dir[4200];            /* the sandbox's code dir (bound at MCP_CODE_DIR) */
+        char kernel_dir[4200];          /* its kernels' dir (bound at MCP_KERNEL_DIR) */
         char cg_dir[600];               /* its cgroup's memory (or v2) dir, "" none */
         char freeze_file[700];          /* cgroup.freeze (v2) or freezer.state (v1), "" none */
         char oom_file[700];

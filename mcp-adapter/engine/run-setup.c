@@ -123,6 +123,26 @@ make_listener(mcp_run *run, int bfd, msp_err *err)
         return 0;
 }
 
+/* A session's sandbox: b/<id>/kernel, the sandbox user's (its kernels bind their sockets
+ * there), bound over the code dir's k/. */
+static int
+make_kernel_dir(mcp_run *run, int bfd, int cfd, mcp_run_ids ids, char *path, size_t size,
+                msp_err *err)
+{
+        char opts[128];
+        if (mkdirat(bfd, "kernel", 0700) < 0 || mkdirat(cfd, "k", 0755) < 0)
+                return msp_err_sys(err, errno, "session sandbox: the kernel dir in '%s'", run->bundle);
+        snprintf(path, size, "%s/kernel", run->bundle);
+        /* A tmpfs of its own: what the sandbox writes there cannot use up the inodes of
+         * the bundles' tmpfs, which every run shares. */
+        snprintf(opts, sizeof opts, "size=1m,nr_inodes=256,mode=0700,uid=%u,gid=%u",
+                 MCP_HOST_UID_OF(ids), MCP_HOST_GID_OF(ids));
+        if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
+                return msp_err_sys(err, errno, "session sandbox: mount tmpfs on '%s'", path);
+        snprintf(run->live->kernel_dir, sizeof run->live->kernel_dir, "%s", path);
+        return 0;
+}
+
 /* What the live session needs to start programs in its sandbox: the service's socket,
  * the code dir, the programs' env and cwd, the group of their code files, its cgroup. */
 static int
@@ -164,8 +184,10 @@ make_bundle(mcp_run *run, msp_err *err)
         char prog[64], code_path[4200], cg[600];
         int r;
         mcp_run_ids ids = mcp_rootfs_ids(rootfs, run->id_base, run->id_count);
+        char kernel_dir[4200] = "";
         if (run->serve) {
-                if ((r = make_listener(run, bfd, err)) < 0)
+                if ((r = make_listener(run, bfd, err)) < 0 ||
+                    (r = make_kernel_dir(run, bfd, cfd, ids, kernel_dir, sizeof kernel_dir, err)) < 0)
                         return r;
         } else {
                 snprintf(prog, sizeof prog, "main.%s", lang->ext);
@@ -229,6 +251,7 @@ make_bundle(mcp_run *run, msp_err *err)
                 .userns_hook = e->cfg->userns_hook,
                 .userns_path = run->userns.fd >= 0 ? run->userns.path : NULL,
                 .serve_fd = run->serve ? 3 : 0,
+                .kernel_dir = kernel_dir[0] ? kernel_dir : NULL,
         };
         if (run->serve && (r = live_describe(run, &spec, cfd, err)) < 0)
                 return r;

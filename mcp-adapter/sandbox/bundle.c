@@ -419,6 +419,12 @@ write_own_rules(oci_jw *w, const mcp_bundle_spec *s)
         if (s->init_path)
                 write_path_rule(w, (const char *const[]){ MCP_INIT_PATH, NULL },
                                 (const char *const[]){ "execute", NULL });
+        /* The kernels bind their sockets there and read their connection files. */
+        if (s->kernel_dir)
+                write_path_rule(w, (const char *const[]){ MCP_KERNEL_DIR, NULL },
+                                (const char *const[]){ "read_file", "read_dir", "write_file",
+                                                       "remove_file", "make_reg", "make_sock",
+                                                       NULL });
         write_path_rule(w, s->read_dirs,
                         (const char *const[]){ "execute", "read_file", "read_dir", NULL });
         write_path_rule(w, s->read_files, (const char *const[]){ "execute", "read_file", NULL });
@@ -720,6 +726,9 @@ write_mounts(oci_jw *w, const mcp_bundle_spec *s)
         if (s->init_path)
                 write_mount(w, MCP_INIT_PATH, "bind", s->init_path,
                             (const char *const[]){ "bind", "ro", "nosuid", "nodev", NULL });
+        if (s->kernel_dir)
+                write_mount(w, MCP_KERNEL_DIR, "bind", s->kernel_dir,
+                            (const char *const[]){ "bind", "rw", "nosuid", "nodev", "noexec", NULL });
         /* connect() to a socket needs no write access to its mount. */
         if (s->proxy_port)
                 write_mount(w, MCP_PROXY_SOCKET, "bind", s->proxy_socket, ro_bind_noexec);

@@ -19,6 +19,9 @@
  * code dir, like the init), and the loopback port the init relays to it. */
 #define MCP_PROXY_SOCKET MCP_CODE_DIR "/proxy.sock"
 #define MCP_PROXY_PORT 3128
+/* A session's kernels' sockets and connection files (read-write, the sandbox user's),
+ * over a directory of the code dir. */
+#define MCP_KERNEL_DIR MCP_CODE_DIR "/k"
 
 typedef struct oci_json oci_json;
 
@@ -108,6 +111,8 @@ typedef struct mcp_bundle_spec {
                                          * MCP_USERNS_HOOK_ARG; NULL: none */
         const char *userns_path;        /* a user namespace to join (sandbox-userns.h); NULL:
                                          * the runtime makes one */
+        const char *kernel_dir;         /* a session's sandbox: bound rw at MCP_KERNEL_DIR
+                                         * (the code dir has a directory there); NULL: none */
         int serve_fd;                   /* > 0: a session's sandbox: pid 1 (the init, needed)
                                          * serves the listening socket it inherits as this fd
                                          * (spawn-serve.h) instead of running argv */
