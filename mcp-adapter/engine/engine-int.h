@@ -63,6 +63,7 @@ struct mcp_run {
         char *session_id;               /* acquired until the container exits */
         bool was_session;
         bool background;                /* a call that is done once its program started */
+        bool kernel_cell;               /* a call that is a cell of its session's kernel */
         bool log_kept;                  /* its logs are in engine->logs */
         uint64_t log_reserve;           /* its share of the logs' budget while it runs */
         int ws_fd;                      /* fresh: owned; session: borrowed */

@@ -520,6 +520,9 @@ mcp_run_finish(mcp_run *run, mcp_run_result *res)
                 run_start_later(e);
                 return;
         }
+        /* A kernel cell's images come first, then out/'s files (the caller's: borrowed). */
+        const mcp_artifact *shown = res->artifacts;
+        size_t n_shown = res->n_artifacts;
         if (!res->sandbox_failed && run->ws_fd >= 0) {
                 char prefix[256];
                 if (run->session_id)
@@ -530,8 +533,17 @@ mcp_run_finish(mcp_run *run, mcp_run_result *res)
                 (void) mcp_artifacts_scan(run->ws_fd, &run->before, prefix,
                                           e->cfg->max_image_bytes, &arts, &n_arts, NULL);
         }
-        res->artifacts = arts;
-        res->n_artifacts = n_arts;
+        _cleanup_free_ mcp_artifact *all = NULL;
+        if (n_shown && (all = calloc(n_shown + n_arts, sizeof *all))) {
+                memcpy(all, shown, n_shown * sizeof *all);
+                if (n_arts)
+                        memcpy(all + n_shown, arts, n_arts * sizeof *all);
+                res->artifacts = all;
+                res->n_artifacts = n_shown + n_arts;
+        } else {
+                res->artifacts = arts;
+                res->n_artifacts = n_arts;
+        }
         if (run->proxy) {
                 /* The sandbox is gone: its connections end (and are logged) before done. */
                 mcp_proxy_shutdown(run->proxy);
@@ -744,6 +756,8 @@ live_of(mcp_run *run, const mcp_run_request *req, msp_err *err)
                                    req->session_id, l->n_procs);
         run->live = l;
         run->background = req->background;
+        run->kernel_cell = mcp_live_kernel_wanted(l, run->plan.lang->name, req->fresh,
+                                                  req->background);
         return 0;
 }
 

@@ -157,7 +157,9 @@ call_lost(mcp_run *run)
 void
 mcp_live_call_sandbox_stopped(mcp_run *run)
 {
-        if (run->call.awaiting_stop)
+        if (run->call.kernel)
+                mcp_live_kernel_call_lost(run);
+        else if (run->call.awaiting_stop)
                 call_complete(run);
 }
 
@@ -202,13 +204,11 @@ call_env(const mcp_live *l, const mcp_run_plan *p)
         return v;
 }
 
-/* The request's files in the workspace, its program in the code dir. */
+/* The request's files in the workspace. */
 static int
 place_files(mcp_run *run, msp_err *err)
 {
-        mcp_live *l = run->live;
         mcp_run_plan *p = &run->plan;
-        mcp_call *c = &run->call;
         mcp_run_ids ids = mcp_rootfs_ids(p->rootfs, run->id_base, run->id_count);
         int r = mcp_workspace_make_out(run->ws_fd, ids, err);
         if (r < 0)
@@ -220,6 +220,17 @@ place_files(mcp_run *run, msp_err *err)
                 if (r < 0)
                         return msp_err_prefix(err, "files[%zu]", i);
         }
+        return 0;
+}
+
+/* Its program in the code dir. */
+static int
+place_program(mcp_run *run, msp_err *err)
+{
+        mcp_live *l = run->live;
+        mcp_run_plan *p = &run->plan;
+        mcp_call *c = &run->call;
+        int r;
         _cleanup_close_ int cfd = open(l->code_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (cfd < 0)
                 return msp_err_sys(err, errno, "session %s: its code dir", l->session_id);
@@ -299,6 +310,10 @@ mcp_live_call_start(mcp_run *run, msp_err *err)
                 return r;
         if ((r = place_files(run, err)) < 0)
                 return r;
+        if (run->kernel_cell)
+                return mcp_live_kernel_call_start(run, err);
+        if ((r = place_program(run, err)) < 0)
+                return r;
         char prog_path[128];
         snprintf(prog_path, sizeof prog_path, MCP_CODE_DIR "/%s", c->code_name);
         _cleanup_free_ const char **argv = NULL;
@@ -344,8 +359,8 @@ mcp_live_call_cancel_io(mcp_run *run)
 }
 
 /* Its program file goes with it (the code dir is the sandbox's for its life). */
-static void
-call_free(mcp_run *run)
+void
+mcp_live_call_free(mcp_run *run)
 {
         mcp_call *c = &run->call;
         mcp_live *l = run->live;
@@ -437,7 +452,7 @@ call_complete(mcp_run *run)
                 res.network_bytes = mcp_proxy_bytes(proxy) - c->net_bytes_before;
         }
         mcp_run_finish(run, &res);
-        call_free(run);
+        mcp_live_call_free(run);
 }
 
 void
@@ -447,11 +462,16 @@ mcp_live_call_cancel(mcp_run *run)
         run->cancelled = true;
         run->on_done = NULL;
         run->on_output = NULL;
+        /* A cell cannot be taken back from its kernel: the kernel goes (the next cell
+         * starts another). */
+        if (run->call.kernel && run->live)
+                mcp_live_kernel_kill(run->live, run->call.kernel);
+        run->call.kernel = NULL;
         mcp_live_call_cancel_io(run);
         if (run->state == RUN_RUNNING)
                 e->n_running--;
         run->state = RUN_EXITED;
         mcp_run_result res = { .run_id = run->id };
         mcp_run_finish(run, &res);      /* cancelled: releases the session only */
-        call_free(run);
+        mcp_live_call_free(run);
 }

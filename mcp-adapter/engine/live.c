@@ -81,6 +81,7 @@ mcp_live_new(mcp_engine *e, const char *session_id, mcp_live **ret, msp_err *err
         int r = start_sandbox(l, err);
         if (r < 0) {
                 mcp_strv_free(l->env);
+                mcp_live_kernels_free(l);
                 free(l);
                 return r;
         }
@@ -122,6 +123,7 @@ mcp_live_ensure(mcp_live *l, msp_err *err)
 {
         if (l->sandbox && l->serving)
                 return l->paused ? set_frozen(l, false, err) : 0;
+        mcp_live_kernels_stop(l);
         /* Stopped: a sandbox still being deleted stays the old run's until it is gone. */
         if (l->sandbox && l->sandbox->state == RUN_EXITED)
                 l->sandbox->live = NULL;
@@ -135,6 +137,7 @@ mcp_live_stop(mcp_live *l)
         mcp_engine *e = l->engine;
         if (l->call)
                 mcp_live_call_cancel(l->call);
+        mcp_live_kernels_free(l);
         mcp_live_procs_free(l);
         if (l->paused)
                 (void) set_frozen(l, false, NULL);     /* a frozen cgroup's processes cannot die */
@@ -181,6 +184,8 @@ mcp_live_sandbox_exited(mcp_live *l, mcp_run *sandbox)
                          rn->exit_code, rn->err.len ? ": " : "", rn->err.buf ? rn->err.buf : "");
         if (l->call)
                 mcp_live_call_sandbox_stopped(l->call);
+        /* Its kernels went with it; the next cell starts one in the next sandbox. */
+        mcp_live_kernels_stop(l);
 }
 
 void
@@ -269,6 +274,7 @@ mcp_engine_session_info(mcp_engine *e, const char *session_id, mcp_live_info *re
         *ret = (mcp_live_info){
                 .state = !l->serving ? MCP_LIVE_STOPPED : l->paused ? MCP_LIVE_PAUSED : MCP_LIVE_RUNNING,
                 .background = mcp_live_procs_running(l),
+                .kernel = mcp_live_kernel_running(l),
         };
         mcp_live_usage(l, &ret->processes, &ret->memory_bytes, NULL);
         return 0;

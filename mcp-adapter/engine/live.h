@@ -14,11 +14,22 @@
 
 #include "engine/engine-types.h"
 #include "base/base.h"
+#include "kernel/kernel.h"
 #include "oci/oci.h"
 
 typedef struct mcp_live mcp_live;
 typedef struct mcp_live_proc mcp_live_proc;
 typedef struct mcp_live_drain mcp_live_drain;
+
+/* Kernels per live session: one per language that has one. */
+#define MCP_LIVE_KERNELS_MAX 4u
+
+typedef struct mcp_live_kernel {
+        char language[32];
+        mcp_kernelspec *spec;           /* NULL: the session's root has none for it */
+        mcp_kernel_proc *proc;          /* NULL until its first cell, and after its sandbox
+                                         * was started again */
+} mcp_live_kernel;
 
 /* One call's program inside the sandbox (live-call.c); part of its mcp_run. */
 typedef struct mcp_call {
@@ -36,6 +47,7 @@ typedef struct mcp_call {
         uint64_t oom_before;            /* the sandbox's OOM kills before the call */
         char code_name[64];             /* its program in the code dir, "" none */
         char process_id[16];            /* a background call's */
+        mcp_kernel_proc *kernel;        /* a cell's kernel, NULL: a program of its own */
 } mcp_call;
 
 struct mcp_live {
@@ -54,7 +66,10 @@ struct mcp_live {
         char oom_file[700];
         char **env;                     /* its programs' environment */
         char cwd[1024];
-        unsigned host_gid;              /* the sandbox group's host gid: the code files' */
+        char root_path[4200];           /* its root as msp-mcp sees it: kernelspecs */
+        unsigned host_uid, host_gid;    /* the sandbox user's host ids: its files' */
+        mcp_live_kernel kernels[MCP_LIVE_KERNELS_MAX];
+        unsigned n_kernels;
         bool paused;
         mcp_run *call;                  /* the foreground call in it, NULL: none */
         mcp_live_proc *procs;
@@ -95,6 +110,27 @@ void mcp_live_call_sandbox_stopped(mcp_run *run);
 /* Closes what the call watches (its connection last: that kills its group if no status
  * came yet). */
 void mcp_live_call_cancel_io(mcp_run *run);
+
+/* Frees a finished call (its program file, its run). */
+void mcp_live_call_free(mcp_run *run);
+
+/* ---- kernels (live-kernel.c) ---- */
+
+/* A run of language in l is a cell of its kernel: not fresh, not background, and the
+ * session's root has a kernelspec for the language. */
+bool mcp_live_kernel_wanted(mcp_live *l, const char *language, bool fresh, bool background);
+/* The run (claimed, its files placed) as the next cell of its language's kernel, which is
+ * started when none runs. */
+int mcp_live_kernel_call_start(mcp_run *run, msp_err *err);
+/* The sandbox stopped under a pending cell: its result says so. */
+void mcp_live_kernel_call_lost(mcp_run *run);
+/* Kills every kernel of l (a pending cell hears nothing: complete it first); their specs
+ * stay (mcp_live_kernels_free drops them too). */
+void mcp_live_kernels_stop(mcp_live *l);
+void mcp_live_kernels_free(mcp_live *l);
+bool mcp_live_kernel_running(const mcp_live *l);
+/* The kernel whose proc is p is killed (a cancelled cell's). */
+void mcp_live_kernel_kill(mcp_live *l, mcp_kernel_proc *p);
 
 /* ---- background processes and leftovers (live-procs.c) ---- */
 

@@ -153,7 +153,10 @@ live_describe(mcp_run *run, const mcp_bundle_spec *spec, int cfd, msp_err *err)
         snprintf(l->sock_path, sizeof l->sock_path, "%s/spawn.sock", run->bundle);
         snprintf(l->code_dir, sizeof l->code_dir, "%s/code", run->bundle);
         snprintf(l->cwd, sizeof l->cwd, "%s", spec->cwd ? spec->cwd : "/workspace");
+        l->host_uid = MCP_HOST_UID_OF(spec->ids);
         l->host_gid = MCP_HOST_GID_OF(spec->ids);
+        /* The host view's files are the host's own (the skeleton only holds mount points). */
+        snprintf(l->root_path, sizeof l->root_path, "%s", spec->host_view ? "/" : spec->root_path);
         mcp_strv_free(l->env);
         l->env = NULL;
         return mcp_bundle_env(spec, &l->env, err);

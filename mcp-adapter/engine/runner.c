@@ -419,13 +419,13 @@ mcp_runner_start(mcp_runner *r, mcp_procset *set, msp_err *err)
         const char *argv[] = { r->runtime, "--root", r->runtime_root, "--log", r->log_path,
                                "--log-format", "json", "run", "--keep", "--bundle", r->bundle,
                                r->id, NULL, NULL, NULL };
-        if (r->init_status || r->serve_fd >= 0) {
+        if (r->init_status || r->serve_fd > 0) {
                 memmove(&argv[10], &argv[8], 4 * sizeof argv[0]);
                 argv[8] = "--preserve-fds";
                 argv[9] = "1";
         }
         r->start_usec = mcp_now_usec();
-        ret = mcp_proc_spawn_fd3(set, argv, pi[0], po[1], pe[1], r->serve_fd >= 0 ? r->serve_fd : ps[1],
+        ret = mcp_proc_spawn_fd3(set, argv, pi[0], po[1], pe[1], r->serve_fd > 0 ? r->serve_fd : ps[1],
                                  run_exited, r, &r->run, err);
         if (ret < 0)
                 goto fail;

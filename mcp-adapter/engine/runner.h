@@ -42,8 +42,8 @@ struct mcp_runner {
         size_t stdin_len;
         uint64_t timeout_ms;            /* 0: none (a session's sandbox) */
         bool init_status;               /* pid 1 is msp-sandbox-init: give it a status pipe */
-        int serve_fd;                   /* >= 0 (a session's sandbox, no status pipe): pid 1's
-                                         * fd 3, the spawn service's listener; -1: none */
+        int serve_fd;                   /* > 0 (a session's sandbox, no status pipe): pid 1's
+                                         * fd 3, the spawn service's listener; <= 0: none */
         char oom_file[700];             /* memory.oom_control (v1) or memory.events (v2) */
         char kill_file[700];            /* cgroup.kill (v2), "" when none */
         mcp_runner_output_fn on_output;
