@@ -64,6 +64,7 @@ struct mcp_run {
         bool was_session;
         bool background;                /* a call that is done once its program started */
         bool kernel_cell;               /* a call that is a cell of its session's kernel */
+        bool fresh;                     /* a call asked for a process of its own state */
         bool log_kept;                  /* its logs are in engine->logs */
         uint64_t log_reserve;           /* its share of the logs' budget while it runs */
         int ws_fd;                      /* fresh: owned; session: borrowed */

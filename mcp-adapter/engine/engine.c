@@ -756,6 +756,7 @@ live_of(mcp_run *run, const mcp_run_request *req, msp_err *err)
                                    req->session_id, l->n_procs);
         run->live = l;
         run->background = req->background;
+        run->fresh = req->fresh;
         run->kernel_cell = mcp_live_kernel_wanted(l, run->plan.lang->name, req->fresh,
                                                   req->background);
         return 0;

@@ -223,6 +223,48 @@ place_files(mcp_run *run, msp_err *err)
         return 0;
 }
 
+/* A shell's state between a session's calls: what it exports, its functions (bash; dash
+ * cannot list its functions) and its cwd, saved on exit to the kernel dir and restored
+ * first by the next call's wrapper, which then sources the call's own program (so its
+ * line numbers and `exit` stay its own). A program that sets its own EXIT trap or execs
+ * keeps nothing. */
+static const char shell_prologue_fmt[] =
+        "__msp_state=" MCP_KERNEL_DIR "/%s.state\n"
+        "if [ -r \"$__msp_state\" ]; then . \"$__msp_state\" 2>/dev/null; cd -- \"$PWD\" 2>/dev/null; fi\n"
+        "__msp_save() { export PWD; { %s; } > \"$__msp_state.new\" 2>/dev/null && "
+        "mv -f \"$__msp_state.new\" \"$__msp_state\"; }\n"
+        "trap __msp_save EXIT\n"
+        ". " MCP_CODE_DIR "/%s\n";
+
+static bool
+keeps_shell_state(const mcp_run *run)
+{
+        const char *name = run->plan.lang->name;
+        return !run->background && !run->fresh &&
+               (strcmp(name, "sh") == 0 || strcmp(name, "bash") == 0);
+}
+
+static int
+place_shell_wrapper(mcp_run *run, int cfd, msp_err *err)
+{
+        mcp_call *c = &run->call;
+        bool bash = strcmp(run->plan.lang->name, "bash") == 0;
+        char text[1024];
+        int n = snprintf(text, sizeof text, shell_prologue_fmt, bash ? "bash" : "sh",
+                         bash ? "declare -px | grep -v -E '^declare -[a-zA-Z]*r'; declare -f"
+                              : "export -p",
+                         c->code_name);
+        snprintf(c->wrapper_name, sizeof c->wrapper_name, "run-%s.sh", run->id);
+        int r = mcp_write_new_at(cfd, c->wrapper_name, text, (size_t) n, 0640, err);
+        if (r < 0) {
+                c->wrapper_name[0] = '\0';
+                return r;
+        }
+        if (fchownat(cfd, c->wrapper_name, 0, run->live->host_gid, AT_SYMLINK_NOFOLLOW) < 0)
+                return msp_err_sys(err, errno, "chown '%s'", c->wrapper_name);
+        return 0;
+}
+
 /* Its program in the code dir. */
 static int
 place_program(mcp_run *run, msp_err *err)
@@ -241,7 +283,7 @@ place_program(mcp_run *run, msp_err *err)
         }
         if (fchownat(cfd, c->code_name, 0, l->host_gid, AT_SYMLINK_NOFOLLOW) < 0)
                 return msp_err_sys(err, errno, "chown '%s'", c->code_name);
-        return 0;
+        return keeps_shell_state(run) ? place_shell_wrapper(run, cfd, err) : 0;
 }
 
 static void
@@ -315,7 +357,8 @@ mcp_live_call_start(mcp_run *run, msp_err *err)
         if ((r = place_program(run, err)) < 0)
                 return r;
         char prog_path[128];
-        snprintf(prog_path, sizeof prog_path, MCP_CODE_DIR "/%s", c->code_name);
+        snprintf(prog_path, sizeof prog_path, MCP_CODE_DIR "/%s",
+                 c->wrapper_name[0] ? c->wrapper_name : c->code_name);
         _cleanup_free_ const char **argv = NULL;
         if ((r = mcp_language_argv(p->lang, p->interp, prog_path, (const char *const *) p->args,
                                    p->n_args, &argv, err)) < 0)
@@ -368,6 +411,8 @@ mcp_live_call_free(mcp_run *run)
                 int cfd = open(l->code_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (cfd >= 0) {
                         (void) unlinkat(cfd, c->code_name, 0);
+                        if (c->wrapper_name[0])
+                                (void) unlinkat(cfd, c->wrapper_name, 0);
                         close(cfd);
                 }
         }

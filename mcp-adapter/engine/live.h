@@ -46,6 +46,7 @@ typedef struct mcp_call {
         uint64_t start_usec;
         uint64_t oom_before;            /* the sandbox's OOM kills before the call */
         char code_name[64];             /* its program in the code dir, "" none */
+        char wrapper_name[64];          /* a shell's state keeper that sources it, "" none */
         char process_id[16];            /* a background call's */
         mcp_kernel_proc *kernel;        /* a cell's kernel, NULL: a program of its own */
 } mcp_call;
