@@ -198,14 +198,14 @@ test("what the descriptions say holds: a session is one running sandbox until cl
                         for i in $(seq 100); do grep -q ${marker} /proc/$!/cmdline 2>/dev/null && break; sleep 0.05; done
                         grep -q ${marker} /proc/$!/cmdline && echo started`, { session_id }), srv, "first call");
                 assert.equal(first.stdout.trim(), "started", first.stderr);
-                // Still running, in the same sandbox, for the next call; a program's own
-                // variables are its own.
+                // Still running, in the same sandbox, for the next call; a shell's exported
+                // variables carry over too (its cwd and, in bash, its functions).
                 const second = assertOk(await runCode(srv, "sh", `
                         cat /workspace/kept; cat /tmp/kept 2>/dev/null || echo no-tmp
                         echo "GONE=\${GONE:-unset}"
                         for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < "$f"; echo; done | grep -c "^sleep ${marker} $" || true`,
                         { session_id }), srv, "second call");
-                assert.deepEqual(second.stdout.trim().split("\n"), ["kept", "kept", "GONE=unset", "1"], second.stderr);
+                assert.deepEqual(second.stdout.trim().split("\n"), ["kept", "kept", "GONE=1", "1"], second.stderr);
                 assert.equal(sleepers(marker).length, 1, "the background process runs on the host's view too");
         } finally {
                 assertOk(await call(srv, "session_close", { session_id }), srv, "session_close");
