@@ -74,6 +74,9 @@ static const opt opts[] = {
         O("max-sessions", K_UINT, max_sessions, "live sessions"),
         O("session-ttl", K_SEC, session_ttl_s, "default lifetime of a session"),
         O("session-max-ttl", K_SEC, session_max_ttl_s, "longest lifetime a session may ask for"),
+        O("session-idle-pause", K_SEC, session_idle_pause_s,
+          "a session whose sandbox used no CPU this long, with no call running, is frozen until "
+          "its next call (0: never)"),
         O("allow-network", K_BOOL, allow_network, "sessions may ask for network access"),
         O("network-allow", K_NETALLOW, network_allow,
           "HOST, *.SUFFIX or IP literal, with optional :PORT: what a call's network allowlist "

@@ -66,6 +66,8 @@ typedef struct mcp_config {
         unsigned max_sessions;          /* --max-sessions */
         uint64_t session_ttl_s;         /* --session-ttl default */
         uint64_t session_max_ttl_s;     /* --session-max-ttl */
+        uint64_t session_idle_pause_s;  /* --session-idle-pause: an idle session's sandbox is
+                                         * frozen after this long; 0: never */
         bool allow_network;             /* --allow-network: sessions/runs may ask for network */
         const char *usernet_path;       /* --slirp4netns: the network sessions' user-mode
                                          * networking helper (default: slirp4netns in PATH);

@@ -107,6 +107,11 @@ int mcp_engine_session_info(mcp_engine *engine, const char *session_id, mcp_live
 int mcp_engine_session_pause(mcp_engine *engine, const char *session_id, msp_err *err);
 int mcp_engine_session_resume(mcp_engine *engine, const char *session_id, msp_err *err);
 
+/* A run of session_id in language would be a cell of the session's kernel (python or R,
+ * not fresh): such a run takes no stdin and no args. */
+bool mcp_engine_uses_kernel(mcp_engine *engine, const char *session_id, const char *language,
+                            bool fresh);
+
 /* A background process of a session (a run submitted with req->background). */
 typedef struct mcp_process_info {
         char id[16];                    /* "p-" and 8 hex digits */

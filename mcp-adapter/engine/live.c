@@ -87,6 +87,7 @@ mcp_live_new(mcp_engine *e, const char *session_id, mcp_live **ret, msp_err *err
         }
         l->next = e->lives;
         e->lives = l;
+        mcp_live_idle_start(l);
         *ret = l;
         return 0;
 }
@@ -135,6 +136,7 @@ void
 mcp_live_stop(mcp_live *l)
 {
         mcp_engine *e = l->engine;
+        mcp_live_idle_stop(l);
         if (l->call)
                 mcp_live_call_cancel(l->call);
         mcp_live_kernels_free(l);
@@ -303,4 +305,22 @@ mcp_engine_session_resume(mcp_engine *e, const char *session_id, msp_err *err)
         if (!l->paused)
                 return msp_err_set(err, EALREADY, "session %s: not paused", session_id);
         return set_frozen(l, false, err);
+}
+
+int
+mcp_live_set_frozen(mcp_live *l, bool frozen, msp_err *err)
+{
+        return set_frozen(l, frozen, err);
+}
+
+bool
+mcp_engine_uses_kernel(mcp_engine *e, const char *session_id, const char *language, bool fresh)
+{
+        /* The session's kernel decides (a python or R run in a session, not fresh): until
+         * kernels run in live sessions, every run is a process of its own. */
+        (void) e;
+        (void) session_id;
+        (void) language;
+        (void) fresh;
+        return false;
 }

@@ -77,6 +77,8 @@ struct mcp_live {
         unsigned n_procs;
         mcp_live_drain *drains;
         unsigned n_drains;
+        mcp_timer *idle_timer;          /* the idle check (live-idle.c), NULL: none */
+        uint64_t idle_cpu;              /* its cgroup's CPU time at the last check, 0: none */
 };
 
 /* The live session with that id, or NULL. */
@@ -144,3 +146,14 @@ void mcp_live_drain_adopt(mcp_live *l, int *fd);
 /* Kills and frees every process and drain of l. */
 void mcp_live_procs_free(mcp_live *l);
 unsigned mcp_live_procs_running(const mcp_live *l);
+
+/* ---- the freezer and the idle pause (live.c, live-idle.c) ---- */
+
+/* Freezes or thaws its sandbox's cgroup, as session_pause and session_resume do. -ENOTSUP
+ * without a freezer. */
+int mcp_live_set_frozen(mcp_live *l, bool frozen, msp_err *err);
+/* With --session-idle-pause: every period, a sandbox with no call running whose cgroup
+ * used no CPU since the last check is frozen (its next call thaws it: mcp_live_ensure).
+ * Nothing without the option or a freezer. Stopped by mcp_live_idle_stop (mcp_live_stop). */
+void mcp_live_idle_start(mcp_live *l);
+void mcp_live_idle_stop(mcp_live *l);
