@@ -1,6 +1,7 @@
 /* resources/list, resources/templates/list and resources/read: the full logs of recent
- * runs (sandbox://runs/<id>/stdout|stderr) and the files of sessions
- * (sandbox://sessions/<id>/files/<path>). */
+ * runs (sandbox://runs/<id>/stdout|stderr), the files of sessions
+ * (sandbox://sessions/<id>/files/<path>) and the kept output of their background processes
+ * (sandbox://sessions/<id>/processes/<process_id>/stdout|stderr). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,6 +126,26 @@ resource(oci_jw *w, mcp_version v, const char *uri, const char *name, const char
         oci_jw_end_object(w);
 }
 
+/* The output streams of session sid's background processes. */
+static void
+list_processes(mcp_server *srv, oci_jw *w, const char *sid)
+{
+        _cleanup_free_ mcp_process_info *procs = NULL;
+        size_t n = 0;
+        char uri[256], name[160];
+        if (mcp_engine_process_list(srv->engine, sid, &procs, &n, NULL) < 0)
+                return;
+        static const char *const streams[] = { "stdout", "stderr" };
+        for (size_t i = 0; i < n; i++)
+                for (size_t s = 0; s < 2; s++) {
+                        snprintf(uri, sizeof uri, "sandbox://sessions/%s/processes/%s/%s", sid,
+                                 procs[i].id, streams[s]);
+                        snprintf(name, sizeof name, "session %s process %s %s", sid, procs[i].id,
+                                 streams[s]);
+                        resource(w, srv->version, uri, name, name, "text/plain");
+                }
+}
+
 void
 mcp_resources_list(mcp_server *srv, const mcp_rpc_id *id)
 {
@@ -161,6 +182,7 @@ mcp_resources_list(mcp_server *srv, const mcp_rpc_id *id)
                         snprintf(uri, sizeof uri, "sandbox://sessions/%s/files/", list[i].id);
                         snprintf(name, sizeof name, "session %s workspace", list[i].id);
                         resource(w, srv->version, uri, name, name, "application/json");
+                        list_processes(srv, w, list[i].id);
                 }
         oci_jw_end_array(w);
         oci_jw_end_object(w);
@@ -175,6 +197,10 @@ mcp_resources_templates(mcp_server *srv, const mcp_rpc_id *id)
                 { "sandbox://runs/{run_id}/stderr", "run stderr", "text/plain" },
                 { "sandbox://runs/{run_id}/files/{path}", "file written by a run", NULL },
                 { "sandbox://sessions/{session_id}/files/{path}", "file of a session's workspace", NULL },
+                { "sandbox://sessions/{session_id}/processes/{process_id}/stdout",
+                  "background process stdout (its last 1 MiB)", "text/plain" },
+                { "sandbox://sessions/{session_id}/processes/{process_id}/stderr",
+                  "background process stderr (its last 1 MiB)", "text/plain" },
         };
         oci_jw *w = mcp_rpc_begin_result(id);
         if (w) {
@@ -379,6 +405,37 @@ write_listing(oci_jw *w, const mcp_dirent *ents, size_t n, bool truncated)
         oci_jw_end_object(w);
 }
 
+/* What a session's background process has kept of a stream: its last bytes. */
+static void
+read_process_output(mcp_server *srv, const mcp_rpc_id *id, const char *uri, const char *sid,
+                    const char *rest)
+{
+        const char *slash = strchr(rest, '/');
+        mcp_stream stream = slash && strcmp(slash + 1, "stdout") == 0 ? MCP_STDOUT
+                            : slash && strcmp(slash + 1, "stderr") == 0 ? MCP_STDERR : 0;
+        if (!stream || slash == rest || slash - rest > 15) {
+                not_found(srv, id, uri, NULL);
+                return;
+        }
+        char pid[16];
+        snprintf(pid, sizeof pid, "%.*s", (int) (slash - rest), rest);
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0;
+        uint64_t next = 0, skipped = 0;
+        msp_err err = { 0 };
+        int r = srv->engine && mcp_server_owns(srv, sid)
+                        ? mcp_engine_process_output(srv->engine, sid, pid, stream, 0,
+                                                    MCP_PROCESS_OUTPUT_KEEP, &buf, &len, &next,
+                                                    &skipped, &err)
+                        : -ENOENT;
+        if (r < 0) {
+                not_found(srv, id, uri, "no such session or process (a killed process that had "
+                          "exited is forgotten)");
+                return;
+        }
+        send_contents(srv, id, uri, "text/plain", buf ? buf : "", len, true);
+}
+
 static void
 read_session_file(mcp_server *srv, const mcp_rpc_id *id, const char *uri, const char *sid,
                   const char *path)
@@ -465,6 +522,10 @@ mcp_resources_read(mcp_server *srv, const mcp_rpc_id *id, const oci_json *params
         }
         if (is_run && strcmp(what, "stderr") == 0) {
                 read_run_log(srv, id, uri, owner, MCP_STDERR);
+                return;
+        }
+        if (!is_run && strncmp(what, "processes/", 10) == 0) {
+                read_process_output(srv, id, uri, owner, what + 10);
                 return;
         }
         if (strncmp(what, "files/", 6) != 0) {

@@ -187,6 +187,19 @@ mcp_audit_session(mcp_server *srv, const char *event, const mcp_session_info *in
 }
 
 void
+mcp_audit_process_kill(mcp_server *srv, const char *session_id, const char *process_id, int sig)
+{
+        oci_jw *w = mcp_audit_begin_srv(srv, "process_kill");
+        if (!w)
+                return;
+        mcp_audit_str(w, "session_id", session_id);
+        mcp_audit_str(w, "process_id", process_id);
+        if (sig > 0)
+                mcp_audit_int(w, "signal", sig);
+        mcp_audit_end(audit_of(srv), w);
+}
+
+void
 mcp_audit_session_expired(mcp_audit *a, bool http, const char *tenant, const char *session_id,
                           const char *why)
 {

@@ -30,6 +30,28 @@ typedef struct run_view {
         bool no_output;                 /* the text copy: stdout/stderr are in the other block */
 } run_view;
 
+/* What a call in a live session adds: its background process, its kernel cell's value
+ * (output: not in the JSON text block, the people's text has it), the kernel's note, and
+ * whether the cell raised. */
+static void
+write_live_fields(oci_jw *w, const mcp_run_result *res, bool no_output)
+{
+        if (res->process_id) {
+                oci_jw_key(w, "process_id");
+                mcp_jw_text(w, res->process_id);
+        }
+        if (res->value_text && !no_output) {
+                oci_jw_key(w, "value");
+                mcp_jw_bytes(w, res->value_text, res->value_len);
+        }
+        if (res->kernel_note) {
+                oci_jw_key(w, "kernel");
+                mcp_jw_text(w, res->kernel_note);
+        }
+        if (res->kernel_error)
+                oci_jw_kv_bool(w, "traceback", true);
+}
+
 static void
 write_run_structured(oci_jw *w, const void *ctx)
 {
@@ -38,7 +60,8 @@ write_run_structured(oci_jw *w, const void *ctx)
         char sig[32];
         oci_jw_begin_object(w);
         oci_jw_key(w, "exit_code");
-        if (res->sandbox_failed || res->term_signal > 0)
+        /* A background run's program is still running: no status yet. */
+        if (res->sandbox_failed || res->term_signal > 0 || res->process_id)
                 oci_jw_null(w);
         else
                 oci_jw_int64(w, res->exit_code);
@@ -81,6 +104,7 @@ write_run_structured(oci_jw *w, const void *ctx)
                 oci_jw_key(w, "error");
                 mcp_jw_text(w, res->error);
         }
+        write_live_fields(w, res, v->no_output);
         oci_jw_end_object(w);
 }
 
@@ -88,7 +112,7 @@ static bool
 run_failed(const mcp_run_result *res)
 {
         return res->sandbox_failed || res->timed_out || res->oom_killed || res->term_signal > 0 ||
-               res->exit_code != 0;
+               res->exit_code != 0 || res->kernel_error;
 }
 
 /* "exit code 0 in 7 ms", then stdout and stderr for people. */
@@ -104,10 +128,18 @@ write_run_text(oci_jw *w, const mcp_run_result *res)
                 snprintf(head, sizeof head, "killed: out of memory (the memory limit was reached)");
         else if (res->term_signal > 0)
                 snprintf(head, sizeof head, "killed by %s", signal_name(res->term_signal, sig));
+        else if (res->process_id)
+                snprintf(head, sizeof head, "started in the background as process %s "
+                         "(process_output reads its output, process_kill ends it)", res->process_id);
+        else if (res->kernel_error)
+                snprintf(head, sizeof head, "the cell raised an exception (the traceback is in stderr)");
         else
                 snprintf(head, sizeof head, "exit code %d", res->exit_code);
         size_t n = strlen(head);
         snprintf(head + n, sizeof head - n, " (%" PRIu64 " ms)", res->duration_ms);
+        n = strlen(head);
+        if (res->kernel_note)
+                snprintf(head + n, sizeof head - n, "; kernel: %.300s", res->kernel_note);
         n = strlen(head);
         if ((res->stdout_truncated || res->stderr_truncated) && res->run_id)
                 snprintf(head + n, sizeof head - n,
@@ -116,7 +148,7 @@ write_run_text(oci_jw *w, const mcp_run_result *res)
         n = strlen(head);
         (void) mcp_egress_text(res, head + n, sizeof head - n);
 
-        size_t cap = strlen(head) + res->stdout_len + res->stderr_len + 64;
+        size_t cap = strlen(head) + res->stdout_len + res->stderr_len + res->value_len + 96;
         _cleanup_free_ char *text = malloc(cap);
         if (!text) {
                 oci_jw_string(w, head);
@@ -130,12 +162,42 @@ write_run_text(oci_jw *w, const mcp_run_result *res)
                 if (text[o - 1] != '\n')
                         text[o++] = '\n';
         }
+        if (res->value_text) {
+                o += (size_t) snprintf(text + o, cap - o, "--- value ---\n");
+                memcpy(text + o, res->value_text, res->value_len);
+                o += res->value_len;
+                if (res->value_len && text[o - 1] != '\n')
+                        text[o++] = '\n';
+        }
         if (res->stderr_len) {
                 o += (size_t) snprintf(text + o, cap - o, "--- stderr ---\n");
                 memcpy(text + o, res->stderr_buf, res->stderr_len);
                 o += res->stderr_len;
         }
         mcp_jw_bytes(w, text, o);
+}
+
+/* A kernel cell's value, written as the output is: repaired into *ret and cut to
+ * VALUE_BUDGET (truncated set on a cut). What it takes, encoded. */
+#define VALUE_BUDGET ((size_t) 256 * 1024)
+static size_t
+fit_value(mcp_run_result *r, unsigned copies, char **ret)
+{
+        size_t len = 0, cost = 0;
+        if (!r->value_text)
+                return 0;
+        char *v = *ret = mcp_utf8_sanitize(r->value_text, r->value_len, &len);
+        if (!v) {
+                r->value_text = NULL;
+                r->value_len = 0;
+                r->stdout_truncated = true;
+                return 0;
+        }
+        size_t fit = mcp_json_fit(v, len, VALUE_BUDGET, copies, 0, &cost);
+        r->stdout_truncated |= fit < len;
+        r->value_text = v;
+        r->value_len = fit;
+        return cost;
 }
 
 /* The output is written `copies` times (the text block, structuredContent): cut it to half
@@ -174,8 +236,9 @@ mcp_tool_run_result(mcp_server *srv, const mcp_rpc_id *id, const char *session_i
         bool structured = mcp_version_structured(srv->version);
         mcp_run_result fitted = *full;
         const mcp_run_result *res = &fitted;
-        _cleanup_free_ char *out = NULL, *errs = NULL;
+        _cleanup_free_ char *out = NULL, *errs = NULL, *value = NULL;
         size_t used = fit_output(&fitted, structured ? 2 : 1, &out, &errs);
+        used += fit_value(&fitted, structured ? 2 : 1, &value);
         /* Images fill what is left, less room for the rest of the result; past it they
          * become resource_links. */
         size_t room = MCP_RESPONSE_BUDGET - 256 * 1024 > used ? MCP_RESPONSE_BUDGET - 256 * 1024 - used : 0;

@@ -299,6 +299,32 @@ t_env(targs *a, run_args *ra)
         return 1;
 }
 
+/* fresh and background (a session's only), and what a run in the session's kernel cannot
+ * take: stdin and args go to a process, never to a kernel's cell. */
+static int
+t_live_args(mcp_server *srv, targs *a, mcp_run_request *req, const run_args *ra)
+{
+        int r;
+        if ((r = mcp_arg_bool(a, "fresh", &req->fresh)) < 0 ||
+            (r = mcp_arg_bool(a, "background", &req->background)) < 0)
+                return r;
+        if (!req->session_id && (req->fresh || req->background))
+                return mcp_arg_bad(a, "%s: only with session_id (a process of its own in the "
+                                   "session's sandbox); a call without a session is always a "
+                                   "process of its own", req->fresh ? "fresh" : "background");
+        /* A background run is a process of its own, never a cell. */
+        if (!req->session_id || !srv->engine ||
+            !mcp_engine_uses_kernel(srv->engine, req->session_id, req->language,
+                                    req->fresh || req->background))
+                return 0;
+        if (req->stdin_data || ra->n_args)
+                return mcp_arg_bad(a, "%s: a %s run in a session is evaluated in the session's "
+                                   "kernel, which takes no %s; pass \"fresh\": true to run it as a "
+                                   "process of its own", req->stdin_data ? "stdin" : "args",
+                                   req->language, req->stdin_data ? "stdin" : "arguments");
+        return 0;
+}
+
 static void
 on_network(mcp_proxy_event ev, const char *host, uint16_t port, const char *reason,
            uint64_t up, uint64_t down, void *data)
@@ -345,6 +371,11 @@ mcp_tool_run_code(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc
                 run_args_free(&ra);
                 mcp_tool_error(srv, id, "network: a session's runs have the session's network "
                                         "(set it with session_create)");
+                return;
+        }
+        if (t_live_args(srv, a, &req, &ra) < 0) {
+                run_args_free(&ra);
+                mcp_tool_error(srv, id, a->msg);
                 return;
         }
         req.allow = &allow;

@@ -7,6 +7,7 @@
 
 #include "base/base.h"
 #include "mcp/tools-args.h"
+#include "mcp/tools-live.h"
 #include "mcp/tools-network.h"
 
 /* ---- schemas ---- */
@@ -124,6 +125,11 @@ mcp_schema_in_run_code(oci_jw *w, const mcp_config *cfg, const char *const *lang
         p_enum(w, "language", "the interpreter or compiler", languages);
         p_str(w, "code", "the program", CODE_MAX);
         p_str(w, "stdin", "standard input of the program (default: empty)", STDIN_MAX);
+        p_bool(w, "fresh", "with session_id: run as a process of its own in the session's "
+                           "sandbox, never in the session's kernel (needed for stdin and args "
+                           "of a language the kernel runs)");
+        p_bool(w, "background", "with session_id: return at once with a process_id while the "
+                                "program runs on (process_output, process_kill)");
 
         mcp_jw_obj(w, "files");
         s_type(w, "array", "files placed in /workspace before the run");
@@ -197,6 +203,10 @@ mcp_schema_out_run_code(oci_jw *w)
         p_strings(w, "denied_hosts");
         p_strings(w, "upstream_errors");
         p_plain(w, "error", "string");
+        p_plain(w, "process_id", "string");
+        p_plain(w, "value", "string");
+        p_plain(w, "kernel", "string");
+        p_plain(w, "traceback", "boolean");
         oci_jw_end_object(w);
         required(w, (const char *const[]) { "exit_code", "signal", "stdout", "stderr", "timed_out",
                                             "oom_killed", "truncated", "duration_ms", "run_id", NULL });
@@ -274,6 +284,10 @@ mcp_schema_out_session_list(oci_jw *w)
         p_plain(w, "expires_at", "string");
         p_plain(w, "runs", "integer");
         p_plain(w, "busy", "boolean");
+        p_enum(w, "state", "of its sandbox", (const char *const[]) { "running", "paused", "stopped", NULL });
+        p_plain(w, "processes", "integer");
+        p_plain(w, "memory_bytes", "integer");
+        p_plain(w, "background", "integer");
         oci_jw_end_object(w);
         oci_jw_end_object(w);
         oci_jw_end_object(w);
@@ -390,3 +404,124 @@ mcp_schema_out_list_files(oci_jw *w)
         required(w, (const char *const[]) { "path", "entries", "truncated", NULL });
 }
 
+
+/* ---- the live session tools (tools-live.c) ---- */
+
+void
+mcp_schema_out_session_state(oci_jw *w)
+{
+        oci_jw_key(w, "properties");
+        oci_jw_begin_object(w);
+        p_plain(w, "session_id", "string");
+        p_enum(w, "state", NULL, (const char *const[]) { "running", "paused", "stopped", NULL });
+        oci_jw_end_object(w);
+        required(w, (const char *const[]) { "session_id", "state", NULL });
+}
+
+/* running, exit_code, signal: a process's status. */
+static void
+status_props(oci_jw *w)
+{
+        p_plain(w, "running", "boolean");
+        p_typed(w, "exit_code", "integer", "null");
+        p_typed(w, "signal", "string", "null");
+}
+
+void
+mcp_schema_out_process_list(oci_jw *w)
+{
+        oci_jw_key(w, "properties");
+        oci_jw_begin_object(w);
+        p_plain(w, "session_id", "string");
+        mcp_jw_obj(w, "processes");
+        oci_jw_kv_string(w, "type", "array");
+        mcp_jw_obj(w, "items");
+        oci_jw_kv_string(w, "type", "object");
+        oci_jw_key(w, "properties");
+        oci_jw_begin_object(w);
+        p_plain(w, "process_id", "string");
+        p_plain(w, "language", "string");
+        p_plain(w, "pid", "integer");
+        status_props(w);
+        p_plain(w, "started_at", "string");
+        p_plain(w, "stdout_bytes", "integer");
+        p_plain(w, "stderr_bytes", "integer");
+        oci_jw_end_object(w);
+        oci_jw_end_object(w);
+        oci_jw_end_object(w);
+        oci_jw_end_object(w);
+        required(w, (const char *const[]) { "session_id", "processes", NULL });
+}
+
+static void
+process_props(oci_jw *w)
+{
+        p_str(w, "session_id", NULL, SESSION_ID_MAX);
+        p_str(w, "process_id", "a background run's process_id", PROCESS_ID_MAX);
+}
+
+void
+mcp_schema_in_process_output(oci_jw *w, const mcp_config *cfg _unused_, const char *const *languages _unused_)
+{
+        oci_jw_key(w, "properties");
+        oci_jw_begin_object(w);
+        process_props(w);
+        p_enum(w, "stream", "default stdout", (const char *const[]) { "stdout", "stderr", NULL });
+        p_int(w, "offset", "byte offset in the stream to read from (default 0; next_offset of "
+                           "the previous read)", 0, INT64_MAX);
+        p_int(w, "max_bytes", "bytes returned at most (default 64 KiB)", 1, PROCESS_OUTPUT_MAX);
+        oci_jw_end_object(w);
+        required(w, (const char *const[]) { "session_id", "process_id", NULL });
+}
+
+void
+mcp_schema_out_process_output(oci_jw *w)
+{
+        oci_jw_key(w, "properties");
+        oci_jw_begin_object(w);
+        p_plain(w, "session_id", "string");
+        p_plain(w, "process_id", "string");
+        p_enum(w, "stream", NULL, (const char *const[]) { "stdout", "stderr", NULL });
+        p_plain(w, "text", "string");
+        p_plain(w, "offset", "integer");
+        p_plain(w, "next_offset", "integer");
+        p_plain(w, "skipped", "integer");
+        p_plain(w, "total_bytes", "integer");
+        status_props(w);
+        oci_jw_end_object(w);
+        required(w, (const char *const[]) { "session_id", "process_id", "stream", "text", "offset",
+                                            "next_offset", "skipped", "running", NULL });
+}
+
+void
+mcp_schema_in_process_kill(oci_jw *w, const mcp_config *cfg _unused_, const char *const *languages _unused_)
+{
+        oci_jw_key(w, "properties");
+        oci_jw_begin_object(w);
+        process_props(w);
+        mcp_jw_obj(w, "signal");
+        oci_jw_key(w, "type");
+        oci_jw_begin_array(w);
+        oci_jw_string(w, "string");
+        oci_jw_string(w, "integer");
+        oci_jw_end_array(w);
+        oci_jw_kv_string(w, "description", "a name (\"TERM\", \"SIGINT\", \"KILL\") or a number; "
+                                           "default KILL");
+        oci_jw_end_object(w);
+        oci_jw_end_object(w);
+        required(w, (const char *const[]) { "session_id", "process_id", NULL });
+}
+
+void
+mcp_schema_out_process_kill(oci_jw *w)
+{
+        oci_jw_key(w, "properties");
+        oci_jw_begin_object(w);
+        p_plain(w, "session_id", "string");
+        p_plain(w, "process_id", "string");
+        p_typed(w, "signal", "string", "null");
+        p_plain(w, "signaled", "boolean");
+        p_plain(w, "removed", "boolean");
+        oci_jw_end_object(w);
+        required(w, (const char *const[]) { "session_id", "process_id", "signaled", "removed", NULL });
+}

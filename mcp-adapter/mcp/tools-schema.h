@@ -18,3 +18,9 @@ void mcp_schema_in_read_file(oci_jw *w, const mcp_config *cfg, const char *const
 void mcp_schema_out_read_file(oci_jw *w);
 void mcp_schema_in_list_files(oci_jw *w, const mcp_config *cfg, const char *const *languages);
 void mcp_schema_out_list_files(oci_jw *w);
+void mcp_schema_out_session_state(oci_jw *w);
+void mcp_schema_out_process_list(oci_jw *w);
+void mcp_schema_in_process_output(oci_jw *w, const mcp_config *cfg, const char *const *languages);
+void mcp_schema_out_process_output(oci_jw *w);
+void mcp_schema_in_process_kill(oci_jw *w, const mcp_config *cfg, const char *const *languages);
+void mcp_schema_out_process_kill(oci_jw *w);

@@ -111,8 +111,19 @@ mcp_tool_session_create(mcp_server *srv, const mcp_rpc_id *id, targs *a, const m
 
 typedef struct session_list_view {
         const mcp_session_info *s;
+        const mcp_live_info *live;      /* each one's sandbox */
         size_t n;
 } session_list_view;
+
+static void
+write_live(oci_jw *w, const mcp_live_info *l)
+{
+        oci_jw_kv_string(w, "state", l->state == MCP_LIVE_PAUSED ? "paused"
+                                     : l->state == MCP_LIVE_STOPPED ? "stopped" : "running");
+        oci_jw_kv_uint64(w, "processes", l->processes);
+        oci_jw_kv_uint64(w, "memory_bytes", l->memory_bytes);
+        oci_jw_kv_uint64(w, "background", l->background);
+}
 
 static void
 write_session_list(oci_jw *w, const void *ctx)
@@ -136,6 +147,7 @@ write_session_list(oci_jw *w, const void *ctx)
                 oci_jw_kv_string(w, "expires_at", t);
                 oci_jw_kv_uint64(w, "runs", s->runs);
                 oci_jw_kv_bool(w, "busy", s->busy);
+                write_live(w, &v->live[i]);
                 oci_jw_end_object(w);
         }
         oci_jw_end_array(w);
@@ -158,7 +170,16 @@ mcp_tool_session_list(mcp_server *srv, const mcp_rpc_id *id, targs *a _unused_, 
         for (size_t i = 0; i < n; i++)
                 if (mcp_server_owns(srv, list[i].id))
                         list[mine++] = list[i];
-        session_list_view v = { .s = list, .n = mine };
+        _cleanup_free_ mcp_live_info *live = calloc(mine + 1, sizeof *live);
+        if (!live) {
+                mcp_tool_error(srv, id, "session_list: out of memory");
+                return;
+        }
+        /* A session without a sandbox (none started yet, or it could not) is stopped. */
+        for (size_t i = 0; i < mine; i++)
+                if (!srv->engine || mcp_engine_session_info(srv->engine, list[i].id, &live[i]) < 0)
+                        live[i] = (mcp_live_info){ .state = MCP_LIVE_STOPPED };
+        session_list_view v = { .s = list, .live = live, .n = mine };
         mcp_tool_structured(srv, id, write_session_list, &v);
 }
 

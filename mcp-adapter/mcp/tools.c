@@ -9,6 +9,7 @@
 
 #include "base/base.h"
 #include "mcp/tools-args.h"
+#include "mcp/tools-live.h"
 #include "mcp/tools-run.h"
 #include "mcp/tools-schema.h"
 #include "mcp/tools-session.h"
@@ -42,11 +43,14 @@ static const tool tools[] = {
           "install PKG` installs into /workspace/.local (the user site; a session's later "
           "calls import it), or use a venv in /workspace (`python3 -m venv /workspace/venv`). "
           "Through a network allowlist, denied_hosts names the hosts the egress proxy refused "
-          "and upstream_errors the allowed ones it could not reach, with why.",
+          "and upstream_errors the allowed ones it could not reach, with why. In a session, "
+          "background: true returns at once with a process_id while the program runs on "
+          "(process_output reads what it writes, process_kill ends it), and fresh: true runs "
+          "the program as a process of its own, never in the session's kernel.",
           mcp_schema_in_run_code, mcp_schema_out_run_code, false, false, false, true,
           (const char *const[]) { "language", "code", "stdin", "files", "args", "env",
                                   "timeout_ms", "memory_mb", "pids", "cpus", "session_id",
-                                  "network", NULL },
+                                  "network", "fresh", "background", NULL },
           mcp_tool_run_code },
         { "session_create", "Create a session",
           "Create a session: one sandbox that keeps running, with its own limits and network, "
@@ -77,6 +81,35 @@ static const tool tools[] = {
         { "list_files", "List files", "List a directory of a session's /workspace.",
           mcp_schema_in_list_files, mcp_schema_out_list_files, true, false, true, false,
           (const char *const[]) { "session_id", "path", NULL }, mcp_tool_list_files },
+        { "session_pause", "Pause a session",
+          "Freeze everything running in a session's sandbox (its background processes "
+          "included): it uses no CPU until it is resumed. Its next run_code, process_kill or "
+          "session_resume thaws it; its files stay.",
+          mcp_schema_in_session_id, mcp_schema_out_session_state, false, false, false, false,
+          (const char *const[]) { "session_id", NULL }, mcp_tool_session_pause },
+        { "session_resume", "Resume a session",
+          "Thaw a paused session's sandbox: its processes go on where they stopped.",
+          mcp_schema_in_session_id, mcp_schema_out_session_state, false, false, false, false,
+          (const char *const[]) { "session_id", NULL }, mcp_tool_session_resume },
+        { "process_list", "List background processes",
+          "List a session's background processes (run_code with background: true): running "
+          "or exited, with their exit status and how much each has written.",
+          mcp_schema_in_session_id, mcp_schema_out_process_list, true, false, true, false,
+          (const char *const[]) { "session_id", NULL }, mcp_tool_process_list },
+        { "process_output", "Read a background process's output",
+          "Read what a session's background process wrote to stdout or stderr, from a byte "
+          "offset (0: the start); pass next_offset as the offset of the next read. Only the "
+          "last 1 MiB of each stream is kept: skipped counts the bytes dropped before what is "
+          "returned.",
+          mcp_schema_in_process_output, mcp_schema_out_process_output, true, false, true, false,
+          (const char *const[]) { "session_id", "process_id", "stream", "offset", "max_bytes", NULL },
+          mcp_tool_process_output },
+        { "process_kill", "Kill a background process",
+          "Send a signal (default KILL) to a session's background process and the processes "
+          "it started; a process that has already exited is forgotten, its output with it.",
+          mcp_schema_in_process_kill, mcp_schema_out_process_kill, false, true, false, false,
+          (const char *const[]) { "session_id", "process_id", "signal", NULL },
+          mcp_tool_process_kill },
 };
 
 void

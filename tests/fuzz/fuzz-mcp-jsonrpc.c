@@ -139,6 +139,18 @@ int mcp_engine_keep_file(mcp_engine *e, const char *t, const char *u, const char
 int mcp_engine_kept_file(mcp_engine *e, const char *t, const char *u, unsigned char **r, size_t *l,
                          const char **m, msp_err *err)
 { (void) e, (void) t, (void) u, (void) r, (void) l, (void) m, (void) err; abort(); }
+int mcp_engine_session_start(mcp_engine *e, const char *id, msp_err *err) { (void) e, (void) id, (void) err; abort(); }
+int mcp_engine_session_info(mcp_engine *e, const char *id, mcp_live_info *r) { (void) e, (void) id, (void) r; abort(); }
+int mcp_engine_session_pause(mcp_engine *e, const char *id, msp_err *err) { (void) e, (void) id, (void) err; abort(); }
+int mcp_engine_session_resume(mcp_engine *e, const char *id, msp_err *err) { (void) e, (void) id, (void) err; abort(); }
+bool mcp_engine_uses_kernel(mcp_engine *e, const char *id, const char *l, bool f) { (void) e, (void) id, (void) l, (void) f; abort(); }
+int mcp_engine_process_list(mcp_engine *e, const char *id, mcp_process_info **r, size_t *n, msp_err *err)
+{ (void) e, (void) id, (void) r, (void) n, (void) err; abort(); }
+int mcp_engine_process_output(mcp_engine *e, const char *id, const char *p, mcp_stream s, uint64_t o, size_t m,
+                              char **r, size_t *l, uint64_t *nx, uint64_t *sk, msp_err *err)
+{ (void) e, (void) id, (void) p, (void) s, (void) o, (void) m, (void) r, (void) l, (void) nx, (void) sk, (void) err; abort(); }
+int mcp_engine_process_kill(mcp_engine *e, const char *id, const char *p, int sig, msp_err *err)
+{ (void) e, (void) id, (void) p, (void) sig, (void) err; abort(); }
 /* config.c's default state dir for a user (the fuzzer runs as root, never there) */
 int mcp_rootless_reachable(const char *s, msp_err *err) { (void) s, (void) err; abort(); }
 
