@@ -590,6 +590,11 @@ test("tenants: another tenant's sandbox sessions and run logs are not found", { 
                                     ["read_file", { session_id: sid, path: "secret.txt" }],
                                     ["write_file", { session_id: sid, path: "x", content: "y" }],
                                     ["list_files", { session_id: sid }],
+                                    ["session_pause", { session_id: sid }],
+                                    ["session_resume", { session_id: sid }],
+                                    ["process_list", { session_id: sid }],
+                                    ["process_output", { session_id: sid, process_id: "p-00000000" }],
+                                    ["process_kill", { session_id: sid, process_id: "p-00000000" }],
                                     ["session_close", { session_id: sid }]]) {
                 const r = await tool(bob, name, args);
                 assert.ok(r.isError, `${name} by another tenant: ${text(r)}`);
