@@ -3,6 +3,7 @@
  * group) and its two pipes; the last MCP_PROCESS_OUTPUT_KEEP bytes of each stream are
  * kept for process_output. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,7 @@ struct mcp_live_proc {
         int exit_code, term_signal;
         uint64_t started_usec;
         ring out, err;
+        char code_name[64];             /* its program in the code dir until it exits, "" */
 };
 
 struct mcp_live_drain {
@@ -97,6 +99,21 @@ proc_output(mcp_loop *loop, int fd, uint32_t events, void *data)
         return 0;
 }
 
+/* Its program file: the interpreter may open it after the call was answered (at the
+ * program's start), so it goes when the process does. */
+static void
+drop_code(mcp_live_proc *p)
+{
+        if (!p->code_name[0])
+                return;
+        int cfd = open(p->live->code_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (cfd >= 0) {
+                (void) unlinkat(cfd, p->code_name, 0);
+                close(cfd);
+        }
+        p->code_name[0] = '\0';
+}
+
 static int
 proc_status(mcp_loop *loop, int fd, uint32_t events, void *data)
 {
@@ -121,6 +138,7 @@ proc_status(mcp_loop *loop, int fd, uint32_t events, void *data)
                         continue;
                 }
                 close_watched(loop, &p->conn);
+                drop_code(p);
                 return 0;
         }
 }
@@ -132,6 +150,7 @@ proc_free(mcp_live_proc *p)
         close_watched(loop, &p->conn);          /* kills its group if it still runs */
         close_watched(loop, &p->out_fd);
         close_watched(loop, &p->err_fd);
+        drop_code(p);
         free(p->out.buf);
         free(p->err.buf);
         free(p);
@@ -154,6 +173,7 @@ mcp_live_proc_adopt(mcp_live *l, mcp_run *run, msp_err *err)
         p->pid = c->pid;
         p->running = true;
         p->started_usec = mcp_wallclock_usec();
+        snprintf(p->code_name, sizeof p->code_name, "%s", c->code_name);
         /* Its fds move here: out of the call's watches, into ours. */
         p->conn = TAKE_FD(c->conn);
         p->out_fd = TAKE_FD(c->out_fd);
@@ -168,6 +188,7 @@ mcp_live_proc_adopt(mcp_live *l, mcp_run *run, msp_err *err)
                 return msp_err_set(err, ENOMEM, "out of memory");
         }
         snprintf(c->process_id, sizeof c->process_id, "%s", p->id);
+        c->code_name[0] = '\0';          /* the process's now (drop_code) */
         p->next = l->procs;
         l->procs = p;
         l->n_procs++;
