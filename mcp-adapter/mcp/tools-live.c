@@ -217,7 +217,9 @@ whole_chars(const char *buf, size_t n)
                 unsigned char c = (unsigned char) buf[n - back];
                 if ((c & 0xC0) == 0x80)
                         continue;
-                size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+                /* A byte that starts no character (ASCII, 0xC0, 0xC1, above 0xF4) is
+                 * complete as it is: it is repaired, never waited for. */
+                size_t need = c >= 0xF5 || c < 0xC2 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
                 return need > back ? n - back : n;
         }
         return n;

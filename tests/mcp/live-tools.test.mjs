@@ -94,6 +94,15 @@ test("background: process_id at once, process_list, process_output with offsets 
         await waitFor("stderr", async () => (await processOf(session_id, pid))?.stderr_bytes === 5, 10_000, 50);
         const err = assertOk(await call(srv, "process_output", { session_id, process_id: pid, stream: "stderr" }), srv);
         assert.equal(err.text, "oops\n");
+        // A character cut by max_bytes comes whole with the next read.
+        const utf = assertOk(await runCode(srv, "sh", "printf 'a\\303\\251b'; exec sleep 600", { session_id, background: true }), srv);
+        await waitFor("4 bytes", async () => (await processOf(session_id, utf.process_id))?.stdout_bytes === 4, 10_000, 50);
+        const half = assertOk(await call(srv, "process_output", { session_id, process_id: utf.process_id, max_bytes: 2 }), srv);
+        assert.deepEqual([half.text, half.next_offset], ["a", 1]);
+        const rest = assertOk(await call(srv, "process_output", { session_id, process_id: utf.process_id, offset: 1 }), srv);
+        assert.deepEqual([rest.text, rest.next_offset], ["éb", 4]);
+        assertOk(await call(srv, "process_kill", { session_id, process_id: utf.process_id }), srv);
+        await waitFor("the printf's exit", async () => (await processOf(session_id, utf.process_id))?.running === false, 10_000, 50);
         for (const [args, re] of [[{ max_bytes: 0 }, /max_bytes: 0 is below the minimum 1/],
                                   [{ max_bytes: 2 * 1024 * 1024 }, /max_bytes: .* above the maximum 1048576/],
                                   [{ stream: "both" }, /stream: "both" is not one of stdout, stderr/]]) {
@@ -129,7 +138,7 @@ test("background: process_id at once, process_list, process_output with offsets 
         assert.ok(whole.text.endsWith("a\n"));
 
         const list = assertOk(await call(srv, "session_list", {}), srv).sessions.find((s) => s.session_id === session_id);
-        assert.equal(list.background, 2);
+        assert.equal(list.background, 2);      // the one printf left was killed
         assert.equal(list.state, "running");
 
         // process_kill: a bad signal is refused; TERM is sent; an exited process is forgotten.
@@ -207,6 +216,8 @@ test("--session-idle-pause 1: an idle session is paused, a busy one is not; a ca
         try {
                 const quiet = await newSession(idle);
                 const busy = await newSession(idle);
+                // A first call waits for the sandbox to be up (its cgroup made).
+                assertOk(await runCode(idle, "sh", "true", { session_id: quiet }), idle, "first call");
                 assertOk(await runCode(idle, "sh", "while :; do :; done", { session_id: busy, background: true }), idle, "busy loop");
                 const probe = await call(idle, "session_pause", { session_id: quiet });
                 if (probe.isError) {
