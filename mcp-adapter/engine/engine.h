@@ -107,8 +107,9 @@ int mcp_engine_session_info(mcp_engine *engine, const char *session_id, mcp_live
 int mcp_engine_session_pause(mcp_engine *engine, const char *session_id, msp_err *err);
 int mcp_engine_session_resume(mcp_engine *engine, const char *session_id, msp_err *err);
 
-/* A run of session_id in language would be a cell of the session's kernel (python or R,
- * not fresh): such a run takes no stdin and no args. */
+/* A run of session_id in language would be a cell of the session's kernel (a language
+ * with a kernel in its sandbox, python or R, not fresh): such a run takes no stdin and no
+ * args. False for an unknown session. */
 bool mcp_engine_uses_kernel(mcp_engine *engine, const char *session_id, const char *language,
                             bool fresh);
 

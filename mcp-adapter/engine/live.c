@@ -316,11 +316,8 @@ mcp_live_set_frozen(mcp_live *l, bool frozen, msp_err *err)
 bool
 mcp_engine_uses_kernel(mcp_engine *e, const char *session_id, const char *language, bool fresh)
 {
-        /* The session's kernel decides (a python or R run in a session, not fresh): until
-         * kernels run in live sessions, every run is a process of its own. */
-        (void) e;
-        (void) session_id;
-        (void) language;
-        (void) fresh;
-        return false;
+        /* The session's kernel decides, as live_of does at submit: a language with a
+         * kernelspec in the sandbox, not fresh. */
+        mcp_live *l = mcp_live_find(e, session_id);
+        return l && mcp_live_kernel_wanted(l, language, fresh, false);
 }

@@ -49,7 +49,7 @@ function instanceCpu(s) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-test("fresh and background need a session_id: a tool error naming the argument", { skip }, async () => {
+test("fresh and background need a session_id; a kernel's run takes stdin and args only with fresh", { skip, timeout: 120_000 }, async () => {
         for (const arg of ["fresh", "background"]) {
                 const r = await runCode(srv, "sh", "echo hi", { [arg]: true });
                 assert.equal(r.isError, true, text(r));
@@ -62,6 +62,30 @@ test("fresh and background need a session_id: a tool error naming the argument",
         const session_id = await newSession();
         const r = assertOk(await runCode(srv, "sh", "cat; echo \"$1\"", { session_id, fresh: true, stdin: "in\n", args: ["arg"] }), srv, "fresh");
         assert.equal(r.stdout, "in\narg\n");
+        // A language the session runs in a kernel: its value and the kernel's note; stdin
+        // and args only with fresh.
+        const languages = (await srv.client.listTools()).tools.find((t) => t.name === "run_code").inputSchema.properties.language.enum;
+        const cell = languages.includes("python") ? await runCode(srv, "python", "x = 41\nx + 1", { session_id }) : null;
+        if (cell?.structuredContent?.kernel) {
+                const c = assertOk(cell, srv, "a kernel cell");
+                assert.equal(c.value, "42");
+                assert.equal(c.kernel, "started");
+                assert.match(text(cell), /--- value ---\n42\n/);
+                assert.match(text(cell), /; kernel: started/);
+                for (const extra of [{ stdin: "x" }, { args: ["a"] }]) {
+                        const refused = await runCode(srv, "python", "print(1)", { session_id, ...extra });
+                        assert.equal(refused.isError, true);
+                        assert.match(text(refused), new RegExp(`^${Object.keys(extra)[0]}: a python run in a session is evaluated in the session's kernel.*"fresh": true`));
+                }
+                const fresh = assertOk(await runCode(srv, "python", "import sys; print(sys.stdin.read(), sys.argv[1:])", { session_id, fresh: true, stdin: "in", args: ["a"] }), srv);
+                assert.equal(fresh.stdout, "in ['a']\n");
+                assert.equal(fresh.kernel, undefined);
+                const raised = await runCode(srv, "python", "1/0", { session_id });
+                assert.equal(raised.isError, true);
+                assert.equal(raised.structuredContent.traceback, true);
+                assert.match(raised.structuredContent.stderr, /ZeroDivisionError/);
+                assert.match(text(raised), /^the cell raised an exception/);
+        }
         assertOk(await call(srv, "session_close", { session_id }), srv);
 });
 
