@@ -80,6 +80,14 @@ pause_or_resume(mcp_server *srv, const mcp_rpc_id *id, targs *a, bool pause)
         msp_err err = { 0 };
         int r = pause ? mcp_engine_session_pause(srv->engine, sid, &err)
                       : mcp_engine_session_resume(srv->engine, sid, &err);
+        if (r == -ENOENT) {
+                /* The session is there (t_live_session): its sandbox's cgroup is not, yet
+                 * (session_create answers before the sandbox is up) or any more. */
+                mcp_tool_errorf(srv, id, "%s: session %s: its sandbox is still starting or has "
+                                "just stopped; retry in a moment (its next run_code waits for "
+                                "it)", tool, sid);
+                return;
+        }
         if (r < 0) {
                 /* The engine's message says which: already so, stopped, no freezer. */
                 mcp_tool_errno(srv, id, r, &err, tool);
