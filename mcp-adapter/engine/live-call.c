@@ -157,7 +157,7 @@ call_lost(mcp_run *run)
 void
 mcp_live_call_sandbox_stopped(mcp_run *run)
 {
-        if (run->call.kernel)
+        if (run->call.kernel || run->call.repl)
                 mcp_live_kernel_call_lost(run);
         else if (run->call.awaiting_stop)
                 call_complete(run);
@@ -511,6 +511,8 @@ mcp_live_call_cancel(mcp_run *run)
          * starts another). */
         if (run->call.kernel && run->live)
                 mcp_live_kernel_kill(run->live, run->call.kernel);
+        if (run->call.repl && run->live)
+                mcp_live_repl_stop(run->live);
         run->call.kernel = NULL;
         mcp_live_call_cancel_io(run);
         if (run->state == RUN_RUNNING)

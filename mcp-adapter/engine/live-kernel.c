@@ -39,7 +39,8 @@ kernel_of(mcp_live *l, const char *language)
 bool
 mcp_live_kernel_wanted(mcp_live *l, const char *language, bool fresh, bool background)
 {
-        return !fresh && !background && kernel_of(l, language) != NULL;
+        return !fresh && !background &&
+               (mcp_live_repl_language(language) || kernel_of(l, language) != NULL);
 }
 
 /* Its sockets' directory: <kernel dir>/<name>, the sandbox user's. */
@@ -91,6 +92,7 @@ kernel_start(mcp_live *l, mcp_live_kernel *k, msp_err *err)
 void
 mcp_live_kernels_stop(mcp_live *l)
 {
+        mcp_live_repl_stop(l);
         for (unsigned i = 0; i < l->n_kernels; i++)
                 l->kernels[i].proc = l->kernels[i].proc ? mcp_kernel_proc_free(l->kernels[i].proc)
                                                         : NULL;
@@ -117,6 +119,8 @@ mcp_live_kernel_kill(mcp_live *l, mcp_kernel_proc *p)
 bool
 mcp_live_kernel_running(const mcp_live *l)
 {
+        if (mcp_live_repl_running(l))
+                return true;
         for (unsigned i = 0; i < l->n_kernels; i++)
                 if (l->kernels[i].proc && mcp_kernel_proc_running(l->kernels[i].proc))
                         return true;
@@ -260,6 +264,8 @@ mcp_live_kernel_call_start(mcp_run *run, msp_err *err)
         mcp_live *l = run->live;
         mcp_run_plan *p = &run->plan;
         mcp_call *c = &run->call;
+        if (mcp_live_repl_language(p->lang->name))
+                return mcp_live_repl_call_start(run, err);
         mcp_live_kernel *k = kernel_of(l, p->lang->name);
         if (!k)
                 return msp_err_set(err, ENOENT, "language: no %s kernel in this session's root",
@@ -286,6 +292,10 @@ mcp_live_kernel_call_start(mcp_run *run, msp_err *err)
 void
 mcp_live_kernel_call_lost(mcp_run *run)
 {
+        if (run->call.repl) {
+                mcp_live_repl_call_lost(run);
+                return;
+        }
         /* Its kernel goes with the sandbox: the cell's callback will not come. */
         mcp_kernel_outcome o = { .error = -ECHILD, .died = true,
                                  .message = "the session's sandbox stopped while the cell ran",

@@ -4,7 +4,8 @@
  * made here and inherited as its fd 3; the sandbox itself is an ordinary run of the
  * engine's whose runner never times out. Owner: live.c (the sandbox's life), live-call.c
  * (one call: a program started by pid 1, its pipes, its timeout, its result),
- * live-procs.c (background processes and the output of finished calls' leftovers).
+ * live-procs.c (background processes and the output of finished calls' leftovers),
+ * live-kernel.c (python and R cells), live-node.c (node cells).
  * engine.c is its caller. */
 #pragma once
 
@@ -20,6 +21,7 @@
 typedef struct mcp_live mcp_live;
 typedef struct mcp_live_proc mcp_live_proc;
 typedef struct mcp_live_drain mcp_live_drain;
+typedef struct mcp_live_repl mcp_live_repl;
 
 /* Kernels per live session: one per language that has one. */
 #define MCP_LIVE_KERNELS_MAX 4u
@@ -49,6 +51,8 @@ typedef struct mcp_call {
         char wrapper_name[64];          /* a shell's state keeper that sources it, "" none */
         char process_id[16];            /* a background call's */
         mcp_kernel_proc *kernel;        /* a cell's kernel, NULL: a program of its own */
+        bool repl;                      /* a cell pending in its session's node REPL */
+        bool repl_started;              /* the REPL was started for it */
 } mcp_call;
 
 struct mcp_live {
@@ -71,6 +75,7 @@ struct mcp_live {
         unsigned host_uid, host_gid;    /* the sandbox user's host ids: its files' */
         mcp_live_kernel kernels[MCP_LIVE_KERNELS_MAX];
         unsigned n_kernels;
+        mcp_live_repl *repl;            /* its node REPL, NULL: none running */
         bool paused;
         mcp_run *call;                  /* the foreground call in it, NULL: none */
         mcp_live_proc *procs;
@@ -120,20 +125,33 @@ void mcp_live_call_free(mcp_run *run);
 /* ---- kernels (live-kernel.c) ---- */
 
 /* A run of language in l is a cell of its kernel: not fresh, not background, and the
- * session's root has a kernelspec for the language. */
+ * session's root has a kernelspec for the language, or the language is node (its REPL). */
 bool mcp_live_kernel_wanted(mcp_live *l, const char *language, bool fresh, bool background);
 /* The run (claimed, its files placed) as the next cell of its language's kernel, which is
  * started when none runs. */
 int mcp_live_kernel_call_start(mcp_run *run, msp_err *err);
 /* The sandbox stopped under a pending cell: its result says so. */
 void mcp_live_kernel_call_lost(mcp_run *run);
-/* Kills every kernel of l (a pending cell hears nothing: complete it first); their specs
- * stay (mcp_live_kernels_free drops them too). */
+/* Kills every kernel of l and its node REPL (a pending cell hears nothing: complete it
+ * first); their specs stay (mcp_live_kernels_free drops them too). */
 void mcp_live_kernels_stop(mcp_live *l);
 void mcp_live_kernels_free(mcp_live *l);
 bool mcp_live_kernel_running(const mcp_live *l);
 /* The kernel whose proc is p is killed (a cancelled cell's). */
 void mcp_live_kernel_kill(mcp_live *l, mcp_kernel_proc *p);
+
+/* ---- the node REPL (live-node.c) ---- */
+
+/* The language's cells go to the session's node REPL. */
+bool mcp_live_repl_language(const char *language);
+/* The run (claimed, its files placed) as the next cell of the session's REPL, which is
+ * started when none runs. -EINVAL with stdin or args (a cell takes neither). */
+int mcp_live_repl_call_start(mcp_run *run, msp_err *err);
+/* The sandbox stopped under a pending cell: its result says so. */
+void mcp_live_repl_call_lost(mcp_run *run);
+/* Kills l's REPL (a pending cell hears nothing). */
+void mcp_live_repl_stop(mcp_live *l);
+bool mcp_live_repl_running(const mcp_live *l);
 
 /* ---- background processes and leftovers (live-procs.c) ---- */
 
