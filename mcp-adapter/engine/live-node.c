@@ -212,6 +212,14 @@ repl_died(mcp_live_repl *r, const char *why)
         cell_finish(l, run, &o);
 }
 
+/* A member's string, NULL: none (the accessors take no NULL). */
+static const char *
+member_string(const oci_json *obj, const char *key)
+{
+        const oci_json *v = oci_json_get(obj, key);
+        return v ? oci_json_string(v) : NULL;
+}
+
 /* The outcome line (JSON, without the marker and newline) of the pending cell. */
 static void
 outcome_line(mcp_live_repl *r, const char *line, size_t len)
@@ -224,7 +232,8 @@ outcome_line(mcp_live_repl *r, const char *line, size_t len)
                 return;
         }
         const oci_json *root = oci_json_doc_root(doc);
-        const char *id = oci_json_number_text(oci_json_get(root, "id"));
+        const oci_json *id_v = oci_json_get(root, "id"), *ok_v = oci_json_get(root, "ok");
+        const char *id = id_v ? oci_json_number_text(id_v) : NULL;
         if (!id || strtoull(id, NULL, 10) != r->last_id) {
                 repl_died(r, "it answered another cell");
                 return;
@@ -234,9 +243,9 @@ outcome_line(mcp_live_repl *r, const char *line, size_t len)
         if (r->err_fd >= 0 && read_err(r, 16) > 0)
                 close_watched(l->engine->loop, &r->err_fd);
         repl_outcome o = {
-                .ok = oci_json_bool(oci_json_get(root, "ok")),
-                .value = oci_json_string(oci_json_get(root, "value")),
-                .error = oci_json_string(oci_json_get(root, "error")),
+                .ok = ok_v && oci_json_bool(ok_v),
+                .value = member_string(root, "value"),
+                .error = member_string(root, "error"),
         };
         if (!o.ok && !o.error)
                 o.error = "the cell failed";
