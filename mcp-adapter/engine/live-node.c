@@ -1,7 +1,7 @@
 /* A live session's node REPL (live.h): on the session's first node cell, node-repl.js
  * (built in, written into the sandbox's code dir, which the sandbox sees read-only) is
  * started by the sandbox's pid 1 with the language's interpreter and a random marker.
- * Each cell is one JSON line on its stdin, evaluated in the REPL's one global context
+ * Each cell is one JSON line on its stdin (its code, the request's env), evaluated in the REPL's one global context
  * (declarations, functions and required modules stay for the next cell); its outcome comes
  * back as one line on stdout that starts with the marker, and everything before it on
  * stdout (and on stderr until then) is the cell's output. A timeout kills the REPL's group
@@ -515,6 +515,18 @@ mcp_live_repl_call_start(mcp_run *run, msp_err *err)
         oci_jw_kv_uint64(w, "id", rp->last_id + 1);
         oci_jw_key(w, "code");
         mcp_jw_bytes(w, p->code ? p->code : "", p->code_len);
+        mcp_jw_obj(w, "env");
+        for (size_t i = 0; i < p->n_env; i++) {
+                const char *eq = strchr(p->env[i], '=');
+                if (!eq)
+                        continue;
+                _cleanup_free_ char *name = strndup(p->env[i], (size_t) (eq - p->env[i]));
+                if (!name)
+                        return msp_err_set(err, ENOMEM, "out of memory");
+                oci_jw_key(w, name);
+                mcp_jw_text(w, eq + 1);
+        }
+        oci_jw_end_object(w);
         oci_jw_end_object(w);
         char *json = NULL;
         size_t len = 0;

@@ -2,7 +2,7 @@
 // A live session's node REPL (engine/live-node.c): msp-mcp writes this file into the
 // session sandbox's code dir (read-only to the sandbox) and starts it with the sandbox's
 // node, a random marker as its argument. Each line on stdin is a cell, {"id": n, "code":
-// "..."}, evaluated in this process's one global context, so that what a cell declares,
+// "...", "env": {...}} (env: set in process.env first, and kept), evaluated in this process's one global context, so that what a cell declares,
 // requires or assigns stays for the next. Its outcome is one line on stdout:
 //   "\x1eMSP<marker> " + {"id": n, "ok": bool, "value": "...", "error": "..."} + "\n"
 // value: util.inspect of the last expression's value (a Promise's: awaited), absent for
@@ -32,7 +32,9 @@ function clean(s) {
         s = String(s);
         if (s.length > VALUE_MAX)
                 s = s.slice(0, VALUE_MAX) + '... (cut at ' + VALUE_MAX + ' characters)';
-        return s.replace(/\0/g, '\ufffd').toWellFormed();
+        s = s.replace(/\0/g, '\ufffd');
+        return typeof s.toWellFormed === 'function' ? s.toWellFormed()    // node 20
+                : s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
 }
 
 // A stack without this program's and vm's frames.
@@ -100,5 +102,9 @@ readline.createInterface({ input: process.stdin, crlfDelay: Infinity }).on('line
         } catch (e) {
                 return;                         // not msp-mcp's: nothing to answer
         }
-        queue = queue.then(() => evaluate(req.id, String(req.code)));
+        queue = queue.then(() => {
+                if (req.env && typeof req.env === 'object')
+                        Object.assign(process.env, req.env);
+                return evaluate(req.id, String(req.code));
+        });
 }).on('close', () => queue.then(() => process.exit(0)));

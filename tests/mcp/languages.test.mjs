@@ -124,7 +124,10 @@ for (const lang of Object.keys(INTERP)) {
                 }
                 await runContract(lang);
                 const s = assertOk(await call(srv, "session_create", {}), srv, "session_create");
-                await runContract(lang, { session_id: s.session_id });
+                // A program of its own in the session's sandbox: fresh, since a session's
+                // python, R and node runs are cells (of a kernel, of a REPL) that take
+                // neither stdin nor args.
+                await runContract(lang, { session_id: s.session_id, fresh: true });
                 await call(srv, "session_close", { session_id: s.session_id });
         });
 }

@@ -1,6 +1,6 @@
 // A session's node runs: cells of one REPL per session (one global context), so what a
 // call declares, defines or requires is there for the next; the last expression's value
-// comes back, a thrown error's stack and the context lives on; a timeout kills the REPL and
+// comes back, a thrown error's stack and the context lives on, a call's env stays; a timeout kills the REPL and
 // the next call gets a new one; fresh runs a process of its own; sessions do not share.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -39,6 +39,9 @@ test("a session's node calls share one context: variables, functions, modules, v
         assert.equal(assertOk(await node("globalThis.kept = 7; undefined", { session_id }), srv).value, undefined);
         assert.equal(assertOk(await node("Promise.resolve(kept * 6)", { session_id }), srv).value, "42");
         assert.equal(assertOk(await node("await new Promise((r) => setTimeout(() => r('later'), 10))", { session_id }), srv).value, "'later'");
+        // A call's env is set in process.env, and stays.
+        assert.equal(assertOk(await node("process.env.GREETING", { session_id, env: { GREETING: "hi" } }), srv).value, "'hi'");
+        assert.equal(assertOk(await node("process.env.GREETING", { session_id }), srv).value, "'hi'");
         // An exception: its stack, and the context lives on.
         const raised = await node("function boom() { throw new Error('bang'); }\nboom()", { session_id });
         assert.equal(raised.isError, true, text(raised));
