@@ -368,10 +368,11 @@ conn_ready(mcp_loop *loop, int fd, uint32_t events, void *data)
                         snprintf(why, sizeof why, "it exited with code %d", ev.value);
                 else
                         snprintf(why, sizeof why, "it was killed by signal %d", ev.value);
-                /* What it wrote before it went. */
+                /* What it wrote before it went (a broken answer ends r there). */
+                mcp_live *l = r->live;
                 if (r->out_fd >= 0) {
                         (void) out_ready(loop, r->out_fd, EPOLLIN, r);
-                        if (r->live->repl != r)
+                        if (l->repl != r)
                                 return 0;
                 }
                 repl_died(r, why);
