@@ -1,6 +1,7 @@
 // What the msp-mcp benchmarks share: msp-mcp over stdio or Streamable HTTP with a minimal
 // client (no SDK: the numbers are msp-mcp's, not a client library's schema validation),
-// its memory from /proc, percentiles, the run_code workload of mcp.sh. Used by mcp.mjs,
+// its memory from /proc, percentiles, the run_code workload of mcp.sh (fresh runs, and runs
+// in a live session). Used by mcp.mjs,
 // mcp-ab.mjs, http.mjs and mcp-rootless.mjs.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -99,9 +100,16 @@ export function stdioServer(mspMcp, args = [], how = {}) {
                         s.child.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
                         await request("ping");
                 },
-                async run(language, code, expect) {
-                        const r = await request("tools/call", { name: "run_code", arguments: { language, code } });
+                // extra: more run_code arguments (session_id).
+                async run(language, code, expect, extra = {}) {
+                        const r = await request("tools/call", { name: "run_code", arguments: { language, code, ...extra } });
                         check(language, code, expect, r, s.log);
+                },
+                // A tool's structuredContent; a tool error stops the benchmark.
+                async tool(name, args) {
+                        const r = await request("tools/call", { name, arguments: args });
+                        if (!r.result || r.result.isError) die(`${name}: ${JSON.stringify(r).slice(0, 600)} ${s.log()}`);
+                        return r.result.structuredContent;
                 },
                 close: () => s.stop("eof"),
         };
@@ -174,11 +182,20 @@ export const SH_HI = ["sh", "echo hi", "hi\n"];
 export const PY_ONE = ["python", "print(1)", "1\n"];
 
 // runs sequential calls of [language, code, expect] after 10 warm-up calls: each call's
-// time in ms, from writing the request to reading its answer.
-export async function latency(srv, runs, [language, code, expect]) {
-        for (let i = 0; i < 10; i++) await srv.run(language, code, expect);
+// time in ms, from writing the request to reading its answer. extra: as srv.run's.
+export async function latency(srv, runs, [language, code, expect], extra = {}) {
+        for (let i = 0; i < 10; i++) await srv.run(language, code, expect, extra);
         const t = [];
-        for (let i = 0; i < runs; i++) t.push(await timed(() => srv.run(language, code, expect)));
+        for (let i = 0; i < runs; i++) t.push(await timed(() => srv.run(language, code, expect, extra)));
+        return t;
+}
+
+// The same latency in one live session (its sandbox already running: the program is
+// started by its pid 1), the session made before and closed after.
+export async function sessionLatency(srv, runs, call) {
+        const { session_id } = await srv.tool("session_create", {});
+        const t = await latency(srv, runs, call, { session_id });
+        await srv.tool("session_close", { session_id });
         return t;
 }
 

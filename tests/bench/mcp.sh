@@ -16,7 +16,9 @@
 # one connection each:
 #
 #   latency      --runs (200) sequential run_code calls of sh `echo hi` and python
-#                `print(1)` after 10 warm-up calls: p50 and p95
+#                `print(1)` after 10 warm-up calls: p50 and p95; then as many calls of
+#                sh `echo hi` in one live session (its sandbox running, each program
+#                started by its pid 1)
 #   throughput   --calls (200) calls of sh `echo hi` from --callers (4) concurrent callers
 #   idle RSS     VmHWM/VmRSS of msp-mcp from /proc/<pid>/status right after initialize
 #
