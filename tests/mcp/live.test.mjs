@@ -325,13 +325,14 @@ for (const [name, runtime] of [["msp", MSP], ["runc", RUNC]]) {
                 const hog = await runCode(srv, "python", HOG, { session_id: id, timeout_ms: 30_000 });
                 try {
                         assert.equal(hog.isError, true, JSON.stringify(hog.structuredContent));
-                        assert.equal(hog.structuredContent?.timed_out, false, text(hog));
+                        assert.equal(hog.structuredContent?.timed_out, false, JSON.stringify(hog.structuredContent));
                         let res;
                         await waitFor("a cell that works after the OOM kill", async () =>
                                 !(res = await runCode(srv, "python", "print('alive')", { session_id: id })).isError, 20_000, 200)
-                                .catch(() => assert.fail(`no working cell after the OOM kill: ${text(res)}\n${srv.log().slice(-2000)}`));
+                                .catch(() => assert.fail(`no working cell after the OOM kill: ${JSON.stringify(res?.structuredContent ?? text(res))}`));
                         assert.equal(res.structuredContent.stdout, "alive\n");
-                        assert.equal(hog.structuredContent?.oom_killed, true, text(hog));
+                        // One line: meson's TAP reader loses a TODO's YAML block at a blank line.
+                        assert.ok(hog.structuredContent?.oom_killed === true, `not oom_killed: ${JSON.stringify(hog.structuredContent)}`);
                 } finally {
                         await close(id);
                 }
