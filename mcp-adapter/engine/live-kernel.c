@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -57,6 +58,27 @@ kernel_dirs(mcp_live *l, const mcp_live_kernel *k, char *host, size_t host_size,
         return 0;
 }
 
+/* ipykernel's Python adds the user site (~/.local, where `pip install` puts packages: HOME
+ * is /workspace) to sys.path only when it exists at start, and a path that did not exist
+ * is never looked at again: a kernel started before the session's first `pip install`
+ * would not import what it installed. So the kernel makes it first (empty), as the
+ * session's next pip would. */
+static const char ipython_user_site[] =
+        "--InteractiveShellApp.exec_lines=import os as _o, site as _s; "
+        "_o.makedirs(_s.getusersitepackages(), exist_ok=True); "
+        "_s.addsitedir(_s.getusersitepackages()); del _o, _s";
+
+static bool
+is_ipykernel(const mcp_kernelspec *spec)
+{
+        if (strcasecmp(spec->language, "python") != 0)
+                return false;
+        for (size_t i = 0; spec->argv[i]; i++)
+                if (strstr(spec->argv[i], "ipykernel"))
+                        return true;
+        return false;
+}
+
 static int
 kernel_start(mcp_live *l, mcp_live_kernel *k, msp_err *err)
 {
@@ -77,11 +99,21 @@ kernel_start(mcp_live *l, mcp_live_kernel *k, msp_err *err)
                 envp[i] = l->env[i];
         for (size_t i = 0; i < m; i++)
                 envp[n + i] = k->spec->env[i];
+        size_t n_argv = 0;
+        while (k->spec->argv[n_argv])
+                n_argv++;
+        _cleanup_free_ const char **argv = calloc(n_argv + 2, sizeof *argv);
+        if (!argv)
+                return msp_err_set(err, ENOMEM, "out of memory");
+        for (size_t i = 0; i < n_argv; i++)
+                argv[i] = k->spec->argv[i];
+        if (is_ipykernel(k->spec))
+                argv[n_argv] = ipython_user_site;
         mcp_kernel_proc_spec spec = {
                 .spawn_socket = l->sock_path,
                 .host_dir = host,
                 .sandbox_dir = inside,
-                .argv = (const char *const *) k->spec->argv,
+                .argv = argv,
                 .envp = envp,
                 .cwd = l->cwd,
                 .interrupt_mode = k->spec->interrupt_mode,
