@@ -115,6 +115,8 @@ struct mcp_engine {
         mcp_procset procs;
         mcp_run *runs;
         mcp_live *lives;                /* the live sessions (live.h) */
+        void (*session_gone)(const char *session_id, void *data);      /* engine.h's hook */
+        void *session_gone_data;
         mcp_run *qhead, **qtail;
         mcp_timer *start_timer;         /* the next queued run's start, in the loop's next round */
         unsigned n_running, n_queued;

@@ -176,9 +176,19 @@ session_evict(const char *id, void *data)
 static void
 session_closing(const char *id, void *data)
 {
-        mcp_live *l = mcp_live_find(data, id);
+        mcp_engine *e = data;
+        mcp_live *l = mcp_live_find(e, id);
         if (l)
                 mcp_live_stop(l);
+        if (e->session_gone)
+                e->session_gone(id, e->session_gone_data);
+}
+
+void
+mcp_engine_set_session_gone(mcp_engine *e, mcp_session_gone_fn fn, void *data)
+{
+        e->session_gone = fn;
+        e->session_gone_data = data;
 }
 
 /* Every sandbox runs the init as pid 1: without it no run could start, so say it now. */

@@ -150,3 +150,12 @@ int mcp_engine_process_kill(mcp_engine *engine, const char *session_id, const ch
  * listens. */
 int mcp_engine_port_connect(mcp_engine *engine, const char *session_id, uint16_t port,
                             int *ret_fd, msp_err *err);
+/* Whether the session's ports can be reached at all: 0, -ENOENT unknown session, -EPERM a
+ * session with a network allowlist (its sandbox may connect only to its egress proxy); err
+ * says why. */
+int mcp_engine_port_check(mcp_engine *engine, const char *session_id, msp_err *err);
+/* Called once for every session that goes (closed, expired, or with the engine), after
+ * its sandbox is gone: what the layers above keep for it (exposed ports) goes too. One
+ * hook; NULL removes it. */
+typedef void (*mcp_session_gone_fn)(const char *session_id, void *data);
+void mcp_engine_set_session_gone(mcp_engine *engine, mcp_session_gone_fn fn, void *data);

@@ -6,4 +6,5 @@
 #include "mcp/owners.h"
 #include "mcp/resources.h"
 #include "mcp/server.h"
+#include "mcp/tools-ports.h"
 #include "mcp/tools-run.h"

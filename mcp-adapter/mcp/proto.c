@@ -10,6 +10,7 @@
 #include "mcp/resources.h"
 #include "mcp/tools.h"
 #include "mcp/tools-run.h"
+#include "mcp/tools-ports.h"
 #include "base/base.h"
 
 #ifndef MSP_VERSION
@@ -286,8 +287,14 @@ mcp_server_new(mcp_loop *loop, const mcp_config *cfg, mcp_engine *engine, mcp_lo
                 return r;
         }
         srv->hears_expiries = engine != NULL;
-        if (engine)
+        if (engine) {
                 mcp_sessions_set_expired(mcp_engine_sessions(engine), on_session_expired, srv);
+                if (mcp_ports_new(loop, engine, NULL, &srv->ports) < 0) {
+                        mcp_server_free(srv);
+                        return -ENOMEM;
+                }
+                srv->owns_ports = true;
+        }
         *ret = srv;
         return 0;
 }
@@ -315,6 +322,8 @@ mcp_server_free(mcp_server *srv)
         if (!srv)
                 return NULL;
         mcp_tools_cancel_all(srv);
+        if (srv->owns_ports)
+                srv->ports = mcp_ports_free(srv->ports);
         if (srv->hears_expiries)
                 mcp_sessions_set_expired(mcp_engine_sessions(srv->engine), NULL, NULL);
         if (srv->log && srv->log->sink_data == srv)

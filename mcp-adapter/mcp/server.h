@@ -41,6 +41,7 @@ mcp_version_annotations(mcp_version v)
 
 typedef struct mcp_call mcp_call;
 typedef struct mcp_server mcp_server;
+typedef struct mcp_ports mcp_ports;
 
 /* What a caller asks to start, for the transport's admission check (quotas): the policy
  * is the transport's (srv->admit; HTTP: per-tenant quotas), the tools ask it through
@@ -86,6 +87,9 @@ struct mcp_server {
          * caller is the only one (stdio). */
         void (*session_changed)(mcp_server *srv, const char *tenant);
         void *transport_data;
+        mcp_ports *ports;               /* exposed ports (tools-ports.h): stdio its own, HTTP
+                                         * the transport's, shared */
+        bool owns_ports;
 };
 
 /* srv's caller may use the sandbox session or run log id: always without an owner table,

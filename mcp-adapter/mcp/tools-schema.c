@@ -525,3 +525,26 @@ mcp_schema_out_process_kill(oci_jw *w)
         oci_jw_end_object(w);
         required(w, (const char *const[]) { "session_id", "process_id", "signaled", "removed", NULL });
 }
+
+void
+mcp_schema_in_port_expose(oci_jw *w, const mcp_config *cfg _unused_, const char *const *languages _unused_)
+{
+        oci_jw_key(w, "properties");
+        oci_jw_begin_object(w);
+        p_str(w, "session_id", NULL, SESSION_ID_MAX);
+        p_int(w, "port", "the TCP port inside the sandbox", 1, 65535);
+        oci_jw_end_object(w);
+        required(w, (const char *const[]) { "session_id", "port", NULL });
+}
+
+void
+mcp_schema_out_port_expose(oci_jw *w)
+{
+        oci_jw_key(w, "properties");
+        oci_jw_begin_object(w);
+        p_plain(w, "url", "string");
+        p_plain(w, "port", "integer");
+        p_plain(w, "session_id", "string");
+        oci_jw_end_object(w);
+        required(w, (const char *const[]) { "url", "port", "session_id", NULL });
+}

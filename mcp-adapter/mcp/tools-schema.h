@@ -24,3 +24,5 @@ void mcp_schema_in_process_output(oci_jw *w, const mcp_config *cfg, const char *
 void mcp_schema_out_process_output(oci_jw *w);
 void mcp_schema_in_process_kill(oci_jw *w, const mcp_config *cfg, const char *const *languages);
 void mcp_schema_out_process_kill(oci_jw *w);
+void mcp_schema_in_port_expose(oci_jw *w, const mcp_config *cfg, const char *const *languages);
+void mcp_schema_out_port_expose(oci_jw *w);

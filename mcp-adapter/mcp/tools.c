@@ -10,6 +10,7 @@
 #include "base/base.h"
 #include "mcp/tools-args.h"
 #include "mcp/tools-live.h"
+#include "mcp/tools-ports.h"
 #include "mcp/tools-run.h"
 #include "mcp/tools-schema.h"
 #include "mcp/tools-session.h"
@@ -110,6 +111,15 @@ static const tool tools[] = {
           mcp_schema_in_process_kill, mcp_schema_out_process_kill, false, true, false, false,
           (const char *const[]) { "session_id", "process_id", "signal", NULL },
           mcp_tool_process_kill },
+        { "port_expose", "Expose a port of a session",
+          "Make a TCP port that a program in a session's sandbox listens on (on 127.0.0.1 or "
+          "0.0.0.0 inside it: start the server in the background first) reachable over HTTP "
+          "and WebSocket from outside the sandbox, without giving the sandbox any other "
+          "network. Returns the url to use (the same one when the port is exposed again); "
+          "the url works until the session is closed or expires. A session with a network "
+          "allowlist cannot expose ports.",
+          mcp_schema_in_port_expose, mcp_schema_out_port_expose, false, false, true, false,
+          (const char *const[]) { "session_id", "port", NULL }, mcp_tool_port_expose },
 };
 
 void
