@@ -20,6 +20,7 @@
 #include "rpc/jsonrpc.h"
 #include "host/rootless.h"
 #include "mcp/server.h"
+#include "mcp/tools-ports.h"
 #include "base/text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -151,6 +152,10 @@ int mcp_engine_process_output(mcp_engine *e, const char *id, const char *p, mcp_
 { (void) e, (void) id, (void) p, (void) s, (void) o, (void) m, (void) r, (void) l, (void) nx, (void) sk, (void) err; abort(); }
 int mcp_engine_process_kill(mcp_engine *e, const char *id, const char *p, int sig, msp_err *err)
 { (void) e, (void) id, (void) p, (void) sig, (void) err; abort(); }
+/* port_expose (tools-ports.c): servers of this target have no engine, hence no ports */
+int mcp_ports_new(mcp_loop *l, mcp_engine *e, const char *u, mcp_ports **r) { (void) l, (void) e, (void) u, (void) r; abort(); }
+mcp_ports *mcp_ports_free(mcp_ports *p) { (void) p; return NULL; }
+void mcp_tool_port_expose(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *t) { (void) srv, (void) id, (void) a, (void) t; abort(); }
 /* config.c's default state dir for a user (the fuzzer runs as root, never there) */
 int mcp_rootless_reachable(const char *s, msp_err *err) { (void) s, (void) err; abort(); }
 
