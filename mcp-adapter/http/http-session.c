@@ -184,6 +184,7 @@ mcp_http_session_new(mcp_http *h, const char *tenant, http_session **ret, char *
                 return r;
         }
         s->srv->owners = h->owners;
+        s->srv->ports = h->ports;
         s->srv->tenant = s->tenant;
         s->srv->http_session = s->id;
         s->srv->admit = mcp_http_admit;

@@ -22,6 +22,7 @@ typedef struct http_exchange http_exchange;
 typedef struct http_stream http_stream;
 typedef struct http_conn http_conn;
 typedef struct rate_window rate_window;
+typedef struct http_port_req http_port_req;
 
 /* A libmicrohttpd daemon driven from the loop (http-daemon.c): --listen's, and
  * --probe-listen's that answers only the probes and /metrics. */
@@ -65,6 +66,7 @@ struct http_exchange {
         uint64_t bytes_out;             /* response body bytes */
         char method[16];
         char path[256];
+        http_port_req *port;            /* a request for an exposed port (http-ports.c) */
 };
 
 struct http_session {
@@ -108,4 +110,6 @@ struct mcp_http {
         mcp_timer *sweep, *stream_timer;
         http_session *sessions;
         size_t n_sessions;
+        mcp_ports *ports;               /* the sessions' exposed ports (port_expose) */
+        http_port_req *port_reqs;       /* their requests in flight (http-ports.c) */
 };

@@ -25,6 +25,7 @@
 #include "http/http-daemon.h"
 #include "http/http-exchange.h"
 #include "http/http-listen.h"
+#include "http/http-ports.h"
 #include "http/http-session.h"
 #include "http/http-stream.h"
 #include "http/http-types.h"
@@ -178,7 +179,7 @@ open_stream(http_exchange *x)
 
 /* The first call for a request: what can be decided from the headers. */
 static enum MHD_Result
-start(http_exchange *x, const char *url, const char *method)
+start(http_exchange *x, const char *url, const char *method, const char *version)
 {
         mcp_http *h = x->http;
         bool get = strcmp(method, "GET") == 0;
@@ -197,7 +198,8 @@ start(http_exchange *x, const char *url, const char *method)
                 return mcp_http_reply(x, 404, "text/plain", "not found\n", 10, NULL);
         if (h->draining)
                 return mcp_http_reply(x, 503, "text/plain", "the server is stopping\n", 23, NULL);
-        if (strcmp(url, ENDPOINT) != 0 && !metrics)
+        bool port = mcp_http_port_path(url);
+        if (strcmp(url, ENDPOINT) != 0 && !metrics && !port)
                 return mcp_http_reply(x, 404, "text/plain", "not found\n", 10, NULL);
         bool presented;
         msp_err why = { 0 };
@@ -207,6 +209,8 @@ start(http_exchange *x, const char *url, const char *method)
                 return mcp_http_reply_unauthorized(x, presented);
         }
         mcp_http_conn_trusted(x);
+        if (port)
+                return mcp_http_port_start(x, url, method, version);
         const char *origin = header(x, "Origin");
         if (origin && !origin_allowed(h, origin)) {
                 mcp_log(h->log, MCP_LOG_NOTICE, "HTTP request from Origin %.200s refused", origin);
@@ -339,7 +343,7 @@ absorb(http_exchange *x, const char *data, size_t n)
 
 static enum MHD_Result
 on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
-           const char *version _unused_, const char *upload, size_t *upload_size, void **con_cls)
+           const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
         http_daemon *dm = cls;
         http_exchange *x = *con_cls;
@@ -353,7 +357,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
                 snprintf(x->path, sizeof x->path, "%s", url);
                 *con_cls = x;
                 x->http->n_exchanges++;
-                return start(x, url, method);
+                return start(x, url, method, version);
         }
         if (*upload_size > 0) {
                 if (!x->replied)
@@ -365,9 +369,9 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
                 return MHD_YES;
         if (!x->dispatched) {
                 x->dispatched = true;
-                return handle_post(x);
+                return x->port ? mcp_http_port_body_done(x) : handle_post(x);
         }
-        return reply_pending(x);        /* resumed */
+        return x->port ? mcp_http_port_body_done(x) : reply_pending(x);        /* resumed */
 }
 
 static void
@@ -380,6 +384,7 @@ on_completed(void *cls _unused_, struct MHD_Connection *conn, void **con_cls,
         if (!x)
                 return;
         mcp_http_audit_access(x, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
+        mcp_http_port_exchange_done(x);
         /* A response that never reached the client: its call is not wanted any more. */
         if (x->sess && !x->answered)
                 mcp_tools_cancel(x->sess->srv, &x->id);
@@ -421,6 +426,14 @@ connection_limit(const mcp_config *cfg, bool probe)
         return share - probes < cfg->http_max_connections ? share - probes : cfg->http_max_connections;
 }
 
+/* Paths and query arguments as they came: an exposed port's request is sent on with them
+ * (http-ports.c), and no other path of ours has an escape. */
+static size_t
+unescape_none(void *cls _unused_, struct MHD_Connection *conn _unused_, char *s)
+{
+        return strlen(s);
+}
+
 /* dm serves fd (listening): external polling, no threads of MHD's. MHD's limits bound an
  * idle client (--http-timeout), the request line and headers, the connections (at once, and
  * from one address); http-daemon.c bounds the time a request head may take. */
@@ -437,6 +450,7 @@ start_daemon(mcp_http *h, http_daemon *dm, int fd, const char *flag, msp_err *er
                 { MHD_OPTION_END, 0, NULL },
         };
         dm->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
+                                 (dm->probe ? 0 : MHD_ALLOW_UPGRADE) |
                                  (h->tls_key ? MHD_USE_TLS : 0),
                                  0, NULL, NULL, on_request, dm,
                                  MHD_OPTION_ARRAY, h->tls_key ? tls : tls + 2,
@@ -448,6 +462,7 @@ start_daemon(mcp_http *h, http_daemon *dm, int fd, const char *flag, msp_err *er
                                  MHD_OPTION_PER_IP_CONNECTION_LIMIT, dm->probe ? 0 : per_address,
                                  MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
                                  MHD_OPTION_NOTIFY_CONNECTION, mcp_http_conn_notify, h,
+                                 MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL,
                                  MHD_OPTION_END);
         if (!dm->d) {
                 close(fd);
@@ -521,6 +536,11 @@ mcp_http_start(mcp_http *h, mcp_loop *loop, mcp_engine *engine, mcp_logger *log,
         }
         if (r < 0)
                 return r;
+        /* "<scheme>://ADDR:PORT/mcp": exposed ports are paths beside the endpoint. */
+        size_t base = strlen(h->url) - strlen(ENDPOINT);
+        _cleanup_free_ char *base_url = strndup(h->url, base);
+        if (!base_url || mcp_ports_new(loop, engine, base_url, &h->ports) < 0)
+                return msp_err_set(err, ENOMEM, "out of memory");
         mcp_http_sessions_start(h);
         mcp_http_streams_start(h);
         mcp_log(log, MCP_LOG_INFO, "listening on %s (%s%s%s)", h->url,
@@ -541,6 +561,8 @@ mcp_http_free(mcp_http *h)
         mcp_timer_cancel(h->loop, h->sweep);
         mcp_timer_cancel(h->loop, h->stream_timer);
         mcp_timer_cancel(h->loop, h->drain_timer);
+        mcp_http_ports_stop(h);
+        h->ports = mcp_ports_free(h->ports);
         /* Every suspended connection was resumed by mcp_http_session_end(): MHD may stop. */
         mcp_http_daemon_stop(&h->main);
         mcp_http_daemon_stop(&h->probe);
