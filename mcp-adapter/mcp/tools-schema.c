@@ -288,6 +288,12 @@ mcp_schema_out_session_list(oci_jw *w)
         p_plain(w, "processes", "integer");
         p_plain(w, "memory_bytes", "integer");
         p_plain(w, "background", "integer");
+        mcp_jw_obj(w, "ports");
+        s_type(w, "array", "its exposed ports (port_expose)");
+        mcp_jw_obj(w, "items");
+        oci_jw_kv_string(w, "type", "integer");
+        oci_jw_end_object(w);
+        oci_jw_end_object(w);
         oci_jw_end_object(w);
         oci_jw_end_object(w);
         oci_jw_end_object(w);

@@ -12,6 +12,7 @@
 #include "mcp/resources.h"
 #include "mcp/tools-audit.h"
 #include "mcp/tools-network.h"
+#include "mcp/tools-ports.h"
 #include "mcp/tools-run.h"
 
 /* ---- session tools ---- */
@@ -113,6 +114,7 @@ typedef struct session_list_view {
         const mcp_session_info *s;
         const mcp_live_info *live;      /* each one's sandbox */
         size_t n;
+        const mcp_ports *ports;
 } session_list_view;
 
 static void
@@ -148,6 +150,13 @@ write_session_list(oci_jw *w, const void *ctx)
                 oci_jw_kv_uint64(w, "runs", s->runs);
                 oci_jw_kv_bool(w, "busy", s->busy);
                 write_live(w, &v->live[i]);
+                uint16_t ports[MCP_PORTS_PER_SESSION];
+                unsigned n = mcp_ports_of(v->ports, s->id, ports, MCP_PORTS_PER_SESSION);
+                oci_jw_key(w, "ports");
+                oci_jw_begin_array(w);
+                for (unsigned k = 0; k < n && k < MCP_PORTS_PER_SESSION; k++)
+                        oci_jw_uint64(w, ports[k]);
+                oci_jw_end_array(w);
                 oci_jw_end_object(w);
         }
         oci_jw_end_array(w);
@@ -179,7 +188,7 @@ mcp_tool_session_list(mcp_server *srv, const mcp_rpc_id *id, targs *a _unused_, 
         for (size_t i = 0; i < mine; i++)
                 if (!srv->engine || mcp_engine_session_info(srv->engine, list[i].id, &live[i]) < 0)
                         live[i] = (mcp_live_info){ .state = MCP_LIVE_STOPPED };
-        session_list_view v = { .s = list, .live = live, .n = mine };
+        session_list_view v = { .s = list, .live = live, .n = mine, .ports = srv->ports };
         mcp_tool_structured(srv, id, write_session_list, &v);
 }
 

@@ -155,6 +155,7 @@ int mcp_engine_process_kill(mcp_engine *e, const char *id, const char *p, int si
 /* port_expose (tools-ports.c): servers of this target have no engine, hence no ports */
 int mcp_ports_new(mcp_loop *l, mcp_engine *e, const char *u, mcp_ports **r) { (void) l, (void) e, (void) u, (void) r; abort(); }
 mcp_ports *mcp_ports_free(mcp_ports *p) { (void) p; return NULL; }
+unsigned mcp_ports_of(const mcp_ports *p, const char *s, uint16_t *v, unsigned m) { (void) p, (void) s, (void) v, (void) m; return 0; }
 void mcp_tool_port_expose(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_rpc_id *t) { (void) srv, (void) id, (void) a, (void) t; abort(); }
 /* config.c's default state dir for a user (the fuzzer runs as root, never there) */
 int mcp_rootless_reachable(const char *s, msp_err *err) { (void) s, (void) err; abort(); }

@@ -14,6 +14,7 @@ import { startServer, spawnHttpServer, stopProcess, skipReason, finishAll, call,
          assertOk, TRANSPORT } from "./lib.mjs";
 
 const skip = skipReason();
+const RUNC = ["/usr/sbin/runc", "/usr/bin/runc", "/usr/local/sbin/runc", "/usr/local/bin/runc"].find((p) => fs.existsSync(p));
 let srv;
 
 before(async () => {
@@ -103,8 +104,14 @@ test("port_expose: GET through the URL, the same URL again, refusals, an upgrade
         const file = await get(url + "hello.txt?x=1");
         assert.equal(file.status, 200);
         assert.equal(file.body, "hello-port\n");
+        // A request with a body reaches the port (http.server has no POST: its 501 comes back).
+        const post = await fetch(url, { method: "POST", body: "0123456789", signal: AbortSignal.timeout(20_000) });
+        assert.equal(post.status, 501);
+        await post.text();
         const again = assertOk(await call(srv, "port_expose", { session_id: sid, port: 8000 }), srv);
         assert.equal(again.url, url);
+        const listed = assertOk(await call(srv, "session_list", {}), srv).sessions.find((x) => x.session_id === sid);
+        assert.deepEqual(listed.ports, [8000]);
 
         if (TRANSPORT === "stdio") {
                 const u = new URL(url);
@@ -158,6 +165,31 @@ for addr in (("1.1.1.1", 80), ("8.8.8.8", 53)):
 `, { session_id: sid });
         assert.equal(assertOk(r, srv).stdout, "blocked\nblocked\n");
         assertOk(await call(srv, "session_close", { session_id: sid }), srv);
+});
+
+test("port_expose with runc as the runtime", { skip: skip || (!RUNC && "runc not installed"), timeout: 120_000 }, async () => {
+        const s = await startServer({ runtime: RUNC });
+        try {
+                const sid = await sessionWithServer(s);
+                const { url } = assertOk(await call(s, "port_expose", { session_id: sid, port: 8000 }), s);
+                assert.equal((await get(url + "hello.txt")).body, "hello-port\n");
+                assertOk(await call(s, "session_close", { session_id: sid }), s);
+        } finally {
+                await s.close();
+        }
+});
+
+test("a session with a network allowlist cannot expose ports, and says why", { skip, timeout: 120_000 }, async () => {
+        const s = await startServer({ args: ["--network-allow", "example.test:80"] });
+        try {
+                const sid = assertOk(await call(s, "session_create", { network: { allow: ["example.test:80"] } }), s).session_id;
+                const r = await call(s, "port_expose", { session_id: sid, port: 8000 });
+                assert.equal(r.isError, true);
+                assert.match(text(r), /network allowlist/);
+                assertOk(await call(s, "session_close", { session_id: sid }), s);
+        } finally {
+                await s.close();
+        }
 });
 
 test("HTTP: the port's path needs the MCP endpoint's token and the owning tenant", { skip: skip || (TRANSPORT !== "http" && "HTTP only"), timeout: 180_000 }, async () => {
