@@ -94,7 +94,7 @@ TEST(gating_by_version)
                 if (!tap_check(doc != NULL, "tools/list for %s parses", mcp_version_name(want[i].v)))
                         continue;
                 const oci_json *tools = oci_json_get(oci_json_doc_root(doc), "tools");
-                bool ok = tools && oci_json_len(tools) == 12;
+                bool ok = tools && oci_json_len(tools) == 13;
                 for (size_t t = 0; ok && t < oci_json_len(tools); t++) {
                         const oci_json *tool = oci_json_value_at(tools, t);
                         ok = (oci_json_get(tool, "title") != NULL) == want[i].title &&

@@ -17,7 +17,7 @@ after(finishAll);
 
 const EXPECTED = ["run_code", "session_create", "session_list", "session_close",
                   "write_file", "read_file", "list_files", "session_pause", "session_resume",
-                  "process_list", "process_output", "process_kill"];
+                  "process_list", "process_output", "process_kill", "port_expose"];
 
 // Walk a JSON schema: every array has items, every object closes its properties.
 function checkSchema(schema, where, problems) {
