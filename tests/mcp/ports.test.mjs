@@ -167,6 +167,22 @@ for addr in (("1.1.1.1", 80), ("8.8.8.8", 53)):
         assertOk(await call(srv, "session_close", { session_id: sid }), srv);
 });
 
+test("an expired session's URL refuses", { skip, timeout: 120_000 }, async () => {
+        const sid = assertOk(await call(srv, "session_create", { ttl_s: 4 }), srv).session_id;
+        const r = await runCode(srv, "sh", `setsid nohup /usr/bin/python3 -m http.server 8000 --bind 127.0.0.1 >/dev/null 2>&1 < /dev/null &
+${waitListening(8000)}`, { session_id: sid });
+        assert.equal(assertOk(r, srv).exit_code, 0);
+        const { url } = assertOk(await call(srv, "port_expose", { session_id: sid, port: 8000 }), srv);
+        assert.equal((await get(url)).status, 200);
+        const end = Date.now() + 30_000;
+        for (;;) {
+                const gone = await get(url).then((x) => x.status === 404, () => true);
+                if (gone) break;
+                assert.ok(Date.now() < end, "the URL still answers 30 s after the session's ttl");
+                await new Promise((res) => setTimeout(res, 250));
+        }
+});
+
 test("port_expose with runc as the runtime", { skip: skip || (!RUNC && "runc not installed"), timeout: 120_000 }, async () => {
         const s = await startServer({ runtime: RUNC });
         try {
