@@ -1,9 +1,9 @@
 /* An exposed port's requests on the HTTP transport's listener (http-ports.h). */
 #include "http/http-ports.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,11 +267,14 @@ pair_ready(mcp_loop *loop _unused_, int fd, uint32_t events _unused_, void *data
         http_port_req *r = data;
         http_exchange *x = r->x;
         if (x && r->body_off < x->len) {
-                ssize_t n = write(fd, x->body + r->body_off, x->len - r->body_off);
+                ssize_t n = send(fd, x->body + r->body_off, x->len - r->body_off, MSG_NOSIGNAL);
                 if (n > 0)
                         r->body_off += (size_t) n;
-                if (r->body_off >= x->len)
+                /* all of it, or the gateway has closed its end (its refusal is read next) */
+                if (r->body_off >= x->len || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+                        r->body_off = x->len;
                         (void) mcp_loop_mod_io(r->http->loop, fd, EPOLLIN);
+                }
         }
         for (int i = 0; i < 16; i++) {
                 if (r->resp_cap - r->resp_len < 65536) {
@@ -359,8 +362,8 @@ reply_response(http_exchange *x, http_port_req *r)
                                 v++;
                         if (strcasecmp(line, "Transfer-Encoding") == 0)
                                 chunked = true;
-                        else if (!in_list(line, hop_by_hop))
-                                (void) MHD_add_response_header(resp, line, v);
+                        else if (!in_list(line, hop_by_hop) && strcasecmp(line, "Date") != 0)
+                                (void) MHD_add_response_header(resp, line, v);  /* MHD adds its Date */
                 }
                 if (!next)
                         break;
