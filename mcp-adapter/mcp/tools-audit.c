@@ -208,3 +208,14 @@ mcp_audit_session_expired(mcp_audit *a, bool http, const char *tenant, const cha
         mcp_audit_str(w, "reason", why);
         mcp_audit_end(a, w);
 }
+
+void
+mcp_audit_port(mcp_server *srv, const char *session_id, uint16_t port)
+{
+        oci_jw *w = mcp_audit_begin_srv(srv, "port_expose");
+        if (!w)
+                return;
+        mcp_audit_str(w, "session_id", session_id);
+        mcp_audit_uint(w, "port", port);
+        mcp_audit_end(audit_of(srv), w);
+}

@@ -32,6 +32,8 @@ void mcp_audit_egress(mcp_server *srv, const char *run_id, mcp_proxy_event ev, c
                       uint16_t port, const char *reason, uint64_t up, uint64_t down);
 /* A call the tenant's quota refused (reason: the tool error's text). */
 void mcp_audit_refused(mcp_server *srv, const char *tool, const char *reason);
+/* port_expose of a new port (never its URL: over stdio the URL is the secret). */
+void mcp_audit_port(mcp_server *srv, const char *session_id, uint16_t port);
 /* process_kill of a session's background process (sig 0: it had exited, it is forgotten). */
 void mcp_audit_process_kill(mcp_server *srv, const char *session_id, const char *process_id, int sig);
 /* session_create (info), or session_close, session_pause, session_resume (session_id). */

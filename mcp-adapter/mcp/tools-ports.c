@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "mcp/tools-audit.h"
 #include "ports/ports.h"
 
 typedef struct exposed {
@@ -196,6 +197,7 @@ mcp_tool_port_expose(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp_
                         mcp_tool_errno(srv, id, r, &err, "port_expose");
                         return;
                 }
+                mcp_audit_port(srv, sid, (uint16_t) port);
         }
         mcp_tool_structured(srv, id, write_exposed, x);
 }
