@@ -456,7 +456,10 @@ mcp_http_port_start(http_exchange *x, const char *url, const char *method, const
                         return reply_text(x, 431, "request head too large\n");
                 }
                 r->upgrading = true;
-                return start_upgrade(x, r, upgrade);
+                enum MHD_Result ret = start_upgrade(x, r, upgrade);
+                if (ret != MHD_YES)
+                        r->upgrading = false;   /* refused: the exchange's end frees it */
+                return ret;
         }
         return MHD_YES;         /* the body, then mcp_http_port_body_done */
 }
