@@ -268,6 +268,9 @@ cell_done(mcp_kernel_proc *p, const mcp_kernel_outcome *o, void *data)
                 snprintf(res.error, sizeof res.error, "the session's %s kernel: %s", run->plan.lang->name,
                          o->message);
         }
+        uint64_t oom = 0;
+        mcp_live_usage(l, NULL, NULL, &oom);
+        res.oom_killed = oom > c->oom_before;
         res.exit_code = res.kernel_error || o->died || o->killed ? 1 : 0;
         res.timed_out = c->timed_out || o->interrupted || o->killed;
         res.kernel_note = o->note && o->note[0] ? o->note : NULL;
@@ -307,6 +310,7 @@ mcp_live_kernel_call_start(mcp_run *run, msp_err *err)
         run->runner.out = (mcp_capture){ .limit = p->lim.output_bytes, .log_fd = -1 };
         run->runner.err = (mcp_capture){ .limit = p->lim.output_bytes, .log_fd = -1 };
         mcp_runlogs_open(&e->logs, run->id, &run->runner.out, &run->runner.err, &run->log_reserve);
+        mcp_live_usage(l, NULL, NULL, &c->oom_before);
         c->start_usec = mcp_now_usec();
         _cleanup_free_ char *code = malloc(p->code_len + 1);
         if (!code)

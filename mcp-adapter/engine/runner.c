@@ -471,7 +471,11 @@ mcp_runner_kill_sync(mcp_runner *r)
                                     r->id, "KILL", NULL };
         const char *del_argv[] = { r->runtime, "--root", r->runtime_root, "delete", "--force",
                                    r->id, NULL };
-        /* At most ~10 s: `kill` fails until the runtime has created the container. */
+        const char *kill1_argv[] = { r->runtime, "--root", r->runtime_root, "kill", r->id, "KILL",
+                                     NULL };
+        /* At most ~10 s: `kill` fails until the runtime has created the container. Some
+         * runtimes refuse `kill --all` for a container without a cgroup (runc run by a
+         * user): then pid 1 alone, whose end ends its pid namespace. */
         for (int i = 0; r->run && i < 200; i++) {
                 if (r->kill_file[0]) {
                         int fd = open(r->kill_file, O_WRONLY | O_CLOEXEC);
@@ -480,7 +484,8 @@ mcp_runner_kill_sync(mcp_runner *r)
                                 close(fd);
                         }
                 }
-                (void) mcp_spawn_wait(kill_argv, NULL);
+                if (mcp_spawn_wait(kill_argv, NULL) != 0)
+                        (void) mcp_spawn_wait(kill1_argv, NULL);
                 if (mcp_proc_exited_within(r->run, 50))
                         break;
         }
