@@ -137,3 +137,31 @@ test("R: variables persist across calls, a plot is an image, an error keeps the 
         assert.equal(still.stdout, "42");
         assertOk(await call(srv, "session_close", { session_id }), srv);
 });
+
+// The same with runc as the runtime: the kernel needs nothing of msp's.
+const RUNC = ["/usr/sbin/runc", "/usr/bin/runc", "/usr/local/sbin/runc"].find((p) => fs.existsSync(p));
+
+test("python with runc as the runtime: a kernel's state persists", { skip: skip || (RUNC ? false : "runc not installed"), timeout: 120_000 }, async (t) => {
+        const why = pyKernel();
+        if (why) return t.skip(why);
+        const r = await startServer({ runtime: RUNC });
+        const session_id = assertOk(await call(r, "session_create", {}), r).session_id;
+        assertOk(await runCode(r, "python", "z = 6 * 7", { session_id }), r);
+        assert.equal(assertOk(await runCode(r, "python", "z", { session_id }), r).value, "42");
+        assertOk(await call(r, "session_close", { session_id }), r);
+});
+
+test("a kernel's sockets are its session's only: another session and a fresh run see none of them", { skip, timeout: 120_000 }, async (t) => {
+        const why = pyKernel();
+        if (why) return t.skip(why);
+        const a = await session(), b = await session();
+        assertOk(await runCode(srv, "python", "secret = 1", { session_id: a }), srv);
+        const mine = assertOk(await runCode(srv, "sh", "ls -A /.msp/k", { session_id: a }), srv);
+        assert.match(mine.stdout, /python3/, "the session's own kernel dir");
+        const other = assertOk(await runCode(srv, "sh", "ls -A /.msp/k; find / -xdev -type s 2>/dev/null | grep -c kernel- || true",
+                                             { session_id: b }), srv);
+        assert.equal(other.stdout, "0\n", `another session sees no kernel socket: ${other.stdout}`);
+        const fresh = assertOk(await runCode(srv, "sh", "ls -A /.msp/k 2>&1; find / -xdev -type s 2>/dev/null | grep -c kernel- || true"), srv);
+        assert.match(fresh.stdout, /No such file or directory\n0\n$/, fresh.stdout);
+        for (const s of [a, b]) assertOk(await call(srv, "session_close", { session_id: s }), srv);
+});
