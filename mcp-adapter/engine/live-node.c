@@ -135,6 +135,9 @@ cell_finish(mcp_live *l, mcp_run *run, const repl_outcome *o)
                 res.sandbox_failed = true;
                 snprintf(res.error, sizeof res.error, "the session's node REPL: %s", o->failure);
         }
+        uint64_t oom = 0;
+        mcp_live_usage(l, NULL, NULL, &oom);
+        res.oom_killed = oom > run->call.oom_before;
         res.kernel_error = o->error != NULL;
         res.exit_code = !o->ok || o->timed_out || o->died ? 1 : 0;
         res.timed_out = o->timed_out;
@@ -557,6 +560,7 @@ mcp_live_repl_call_start(mcp_run *run, msp_err *err)
         run->runner.out = (mcp_capture){ .limit = p->lim.output_bytes, .log_fd = -1 };
         run->runner.err = (mcp_capture){ .limit = p->lim.output_bytes, .log_fd = -1 };
         mcp_runlogs_open(&e->logs, run->id, &run->runner.out, &run->runner.err, &run->log_reserve);
+        mcp_live_usage(l, NULL, NULL, &c->oom_before);
         c->start_usec = mcp_now_usec();
         l->call = run;
         return 0;

@@ -4,7 +4,7 @@
 // the next call gets a new one; fresh runs a process of its own; sessions do not share.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startServer, skipReason, finishAll, call, runCode, text, assertOk } from "./lib.mjs";
+import { startServer, skipReason, finishAll, call, runCode, text, assertOk, AS_USER } from "./lib.mjs";
 
 let skip = skipReason();
 let srv;
@@ -83,5 +83,21 @@ test("a node cell past its timeout: the REPL is killed and restarted, the next c
         const after = assertOk(await node("typeof again", { session_id }), srv, "after the exit");
         assert.equal(after.value, "'undefined'");
         assert.equal(after.kernel, "started");
+        assertOk(await call(srv, "session_close", { session_id }), srv);
+});
+
+test("a node cell beyond memory_mb: oom_killed, the REPL's death said, the next call works", { timeout: 120_000 }, async (t) => {
+        if (skip) return t.skip(skip);
+        if (AS_USER) return t.skip("as a user on this host: no cgroup, memory_mb is RLIMIT_DATA (no OOM kill)");
+        const session_id = assertOk(await call(srv, "session_create", { memory_mb: 128 }), srv, "session_create").session_id;
+        assert.equal(assertOk(await node("1 + 1", { session_id }), srv, "before").value, "2");
+        const hog = await node("const kept = []; for (;;) kept.push(Buffer.alloc(16 << 20, 1))", { session_id });
+        const h = hog.structuredContent;
+        assert.equal(hog.isError, true, text(hog));
+        assert.equal(h.oom_killed, true, JSON.stringify(h));
+        assert.match(h.kernel, /^died: /, JSON.stringify(h));
+        const next = assertOk(await node("2 + 2", { session_id }), srv, "after");
+        assert.equal(next.value, "4");
+        assert.equal(next.kernel, "started");
         assertOk(await call(srv, "session_close", { session_id }), srv);
 });
