@@ -206,3 +206,11 @@ mcp_read_fd(int fd, size_t max, char **ret, size_t *ret_len, msp_err *err)
         *ret_len = len;
         return 0;
 }
+
+void
+mcp_close_pair(int p[2])
+{
+        for (int i = 0; i < 2; i++)
+                if (p[i] >= 0)
+                        close(p[i]);
+}

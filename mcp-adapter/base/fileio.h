@@ -37,6 +37,9 @@ int mcp_mkdir_parents(const char *path, mode_t mode, msp_err *err);
 
 /* A new file name under dirfd (O_EXCL: an existing one or a symlink is -EEXIST) holding
  * all of data; err names the file. The server's own files: bundles, the instance, images. */
+/* Both ends of a pipe (or socket pair) closed, the -1 ones skipped. */
+void mcp_close_pair(int p[2]);
+
 int mcp_write_new_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
                      msp_err *err);
 

@@ -169,6 +169,16 @@ mcp_loop_mod_io(mcp_loop *l, int fd, uint32_t events)
 }
 
 void
+mcp_loop_close_io(mcp_loop *l, int *fd)
+{
+        if (*fd < 0)
+                return;
+        mcp_loop_del_io(l, *fd);
+        close(*fd);
+        *fd = -1;
+}
+
+void
 mcp_loop_del_io(mcp_loop *l, int fd)
 {
         if (fd < 0 || (size_t) fd >= l->n_by_fd || !l->by_fd[fd])

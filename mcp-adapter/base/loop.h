@@ -24,6 +24,8 @@ mcp_loop *mcp_loop_free(mcp_loop *loop);
 int mcp_loop_add_io(mcp_loop *loop, int fd, uint32_t events, mcp_io_fn fn, void *data);
 int mcp_loop_mod_io(mcp_loop *loop, int fd, uint32_t events);
 void mcp_loop_del_io(mcp_loop *loop, int fd);
+/* The watch of *fd removed, *fd closed and set to -1 (nothing when it is already -1). */
+void mcp_loop_close_io(mcp_loop *loop, int *fd);
 
 /* One-shot timer after usec on CLOCK_MONOTONIC. The timer is freed after it fires or when
  * cancelled; *ret (may be NULL) is only valid until then. */

@@ -24,15 +24,6 @@
 static void call_complete(mcp_run *run);
 static void call_lost(mcp_run *run);
 
-static void
-close_watched(mcp_engine *e, int *fd)
-{
-        if (*fd >= 0) {
-                mcp_loop_del_io(e->loop, *fd);
-                close(*fd);
-                *fd = -1;
-        }
-}
 
 /* Up to max_chunks reads; 1 at EOF or error. */
 static int
@@ -62,7 +53,7 @@ output_ready(mcp_loop *loop, int fd, uint32_t events, void *data)
         (void) events;
         bool out = fd == c->out_fd;
         if (read_output(run, fd, out ? MCP_STDOUT : MCP_STDERR, 4) > 0)
-                close_watched(run->engine, out ? &c->out_fd : &c->err_fd);
+                mcp_loop_close_io(run->engine->loop, out ? &c->out_fd : &c->err_fd);
         return 0;
 }
 
@@ -81,7 +72,7 @@ stdin_ready(mcp_loop *loop, int fd, uint32_t events, void *data)
                         return 0;
         }
         if ((events & (EPOLLERR | EPOLLHUP)) || c->stdin_off >= len)
-                close_watched(run->engine, &c->in_fd);
+                mcp_loop_close_io(run->engine->loop, &c->in_fd);
         return 0;
 }
 
@@ -141,7 +132,7 @@ call_lost(mcp_run *run)
         mcp_call *c = &run->call;
         mcp_live *l = run->live;
         c->lost = true;
-        close_watched(e, &c->conn);
+        mcp_loop_close_io(e->loop, &c->conn);
         if (!l->serving || !l->sandbox) {
                 call_complete(run);
                 return;
@@ -286,13 +277,6 @@ place_program(mcp_run *run, msp_err *err)
         return keeps_shell_state(run) ? place_shell_wrapper(run, cfd, err) : 0;
 }
 
-static void
-close_pair(int p[2])
-{
-        for (int i = 0; i < 2; i++)
-                if (p[i] >= 0)
-                        close(p[i]);
-}
 
 /* Pipes for its stdio, the request to pid 1, the loop's watches. */
 static int
@@ -334,9 +318,9 @@ spawn_program(mcp_run *run, const char *const *argv, const char *const *envp, ms
         }
         r = 0;
 out:
-        close_pair(po);
-        close_pair(pe);
-        close_pair(pi);
+        mcp_close_pair(po);
+        mcp_close_pair(pe);
+        mcp_close_pair(pi);
         return r;
 }
 
@@ -395,10 +379,10 @@ mcp_live_call_cancel_io(mcp_run *run)
         if (c->timer)
                 mcp_timer_cancel(e->loop, c->timer);
         c->timer = NULL;
-        close_watched(e, &c->out_fd);
-        close_watched(e, &c->err_fd);
-        close_watched(e, &c->in_fd);
-        close_watched(e, &c->conn);
+        mcp_loop_close_io(e->loop, &c->out_fd);
+        mcp_loop_close_io(e->loop, &c->err_fd);
+        mcp_loop_close_io(e->loop, &c->in_fd);
+        mcp_loop_close_io(e->loop, &c->conn);
 }
 
 /* Its program file goes with it (the code dir is the sandbox's for its life). */
@@ -458,9 +442,9 @@ call_complete(mcp_run *run)
          * it left running keeps the pipes and gets a reader that drops what it writes. */
         if (!run->background) {
                 if (c->out_fd >= 0 && read_output(run, c->out_fd, MCP_STDOUT, 16) > 0)
-                        close_watched(e, &c->out_fd);
+                        mcp_loop_close_io(e->loop, &c->out_fd);
                 if (c->err_fd >= 0 && read_output(run, c->err_fd, MCP_STDERR, 16) > 0)
-                        close_watched(e, &c->err_fd);
+                        mcp_loop_close_io(e->loop, &c->err_fd);
                 if (c->out_fd >= 0) {
                         mcp_loop_del_io(e->loop, c->out_fd);
                         mcp_live_drain_adopt(l, &c->out_fd);

@@ -58,15 +58,6 @@ mcp_live_repl_language(const char *language)
         return strcmp(language, "node") == 0;
 }
 
-static void
-close_watched(mcp_loop *loop, int *fd)
-{
-        if (*fd >= 0) {
-                mcp_loop_del_io(loop, *fd);
-                close(*fd);
-                *fd = -1;
-        }
-}
 
 /* Ends the REPL (closing its connection kills its group); a pending cell hears nothing. */
 static mcp_live_repl *
@@ -77,10 +68,10 @@ repl_free(mcp_live_repl *r)
         mcp_loop *loop = r->live->engine->loop;
         if (r->timer)
                 mcp_timer_cancel(loop, r->timer);
-        close_watched(loop, &r->in_fd);
-        close_watched(loop, &r->out_fd);
-        close_watched(loop, &r->err_fd);
-        close_watched(loop, &r->conn);
+        mcp_loop_close_io(loop, &r->in_fd);
+        mcp_loop_close_io(loop, &r->out_fd);
+        mcp_loop_close_io(loop, &r->err_fd);
+        mcp_loop_close_io(loop, &r->conn);
         if (r->cell)
                 r->cell->call.repl = false;
         free(r->req);
@@ -190,7 +181,7 @@ err_ready(mcp_loop *loop, int fd, uint32_t events, void *data)
         (void) fd;
         (void) events;
         if (read_err(r, 4) > 0)
-                close_watched(loop, &r->err_fd);
+                mcp_loop_close_io(loop, &r->err_fd);
         return 0;
 }
 
@@ -244,7 +235,7 @@ outcome_line(mcp_live_repl *r, const char *line, size_t len)
         /* The cell's stderr written before its outcome is in the pipe (node writes pipes
          * synchronously). */
         if (r->err_fd >= 0 && read_err(r, 16) > 0)
-                close_watched(l->engine->loop, &r->err_fd);
+                mcp_loop_close_io(l->engine->loop, &r->err_fd);
         repl_outcome o = {
                 .ok = ok_v && oci_json_bool(ok_v),
                 .value = member_string(root, "value"),
@@ -316,7 +307,7 @@ out_ready(mcp_loop *loop, int fd, uint32_t events, void *data)
                 if (n < 0 && (errno == EAGAIN || errno == EINTR))
                         return 0;
                 if (n <= 0) {
-                        close_watched(loop, &r->out_fd);
+                        mcp_loop_close_io(loop, &r->out_fd);
                         return 0;
                 }
                 r->pend_len += (size_t) n;
@@ -343,7 +334,7 @@ in_ready(mcp_loop *loop, int fd, uint32_t events, void *data)
                 free(r->req);
                 r->req = NULL;
                 if (events & (EPOLLERR | EPOLLHUP))
-                        close_watched(loop, &r->in_fd);  /* its death follows on conn */
+                        mcp_loop_close_io(loop, &r->in_fd);  /* its death follows on conn */
                 else
                         mcp_loop_del_io(loop, fd);
         }
@@ -383,13 +374,6 @@ conn_ready(mcp_loop *loop, int fd, uint32_t events, void *data)
         }
 }
 
-static void
-close_pair(int p[2])
-{
-        for (int i = 0; i < 2; i++)
-                if (p[i] >= 0)
-                        close(p[i]);
-}
 
 /* node-repl.js in the code dir, root's and the sandbox group's, 0640 (read-only to it). */
 static int
@@ -457,9 +441,9 @@ repl_start(mcp_live *l, const char *interp, msp_err *err)
         p = NULL;
         r = 0;
 out:
-        close_pair(po);
-        close_pair(pe);
-        close_pair(pi);
+        mcp_close_pair(po);
+        mcp_close_pair(pe);
+        mcp_close_pair(pi);
         repl_free(p);
         return r;
 }

@@ -68,15 +68,6 @@ ring_add(ring *r, const char *buf, size_t n)
         r->len += n;
 }
 
-static void
-close_watched(mcp_loop *loop, int *fd)
-{
-        if (*fd >= 0) {
-                mcp_loop_del_io(loop, *fd);
-                close(*fd);
-                *fd = -1;
-        }
-}
 
 static int
 proc_output(mcp_loop *loop, int fd, uint32_t events, void *data)
@@ -93,7 +84,7 @@ proc_output(mcp_loop *loop, int fd, uint32_t events, void *data)
                 }
                 if (n < 0 && (errno == EAGAIN || errno == EINTR))
                         return 0;
-                close_watched(loop, out ? &p->out_fd : &p->err_fd);
+                mcp_loop_close_io(loop, out ? &p->out_fd : &p->err_fd);
                 return 0;
         }
         return 0;
@@ -137,7 +128,7 @@ proc_status(mcp_loop *loop, int fd, uint32_t events, void *data)
                 } else {
                         continue;
                 }
-                close_watched(loop, &p->conn);
+                mcp_loop_close_io(loop, &p->conn);
                 drop_code(p);
                 return 0;
         }
@@ -147,9 +138,9 @@ static void
 proc_free(mcp_live_proc *p)
 {
         mcp_loop *loop = p->live->engine->loop;
-        close_watched(loop, &p->conn);          /* kills its group if it still runs */
-        close_watched(loop, &p->out_fd);
-        close_watched(loop, &p->err_fd);
+        mcp_loop_close_io(loop, &p->conn);          /* kills its group if it still runs */
+        mcp_loop_close_io(loop, &p->out_fd);
+        mcp_loop_close_io(loop, &p->err_fd);
         drop_code(p);
         free(p->out.buf);
         free(p->err.buf);
@@ -198,7 +189,7 @@ mcp_live_proc_adopt(mcp_live *l, mcp_run *run, msp_err *err)
 static void
 drain_free(mcp_live_drain *d)
 {
-        close_watched(d->live->engine->loop, &d->fd);
+        mcp_loop_close_io(d->live->engine->loop, &d->fd);
         free(d);
 }
 
