@@ -299,8 +299,8 @@ t_env(targs *a, run_args *ra)
         return 1;
 }
 
-/* fresh and background (a session's only), and what a run in the session's kernel cannot
- * take: stdin and args go to a process, never to a kernel's cell. */
+/* fresh and background (a session's only), and what a run in the session's kernel or node
+ * REPL cannot take: stdin and args go to a process, never to a cell. */
 static int
 t_live_args(mcp_server *srv, targs *a, mcp_run_request *req, const run_args *ra)
 {
@@ -319,9 +319,11 @@ t_live_args(mcp_server *srv, targs *a, mcp_run_request *req, const run_args *ra)
                 return 0;
         if (req->stdin_data || ra->n_args)
                 return mcp_arg_bad(a, "%s: a %s run in a session is evaluated in the session's "
-                                   "kernel, which takes no %s; pass \"fresh\": true to run it as a "
+                                   "%s, which takes no %s; pass \"fresh\": true to run it as a "
                                    "process of its own", req->stdin_data ? "stdin" : "args",
-                                   req->language, req->stdin_data ? "stdin" : "arguments");
+                                   req->language,
+                                   strcmp(req->language, "node") == 0 ? "node REPL" : "kernel",
+                                   req->stdin_data ? "stdin" : "arguments");
         return 0;
 }
 

@@ -126,8 +126,8 @@ mcp_schema_in_run_code(oci_jw *w, const mcp_config *cfg, const char *const *lang
         p_str(w, "code", "the program", CODE_MAX);
         p_str(w, "stdin", "standard input of the program (default: empty)", STDIN_MAX);
         p_bool(w, "fresh", "with session_id: run as a process of its own in the session's "
-                           "sandbox, never in the session's kernel (needed for stdin and args "
-                           "of a language the kernel runs)");
+                           "sandbox, never in the session's kernel or node REPL (needed for "
+                           "stdin and args of a language they run)");
         p_bool(w, "background", "with session_id: return at once with a process_id while the "
                                 "program runs on (process_output, process_kill)");
 

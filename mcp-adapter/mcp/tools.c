@@ -47,7 +47,8 @@ static const tool tools[] = {
           "and upstream_errors the allowed ones it could not reach, with why. In a session, "
           "background: true returns at once with a process_id while the program runs on "
           "(process_output reads what it writes, process_kill ends it), and fresh: true runs "
-          "the program as a process of its own, never in the session's kernel.",
+          "the program as a process of its own, never in the session's kernel (python, R) or "
+          "node REPL, whose state otherwise persists across the session's calls.",
           mcp_schema_in_run_code, mcp_schema_out_run_code, false, false, false, true,
           (const char *const[]) { "language", "code", "stdin", "files", "args", "env",
                                   "timeout_ms", "memory_mb", "pids", "cpus", "session_id",
