@@ -45,7 +45,7 @@ if [ ! -f "$build/build.ninja" ]; then
                 { echo "run-fuzz.sh: meson setup $build failed" >&2; exit 1; }
 fi
 ninja -C "$build" tests/fuzz-oci-parse tests/fuzz-mcp-jsonrpc tests/fuzz-mcp-proxy-head \
-        tests/fuzz-mcp-spawn-proto >/dev/null ||
+        tests/fuzz-mcp-spawn-proto tests/fuzz-mcp-port-head >/dev/null ||
         { echo "run-fuzz.sh: building the fuzz targets in $build failed" >&2; exit 1; }
 
 top=$(pwd)
