@@ -44,16 +44,25 @@ mcp_live_kernel_wanted(mcp_live *l, const char *language, bool fresh, bool backg
                (mcp_live_repl_language(language) || kernel_of(l, language) != NULL);
 }
 
-/* Its sockets' directory: <kernel dir>/<name>, the sandbox user's. */
+/* Its sockets' directory: <kernel dir>/<name>, the sandbox user's. The sandbox writes in
+ * the kernel dir: what is at <name> may be its symlink to a host path, never followed
+ * (the kernel client opens it O_NOFOLLOW too). */
 static int
 kernel_dirs(mcp_live *l, const mcp_live_kernel *k, char *host, size_t host_size, char *inside,
             size_t inside_size, msp_err *err)
 {
         snprintf(host, host_size, "%s/%s", l->kernel_dir, k->spec->name);
         snprintf(inside, inside_size, MCP_KERNEL_DIR "/%s", k->spec->name);
-        if (mkdir(host, 0700) < 0 && errno != EEXIST)
+        _cleanup_close_ int kfd = open(l->kernel_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (kfd < 0)
+                return msp_err_sys(err, errno, "kernel dir '%s'", l->kernel_dir);
+        if (mkdirat(kfd, k->spec->name, 0700) < 0 && errno != EEXIST)
                 return msp_err_sys(err, errno, "kernel dir '%s'", host);
-        if (chown(host, l->host_uid, l->host_gid) < 0)
+        _cleanup_close_ int dfd = openat(kfd, k->spec->name,
+                                         O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dfd < 0)
+                return msp_err_sys(err, errno, "kernel dir '%s' (not a directory of its own)", host);
+        if (fchownat(dfd, "", l->host_uid, l->host_gid, AT_EMPTY_PATH) < 0)
                 return msp_err_sys(err, errno, "chown '%s'", host);
         return 0;
 }

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -42,8 +41,8 @@ struct mcp_kernel {
         int fd[N_SOCKETS];              /* ZMQ_FD, watched; -1 when not */
         char *kernel_dir;               /* the sockets' directory as the kernel sees it */
         int dir_fd;                     /* O_PATH: the same directory, as msp-mcp sees it */
-        char *endpoint_dir;             /* what the endpoints name it by: its path, or
-                                         * /proc/self/fd/N when that is too long */
+        char *endpoint_dir;             /* what the endpoints name it by: /proc/self/fd/N
+                                         * of dir_fd */
         char *conn_file, *kernel_conn_file;     /* its kernel.json: host view, kernel's view */
         char key[KERNEL_KEY_LEN + 1];
         char session[KERNEL_ID_LEN + 1];
@@ -72,13 +71,6 @@ path_in(const char *dir, const char *name)
 {
         char *p = NULL;
         return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
-}
-
-/* Room for "/kernel-N" after the directory in a sockaddr_un path. */
-static bool
-fits_unix_socket(const char *dir)
-{
-        return strlen(dir) + strlen("/kernel-0") < sizeof(((struct sockaddr_un *) 0)->sun_path);
 }
 
 static int
@@ -399,16 +391,21 @@ mcp_kernel_new(mcp_loop *loop, const char *dir, const char *kernel_dir, mcp_logg
         for (int i = 0; i < N_SOCKETS; i++)
                 k->fd[i] = -1;
         int r = -ENOMEM;
-        k->dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        /* O_NOFOLLOW: a session's kernel dir is writable by its sandbox, whose symlink
+         * there must not make this write the key into a host directory. */
+        k->dir_fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (k->dir_fd < 0) {
                 r = msp_err_sys(err, errno, "kernel: %s", dir);
                 goto fail;
         }
-        /* connect() follows the magic link of an O_PATH directory fd: a host directory too
-         * deep for sun_path is reached through it (the kernel's view is bounded above). */
+        /* connect() follows the magic link of an O_PATH directory fd: the endpoints name
+         * the directory opened here, always (a path would be looked up again at every
+         * reconnect, after the sandbox may have put a symlink in its place; and a host
+         * directory too deep for sun_path is reached too; the kernel's view is bounded
+         * above). */
         char fd_dir[32];
         snprintf(fd_dir, sizeof fd_dir, "/proc/self/fd/%d", k->dir_fd);
-        k->endpoint_dir = strdup(fits_unix_socket(dir) ? dir : fd_dir);
+        k->endpoint_dir = strdup(fd_dir);
         k->kernel_dir = strdup(kernel_dir);
         k->conn_file = path_in(dir, "kernel.json");
         k->kernel_conn_file = path_in(kernel_dir, "kernel.json");

@@ -164,4 +164,37 @@ test("a kernel's sockets are its session's only: another session and a fresh run
         const fresh = assertOk(await runCode(srv, "sh", "ls -A /.msp/k 2>&1; find / -xdev -type s 2>/dev/null | grep -c kernel- || true"), srv);
         assert.match(fresh.stdout, /No such file or directory\n0\n$/, fresh.stdout);
         for (const s of [a, b]) assertOk(await call(srv, "session_close", { session_id: s }), srv);
+
+test("python: a symlink the sandbox leaves in its kernel dir is never followed on the host", { skip, timeout: 120_000 }, async (t) => {
+        const why = pyKernel();
+        if (why) return t.skip(why);
+        // A host directory of root's: msp-mcp must neither chown it to the sandbox's user
+        // nor write the kernel's connection file (its key) into it.
+        const target = fs.mkdtempSync("/tmp/msp-kernel-target-");
+        t.after(() => fs.rmSync(target, { recursive: true, force: true }));
+        const before_ = fs.statSync(target);
+        // Landlock's default policy refuses symlinks there; runc and kernels without
+        // Landlock do not, nor does a profile that leaves make_sym alone.
+        const profile = JSON.parse(fs.readFileSync(new URL("../../contrib/profiles/landlock-default.json", import.meta.url)));
+        const noSym = (v) => v.filter((a) => a !== "make_sym");
+        profile.handledAccess.handledAccessFS = noSym(profile.handledAccess.handledAccessFS);
+        for (const rule of profile.rules.pathBeneath) rule.allowedAccess = noSym(rule.allowedAccess);
+        fs.writeFileSync(`${target}.json`, JSON.stringify(profile));
+        t.after(() => fs.rmSync(`${target}.json`, { force: true }));
+        const own = await startServer({ args: ["--landlock-profile", `${target}.json`] });
+        t.after(() => own.close());
+        const session = async () => assertOk(await call(own, "session_create", {}), own, "session_create").session_id;
+        const srv_ = own;
+        const session_id = await session();
+        const link = await runCode(srv_, "sh", `ln -s ${target} /.msp/k/python3 && echo linked`, { session_id });
+        if (link.structuredContent?.stdout !== "linked\n") {
+                assertOk(await call(srv_, "session_close", { session_id }), srv_);
+                return t.skip(`the sandbox cannot make a symlink in its kernel dir: ${JSON.stringify(link.structuredContent ?? link.content)}`);
+        }
+        await runCode(srv_, "python", "1 + 1", { session_id });
+        const after_ = fs.statSync(target);
+        assert.equal(after_.uid, before_.uid, "the host directory's owner is unchanged");
+        assert.equal(after_.gid, before_.gid);
+        assert.deepEqual(fs.readdirSync(target), [], "nothing written into the host directory");
+        assertOk(await call(srv_, "session_close", { session_id }), srv_);
 });
