@@ -242,13 +242,15 @@ mcp_live_usage(const mcp_live *l, unsigned *ret_procs, uint64_t *ret_memory, uin
         bool v2 = l->engine->v2;
         unsigned procs = 0;
         uint64_t mem = 0, oom = 0;
+        /* Only what is asked: every call reads the OOM count twice, nothing else. */
         if (l->cg_dir[0] && l->serving) {
                 char path[800];
                 snprintf(path, sizeof path, "%s/cgroup.procs", l->cg_dir);
-                procs = count_lines(path);
-                mem = read_u64_file(l->cg_dir, v2 ? "memory.current" : "memory.usage_in_bytes", NULL);
-                oom = v2 ? read_u64_file(l->cg_dir, "memory.events", "oom_kill")
-                         : read_u64_file(l->cg_dir, "memory.oom_control", "oom_kill");
+                procs = ret_procs ? count_lines(path) : 0;
+                mem = ret_memory ? read_u64_file(l->cg_dir, v2 ? "memory.current" : "memory.usage_in_bytes", NULL) : 0;
+                oom = !ret_oom ? 0
+                      : v2 ? read_u64_file(l->cg_dir, "memory.events", "oom_kill")
+                           : read_u64_file(l->cg_dir, "memory.oom_control", "oom_kill");
         }
         if (ret_procs)
                 *ret_procs = procs;
