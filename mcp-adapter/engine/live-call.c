@@ -218,12 +218,13 @@ place_files(mcp_run *run, msp_err *err)
  * cannot list its functions) and its cwd, saved on exit to the kernel dir and restored
  * first by the next call's wrapper, which then sources the call's own program (so its
  * line numbers and `exit` stay its own). A program that sets its own EXIT trap or execs
- * keeps nothing. */
+ * keeps nothing. The save writes <shell>.state.new; the call's end renames it over
+ * <shell>.state (adopt_shell_state): an mv in the trap was a process of its own on every
+ * call, about half of a live `echo hi`'s CPU in the sandbox. */
 static const char shell_prologue_fmt[] =
         "__msp_state=" MCP_KERNEL_DIR "/%s.state\n"
         "if [ -r \"$__msp_state\" ]; then . \"$__msp_state\" 2>/dev/null; cd -- \"$PWD\" 2>/dev/null; fi\n"
-        "__msp_save() { export PWD; { %s; } > \"$__msp_state.new\" 2>/dev/null && "
-        "mv -f \"$__msp_state.new\" \"$__msp_state\"; }\n"
+        "__msp_save() { export PWD; { %s; } > \"$__msp_state.new\" 2>/dev/null; }\n"
         "trap __msp_save EXIT\n"
         ". " MCP_CODE_DIR "/%s\n";
 
@@ -405,6 +406,25 @@ mcp_live_call_free(mcp_run *run)
         mcp_run_free(run);
 }
 
+/* The state its wrapper saved becomes the session's: only from a shell that exited by
+ * itself, which ran its EXIT trap to the end (one killed, even inside the trap, leaves
+ * nothing: a part of a state file would be sourced by the next call). Every call's end
+ * renames or removes the new file, so a later call never adopts an older call's. */
+static void
+adopt_shell_state(mcp_run *run)
+{
+        mcp_call *c = &run->call;
+        char cur[48], next[56];
+        snprintf(cur, sizeof cur, "%s.state", run->plan.lang->name);
+        snprintf(next, sizeof next, "%s.new", cur);
+        _cleanup_close_ int kfd = open(run->live->kernel_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (kfd < 0)
+                return;
+        bool whole = c->exited && !c->timed_out && c->term_signal == 0;
+        if (!whole || renameat(kfd, next, kfd, cur) < 0)
+                (void) unlinkat(kfd, next, 0);
+}
+
 static void
 call_complete(mcp_run *run)
 {
@@ -455,6 +475,8 @@ call_complete(mcp_run *run)
                 }
         }
         mcp_live_call_cancel_io(run);
+        if (c->wrapper_name[0] && !c->lost)
+                adopt_shell_state(run);
         uint64_t oom = 0;
         mcp_live_usage(l, NULL, NULL, &oom);
         res.exit_code = c->exit_code;
