@@ -8,6 +8,8 @@
 #   tests/bench/mcp.sh --rootless [--runs N] [--calls N] [--rounds N] [--no-install]
 #   tests/bench/mcp.sh --ab OTHER_BUILD_DIR [--runs N] [--calls N] [--callers N]
 #                      [--rounds N] [--no-install]
+#   tests/bench/mcp.sh --live [--runs N] [--pauses N] [--sessions N] [--kernels yes|no]
+#                      [--no-install]
 #
 # As root. Installs what is missing (contrib/install-deps.sh build bench, and mcp when
 # node is missing), builds a release msp and msp-mcp in build-bench-mcp/ (BUILD_DIR
@@ -68,11 +70,30 @@
 # then per build sh and python p50/p95 over all rounds, the mean runs/s, idle RSS, the
 # ratio B/A and the spread between rounds (a B/A within it is noise); the JSON in
 # BUILD_DIR/bench/mcp-ab.json.
+#
+# --live runs tests/bench/live.mjs instead: live sessions (a session's running sandbox,
+# its python kernel), msp-mcp with --runtime msp and with --runtime runc up at once:
+#
+#   latency      --runs (200) rounds, each on each server: sh `echo hi` fresh and in the
+#                session, python `print(1)` fresh and `x += 1` in the session's kernel,
+#                after 10 warm-up calls of each; servers and fresh/live order alternating
+#   pause        --pauses (50) rounds of session_pause, a call on the paused session,
+#                session_pause + session_resume + a call, against a call on the running one
+#   memory       msp-mcp's VmRSS with --sessions (50) idle live sessions, the sandboxes'
+#                cgroups and processes and the runtime processes apart; again with a
+#                python kernel started in each (--kernels no skips that)
+#
+# then the floors, tests/bench/spawn.sh's (spawn service, fork+exec, msp exec) and
+# tests/bench/kernel-floor.py's (ipykernel alone under a bare zmq client), the goals of
+# issue 26 (live sh p50 <= 2 ms, kernel statement p50 <= 3 ms, resume <= 5 ms, msp-mcp
+# VmRSS with 50 idle sessions < 16 MiB), the load average before and after; the JSON in
+# BUILD_DIR/bench/live.json.
 set -euo pipefail
 
 . "$(dirname "$0")/lib.sh"
 build=${BUILD_DIR:-$repo/build-bench-mcp}
 opts=()
+live=0
 http=0
 rootless=0
 ab=
@@ -80,8 +101,9 @@ install=1
 
 while [ $# -gt 0 ]; do
         case "$1" in
-        --runs|--calls|--callers|--pings|--rounds|--sessions) opts+=("$1" "$2"); shift ;;
+        --runs|--calls|--callers|--pings|--rounds|--sessions|--pauses|--kernels) opts+=("$1" "$2"); shift ;;
         --http) http=1 ;;
+        --live) live=1 ;;
         --rootless) rootless=1 ;;
         --ab) [ $# -ge 2 ] || die "--ab needs the other build directory"; ab=$2; shift ;;
         --no-install) install=0 ;;
@@ -92,8 +114,8 @@ while [ $# -gt 0 ]; do
 done
 
 bench_need_root "msp-mcp creates namespaces and cgroups"
-[ $((http + rootless + (${#ab} > 0))) -le 1 ] ||
-        die "--http, --rootless and --ab are three benchmarks: run one at a time"
+[ $((http + rootless + live + (${#ab} > 0))) -le 1 ] ||
+        die "--http, --rootless, --live and --ab are four benchmarks: run one at a time"
 if [ -n "$ab" ]; then
         [ -d "$ab" ] || die "--ab $ab: not a directory"
         ab=$(cd "$ab" && pwd)
@@ -118,6 +140,26 @@ mkdir -p "$build/bench"
 if [ "$http" = 1 ]; then
         node "$here/http.mjs" --msp-mcp "$build/mcp-adapter/msp-mcp" --msp "$build/runtime/msp" \
                 "${opts[@]}" --json "$build/bench/http.json" || die "tests/bench/http.mjs failed"
+        exit 0
+fi
+
+if [ "$live" = 1 ]; then
+        runc_args=()
+        if command -v runc >/dev/null; then
+                runc_args=(--runc "$(command -v runc)")
+        else
+                echo "bench: runc is not installed: measuring msp only" >&2
+        fi
+        node "$here/live.mjs" --msp-mcp "$build/mcp-adapter/msp-mcp" --msp "$build/runtime/msp" \
+                "${runc_args[@]}" "${opts[@]}" --json "$build/bench/live.json" || die "tests/bench/live.mjs failed"
+        # The floor under a live call: pid 1's spawn service alone, a bare fork+exec, msp exec.
+        echo
+        echo "bare costs (tests/bench/spawn.sh --runs 200, the same build):"
+        BUILD_DIR=$build "$here/spawn.sh" --runs 200 || echo "bench: tests/bench/spawn.sh failed" >&2
+        # The floor under a kernel cell: ipykernel alone on the host, a bare zmq client.
+        echo
+        /usr/bin/python3 "$here/kernel-floor.py" --runs 200 2>/dev/null ||
+                echo "bench: tests/bench/kernel-floor.py failed" >&2
         exit 0
 fi
 
