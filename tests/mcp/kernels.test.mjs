@@ -164,6 +164,7 @@ test("a kernel's sockets are its session's only: another session and a fresh run
         const fresh = assertOk(await runCode(srv, "sh", "ls -A /.msp/k 2>&1; find / -xdev -type s 2>/dev/null | grep -c kernel- || true"), srv);
         assert.match(fresh.stdout, /No such file or directory\n0\n$/, fresh.stdout);
         for (const s of [a, b]) assertOk(await call(srv, "session_close", { session_id: s }), srv);
+});
 
 test("python: a symlink the sandbox leaves in its kernel dir is never followed on the host", { skip, timeout: 120_000 }, async (t) => {
         const why = pyKernel();
