@@ -218,13 +218,15 @@ place_files(mcp_run *run, msp_err *err)
  * cannot list its functions) and its cwd, saved on exit to the kernel dir and restored
  * first by the next call's wrapper, which then sources the call's own program (so its
  * line numbers and `exit` stay its own). A program that sets its own EXIT trap or execs
- * keeps nothing. The save writes <shell>.state.new; the call's end renames it over
+ * keeps nothing. The save writes <shell>.state.<run id> (the call's own name: a
+ * cancelled call's shell that dies while saving leaves nothing a later call adopts); the
+ * call's end renames it over
  * <shell>.state (adopt_shell_state): an mv in the trap was a process of its own on every
  * call, about half of a live `echo hi`'s CPU in the sandbox. */
 static const char shell_prologue_fmt[] =
         "__msp_state=" MCP_KERNEL_DIR "/%s.state\n"
         "if [ -r \"$__msp_state\" ]; then . \"$__msp_state\" 2>/dev/null; cd -- \"$PWD\" 2>/dev/null; fi\n"
-        "__msp_save() { export PWD; { %s; } > \"$__msp_state.new\" 2>/dev/null; }\n"
+        "__msp_save() { export PWD; { %s; } > \"$__msp_state.%s\" 2>/dev/null; }\n"
         "trap __msp_save EXIT\n"
         ". " MCP_CODE_DIR "/%s\n";
 
@@ -245,7 +247,7 @@ place_shell_wrapper(mcp_run *run, int cfd, msp_err *err)
         int n = snprintf(text, sizeof text, shell_prologue_fmt, bash ? "bash" : "sh",
                          bash ? "declare -px | grep -v -E '^declare -[a-zA-Z]*r'; declare -f"
                               : "export -p",
-                         c->code_name);
+                         run->id, c->code_name);
         snprintf(c->wrapper_name, sizeof c->wrapper_name, "run-%s.sh", run->id);
         int r = mcp_write_new_at(cfd, c->wrapper_name, text, (size_t) n, 0640, err);
         if (r < 0) {
@@ -414,9 +416,9 @@ static void
 adopt_shell_state(mcp_run *run)
 {
         mcp_call *c = &run->call;
-        char cur[48], next[56];
+        char cur[48], next[128];
         snprintf(cur, sizeof cur, "%s.state", run->plan.lang->name);
-        snprintf(next, sizeof next, "%s.new", cur);
+        snprintf(next, sizeof next, "%s.%s", cur, run->id);
         _cleanup_close_ int kfd = open(run->live->kernel_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (kfd < 0)
                 return;
