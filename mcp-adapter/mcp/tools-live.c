@@ -4,6 +4,7 @@
  * repaired as run output is and cut to the response budget), process_kill. Another
  * tenant's session is one that does not exist, as for run_code (mcp_server_owns). */
 #include "mcp/tools-live.h"
+#include "mcp/tools-run-result.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -40,17 +41,6 @@ static const char *
 state_name(mcp_live_state s)
 {
         return s == MCP_LIVE_PAUSED ? "paused" : s == MCP_LIVE_STOPPED ? "stopped" : "running";
-}
-
-static const char *
-signal_name(int sig, char buf[32])
-{
-        const char *abbrev = sigabbrev_np(sig);
-        if (abbrev)
-                snprintf(buf, 32, "SIG%s", abbrev);
-        else
-                snprintf(buf, 32, "SIG%d", sig);
-        return buf;
 }
 
 /* ---- session_pause, session_resume ---- */
@@ -127,7 +117,7 @@ write_status(oci_jw *w, const mcp_process_info *p)
                 oci_jw_int64(w, p->exit_code);
         oci_jw_key(w, "signal");
         if (!p->running && p->term_signal > 0)
-                oci_jw_string(w, signal_name(p->term_signal, sig));
+                oci_jw_string(w, mcp_signal_name(p->term_signal, sig));
         else
                 oci_jw_null(w);
 }
@@ -414,7 +404,7 @@ mcp_tool_process_kill(mcp_server *srv, const mcp_rpc_id *id, targs *a, const mcp
         char name[32];
         /* A running process gets the signal (its exit shows in process_list); one that had
          * exited is forgotten, its output with it. */
-        kill_view v = { .session_id = sid, .process_id = pid, .signal = signal_name(sig, name),
+        kill_view v = { .session_id = sid, .process_id = pid, .signal = mcp_signal_name(sig, name),
                         .signaled = p.running };
         mcp_audit_process_kill(srv, sid, pid, p.running ? sig : 0);
         mcp_tool_structured(srv, id, write_killed, &v);

@@ -13,8 +13,8 @@
 #include "mcp/resources.h"
 #include "mcp/tools-network.h"
 
-static const char *
-signal_name(int sig, char buf[32])
+const char *
+mcp_signal_name(int sig, char buf[32])
 {
         const char *abbrev = sigabbrev_np(sig);
         if (abbrev)
@@ -67,7 +67,7 @@ write_run_structured(oci_jw *w, const void *ctx)
                 oci_jw_int64(w, res->exit_code);
         oci_jw_key(w, "signal");
         if (res->term_signal > 0)
-                oci_jw_string(w, signal_name(res->term_signal, sig));
+                oci_jw_string(w, mcp_signal_name(res->term_signal, sig));
         else
                 oci_jw_null(w);
         if (!v->no_output) {
@@ -127,7 +127,7 @@ write_run_text(oci_jw *w, const mcp_run_result *res)
         else if (res->oom_killed)
                 snprintf(head, sizeof head, "killed: out of memory (the memory limit was reached)");
         else if (res->term_signal > 0)
-                snprintf(head, sizeof head, "killed by %s", signal_name(res->term_signal, sig));
+                snprintf(head, sizeof head, "killed by %s", mcp_signal_name(res->term_signal, sig));
         else if (res->process_id)
                 snprintf(head, sizeof head, "started in the background as process %s "
                          "(process_output reads its output, process_kill ends it)", res->process_id);
