@@ -24,24 +24,21 @@
 static void call_complete(mcp_run *run);
 static void call_lost(mcp_run *run);
 
+/* A chunk of the call's output as it comes (progress notifications). */
+static void
+call_output(void *data, mcp_stream stream, const char *buf, size_t n)
+{
+        mcp_run *run = data;
+        if (run->on_output && !run->cancelled)
+                run->on_output(run, stream, buf, n, run->data);
+}
 
 /* Up to max_chunks reads; 1 at EOF or error. */
 static int
 read_output(mcp_run *run, int fd, mcp_stream stream, int max_chunks)
 {
-        char buf[65536];
         mcp_capture *cap = stream == MCP_STDOUT ? &run->runner.out : &run->runner.err;
-        for (int i = 0; i < max_chunks; i++) {
-                ssize_t n = read(fd, buf, sizeof buf);
-                if (n == 0)
-                        return 1;
-                if (n < 0)
-                        return errno == EAGAIN || errno == EINTR ? 0 : 1;
-                mcp_capture_add(cap, buf, (size_t) n);
-                if (run->on_output && !run->cancelled)
-                        run->on_output(run, stream, buf, (size_t) n, run->data);
-        }
-        return 0;
+        return mcp_capture_read(fd, cap, max_chunks, stream, call_output, run);
 }
 
 static int
@@ -288,43 +285,26 @@ spawn_program(mcp_run *run, const char *const *argv, const char *const *envp, ms
         mcp_engine *e = run->engine;
         mcp_live *l = run->live;
         mcp_call *c = &run->call;
-        int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, pi[2] = { -1, -1 };
-        int r;
-        if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0 ||
-            (run->stdin_copy ? pipe2(pi, O_CLOEXEC) : ((pi[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)))) < 0) {
-                r = msp_err_sys(err, errno, "pipe");
-                goto out;
-        }
-        int fds[3] = { pi[0], po[1], pe[1] };
-        c->conn = spawn_client_start(l->sock_path, argv, envp, l->cwd, fds, err);
+        struct spawn_pipes pipes;
+        c->conn = spawn_client_start_piped(l->sock_path, argv, envp, l->cwd,
+                                           run->stdin_copy != NULL, &pipes, err);
         if (c->conn < 0) {
-                r = c->conn;
+                int r = c->conn;
                 c->conn = -1;
-                goto out;
+                return r;
         }
-        c->out_fd = TAKE_FD(po[0]);
-        c->err_fd = TAKE_FD(pe[0]);
-        c->in_fd = TAKE_FD(pi[1]);
-        (void) fcntl(c->out_fd, F_SETFL, O_NONBLOCK);
-        (void) fcntl(c->err_fd, F_SETFL, O_NONBLOCK);
-        if (c->in_fd >= 0)
-                (void) fcntl(c->in_fd, F_SETFL, O_NONBLOCK);
+        c->out_fd = pipes.out;
+        c->err_fd = pipes.err;
+        c->in_fd = pipes.in;
         uint64_t timeout_ms = run->plan.lim.timeout_ms;
         if (mcp_loop_add_io(e->loop, c->conn, EPOLLIN, conn_ready, run) < 0 ||
             mcp_loop_add_io(e->loop, c->out_fd, EPOLLIN, output_ready, run) < 0 ||
             mcp_loop_add_io(e->loop, c->err_fd, EPOLLIN, output_ready, run) < 0 ||
             (c->in_fd >= 0 && mcp_loop_add_io(e->loop, c->in_fd, EPOLLOUT, stdin_ready, run) < 0) ||
             (!run->background &&
-             mcp_loop_add_timer(e->loop, timeout_ms * 1000, timeout_fired, run, &c->timer) < 0)) {
-                r = msp_err_set(err, ENOMEM, "cannot watch the call (out of memory?)");
-                goto out;
-        }
-        r = 0;
-out:
-        mcp_close_pair(po);
-        mcp_close_pair(pe);
-        mcp_close_pair(pi);
-        return r;
+             mcp_loop_add_timer(e->loop, timeout_ms * 1000, timeout_fired, run, &c->timer) < 0))
+                return msp_err_set(err, ENOMEM, "cannot watch the call (out of memory?)");
+        return 0;
 }
 
 int

@@ -411,26 +411,18 @@ repl_start(mcp_live *l, const char *interp, msp_err *err)
                 snprintf(hex + 2 * i, 3, "%02x", rnd[i]);
         p->marker_len = (size_t) snprintf(p->marker, sizeof p->marker, "\036MSP%s ", hex);
 
-        int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, pi[2] = { -1, -1 };
-        if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0 || pipe2(pi, O_CLOEXEC) < 0) {
-                r = msp_err_sys(err, errno, "pipe");
-                goto out;
-        }
         const char *argv[] = { interp, MCP_CODE_DIR "/" REPL_SCRIPT, hex, NULL };
-        int fds[3] = { pi[0], po[1], pe[1] };
-        p->conn = spawn_client_start(l->sock_path, argv, (const char *const *) l->env, l->cwd,
-                                     fds, err);
+        struct spawn_pipes pipes;
+        p->conn = spawn_client_start_piped(l->sock_path, argv, (const char *const *) l->env,
+                                           l->cwd, true, &pipes, err);
         if (p->conn < 0) {
                 r = p->conn;
                 p->conn = -1;
                 goto out;
         }
-        p->out_fd = TAKE_FD(po[0]);
-        p->err_fd = TAKE_FD(pe[0]);
-        p->in_fd = TAKE_FD(pi[1]);
-        (void) fcntl(p->out_fd, F_SETFL, O_NONBLOCK);
-        (void) fcntl(p->err_fd, F_SETFL, O_NONBLOCK);
-        (void) fcntl(p->in_fd, F_SETFL, O_NONBLOCK);
+        p->out_fd = pipes.out;
+        p->err_fd = pipes.err;
+        p->in_fd = pipes.in;
         if (mcp_loop_add_io(loop, p->conn, EPOLLIN, conn_ready, p) < 0 ||
             mcp_loop_add_io(loop, p->out_fd, EPOLLIN, out_ready, p) < 0 ||
             mcp_loop_add_io(loop, p->err_fd, EPOLLIN, err_ready, p) < 0) {
@@ -441,9 +433,6 @@ repl_start(mcp_live *l, const char *interp, msp_err *err)
         p = NULL;
         r = 0;
 out:
-        mcp_close_pair(po);
-        mcp_close_pair(pe);
-        mcp_close_pair(pi);
         repl_free(p);
         return r;
 }

@@ -57,11 +57,11 @@ close_io(mcp_runner *r, int *fd)
 
 /* Read what is there (at most a few chunks per wake-up, so that a flood cannot starve
  * the loop); 1 at EOF. */
-static int
-drain(mcp_runner *r, int fd, mcp_stream stream, int max_chunks)
+int
+mcp_capture_read(int fd, mcp_capture *c, int max_chunks, mcp_stream stream,
+                 mcp_capture_fn fn, void *data)
 {
         char buf[65536];
-        mcp_capture *c = stream == MCP_STDOUT ? &r->out : &r->err;
         for (int i = 0; i < max_chunks; i++) {
                 ssize_t n = read(fd, buf, sizeof buf);
                 if (n == 0)
@@ -69,10 +69,25 @@ drain(mcp_runner *r, int fd, mcp_stream stream, int max_chunks)
                 if (n < 0)
                         return errno == EAGAIN || errno == EINTR ? 0 : 1;
                 mcp_capture_add(c, buf, (size_t) n);
-                if (r->on_output && !r->cancelled)
-                        r->on_output(r, stream, buf, (size_t) n, r->data);
+                if (fn)
+                        fn(data, stream, buf, (size_t) n);
         }
         return 0;
+}
+
+static void
+runner_output(void *data, mcp_stream stream, const char *buf, size_t n)
+{
+        mcp_runner *r = data;
+        if (r->on_output && !r->cancelled)
+                r->on_output(r, stream, buf, n, r->data);
+}
+
+static int
+drain(mcp_runner *r, int fd, mcp_stream stream, int max_chunks)
+{
+        return mcp_capture_read(fd, stream == MCP_STDOUT ? &r->out : &r->err, max_chunks, stream,
+                                runner_output, r);
 }
 
 static int

@@ -74,6 +74,11 @@ struct mcp_runner {
 
 /* Appends to a capture (the head up to its limit, the log up to its limit). */
 void mcp_capture_add(mcp_capture *c, const char *buf, size_t n);
+/* Up to max_chunks reads of the non-blocking fd into c, each chunk also to fn (may be
+ * NULL) as it comes: 1 at EOF or an error, 0 when nothing more is there yet. */
+typedef void (*mcp_capture_fn)(void *data, mcp_stream stream, const char *buf, size_t n);
+int mcp_capture_read(int fd, mcp_capture *c, int max_chunks, mcp_stream stream,
+                     mcp_capture_fn fn, void *data);
 
 /* Starts `run --keep`; on failure nothing is left running and on_exit is not called.
  * stdin is written to a pipe: the process must ignore SIGPIPE (main.c does). */

@@ -200,3 +200,41 @@ spawn_client_connect_port(const char *socket_path, uint16_t port, int *ret_fd, m
         *ret_fd = TAKE_FD(sock);
         return 0;
 }
+
+static void
+close_both(int p[2])
+{
+        for (int i = 0; i < 2; i++)
+                if (p[i] >= 0)
+                        close(p[i]);
+}
+
+int
+spawn_client_start_piped(const char *socket_path, const char *const *argv,
+                         const char *const *envp, const char *cwd, bool stdin_pipe,
+                         struct spawn_pipes *ret, msp_err *err)
+{
+        int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, pi[2] = { -1, -1 };
+        int conn;
+        *ret = (struct spawn_pipes){ .in = -1, .out = -1, .err = -1 };
+        if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0 ||
+            (stdin_pipe ? pipe2(pi, O_CLOEXEC) : (pi[0] = open("/dev/null", O_RDONLY | O_CLOEXEC))) < 0) {
+                conn = msp_err_sys(err, errno, "pipe");
+                goto out;
+        }
+        const int fds[3] = { pi[0], po[1], pe[1] };
+        conn = spawn_client_start(socket_path, argv, envp, cwd, fds, err);
+        if (conn < 0)
+                goto out;
+        *ret = (struct spawn_pipes){ .in = pi[1], .out = po[0], .err = pe[0] };
+        pi[1] = po[0] = pe[0] = -1;
+        (void) fcntl(ret->out, F_SETFL, O_NONBLOCK);
+        (void) fcntl(ret->err, F_SETFL, O_NONBLOCK);
+        if (ret->in >= 0)
+                (void) fcntl(ret->in, F_SETFL, O_NONBLOCK);
+out:
+        close_both(po);
+        close_both(pe);
+        close_both(pi);
+        return conn;
+}

@@ -8,6 +8,8 @@
  * kills the program's process group. */
 #pragma once
 
+#include <stdbool.h>
+
 #include "oci/oci.h"
 #include "sandbox/spawn-proto.h"
 
@@ -21,6 +23,18 @@ struct spawn_event {
  * caller's to close). The connection (O_CLOEXEC, O_NONBLOCK), or -errno. */
 int spawn_client_start(const char *socket_path, const char *const *argv, const char *const *envp,
                        const char *cwd, const int fds[3], msp_err *err);
+/* Our ends of a program's stdio pipes: non-blocking, O_CLOEXEC, the caller's. */
+struct spawn_pipes {
+        int in;         /* -1 when the program's stdin is /dev/null */
+        int out, err;
+};
+
+/* spawn_client_start with fresh pipes as the program's stdin (or /dev/null, when
+ * stdin_pipe is false), stdout and stderr: the connection, and our ends in *ret (all -1
+ * on failure). */
+int spawn_client_start_piped(const char *socket_path, const char *const *argv,
+                             const char *const *envp, const char *cwd, bool stdin_pipe,
+                             struct spawn_pipes *ret, msp_err *err);
 /* One event from the connection: 1 with *ev filled, 0 when none has arrived yet,
  * -ECONNRESET when the service closed it without a status (it could not start the
  * program, or it is stopping), -EPROTO on a message that is not one of the service's. */
